@@ -1,0 +1,178 @@
+//! Operation kinds and per-request outcomes.
+
+use serde::{Deserialize, Serialize};
+
+/// The kind of request a measurement is about. Each kind gets its own histograms and
+/// error counts in a report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
+pub enum OpKind {
+    /// A Put request.
+    Put,
+    /// A Range request.
+    Range,
+}
+
+impl OpKind {
+    /// Every kind, in report order.
+    pub const ALL: [OpKind; 2] = [OpKind::Put, OpKind::Range];
+
+    /// Number of kinds, for fixed-size per-kind arrays.
+    pub const COUNT: usize = Self::ALL.len();
+
+    /// The name used in reports and JSON (`put`, `range`).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Put => "put",
+            Self::Range => "range",
+        }
+    }
+
+    /// Position in [`OpKind::ALL`].
+    #[must_use]
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl std::fmt::Display for OpKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Why a request failed: the gRPC status code the server (or the client library on its
+/// behalf) returned. Counted per kind in a fixed array; never turned into a string per request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// The request was cancelled, typically because the run stopped while it was in flight.
+    Cancelled = 0,
+    /// Unknown error.
+    Unknown,
+    /// The request was invalid (for etcd: too large, bad range, ...).
+    InvalidArgument,
+    /// The deadline passed before the request completed.
+    DeadlineExceeded,
+    /// Not found.
+    NotFound,
+    /// Already exists.
+    AlreadyExists,
+    /// Permission denied (auth).
+    PermissionDenied,
+    /// Out of resources (for etcd: too many requests, or no space).
+    ResourceExhausted,
+    /// Failed precondition (for etcd: compacted revision, ...).
+    FailedPrecondition,
+    /// Aborted.
+    Aborted,
+    /// Out of range (for etcd: future revision).
+    OutOfRange,
+    /// Unimplemented.
+    Unimplemented,
+    /// Internal error.
+    Internal,
+    /// The server could not be reached or is unavailable (no leader, connection lost, ...).
+    Unavailable,
+    /// Data loss.
+    DataLoss,
+    /// Not authenticated.
+    Unauthenticated,
+}
+
+impl ErrorCode {
+    /// Every code, in numeric order.
+    pub const ALL: [ErrorCode; 16] = [
+        Self::Cancelled,
+        Self::Unknown,
+        Self::InvalidArgument,
+        Self::DeadlineExceeded,
+        Self::NotFound,
+        Self::AlreadyExists,
+        Self::PermissionDenied,
+        Self::ResourceExhausted,
+        Self::FailedPrecondition,
+        Self::Aborted,
+        Self::OutOfRange,
+        Self::Unimplemented,
+        Self::Internal,
+        Self::Unavailable,
+        Self::DataLoss,
+        Self::Unauthenticated,
+    ];
+
+    /// Number of codes, for fixed-size count arrays.
+    pub const COUNT: usize = Self::ALL.len();
+
+    /// The code for a numeric gRPC status (1..=16); 0 (OK) and unknown numbers map to `Unknown`.
+    #[must_use]
+    pub fn from_grpc(code: i32) -> Self {
+        usize::try_from(code)
+            .ok()
+            .and_then(|c| c.checked_sub(1))
+            .and_then(|i| Self::ALL.get(i).copied())
+            .unwrap_or(Self::Unknown)
+    }
+
+    /// The gRPC name, as used in reports (`InvalidArgument`).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Cancelled => "Cancelled",
+            Self::Unknown => "Unknown",
+            Self::InvalidArgument => "InvalidArgument",
+            Self::DeadlineExceeded => "DeadlineExceeded",
+            Self::NotFound => "NotFound",
+            Self::AlreadyExists => "AlreadyExists",
+            Self::PermissionDenied => "PermissionDenied",
+            Self::ResourceExhausted => "ResourceExhausted",
+            Self::FailedPrecondition => "FailedPrecondition",
+            Self::Aborted => "Aborted",
+            Self::OutOfRange => "OutOfRange",
+            Self::Unimplemented => "Unimplemented",
+            Self::Internal => "Internal",
+            Self::Unavailable => "Unavailable",
+            Self::DataLoss => "DataLoss",
+            Self::Unauthenticated => "Unauthenticated",
+        }
+    }
+
+    /// The code for a name written by [`ErrorCode::name`].
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|c| c.name() == name)
+    }
+
+    /// Position in [`ErrorCode::ALL`].
+    #[must_use]
+    pub fn index(self) -> usize {
+        self as usize
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grpc_codes_map_by_number() {
+        assert_eq!(ErrorCode::from_grpc(1), ErrorCode::Cancelled);
+        assert_eq!(ErrorCode::from_grpc(3), ErrorCode::InvalidArgument);
+        assert_eq!(ErrorCode::from_grpc(14), ErrorCode::Unavailable);
+        assert_eq!(ErrorCode::from_grpc(16), ErrorCode::Unauthenticated);
+        assert_eq!(ErrorCode::from_grpc(0), ErrorCode::Unknown);
+        assert_eq!(ErrorCode::from_grpc(99), ErrorCode::Unknown);
+        for c in ErrorCode::ALL {
+            assert_eq!(ErrorCode::from_name(c.name()), Some(c));
+            assert_eq!(ErrorCode::from_grpc(c as i32 + 1), c);
+        }
+    }
+}

@@ -1,0 +1,350 @@
+//! Per-worker measurement: HDR histograms of latency and service time per operation kind,
+//! error counts by code, and a time series of intervals.
+//!
+//! A worker owns one [`Recorder`]; recording never locks, allocates or formats. Recorders are
+//! merged once at the end of a run ([`Recorder::merge`]) and turned into a report.
+//!
+//! Values are microseconds, 3 significant digits, from 1 us to 1 hour; a value past the
+//! range is clamped to it and counted in `clamped`.
+
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+
+use crate::op::{ErrorCode, OpKind};
+
+/// Lowest trackable value, in microseconds.
+pub const LOWEST_US: u64 = 1;
+/// Highest trackable value, in microseconds (one hour).
+pub const HIGHEST_US: u64 = 3_600_000_000;
+/// Significant digits of the run-wide histograms.
+pub const SIGFIG: u8 = 3;
+/// Significant digits of the per-interval histograms: enough for a time series, and small
+/// enough that an hour of one-second intervals stays a few megabytes.
+pub const INTERVAL_SIGFIG: u8 = 2;
+
+/// A histogram with the project's unit, range and precision.
+#[must_use]
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(LOWEST_US, HIGHEST_US, SIGFIG).expect("constant bounds are valid")
+}
+
+fn new_interval_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(LOWEST_US, HIGHEST_US, INTERVAL_SIGFIG).expect("constant bounds are valid")
+}
+
+/// One interval of the time series as a worker saw it, kept sparse until the workers'
+/// intervals are merged.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IntervalSample {
+    /// Interval number, counted from the start of measurement.
+    pub index: u64,
+    /// Successful requests completed in the interval.
+    pub ok: u64,
+    /// Failed requests completed in the interval.
+    pub errors: u64,
+    /// Latency histogram of the interval as (value in us, count) pairs.
+    pub buckets: Vec<(u64, u64)>,
+}
+
+/// Everything recorded for one operation kind.
+#[derive(Debug, Clone)]
+pub struct OpRecord {
+    /// Latency: completion minus intended start, us.
+    pub latency: Histogram<u64>,
+    /// Service time: completion minus actual send, us.
+    pub service: Histogram<u64>,
+    /// Successful requests.
+    pub ok: u64,
+    /// Failed requests by code, indexed by [`ErrorCode::index`].
+    pub errors: [u64; ErrorCode::COUNT],
+    /// Values outside 1 us .. 1 h that were clamped into it.
+    pub clamped: u64,
+    /// Finished intervals.
+    pub intervals: Vec<IntervalSample>,
+    current: Histogram<u64>,
+    current_index: u64,
+    current_ok: u64,
+    current_errors: u64,
+}
+
+impl OpRecord {
+    fn new() -> Self {
+        Self {
+            latency: new_histogram(),
+            service: new_histogram(),
+            ok: 0,
+            errors: [0; ErrorCode::COUNT],
+            clamped: 0,
+            intervals: Vec::new(),
+            current: new_interval_histogram(),
+            current_index: 0,
+            current_ok: 0,
+            current_errors: 0,
+        }
+    }
+
+    /// Requests that failed, all codes together.
+    #[must_use]
+    pub fn errors_total(&self) -> u64 {
+        self.errors.iter().sum()
+    }
+
+    fn roll_to(&mut self, index: u64) {
+        if index == self.current_index {
+            return;
+        }
+        self.flush_interval();
+        self.current_index = index;
+    }
+
+    fn flush_interval(&mut self) {
+        if self.current_ok == 0 && self.current_errors == 0 {
+            return;
+        }
+        let buckets = self.current.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect();
+        self.intervals.push(IntervalSample {
+            index: self.current_index,
+            ok: self.current_ok,
+            errors: self.current_errors,
+            buckets,
+        });
+        self.current.reset();
+        self.current_ok = 0;
+        self.current_errors = 0;
+    }
+
+    fn merge(&mut self, mut other: OpRecord) {
+        other.flush_interval();
+        self.flush_interval();
+        self.latency.add(&other.latency).expect("same bounds");
+        self.service.add(&other.service).expect("same bounds");
+        self.ok += other.ok;
+        for (a, b) in self.errors.iter_mut().zip(other.errors) {
+            *a += b;
+        }
+        self.clamped += other.clamped;
+        self.intervals.append(&mut other.intervals);
+    }
+}
+
+/// Records the outcome of every request of one worker.
+#[derive(Debug, Clone)]
+pub struct Recorder {
+    ops: Vec<Option<OpRecord>>,
+    start: Instant,
+    interval: Duration,
+}
+
+/// Clamps a duration into the histogram range; returns the value and whether it was clamped.
+#[inline]
+fn to_us(d: Duration) -> (u64, bool) {
+    let us = u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
+    if us < LOWEST_US {
+        (LOWEST_US, false)
+    } else if us > HIGHEST_US {
+        (HIGHEST_US, true)
+    } else {
+        (us, false)
+    }
+}
+
+impl Recorder {
+    /// A recorder whose intervals are counted from `start`, `interval` long, with histograms
+    /// allocated up front for `kinds` (others are allocated when first seen).
+    ///
+    /// # Panics
+    /// When `interval` is zero.
+    #[must_use]
+    pub fn new(kinds: &[OpKind], start: Instant, interval: Duration) -> Self {
+        assert!(!interval.is_zero(), "interval must be more than zero");
+        let mut ops: Vec<Option<OpRecord>> = (0..OpKind::COUNT).map(|_| None).collect();
+        for k in kinds {
+            ops[k.index()] = Some(OpRecord::new());
+        }
+        Self { ops, start, interval }
+    }
+
+    /// Forgets everything recorded and starts counting intervals from `start` (after warm-up).
+    pub fn reset(&mut self, start: Instant) {
+        for op in self.ops.iter_mut().flatten() {
+            *op = OpRecord::new();
+        }
+        self.start = start;
+    }
+
+    /// The moment intervals are counted from.
+    #[must_use]
+    pub fn start(&self) -> Instant {
+        self.start
+    }
+
+    #[inline]
+    fn op_mut(&mut self, kind: OpKind) -> &mut OpRecord {
+        self.ops[kind.index()].get_or_insert_with(OpRecord::new)
+    }
+
+    #[inline]
+    fn interval_index(&self, at: Instant) -> u64 {
+        let since = at.saturating_duration_since(self.start);
+        (since.as_nanos() / self.interval.as_nanos()) as u64
+    }
+
+    /// Records a successful request: intended start (the schedule's), actual send and
+    /// completion.
+    #[inline]
+    pub fn record_ok(&mut self, kind: OpKind, intended: Instant, sent: Instant, done: Instant) {
+        let index = self.interval_index(done);
+        let op = self.op_mut(kind);
+        let (lat, c1) = to_us(done.saturating_duration_since(intended));
+        let (svc, c2) = to_us(done.saturating_duration_since(sent));
+        op.latency.record(lat).expect("value within bounds");
+        op.service.record(svc).expect("value within bounds");
+        op.clamped += u64::from(c1) + u64::from(c2);
+        op.ok += 1;
+        op.roll_to(index);
+        op.current.record(lat).expect("value within bounds");
+        op.current_ok += 1;
+    }
+
+    /// Records a failed request; it counts by code and in its interval, never in latency.
+    #[inline]
+    pub fn record_error(&mut self, kind: OpKind, code: ErrorCode, done: Instant) {
+        let index = self.interval_index(done);
+        let op = self.op_mut(kind);
+        op.errors[code.index()] += 1;
+        op.roll_to(index);
+        op.current_errors += 1;
+    }
+
+    /// Records `n` failures of one code at once (requests abandoned at a hard stop).
+    pub fn record_errors(&mut self, kind: OpKind, code: ErrorCode, n: u64, done: Instant) {
+        if n == 0 {
+            return;
+        }
+        let index = self.interval_index(done);
+        let op = self.op_mut(kind);
+        op.errors[code.index()] += n;
+        op.roll_to(index);
+        op.current_errors += n;
+    }
+
+    /// Requests recorded so far, ok and failed, all kinds.
+    #[must_use]
+    pub fn requests(&self) -> u64 {
+        self.ops.iter().flatten().map(|o| o.ok + o.errors_total()).sum()
+    }
+
+    /// Adds another worker's recorder into this one.
+    pub fn merge(&mut self, other: Recorder) {
+        for (mine, theirs) in self.ops.iter_mut().zip(other.ops) {
+            if let Some(theirs) = theirs {
+                match mine {
+                    Some(m) => m.merge(theirs),
+                    None => {
+                        let mut t = theirs;
+                        t.flush_interval();
+                        *mine = Some(t);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The interval length.
+    #[must_use]
+    pub fn interval(&self) -> Duration {
+        self.interval
+    }
+
+    /// Finishes the recorder: closes the open intervals and returns what was recorded per
+    /// kind (kinds with no request are left out).
+    #[must_use]
+    pub fn finish(mut self) -> Vec<(OpKind, OpRecord)> {
+        OpKind::ALL
+            .into_iter()
+            .filter_map(|k| {
+                let mut op = self.ops[k.index()].take()?;
+                op.flush_interval();
+                (op.ok + op.errors_total() > 0).then_some((k, op))
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(start: Instant, ms: u64) -> Instant {
+        start + Duration::from_millis(ms)
+    }
+
+    #[test]
+    fn latency_from_intended_service_from_sent() {
+        let t0 = Instant::now();
+        let mut r = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1));
+        r.record_ok(OpKind::Put, t0, at(t0, 40), at(t0, 50));
+        let ops = r.finish();
+        let (_, put) = &ops[0];
+        assert!((49_900..=50_100).contains(&put.latency.max()));
+        assert!((9_990..=10_010).contains(&put.service.max()));
+    }
+
+    #[test]
+    fn errors_are_counted_not_timed() {
+        let t0 = Instant::now();
+        let mut r = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1));
+        r.record_ok(OpKind::Put, t0, t0, at(t0, 1));
+        r.record_error(OpKind::Put, ErrorCode::InvalidArgument, at(t0, 2));
+        r.record_errors(OpKind::Put, ErrorCode::Cancelled, 3, at(t0, 3));
+        assert_eq!(r.requests(), 5);
+        let (_, put) = r.finish().remove(0);
+        assert_eq!(put.ok, 1);
+        assert_eq!(put.latency.len(), 1);
+        assert_eq!(put.errors[ErrorCode::InvalidArgument.index()], 1);
+        assert_eq!(put.errors_total(), 4);
+    }
+
+    #[test]
+    fn intervals_split_by_completion_time_and_merge() {
+        let t0 = Instant::now();
+        let mut a = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1));
+        let mut b = Recorder::new(&[], t0, Duration::from_secs(1));
+        for ms in [10, 20, 1500, 2500] {
+            a.record_ok(OpKind::Put, at(t0, ms - 5), at(t0, ms - 5), at(t0, ms));
+        }
+        b.record_ok(OpKind::Put, t0, t0, at(t0, 1100));
+        b.record_error(OpKind::Range, ErrorCode::Unavailable, at(t0, 100));
+        a.merge(b);
+        let ops = a.finish();
+        assert_eq!(ops.len(), 2);
+        let put = &ops[0].1;
+        let mut by_index = std::collections::BTreeMap::new();
+        for s in &put.intervals {
+            *by_index.entry(s.index).or_insert(0) += s.ok;
+        }
+        assert_eq!(by_index.into_iter().collect::<Vec<_>>(), vec![(0, 2), (1, 2), (2, 1)]);
+        assert_eq!(ops[1].1.errors_total(), 1);
+    }
+
+    #[test]
+    fn out_of_range_is_clamped_and_counted() {
+        let t0 = Instant::now();
+        let mut r = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1));
+        r.record_ok(OpKind::Put, t0, t0, t0 + Duration::from_secs(7200));
+        let (_, put) = r.finish().remove(0);
+        assert_eq!(put.clamped, 2);
+        assert!(put.latency.max() >= HIGHEST_US);
+    }
+
+    #[test]
+    fn reset_forgets_warmup() {
+        let t0 = Instant::now();
+        let mut r = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1));
+        r.record_ok(OpKind::Put, t0, t0, at(t0, 1));
+        r.reset(at(t0, 5));
+        assert_eq!(r.requests(), 0);
+        assert!(r.finish().is_empty());
+    }
+}

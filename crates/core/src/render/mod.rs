@@ -1,0 +1,1 @@
+//! Renderers: turn reports into text, JSON and markdown.

@@ -1,0 +1,457 @@
+//! Reports: plain data built from merged recorders, serialized as the JSON contract.
+//!
+//! A [`ReportSet`] is what a command writes (`schema_version`, `etcdlat_version`, `runs`);
+//! each [`Report`] is one run of one scenario.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use base64::Engine;
+use hdrhistogram::Histogram;
+use hdrhistogram::serialization::{Deserializer as HdrDeserializer, Serializer as _, V2DeflateSerializer};
+use serde::{Deserialize, Serialize};
+
+use crate::op::{ErrorCode, OpKind};
+use crate::recorder::{HIGHEST_US, INTERVAL_SIGFIG, IntervalSample, LOWEST_US, OpRecord, new_histogram};
+use crate::scenario::Scenario;
+
+/// Version of the JSON layout; bumped on any incompatible change.
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// The version of etcdlat that made a report.
+pub const ETCDLAT_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// Every run of one command: the top level of the JSON output.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReportSet {
+    /// Layout version, [`SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// etcdlat version that wrote the file.
+    pub etcdlat_version: String,
+    /// One report per run, in the order run.
+    pub runs: Vec<Report>,
+}
+
+impl ReportSet {
+    /// A set holding `runs`, stamped with this version.
+    #[must_use]
+    pub fn new(runs: Vec<Report>) -> Self {
+        Self { schema_version: SCHEMA_VERSION, etcdlat_version: ETCDLAT_VERSION.to_owned(), runs }
+    }
+}
+
+/// The result of one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// Scenario name.
+    pub name: String,
+    /// When measurement started, RFC 3339, UTC.
+    pub started_at: String,
+    /// The run was stopped early (Ctrl-C or the caller's shutdown); figures cover what ran.
+    pub interrupted: bool,
+    /// Measured wall time, seconds (after connecting and warm-up).
+    pub duration_s: f64,
+    /// The load and workload parameters the run used.
+    pub params: Params,
+    /// What the run measured against.
+    pub target: TargetInfo,
+    /// Results per operation kind, keyed by name (`put`, `range`).
+    pub ops: BTreeMap<OpKind, OpReport>,
+    /// The scenario as run.
+    pub scenario: Scenario,
+}
+
+impl Report {
+    /// The results of one operation kind.
+    ///
+    /// # Panics
+    /// When the run sent no request of that kind; use [`Report::try_op`] to check.
+    #[must_use]
+    pub fn op(&self, kind: OpKind) -> &OpReport {
+        self.try_op(kind).unwrap_or_else(|| panic!("the run has no {kind} requests"))
+    }
+
+    /// The results of one operation kind, if the run sent any.
+    #[must_use]
+    pub fn try_op(&self, kind: OpKind) -> Option<&OpReport> {
+        self.ops.get(&kind)
+    }
+
+    /// Requests issued, all kinds: ok plus errors.
+    #[must_use]
+    pub fn requests(&self) -> u64 {
+        self.ops.values().map(|o| o.ok + o.errors_total).sum()
+    }
+
+    /// Successful requests, all kinds.
+    #[must_use]
+    pub fn ok(&self) -> u64 {
+        self.ops.values().map(|o| o.ok).sum()
+    }
+
+    /// Failed requests, all kinds.
+    #[must_use]
+    pub fn errors_total(&self) -> u64 {
+        self.ops.values().map(|o| o.errors_total).sum()
+    }
+}
+
+/// The parameters of a run, flattened for tables.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct Params {
+    /// Operation name (`put`, `range`).
+    pub op: String,
+    /// gRPC connections.
+    pub conns: u32,
+    /// Logical clients.
+    pub clients: u32,
+    /// Worker threads the clients ran on.
+    pub workers: u32,
+    /// Target rate in requests per second; 0 = unlimited.
+    pub rate: u64,
+    /// Requests asked for, if bounded by count.
+    pub total: Option<u64>,
+    /// Time asked for in seconds, if bounded by time.
+    pub duration_s: Option<f64>,
+    /// Warm-up, seconds.
+    pub warmup_s: f64,
+    /// Key size, bytes (put).
+    pub key_size: Option<u64>,
+    /// Value size, bytes (put).
+    pub val_size: Option<u64>,
+    /// Distinct keys (put).
+    pub key_space_size: Option<u64>,
+    /// Sequential keys (put).
+    pub sequential_keys: Option<bool>,
+    /// `l` or `s` (range).
+    pub consistency: Option<String>,
+    /// Seed of values and random keys.
+    pub seed: u64,
+}
+
+/// What a run measured against.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+pub struct TargetInfo {
+    /// Endpoints the connections were opened to.
+    pub endpoints: Vec<String>,
+    /// A throwaway local cluster started for the run.
+    pub local: bool,
+    /// etcd server version, from Status.
+    pub etcd_version: String,
+    /// Members in the cluster.
+    pub members: u32,
+    /// Name of the leader member (its id in hex if unnamed).
+    pub leader: String,
+    /// Cluster id, hex.
+    pub cluster_id: String,
+}
+
+/// Results of one operation kind.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct OpReport {
+    /// Successful requests.
+    pub ok: u64,
+    /// Failed requests by gRPC code name (`InvalidArgument`); only codes that occurred.
+    pub errors: BTreeMap<String, u64>,
+    /// Failed requests, all codes.
+    pub errors_total: u64,
+    /// Measured wall time, seconds.
+    pub duration_s: f64,
+    /// Successful requests per second of measured wall time.
+    pub throughput: f64,
+    /// Latency (completion minus intended start), microseconds.
+    #[serde(rename = "latency_us")]
+    pub latency: Distribution,
+    /// Service time (completion minus actual send), microseconds.
+    #[serde(rename = "service_time_us")]
+    pub service_time: Distribution,
+    /// Values outside 1 us .. 1 h, clamped into the histograms.
+    pub clamped: u64,
+    /// The time series, one entry per interval from the start of measurement.
+    pub intervals: Vec<Interval>,
+}
+
+impl OpReport {
+    /// Builds the report of one kind from its merged record over `duration` of measurement,
+    /// with intervals `interval` long.
+    #[must_use]
+    pub fn from_record(record: &OpRecord, duration: Duration, interval: Duration) -> Self {
+        let errors = ErrorCode::ALL
+            .into_iter()
+            .filter(|c| record.errors[c.index()] > 0)
+            .map(|c| (c.name().to_owned(), record.errors[c.index()]))
+            .collect();
+        let secs = duration.as_secs_f64();
+        Self {
+            ok: record.ok,
+            errors,
+            errors_total: record.errors_total(),
+            duration_s: secs,
+            throughput: if secs > 0.0 { record.ok as f64 / secs } else { 0.0 },
+            latency: Distribution::new(record.latency.clone()),
+            service_time: Distribution::new(record.service.clone()),
+            clamped: record.clamped,
+            intervals: Interval::series(&record.intervals, interval),
+        }
+    }
+
+    /// Count of one error code.
+    #[must_use]
+    pub fn errors_of(&self, code: ErrorCode) -> u64 {
+        self.errors.get(code.name()).copied().unwrap_or(0)
+    }
+}
+
+/// A distribution of durations: an HDR histogram in microseconds, with its summary.
+///
+/// Serialized as the summary (`min`, `mean`, `stddev`, `max`, `p10` .. `p99_99`, all in us)
+/// plus `hdr`, the histogram in HdrHistogram's V2 compressed format, base64, from which it is
+/// read back exactly.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Distribution {
+    histogram: Histogram<u64>,
+}
+
+/// The quantiles every summary lists, with their JSON names.
+pub const QUANTILES: [(f64, &str); 11] = [
+    (0.10, "p10"),
+    (0.25, "p25"),
+    (0.50, "p50"),
+    (0.75, "p75"),
+    (0.90, "p90"),
+    (0.95, "p95"),
+    (0.99, "p99"),
+    (0.999, "p99_9"),
+    (0.9999, "p99_99"),
+    (0.99999, "p99_999"),
+    (1.0, "p100"),
+];
+
+impl Distribution {
+    /// Wraps a histogram of microseconds.
+    #[must_use]
+    pub fn new(histogram: Histogram<u64>) -> Self {
+        Self { histogram }
+    }
+
+    /// The histogram, in microseconds.
+    #[must_use]
+    pub fn histogram(&self) -> &Histogram<u64> {
+        &self.histogram
+    }
+
+    /// Number of values.
+    #[must_use]
+    pub fn count(&self) -> u64 {
+        self.histogram.len()
+    }
+
+    /// The value at quantile `q` (0.0 ..= 1.0).
+    #[must_use]
+    pub fn quantile(&self, q: f64) -> Duration {
+        Duration::from_micros(self.quantile_us(q))
+    }
+
+    /// The value at quantile `q`, microseconds (0 when empty).
+    #[must_use]
+    pub fn quantile_us(&self, q: f64) -> u64 {
+        if self.histogram.is_empty() { 0 } else { self.histogram.value_at_quantile(q) }
+    }
+
+    /// Smallest value, us (0 when empty).
+    #[must_use]
+    pub fn min_us(&self) -> u64 {
+        if self.histogram.is_empty() { 0 } else { self.histogram.min() }
+    }
+
+    /// Largest value, us (0 when empty).
+    #[must_use]
+    pub fn max_us(&self) -> u64 {
+        if self.histogram.is_empty() { 0 } else { self.histogram.max() }
+    }
+
+    /// Mean, us.
+    #[must_use]
+    pub fn mean_us(&self) -> f64 {
+        if self.histogram.is_empty() { 0.0 } else { self.histogram.mean() }
+    }
+
+    /// Standard deviation, us.
+    #[must_use]
+    pub fn stddev_us(&self) -> f64 {
+        if self.histogram.is_empty() { 0.0 } else { self.histogram.stdev() }
+    }
+
+    /// The mean as a duration.
+    #[must_use]
+    pub fn mean(&self) -> Duration {
+        Duration::from_secs_f64(self.mean_us() / 1e6)
+    }
+
+    /// The histogram in V2 compressed format, base64.
+    #[must_use]
+    pub fn encode(&self) -> String {
+        let mut buf = Vec::new();
+        V2DeflateSerializer::new().serialize(&self.histogram, &mut buf).expect("writing to a Vec cannot fail");
+        base64::engine::general_purpose::STANDARD.encode(buf)
+    }
+
+    /// Reads a histogram written by [`Distribution::encode`].
+    ///
+    /// # Errors
+    /// A message when the text is not such a histogram.
+    pub fn decode(text: &str) -> Result<Self, String> {
+        let bytes = base64::engine::general_purpose::STANDARD.decode(text).map_err(|e| format!("hdr: {e}"))?;
+        let h: Histogram<u64> =
+            HdrDeserializer::new().deserialize(&mut bytes.as_slice()).map_err(|e| format!("hdr: {e:?}"))?;
+        let mut histogram = new_histogram();
+        histogram.add(&h).map_err(|e| format!("hdr: {e:?}"))?;
+        Ok(Self { histogram })
+    }
+}
+
+#[derive(Serialize, Deserialize)]
+struct DistributionRepr {
+    count: u64,
+    min: u64,
+    mean: f64,
+    stddev: f64,
+    max: u64,
+    #[serde(flatten)]
+    quantiles: BTreeMap<String, u64>,
+    hdr: String,
+}
+
+impl Serialize for Distribution {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        DistributionRepr {
+            count: self.count(),
+            min: self.min_us(),
+            mean: round3(self.mean_us()),
+            stddev: round3(self.stddev_us()),
+            max: self.max_us(),
+            quantiles: QUANTILES.iter().map(|&(q, name)| (name.to_owned(), self.quantile_us(q))).collect(),
+            hdr: self.encode(),
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Distribution {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let repr = DistributionRepr::deserialize(d)?;
+        Self::decode(&repr.hdr).map_err(serde::de::Error::custom)
+    }
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// One interval of the time series.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    /// Start of the interval, seconds since measurement started.
+    pub t_s: f64,
+    /// Successful requests completed in it.
+    pub count: u64,
+    /// Failed requests completed in it.
+    pub errors: u64,
+    /// Smallest latency, us.
+    pub min_us: u64,
+    /// Mean latency, us.
+    pub mean_us: f64,
+    /// Median latency, us.
+    pub p50_us: u64,
+    /// 90th percentile latency, us.
+    pub p90_us: u64,
+    /// 99th percentile latency, us.
+    pub p99_us: u64,
+    /// Largest latency, us.
+    pub max_us: u64,
+}
+
+impl Interval {
+    /// Merges the workers' samples into a contiguous series; intervals with no completion
+    /// are present with zero counts.
+    #[must_use]
+    pub fn series(samples: &[IntervalSample], interval: Duration) -> Vec<Interval> {
+        let Some(last) = samples.iter().map(|s| s.index).max() else { return Vec::new() };
+        let mut by_index: Vec<(u64, u64, Option<Histogram<u64>>)> =
+            (0..=last).map(|_| (0, 0, None)).collect();
+        for s in samples {
+            let slot = &mut by_index[s.index as usize];
+            slot.0 += s.ok;
+            slot.1 += s.errors;
+            if !s.buckets.is_empty() {
+                let h = slot.2.get_or_insert_with(|| {
+                    Histogram::new_with_bounds(LOWEST_US, HIGHEST_US, INTERVAL_SIGFIG).expect("constant bounds")
+                });
+                for &(v, n) in &s.buckets {
+                    h.record_n(v.clamp(LOWEST_US, HIGHEST_US), n).expect("clamped into bounds");
+                }
+            }
+        }
+        by_index
+            .into_iter()
+            .enumerate()
+            .map(|(i, (ok, errors, h))| {
+                let q = |q: f64| h.as_ref().map_or(0, |h| h.value_at_quantile(q));
+                Interval {
+                    t_s: round3(i as f64 * interval.as_secs_f64()),
+                    count: ok,
+                    errors,
+                    min_us: h.as_ref().map_or(0, Histogram::min),
+                    mean_us: round3(h.as_ref().map_or(0.0, Histogram::mean)),
+                    p50_us: q(0.5),
+                    p90_us: q(0.9),
+                    p99_us: q(0.99),
+                    max_us: h.as_ref().map_or(0, Histogram::max),
+                }
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recorder::Recorder;
+    use std::time::Instant;
+
+    #[test]
+    fn distribution_round_trips_exactly() {
+        let mut h = new_histogram();
+        for v in 1..10_000u64 {
+            h.record(v * 7).unwrap();
+        }
+        let d = Distribution::new(h);
+        let json = serde_json::to_value(&d).unwrap();
+        assert_eq!(json["count"], 9999);
+        assert_eq!(json["min"], 7);
+        assert!(json["p99_9"].as_u64().unwrap() > json["p50"].as_u64().unwrap());
+        let back: Distribution = serde_json::from_value(json).unwrap();
+        assert_eq!(back, d);
+    }
+
+    #[test]
+    fn op_report_accounts_for_every_request() {
+        let t0 = Instant::now();
+        let mut r = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1));
+        for i in 0..10u64 {
+            let done = t0 + Duration::from_millis(300 * i + 1);
+            r.record_ok(OpKind::Put, done - Duration::from_micros(500), done - Duration::from_micros(500), done);
+        }
+        r.record_error(OpKind::Put, ErrorCode::InvalidArgument, t0 + Duration::from_millis(10));
+        let (_, rec) = r.finish().remove(0);
+        let op = OpReport::from_record(&rec, Duration::from_secs(3), Duration::from_secs(1));
+        assert_eq!(op.ok, 10);
+        assert_eq!(op.errors_total, 1);
+        assert_eq!(op.errors_of(ErrorCode::InvalidArgument), 1);
+        assert!((op.throughput - 10.0 / 3.0).abs() < 1e-9);
+        assert_eq!(op.intervals.len(), 3);
+        assert_eq!(op.intervals.iter().map(|i| i.count + i.errors).sum::<u64>(), 11);
+        assert_eq!(op.intervals[1].t_s, 1.0);
+        assert!(op.intervals.iter().all(|i| (495..=505).contains(&i.p50_us)));
+    }
+}
