@@ -67,10 +67,16 @@ impl KeyGen {
         }
     }
 
+    /// Restarts the random key choice from `seed` (each worker gets its own stream).
+    pub fn reseed(&mut self, seed: u64) {
+        self.rng = StdRng::seed_from_u64(seed);
+    }
+
     /// The key index of request `i`: `key-starts + i % key-space-size` for sequential keys,
     /// uniformly random in the key space otherwise.
     pub fn index(&mut self, i: u64) -> u64 {
-        let offset = if self.sequential { i % self.space } else { self.rng.random_range(0..self.space) };
+        let offset =
+            if self.sequential { i % self.space } else { self.rng.random_range(0..self.space) };
         self.start + offset
     }
 
@@ -124,7 +130,12 @@ mod tests {
 
     #[test]
     fn sequential_keys_cover_the_space_exactly() {
-        let op = PutOp { key_space_size: 1000, sequential_keys: true, key_starts: 5, ..PutOp::default() };
+        let op = PutOp {
+            key_space_size: 1000,
+            sequential_keys: true,
+            key_starts: 5,
+            ..PutOp::default()
+        };
         let mut g = KeyGen::new(&op, 1);
         let keys: HashSet<Vec<u8>> = (0..5000).map(|i| g.key(i).to_vec()).collect();
         assert_eq!(keys.len(), 1000);

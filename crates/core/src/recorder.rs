@@ -30,7 +30,8 @@ pub fn new_histogram() -> Histogram<u64> {
 }
 
 fn new_interval_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(LOWEST_US, HIGHEST_US, INTERVAL_SIGFIG).expect("constant bounds are valid")
+    Histogram::new_with_bounds(LOWEST_US, HIGHEST_US, INTERVAL_SIGFIG)
+        .expect("constant bounds are valid")
 }
 
 /// One interval of the time series as a worker saw it, kept sparse until the workers'
@@ -60,6 +61,11 @@ pub struct OpRecord {
     pub errors: [u64; ErrorCode::COUNT],
     /// Values outside 1 us .. 1 h that were clamped into it.
     pub clamped: u64,
+    /// Keys written or read by the successful requests (a count-only range counts the keys
+    /// it counted).
+    pub keys: u64,
+    /// Value bytes written or read by the successful requests.
+    pub value_bytes: u64,
     /// Finished intervals.
     pub intervals: Vec<IntervalSample>,
     current: Histogram<u64>,
@@ -76,6 +82,8 @@ impl OpRecord {
             ok: 0,
             errors: [0; ErrorCode::COUNT],
             clamped: 0,
+            keys: 0,
+            value_bytes: 0,
             intervals: Vec::new(),
             current: new_interval_histogram(),
             current_index: 0,
@@ -102,7 +110,11 @@ impl OpRecord {
         if self.current_ok == 0 && self.current_errors == 0 {
             return;
         }
-        let buckets = self.current.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())).collect();
+        let buckets = self
+            .current
+            .iter_recorded()
+            .map(|v| (v.value_iterated_to(), v.count_at_value()))
+            .collect();
         self.intervals.push(IntervalSample {
             index: self.current_index,
             ok: self.current_ok,
@@ -124,6 +136,8 @@ impl OpRecord {
             *a += b;
         }
         self.clamped += other.clamped;
+        self.keys += other.keys;
+        self.value_bytes += other.value_bytes;
         self.intervals.append(&mut other.intervals);
     }
 }
@@ -207,6 +221,14 @@ impl Recorder {
         op.current_ok += 1;
     }
 
+    /// Adds the keys and value bytes a successful request wrote or read.
+    #[inline]
+    pub fn record_payload(&mut self, kind: OpKind, keys: u64, value_bytes: u64) {
+        let op = self.op_mut(kind);
+        op.keys += keys;
+        op.value_bytes += value_bytes;
+    }
+
     /// Records a failed request; it counts by code and in its interval, never in latency.
     #[inline]
     pub fn record_error(&mut self, kind: OpKind, code: ErrorCode, done: Instant) {
@@ -233,6 +255,12 @@ impl Recorder {
     #[must_use]
     pub fn requests(&self) -> u64 {
         self.ops.iter().flatten().map(|o| o.ok + o.errors_total()).sum()
+    }
+
+    /// Requests of one kind recorded so far, ok and failed.
+    #[must_use]
+    pub fn requests_of(&self, kind: OpKind) -> u64 {
+        self.ops[kind.index()].as_ref().map_or(0, |o| o.ok + o.errors_total())
     }
 
     /// Adds another worker's recorder into this one.

@@ -8,11 +8,15 @@ use std::time::Duration;
 
 use base64::Engine;
 use hdrhistogram::Histogram;
-use hdrhistogram::serialization::{Deserializer as HdrDeserializer, Serializer as _, V2DeflateSerializer};
+use hdrhistogram::serialization::{
+    Deserializer as HdrDeserializer, Serializer as _, V2DeflateSerializer,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::op::{ErrorCode, OpKind};
-use crate::recorder::{HIGHEST_US, INTERVAL_SIGFIG, IntervalSample, LOWEST_US, OpRecord, new_histogram};
+use crate::recorder::{
+    HIGHEST_US, INTERVAL_SIGFIG, IntervalSample, LOWEST_US, OpRecord, new_histogram,
+};
 use crate::scenario::Scenario;
 
 /// Version of the JSON layout; bumped on any incompatible change.
@@ -167,6 +171,11 @@ pub struct OpReport {
     pub service_time: Distribution,
     /// Values outside 1 us .. 1 h, clamped into the histograms.
     pub clamped: u64,
+    /// Keys written or read by the successful requests (a count-only range counts the keys
+    /// it counted).
+    pub keys: u64,
+    /// Value bytes written or read by the successful requests.
+    pub value_bytes: u64,
     /// The time series, one entry per interval from the start of measurement.
     pub intervals: Vec<Interval>,
 }
@@ -191,6 +200,8 @@ impl OpReport {
             latency: Distribution::new(record.latency.clone()),
             service_time: Distribution::new(record.service.clone()),
             clamped: record.clamped,
+            keys: record.keys,
+            value_bytes: record.value_bytes,
             intervals: Interval::series(&record.intervals, interval),
         }
     }
@@ -292,7 +303,9 @@ impl Distribution {
     #[must_use]
     pub fn encode(&self) -> String {
         let mut buf = Vec::new();
-        V2DeflateSerializer::new().serialize(&self.histogram, &mut buf).expect("writing to a Vec cannot fail");
+        V2DeflateSerializer::new()
+            .serialize(&self.histogram, &mut buf)
+            .expect("writing to a Vec cannot fail");
         base64::engine::general_purpose::STANDARD.encode(buf)
     }
 
@@ -301,39 +314,41 @@ impl Distribution {
     /// # Errors
     /// A message when the text is not such a histogram.
     pub fn decode(text: &str) -> Result<Self, String> {
-        let bytes = base64::engine::general_purpose::STANDARD.decode(text).map_err(|e| format!("hdr: {e}"))?;
-        let h: Histogram<u64> =
-            HdrDeserializer::new().deserialize(&mut bytes.as_slice()).map_err(|e| format!("hdr: {e:?}"))?;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .map_err(|e| format!("hdr: {e}"))?;
+        let h: Histogram<u64> = HdrDeserializer::new()
+            .deserialize(&mut bytes.as_slice())
+            .map_err(|e| format!("hdr: {e:?}"))?;
         let mut histogram = new_histogram();
         histogram.add(&h).map_err(|e| format!("hdr: {e:?}"))?;
         Ok(Self { histogram })
     }
 }
 
-#[derive(Serialize, Deserialize)]
+/// What [`Distribution`] is read from: the histogram alone, since the summary is derived
+/// from it.
+#[derive(Deserialize)]
 struct DistributionRepr {
-    count: u64,
-    min: u64,
-    mean: f64,
-    stddev: f64,
-    max: u64,
-    #[serde(flatten)]
-    quantiles: BTreeMap<String, u64>,
     hdr: String,
 }
 
 impl Serialize for Distribution {
+    /// Writes the summary in reading order (`count`, `min`, `mean`, `stddev`, `max`, then the
+    /// quantiles from `p10` to `p100`), then `hdr`.
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        DistributionRepr {
-            count: self.count(),
-            min: self.min_us(),
-            mean: round3(self.mean_us()),
-            stddev: round3(self.stddev_us()),
-            max: self.max_us(),
-            quantiles: QUANTILES.iter().map(|&(q, name)| (name.to_owned(), self.quantile_us(q))).collect(),
-            hdr: self.encode(),
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(6 + QUANTILES.len()))?;
+        map.serialize_entry("count", &self.count())?;
+        map.serialize_entry("min", &self.min_us())?;
+        map.serialize_entry("mean", &round3(self.mean_us()))?;
+        map.serialize_entry("stddev", &round3(self.stddev_us()))?;
+        map.serialize_entry("max", &self.max_us())?;
+        for (q, name) in QUANTILES {
+            map.serialize_entry(name, &self.quantile_us(q))?;
         }
-        .serialize(s)
+        map.serialize_entry("hdr", &self.encode())?;
+        map.end()
     }
 }
 
@@ -385,7 +400,8 @@ impl Interval {
             slot.1 += s.errors;
             if !s.buckets.is_empty() {
                 let h = slot.2.get_or_insert_with(|| {
-                    Histogram::new_with_bounds(LOWEST_US, HIGHEST_US, INTERVAL_SIGFIG).expect("constant bounds")
+                    Histogram::new_with_bounds(LOWEST_US, HIGHEST_US, INTERVAL_SIGFIG)
+                        .expect("constant bounds")
                 });
                 for &(v, n) in &s.buckets {
                     h.record_n(v.clamp(LOWEST_US, HIGHEST_US), n).expect("clamped into bounds");
@@ -440,7 +456,12 @@ mod tests {
         let mut r = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1));
         for i in 0..10u64 {
             let done = t0 + Duration::from_millis(300 * i + 1);
-            r.record_ok(OpKind::Put, done - Duration::from_micros(500), done - Duration::from_micros(500), done);
+            r.record_ok(
+                OpKind::Put,
+                done - Duration::from_micros(500),
+                done - Duration::from_micros(500),
+                done,
+            );
         }
         r.record_error(OpKind::Put, ErrorCode::InvalidArgument, t0 + Duration::from_millis(10));
         let (_, rec) = r.finish().remove(0);

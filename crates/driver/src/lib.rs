@@ -1,1 +1,63 @@
-//! placeholder
+//! etcdlat's driver: puts an etcd cluster under load from many logical clients multiplexed
+//! over a fixed number of gRPC connections, and measures it.
+//!
+//! ```no_run
+//! # async fn f() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::time::Duration;
+//! use etcdlat_core::{OpKind, Scenario};
+//! use etcdlat_driver::{Driver, LocalCluster};
+//!
+//! let etcd = LocalCluster::options().members(1).start().await?;   // or a cluster of yours
+//! let scenario = Scenario::from_toml_str(r#"
+//!     [load]
+//!     clients = 100
+//!     total = 10000
+//!     [op.put]
+//!     val-size = 256
+//!     key-space-size = 10000
+//!     sequential-keys = true
+//! "#)?;
+//! let driver = Driver::builder().local_cluster(&etcd).conns(10).connect().await?;
+//! let report = driver.run(&scenario).await?;
+//! assert!(report.op(OpKind::Put).latency.quantile(0.99) < Duration::from_millis(500));
+//! # Ok(()) }
+//! ```
+//!
+//! # What is measured
+//!
+//! - **Latency** is completion time minus the *intended* start time of a request. In a
+//!   closed loop (each logical client sends its next request when the previous one
+//!   completes, optionally capped by a rate like etcd's `--rate`) the intended start is the
+//!   moment the request is sent. In an open loop the intended start comes from the schedule,
+//!   so time a request spends waiting for a free client counts.
+//! - **Service time** is completion minus the moment the request was actually sent. In a
+//!   closed loop it equals latency.
+//! - **Coordinated omission** is what happens when a load generator that waits for responses
+//!   sends less while the server stalls and so never measures the requests it would have
+//!   sent: its percentiles hide the stall. Measuring from the intended start is the
+//!   correction.
+//! - **Throughput** is successful requests divided by the measured wall time, which starts
+//!   after connections are open and warm-up is over.
+//! - **Errors** are counted by gRPC status code per operation, never mixed into latency:
+//!   ok + errors = requests issued.
+//!
+//! # How it runs
+//!
+//! `conns` connections are opened eagerly (each its own HTTP/2 connection) and warmed with
+//! one request before any clock starts. Worker threads, each a current-thread tokio runtime,
+//! own a share of the connections and of the logical clients; client `i` uses connection
+//! `i % conns`, like etcd's tool. Each worker records into its own HDR histograms; they are
+//! merged once at the end.
+
+mod cluster;
+mod connection;
+mod driver;
+mod error;
+mod local;
+mod rpc;
+mod worker;
+
+pub use connection::DEFAULT_DIAL_TIMEOUT;
+pub use driver::{Driver, DriverBuilder};
+pub use error::DriverError;
+pub use local::{LocalCluster, LocalClusterOptions, LocalMember};

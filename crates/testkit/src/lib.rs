@@ -1,1 +1,167 @@
-//! placeholder
+//! Real etcd servers and clusters for etcdlat's tests.
+//!
+//! Built on the driver's [`LocalCluster`] (the same code the CLI uses): free loopback ports,
+//! a temp data dir, readiness by polling Status with a deadline, the etcd log tail in the
+//! panic message when it fails, the processes killed on drop.
+//!
+//! The etcd binary is `ETCD_BIN` if set, else `etcd` on `PATH`. When it is missing, tests
+//! fail with a message that says how to install it; `ETCDLAT_SKIP_ETCD=1` is the only way
+//! to skip them.
+//!
+//! ```no_run
+//! # async fn f() {
+//! let etcd = etcdlat_testkit::Etcd::start().await;
+//! let mut client = etcd.client().await;
+//! client.put("k", "v", None).await.unwrap();
+//! assert_eq!(etcd.revision().await, 2);
+//! # }
+//! ```
+
+use std::path::PathBuf;
+
+use etcdlat_driver::{DriverError, LocalCluster};
+
+/// The etcd binary tests use: `ETCD_BIN`, or `etcd` on `PATH`.
+#[must_use]
+pub fn etcd_bin() -> PathBuf {
+    std::env::var_os("ETCD_BIN").map_or_else(|| PathBuf::from("etcd"), PathBuf::from)
+}
+
+/// True when the caller asked to skip tests that need etcd (`ETCDLAT_SKIP_ETCD=1`).
+/// A test calls this first and returns early; CI never sets it.
+#[must_use]
+pub fn skip() -> bool {
+    let skip = std::env::var("ETCDLAT_SKIP_ETCD").is_ok_and(|v| v == "1");
+    if skip {
+        eprintln!("ETCDLAT_SKIP_ETCD=1: skipping a test that needs etcd");
+    }
+    skip
+}
+
+/// A running etcd cluster owned by one test, killed and removed on drop.
+#[derive(Debug)]
+pub struct Etcd {
+    cluster: LocalCluster,
+}
+
+impl Etcd {
+    /// One fresh member.
+    ///
+    /// # Panics
+    /// When etcd is not installed (with how to install it) or does not start (with its log).
+    pub async fn start() -> Self {
+        Self::start_cluster(1).await
+    }
+
+    /// A fresh cluster of `members`.
+    ///
+    /// # Panics
+    /// As [`Etcd::start`].
+    pub async fn start_cluster(members: u32) -> Self {
+        Self::start_with(LocalCluster::options().members(members)).await
+    }
+
+    /// A fresh cluster started with the given options (the binary is set here).
+    ///
+    /// # Panics
+    /// As [`Etcd::start`].
+    pub async fn start_with(options: etcdlat_driver::LocalClusterOptions) -> Self {
+        match options.etcd_bin(etcd_bin()).start().await {
+            Ok(cluster) => Self { cluster },
+            Err(e @ DriverError::EtcdNotFound { .. }) => panic!(
+                "{e}\n(these tests need a real etcd >= 3.4; set ETCDLAT_SKIP_ETCD=1 only to skip them deliberately)"
+            ),
+            Err(e) => panic!("etcd did not start: {e}"),
+        }
+    }
+
+    /// Client URLs of every member.
+    #[must_use]
+    pub fn endpoints(&self) -> Vec<String> {
+        self.cluster.endpoints()
+    }
+
+    /// The first member's client URL.
+    #[must_use]
+    pub fn endpoint(&self) -> String {
+        self.cluster.endpoints().remove(0)
+    }
+
+    /// The underlying cluster, for the driver's builder.
+    #[must_use]
+    pub fn local(&self) -> &LocalCluster {
+        &self.cluster
+    }
+
+    /// An etcd-client connected to every member.
+    ///
+    /// # Panics
+    /// When the connection fails.
+    pub async fn client(&self) -> etcd_client::Client {
+        etcd_client::Client::connect(self.endpoints(), None).await.expect("connecting etcd-client")
+    }
+
+    /// The store's current revision, read from the first member.
+    ///
+    /// # Panics
+    /// When etcd does not answer.
+    pub async fn revision(&self) -> i64 {
+        let mut c = self.client().await;
+        let resp = c.get("\0etcdlat-revision-probe", None).await.expect("reading the revision");
+        resp.header().expect("response has a header").revision()
+    }
+
+    /// Number of keys in the store.
+    ///
+    /// # Panics
+    /// When etcd does not answer.
+    pub async fn key_count(&self) -> i64 {
+        let mut c = self.client().await;
+        let opts = etcd_client::GetOptions::new().with_from_key().with_count_only();
+        c.get("\0", Some(opts)).await.expect("counting keys").count()
+    }
+}
+
+/// Established TCP connections this process holds to `127.0.0.1:port` (or `[::1]:port`),
+/// read from `/proc`: the sockets among this process's file descriptors whose remote end is
+/// that port.
+///
+/// # Panics
+/// When `/proc` cannot be read (Linux only).
+#[must_use]
+pub fn tcp_connections_to(port: u16) -> usize {
+    let mut inodes = std::collections::HashSet::new();
+    for fd in std::fs::read_dir("/proc/self/fd").expect("reading /proc/self/fd").flatten() {
+        if let Ok(target) = std::fs::read_link(fd.path()) {
+            let t = target.to_string_lossy();
+            if let Some(inode) = t.strip_prefix("socket:[").and_then(|r| r.strip_suffix(']')) {
+                inodes.insert(inode.to_owned());
+            }
+        }
+    }
+    let mut count = 0;
+    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
+        let Ok(text) = std::fs::read_to_string(table) else { continue };
+        for line in text.lines().skip(1) {
+            let cols: Vec<&str> = line.split_whitespace().collect();
+            if cols.len() < 10 {
+                continue;
+            }
+            let remote_port = cols[2].rsplit(':').next().and_then(|p| u16::from_str_radix(p, 16).ok());
+            // State 01 is ESTABLISHED.
+            if remote_port == Some(port) && cols[3] == "01" && inodes.contains(cols[9]) {
+                count += 1;
+            }
+        }
+    }
+    count
+}
+
+/// The port of an endpoint URL like `http://127.0.0.1:2379`.
+///
+/// # Panics
+/// When the endpoint has no port.
+#[must_use]
+pub fn port_of(endpoint: &str) -> u16 {
+    endpoint.rsplit(':').next().and_then(|p| p.trim_end_matches('/').parse().ok()).expect("endpoint has a port")
+}

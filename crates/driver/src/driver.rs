@@ -1,0 +1,382 @@
+//! The [`Driver`]: connects, runs scenarios, returns reports.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use bytes::Bytes;
+use etcdlat_core::keyspace::{KeyGen, random_value};
+use etcdlat_core::recorder::Recorder;
+use etcdlat_core::{Operation, Params, Report, Scenario, TargetInfo};
+use tokio::sync::{Mutex, watch};
+
+use crate::cluster;
+use crate::connection::DEFAULT_DIAL_TIMEOUT;
+use crate::error::DriverError;
+use crate::local::LocalCluster;
+use crate::rpc::RangeRequest;
+use crate::worker::{Job, Work, Worker};
+
+/// Builds a [`Driver`]: where to connect and how.
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct DriverBuilder {
+    endpoints: Vec<String>,
+    conns: u32,
+    dial_timeout: Duration,
+    workers: Option<usize>,
+    local: bool,
+}
+
+impl Default for DriverBuilder {
+    fn default() -> Self {
+        Self { endpoints: Vec::new(), conns: 1, dial_timeout: DEFAULT_DIAL_TIMEOUT, workers: None, local: false }
+    }
+}
+
+impl DriverBuilder {
+    /// The cluster's endpoints (`host:port` or `http://host:port`). Connections are spread
+    /// over them in order: connection `c` goes to endpoint `c % endpoints.len()`.
+    pub fn endpoints<I, S>(mut self, endpoints: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.endpoints = endpoints.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Connect to a throwaway local cluster (reports then say `local: true`).
+    pub fn local_cluster(mut self, cluster: &LocalCluster) -> Self {
+        self.endpoints = cluster.endpoints();
+        self.local = true;
+        self
+    }
+
+    /// gRPC connections to open (default 1). A scenario that sets its own `conns` reopens
+    /// that many before it runs.
+    pub fn conns(mut self, conns: u32) -> Self {
+        self.conns = conns;
+        self
+    }
+
+    /// How long one connection may take to establish (default 5 s).
+    pub fn dial_timeout(mut self, timeout: Duration) -> Self {
+        self.dial_timeout = timeout;
+        self
+    }
+
+    /// Worker threads (default: the number of CPUs, never more than the connections).
+    pub fn workers(mut self, workers: usize) -> Self {
+        self.workers = Some(workers.max(1));
+        self
+    }
+
+    /// Opens every connection, eagerly, and learns the cluster's version, members and leader.
+    ///
+    /// # Errors
+    /// [`DriverError::Endpoint`] for a malformed endpoint, [`DriverError::Connect`] naming the
+    /// endpoint when a connection cannot be made within the dial timeout, and
+    /// [`DriverError::NotAnswering`] when etcd does not answer on it.
+    pub async fn connect(self) -> Result<Driver, DriverError> {
+        if self.endpoints.is_empty() {
+            return Err(DriverError::Endpoint { endpoint: String::new(), reason: "no endpoints given".into() });
+        }
+        if self.conns == 0 {
+            return Err(DriverError::Endpoint {
+                endpoint: self.endpoints.join(","),
+                reason: "conns must be at least 1".into(),
+            });
+        }
+        for ep in &self.endpoints {
+            crate::connection::url(ep)?;
+        }
+        let pool = Pool::open(&self, self.conns).await?;
+        let mut target = cluster::discover(&self.endpoints, self.dial_timeout).await?;
+        target.local = self.local;
+        Ok(Driver { config: self, pool: Mutex::new(pool), target: std::sync::Mutex::new(target) })
+    }
+}
+
+/// Worker threads and the connections they own.
+struct Pool {
+    workers: Vec<Worker>,
+    conns: u32,
+}
+
+impl Pool {
+    async fn open(config: &DriverBuilder, conns: u32) -> Result<Self, DriverError> {
+        let threads = config
+            .workers
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get));
+        let count = threads.min(conns as usize).max(1);
+        // Connection c lives on worker c % count and goes to endpoint c % endpoints.
+        let mut per_worker: Vec<Vec<String>> = vec![Vec::new(); count];
+        for c in 0..conns as usize {
+            per_worker[c % count].push(config.endpoints[c % config.endpoints.len()].clone());
+        }
+        let mut workers = Vec::with_capacity(count);
+        for (i, eps) in per_worker.into_iter().enumerate() {
+            workers.push(Worker::spawn(i, eps, config.dial_timeout).await?);
+        }
+        Ok(Self { workers, conns })
+    }
+}
+
+/// Runs scenarios against one etcd cluster over a fixed set of connections.
+///
+/// ```no_run
+/// # async fn f() -> Result<(), Box<dyn std::error::Error>> {
+/// use etcdlat_driver::Driver;
+/// use etcdlat_core::{OpKind, Scenario};
+/// let scenario = Scenario::from_toml_str("[load]\nclients = 8\ntotal = 1000\n[op.put]\nval-size = 256\n")?;
+/// let driver = Driver::builder().endpoints(["127.0.0.1:2379"]).conns(4).connect().await?;
+/// let report = driver.run(&scenario).await?;
+/// assert_eq!(report.op(OpKind::Put).ok, 1000);
+/// # Ok(()) }
+/// ```
+pub struct Driver {
+    config: DriverBuilder,
+    pool: Mutex<Pool>,
+    target: std::sync::Mutex<TargetInfo>,
+}
+
+impl std::fmt::Debug for Driver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Driver").field("config", &self.config).finish_non_exhaustive()
+    }
+}
+
+impl Driver {
+    /// A builder with etcd benchmark's defaults: 1 connection, 5 s dial timeout.
+    pub fn builder() -> DriverBuilder {
+        DriverBuilder::default()
+    }
+
+    /// What the driver is connected to, as of the last connect or run.
+    #[must_use]
+    pub fn target(&self) -> TargetInfo {
+        self.target.lock().map(|t| t.clone()).unwrap_or_default()
+    }
+
+    /// Runs `scenario` to completion.
+    ///
+    /// # Errors
+    /// Only when the run as a whole cannot happen: an invalid scenario, or connections that
+    /// cannot be (re)opened. Failed requests are counted in the report.
+    pub async fn run(&self, scenario: &Scenario) -> Result<Report, DriverError> {
+        self.run_until(scenario, std::future::pending()).await
+    }
+
+    /// Runs `scenario` until it completes or `shutdown` completes, whichever is first. On
+    /// shutdown, in-flight requests get a short grace to finish (the rest are counted as
+    /// `Cancelled`) and the report, marked interrupted, holds everything measured.
+    ///
+    /// # Errors
+    /// As [`Driver::run`].
+    pub async fn run_until(
+        &self,
+        scenario: &Scenario,
+        shutdown: impl Future<Output = ()>,
+    ) -> Result<Report, DriverError> {
+        scenario.validate()?;
+        let mut pool = self.pool.lock().await;
+        let conns = scenario.load.conns.unwrap_or(pool.conns);
+        if conns != pool.conns {
+            // Drop the old connections first so the server never sees both sets.
+            pool.workers.clear();
+            *pool = Pool::open(&self.config, conns).await?;
+        }
+        let mut target = cluster::discover(&self.config.endpoints, self.config.dial_timeout).await?;
+        target.local = self.config.local;
+        if let Ok(mut t) = self.target.lock() {
+            *t = target.clone();
+        }
+
+        let seed = op_seed(scenario);
+        let work = Arc::new(prepare(&scenario.op, seed));
+        let load = &scenario.load;
+        let workers = pool.workers.len();
+
+        // Logical client i uses connection i % conns, which lives on worker
+        // (i % conns) % workers at local index (i % conns) / workers.
+        let mut clients: Vec<Vec<usize>> = vec![Vec::new(); workers];
+        for i in 0..load.clients as usize {
+            let c = i % conns as usize;
+            clients[c % workers].push(c / workers);
+        }
+        let quotas = load.total.map(|t| split(t, &clients, load.clients));
+
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let start_at = Instant::now() + Duration::from_millis(5);
+        let started_at = SystemTime::now() + Duration::from_millis(5) + load.warmup;
+        let mut receivers = Vec::with_capacity(workers);
+        for (w, worker) in pool.workers.iter().enumerate() {
+            let share = clients[w].len() as f64 / f64::from(load.clients);
+            let job = Job {
+                work: Arc::clone(&work),
+                seed: seed.wrapping_add(w as u64 + 1),
+                quota: quotas.as_ref().map(|q| q[w]),
+                clients: std::mem::take(&mut clients[w]),
+                rate: load.rate as f64 * share,
+                start_at,
+                warmup: load.warmup,
+                duration: load.duration,
+                interval: scenario.report.interval,
+                stop: stop_rx.clone(),
+            };
+            receivers.push((worker.index(), worker.run(job)?));
+        }
+
+        let mut shutdown = std::pin::pin!(shutdown);
+        let mut stopping = false;
+        let mut outcomes = Vec::with_capacity(workers);
+        for (index, mut rx) in receivers {
+            let outcome = loop {
+                tokio::select! {
+                    outcome = &mut rx => break outcome,
+                    () = &mut shutdown, if !stopping => {
+                        stopping = true;
+                        let _ = stop_tx.send(true);
+                    }
+                }
+            };
+            outcomes.push(outcome.map_err(|_| DriverError::Worker { index, reason: "worker stopped mid-run".into() })?);
+        }
+        drop(pool);
+
+        let measure_start = outcomes.iter().map(|o| o.measure_start).min().unwrap_or(start_at);
+        let last_done = outcomes.iter().map(|o| o.last_done).max().unwrap_or(measure_start);
+        let interrupted = outcomes.iter().any(|o| o.interrupted);
+        let mut merged = Recorder::new(&[], measure_start, scenario.report.interval);
+        for o in outcomes {
+            merged.merge(o.recorder);
+        }
+        let duration = last_done.saturating_duration_since(measure_start);
+        let ops = merged
+            .finish()
+            .into_iter()
+            .map(|(kind, rec)| (kind, etcdlat_core::OpReport::from_record(&rec, duration, scenario.report.interval)))
+            .collect();
+        Ok(Report {
+            name: scenario.name.clone(),
+            started_at: humantime::format_rfc3339_millis(started_at).to_string(),
+            interrupted,
+            duration_s: duration.as_secs_f64(),
+            params: params(scenario, conns, workers, seed),
+            target,
+            ops,
+            scenario: scenario.clone(),
+        })
+    }
+}
+
+fn op_seed(scenario: &Scenario) -> u64 {
+    let explicit = match &scenario.op {
+        Operation::Put(p) => p.seed,
+        Operation::Range(_) => None,
+    };
+    explicit.unwrap_or_else(|| {
+        SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
+    })
+}
+
+fn prepare(op: &Operation, seed: u64) -> Work {
+    match op {
+        Operation::Put(p) => Work::Put { keygen: KeyGen::new(p, seed), value: random_value(p.val_size as usize, seed) },
+        Operation::Range(r) => {
+            let key = Bytes::copy_from_slice(r.key.as_bytes());
+            let range_end = if r.prefix {
+                Bytes::from(prefix_end(r.key.as_bytes()))
+            } else {
+                r.range_end.as_ref().map_or_else(Bytes::new, |e| Bytes::copy_from_slice(e.as_bytes()))
+            };
+            Work::Range(RangeRequest {
+                key,
+                range_end,
+                limit: i64::try_from(r.limit).unwrap_or(i64::MAX),
+                serializable: r.consistency == etcdlat_core::Consistency::Serializable,
+                keys_only: r.keys_only,
+                count_only: r.count_only,
+            })
+        }
+    }
+}
+
+/// The range end that covers every key starting with `prefix` (etcd's `GetPrefixRangeEnd`);
+/// `\0` (every key) for an empty prefix or one of only 0xff bytes.
+fn prefix_end(prefix: &[u8]) -> Vec<u8> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return end;
+        }
+    }
+    vec![0]
+}
+
+/// Splits `total` request indices over the workers in proportion to their clients, as
+/// contiguous ranges, so that together they issue exactly `0..total`.
+fn split(total: u64, clients: &[Vec<usize>], all_clients: u32) -> Vec<(u64, u64)> {
+    let mut out = Vec::with_capacity(clients.len());
+    let mut start = 0;
+    let mut assigned_clients = 0u64;
+    for c in clients {
+        assigned_clients += c.len() as u64;
+        let end = (u128::from(total) * u128::from(assigned_clients) / u128::from(all_clients)) as u64;
+        out.push((start, end - start));
+        start = end;
+    }
+    out
+}
+
+fn params(scenario: &Scenario, conns: u32, workers: usize, seed: u64) -> Params {
+    let load = &scenario.load;
+    let mut p = Params {
+        op: scenario.op.kind().name().to_owned(),
+        conns,
+        clients: load.clients,
+        workers: u32::try_from(workers).unwrap_or(u32::MAX),
+        rate: load.rate,
+        total: load.total,
+        duration_s: load.duration.map(|d| d.as_secs_f64()),
+        warmup_s: load.warmup.as_secs_f64(),
+        seed,
+        ..Params::default()
+    };
+    match &scenario.op {
+        Operation::Put(put) => {
+            p.key_size = Some(put.key_size + put.prefix.len() as u64);
+            p.val_size = Some(put.val_size);
+            p.key_space_size = Some(put.key_space_size);
+            p.sequential_keys = Some(put.sequential_keys);
+        }
+        Operation::Range(r) => p.consistency = Some(r.consistency.letter().to_owned()),
+    }
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_is_exact_and_contiguous() {
+        let clients = vec![vec![0; 3], vec![0; 3], vec![0; 1]];
+        let q = split(1000, &clients, 7);
+        assert_eq!(q.iter().map(|x| x.1).sum::<u64>(), 1000);
+        assert_eq!(q[0].0, 0);
+        assert_eq!(q[1].0, q[0].1);
+        assert_eq!(q[2].0, q[1].0 + q[1].1);
+        assert_eq!(split(5, &[vec![], vec![0]], 1), vec![(0, 0), (0, 5)]);
+    }
+
+    #[test]
+    fn prefix_ends() {
+        assert_eq!(prefix_end(b"abc"), b"abd");
+        assert_eq!(prefix_end(b"a\xff"), b"b");
+        assert_eq!(prefix_end(b""), b"\0");
+        assert_eq!(prefix_end(b"\xff\xff"), b"\0");
+    }
+}

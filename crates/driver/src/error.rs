@@ -1,0 +1,91 @@
+//! Why a run could not happen. Failed requests are never errors here: they are counted in
+//! the report.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use etcdlat_core::ScenarioError;
+
+/// Why the driver could not connect, start a cluster or run a scenario.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DriverError {
+    /// The scenario is not valid.
+    #[error("invalid scenario: {0}")]
+    Scenario(#[from] ScenarioError),
+
+    /// An endpoint is malformed.
+    #[error("invalid endpoint {endpoint:?}: {reason}")]
+    Endpoint {
+        /// The endpoint as given.
+        endpoint: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+
+    /// A connection could not be established within the dial timeout.
+    #[error("cannot connect to etcd at {endpoint}: {reason}")]
+    Connect {
+        /// The endpoint dialled.
+        endpoint: String,
+        /// The transport's explanation.
+        reason: String,
+    },
+
+    /// A connection was established but the etcd API did not answer on it.
+    #[error("etcd at {endpoint} did not answer: {reason}")]
+    NotAnswering {
+        /// The endpoint asked.
+        endpoint: String,
+        /// The gRPC status or transport error.
+        reason: String,
+    },
+
+    /// No `etcd` binary could be run.
+    #[error(
+        "no etcd binary found ({binary}): install one (Debian/Ubuntu: `apt-get install etcd-server`), \
+         set ETCD_BIN to its path, or pass --endpoints to use a running cluster"
+    )]
+    EtcdNotFound {
+        /// The binary that was tried.
+        binary: PathBuf,
+    },
+
+    /// A throwaway local etcd did not become ready.
+    #[error("local etcd member {member} did not become ready within {timeout:?}: {reason}; last log lines:\n{log_tail}")]
+    LocalNotReady {
+        /// Member name.
+        member: String,
+        /// How long it was given.
+        timeout: Duration,
+        /// What was observed.
+        reason: String,
+        /// The end of the member's log.
+        log_tail: String,
+    },
+
+    /// An operating-system call failed (temp dir, process, thread).
+    #[error("{what}: {source}")]
+    Io {
+        /// What was being done.
+        what: String,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// A worker thread died; this is a bug in etcdlat.
+    #[error("worker thread {index} failed: {reason}")]
+    Worker {
+        /// Worker index.
+        index: usize,
+        /// Panic message, if any.
+        reason: String,
+    },
+}
+
+impl DriverError {
+    pub(crate) fn io(what: impl Into<String>, source: std::io::Error) -> Self {
+        Self::Io { what: what.into(), source }
+    }
+}

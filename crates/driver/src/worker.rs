@@ -1,0 +1,388 @@
+//! Worker threads: each a current-thread tokio runtime that owns a share of the connections,
+//! the logical clients bound to them, and one [`Recorder`].
+//!
+//! Per request a logical client claims an index, waits for its slot if a rate is set,
+//! sends, awaits, and records into its worker's recorder. Everything a client touches is
+//! owned by its thread: `Cell`s and a `RefCell` never held across `.await`, no locks, no
+//! atomics, no channels, no allocation of ours.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use etcdlat_core::keyspace::KeyGen;
+use etcdlat_core::{ErrorCode, OpKind, Recorder};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio::task::JoinSet;
+use tonic::transport::Channel;
+
+use crate::connection;
+use crate::error::DriverError;
+use crate::rpc::{Key, Kv, PutRequest, RangeRequest};
+
+/// How long in-flight requests may take to finish after a stop before they are abandoned
+/// and counted as `Cancelled`.
+pub(crate) const STOP_GRACE: Duration = Duration::from_secs(2);
+
+/// The workload of a run, prepared once and shared read-only by the workers.
+#[derive(Debug)]
+pub(crate) enum Work {
+    /// Puts: keys from a generator, one value for every request.
+    Put { keygen: KeyGen, value: Vec<u8> },
+    /// Ranges: the same request every time.
+    Range(RangeRequest),
+}
+
+impl Work {
+    fn kind(&self) -> OpKind {
+        match self {
+            Self::Put { .. } => OpKind::Put,
+            Self::Range(_) => OpKind::Range,
+        }
+    }
+}
+
+/// What one worker does in a run.
+pub(crate) struct Job {
+    pub work: Arc<Work>,
+    /// Seed of this worker's random key choice.
+    pub seed: u64,
+    /// Local connection index of each logical client on this worker.
+    pub clients: Vec<usize>,
+    /// Request indices `[start, start + count)` this worker issues, if bounded by count.
+    pub quota: Option<(u64, u64)>,
+    /// Requests per second for this worker; 0 = unlimited.
+    pub rate: f64,
+    pub start_at: Instant,
+    pub warmup: Duration,
+    pub duration: Option<Duration>,
+    pub interval: Duration,
+    pub stop: watch::Receiver<bool>,
+}
+
+/// What a worker hands back once, at the end of a run.
+pub(crate) struct Outcome {
+    pub recorder: Recorder,
+    pub measure_start: Instant,
+    pub last_done: Instant,
+    pub interrupted: bool,
+}
+
+enum Command {
+    Run(Box<Job>, oneshot::Sender<Outcome>),
+}
+
+/// A worker thread and its connections.
+pub(crate) struct Worker {
+    index: usize,
+    tx: Option<mpsc::UnboundedSender<Command>>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Worker {
+    /// Starts a worker thread that dials `endpoints` (one connection each) and waits on them
+    /// until all are open or one fails.
+    pub(crate) async fn spawn(
+        index: usize,
+        endpoints: Vec<String>,
+        dial_timeout: Duration,
+    ) -> Result<Self, DriverError> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let (ready_tx, ready_rx) = oneshot::channel();
+        let thread = std::thread::Builder::new()
+            .name(format!("etcdlat-worker-{index}"))
+            .spawn(move || {
+                let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                    Ok(rt) => rt,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(DriverError::io("starting a worker runtime", e)));
+                        return;
+                    }
+                };
+                let local = tokio::task::LocalSet::new();
+                local.block_on(&rt, serve(endpoints, dial_timeout, rx, ready_tx));
+            })
+            .map_err(|e| DriverError::io("starting a worker thread", e))?;
+        let mut worker = Self { index, tx: Some(tx), thread: Some(thread) };
+        match ready_rx.await {
+            Ok(Ok(())) => Ok(worker),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err(DriverError::Worker { index, reason: worker.join_reason() }),
+        }
+    }
+
+    /// Hands a job to the worker; the outcome arrives on the returned receiver.
+    pub(crate) fn run(&self, job: Job) -> Result<oneshot::Receiver<Outcome>, DriverError> {
+        let (tx, rx) = oneshot::channel();
+        self.tx
+            .as_ref()
+            .and_then(|t| t.send(Command::Run(Box::new(job), tx)).ok())
+            .ok_or_else(|| DriverError::Worker { index: self.index, reason: "worker has stopped".into() })?;
+        Ok(rx)
+    }
+
+    pub(crate) fn index(&self) -> usize {
+        self.index
+    }
+
+    /// Why the thread ended, after it did.
+    pub(crate) fn join_reason(&mut self) -> String {
+        self.tx = None;
+        match self.thread.take().map(JoinHandle::join) {
+            Some(Err(panic)) => panic
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| panic.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "panicked".to_owned()),
+            _ => "stopped".to_owned(),
+        }
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        // Closing the command channel ends the worker's loop; its runtime then closes the
+        // connections.
+        self.tx = None;
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+async fn serve(
+    endpoints: Vec<String>,
+    dial_timeout: Duration,
+    mut rx: mpsc::UnboundedReceiver<Command>,
+    ready: oneshot::Sender<Result<(), DriverError>>,
+) {
+    let mut dials = JoinSet::new();
+    for (i, ep) in endpoints.into_iter().enumerate() {
+        dials.spawn_local(async move { (i, connection::open(&ep, dial_timeout).await) });
+    }
+    let mut channels: Vec<Option<Channel>> = vec![None; dials.len()];
+    while let Some(joined) = dials.join_next().await {
+        match joined {
+            Ok((i, Ok(ch))) => channels[i] = Some(ch),
+            Ok((_, Err(e))) => {
+                let _ = ready.send(Err(e));
+                return;
+            }
+            Err(e) => {
+                let _ = ready.send(Err(DriverError::Worker { index: 0, reason: e.to_string() }));
+                return;
+            }
+        }
+    }
+    let kvs: Vec<Kv> = channels.into_iter().flatten().map(Kv::new).collect();
+    if ready.send(Ok(())).is_err() {
+        return;
+    }
+    while let Some(Command::Run(job, done)) = rx.recv().await {
+        let outcome = run_job(&kvs, *job).await;
+        let _ = done.send(outcome);
+    }
+}
+
+/// The slot clock of a rate-capped closed loop: like etcd's token bucket with a burst of
+/// one, a request may start no earlier than one interval after the previous one.
+struct Pacer {
+    next: Cell<Instant>,
+    every: Duration,
+}
+
+/// State shared by the logical clients of one worker.
+struct Shared {
+    work: Arc<Work>,
+    keygen: RefCell<Option<KeyGen>>,
+    value: Bytes,
+    recorder: RefCell<Recorder>,
+    next_index: Cell<u64>,
+    end_index: Cell<u64>,
+    deadline: Cell<Option<Instant>>,
+    stop: Cell<bool>,
+    pacer: Option<Pacer>,
+    issued: [Cell<u64>; OpKind::COUNT],
+}
+
+impl Shared {
+    /// The index of the next request, or `None` when the phase is over.
+    #[inline]
+    fn claim(&self) -> Option<u64> {
+        if self.stop.get() {
+            return None;
+        }
+        let i = self.next_index.get();
+        if i >= self.end_index.get() {
+            return None;
+        }
+        if let Some(deadline) = self.deadline.get() {
+            if Instant::now() >= deadline {
+                return None;
+            }
+        }
+        self.next_index.set(i + 1);
+        Some(i)
+    }
+
+    /// Waits for the request's slot when a rate is set; returns the send time, or `None`
+    /// when the slot falls after the deadline (the request is then never sent).
+    #[inline]
+    async fn pace(&self) -> Option<Instant> {
+        let now = Instant::now();
+        let Some(p) = &self.pacer else { return Some(now) };
+        let slot = p.next.get().max(now);
+        if self.deadline.get().is_some_and(|d| slot >= d) {
+            return None;
+        }
+        p.next.set(slot + p.every);
+        if slot > now {
+            tokio::time::sleep_until(slot.into()).await;
+            return Some(Instant::now());
+        }
+        Some(now)
+    }
+
+    /// Builds the request for index `i`, sends it on `kv`, and returns the keys and value
+    /// bytes it wrote or read.
+    #[inline]
+    async fn execute(&self, kv: &mut Kv, i: u64) -> Result<(u64, u64), tonic::Status> {
+        match &*self.work {
+            Work::Put { .. } => {
+                let key = {
+                    let mut keygen = self.keygen.borrow_mut();
+                    let keygen = keygen.as_mut().expect("put work has a key generator");
+                    Key::new(keygen.key(i))
+                };
+                kv.put(PutRequest { key, value: self.value.clone() }).await?;
+                Ok((1, self.value.len() as u64))
+            }
+            Work::Range(req) => {
+                let resp = kv.range(req.clone()).await?;
+                let keys = if req.count_only { resp.count.max(0) as u64 } else { resp.kvs.len() as u64 };
+                Ok((keys, resp.kvs.iter().map(|kv| kv.value.len() as u64).sum()))
+            }
+        }
+    }
+}
+
+async fn client_loop(shared: Rc<Shared>, mut kv: Kv) {
+    let kind = shared.work.kind();
+    while let Some(i) = shared.claim() {
+        let Some(sent) = shared.pace().await else { break };
+        // Closed loop: the intended start is the send time.
+        let intended = sent;
+        let issued = &shared.issued[kind.index()];
+        issued.set(issued.get() + 1);
+        let result = shared.execute(&mut kv, i).await;
+        let done = Instant::now();
+        let mut rec = shared.recorder.borrow_mut();
+        match result {
+            Ok((keys, bytes)) => {
+                rec.record_ok(kind, intended, sent, done);
+                rec.record_payload(kind, keys, bytes);
+            }
+            Err(status) => rec.record_error(kind, ErrorCode::from_grpc(status.code() as i32), done),
+        }
+    }
+}
+
+/// Runs every logical client until the phase ends; on a stop, waits [`STOP_GRACE`] for
+/// in-flight requests, then abandons them and counts them as cancelled.
+async fn phase(shared: &Rc<Shared>, kvs: &[Kv], clients: &[usize], stop: &mut watch::Receiver<bool>) -> bool {
+    let mut set = JoinSet::new();
+    for &c in clients {
+        set.spawn_local(client_loop(Rc::clone(shared), kvs[c].clone()));
+    }
+    let stopped = async {
+        let _ = stop.wait_for(|s| *s).await;
+        shared.stop.set(true);
+        tokio::time::sleep(STOP_GRACE).await;
+    };
+    tokio::pin!(stopped);
+    loop {
+        tokio::select! {
+            joined = set.join_next() => {
+                if joined.is_none() {
+                    break;
+                }
+            }
+            () = &mut stopped => {
+                set.abort_all();
+                while set.join_next().await.is_some() {}
+                break;
+            }
+        }
+    }
+    shared.stop.get()
+}
+
+async fn run_job(kvs: &[Kv], mut job: Job) -> Outcome {
+    let kind = job.work.kind();
+    let keygen = match &*job.work {
+        Work::Put { keygen, .. } => {
+            let mut k = keygen.clone();
+            k.reseed(job.seed);
+            Some(k)
+        }
+        Work::Range(_) => None,
+    };
+    let value = match &*job.work {
+        Work::Put { value, .. } => Bytes::copy_from_slice(value),
+        Work::Range(_) => Bytes::new(),
+    };
+    let pacer = (job.rate > 0.0)
+        .then(|| Pacer { next: Cell::new(job.start_at), every: Duration::from_secs_f64(1.0 / job.rate) });
+    let shared = Rc::new(Shared {
+        work: Arc::clone(&job.work),
+        keygen: RefCell::new(keygen),
+        value,
+        recorder: RefCell::new(Recorder::new(&[kind], job.start_at, job.interval)),
+        next_index: Cell::new(0),
+        end_index: Cell::new(u64::MAX),
+        deadline: Cell::new(None),
+        stop: Cell::new(*job.stop.borrow()),
+        pacer,
+        issued: Default::default(),
+    });
+
+    tokio::time::sleep_until(job.start_at.into()).await;
+    if !job.warmup.is_zero() && !job.clients.is_empty() {
+        shared.deadline.set(Some(job.start_at + job.warmup));
+        phase(&shared, kvs, &job.clients, &mut job.stop).await;
+    }
+
+    let measure_start = Instant::now().max(job.start_at + job.warmup);
+    shared.recorder.borrow_mut().reset(measure_start);
+    for c in &shared.issued {
+        c.set(0);
+    }
+    let (start, count) = job.quota.unwrap_or((0, u64::MAX));
+    shared.next_index.set(start);
+    shared.end_index.set(start.saturating_add(count));
+    shared.deadline.set(job.duration.map(|d| measure_start + d));
+    if let Some(p) = &shared.pacer {
+        p.next.set(measure_start);
+    }
+    let interrupted = if job.clients.is_empty() || count == 0 {
+        shared.stop.get()
+    } else {
+        phase(&shared, kvs, &job.clients, &mut job.stop).await
+    };
+    let last_done = Instant::now();
+
+    let shared = match Rc::try_unwrap(shared) {
+        Ok(s) => s,
+        Err(_) => unreachable!("every client task has ended"),
+    };
+    let mut recorder = shared.recorder.into_inner();
+    // Requests abandoned at a hard stop were issued but never completed: count them.
+    for k in OpKind::ALL {
+        let abandoned = shared.issued[k.index()].get().saturating_sub(recorder.requests_of(k));
+        recorder.record_errors(k, ErrorCode::Cancelled, abandoned, last_done);
+    }
+    Outcome { recorder, measure_start, last_done, interrupted }
+}

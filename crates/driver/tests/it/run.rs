@@ -1,0 +1,122 @@
+//! Runs: connections, stop conditions, rate, shutdown, unreachable endpoints.
+
+use std::time::{Duration, Instant};
+
+use etcdlat_core::OpKind;
+use etcdlat_driver::{Driver, DriverError};
+use etcdlat_testkit::{Etcd, port_of, skip, tcp_connections_to};
+
+use crate::scenario;
+
+#[tokio::test]
+async fn ten_conns_are_ten_tcp_connections() {
+    if skip() {
+        return;
+    }
+    let etcd = Etcd::start().await;
+    let port = port_of(&etcd.endpoint());
+    let driver = Driver::builder().local_cluster(etcd.local()).conns(10).connect().await.unwrap();
+    // The discovery client closes asynchronously; wait for it to go.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while tcp_connections_to(port) != 10 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(tcp_connections_to(port), 10);
+    let report = driver.run(&scenario("[load]\nclients = 100\ntotal = 2000\n[op.put]\n")).await.unwrap();
+    assert_eq!(report.params.conns, 10);
+    assert_eq!(report.params.clients, 100);
+    assert_eq!(report.op(OpKind::Put).ok, 2000);
+    while tcp_connections_to(port) != 10 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(tcp_connections_to(port), 10, "a run opens no connections of its own");
+
+    // A scenario with its own conns reopens exactly that many.
+    let report = driver.run(&scenario("[load]\nconns = 3\nclients = 9\ntotal = 90\n[op.put]\n")).await.unwrap();
+    assert_eq!(report.params.conns, 3);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while tcp_connections_to(port) != 3 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(tcp_connections_to(port), 3);
+}
+
+#[tokio::test]
+async fn nothing_listening_fails_within_the_dial_timeout_naming_the_endpoint() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let endpoint = format!("127.0.0.1:{port}");
+    let t0 = Instant::now();
+    let err = Driver::builder()
+        .endpoints([endpoint.clone()])
+        .dial_timeout(Duration::from_secs(2))
+        .connect()
+        .await
+        .unwrap_err();
+    assert!(t0.elapsed() < Duration::from_secs(3), "took {:?}", t0.elapsed());
+    assert!(matches!(err, DriverError::Connect { .. }), "{err:?}");
+    assert!(err.to_string().contains(&endpoint), "{err}");
+}
+
+#[tokio::test]
+async fn duration_bounded_run_with_rate_cap() {
+    if skip() {
+        return;
+    }
+    let etcd = Etcd::start().await;
+    let before = etcd.revision().await;
+    let driver = Driver::builder().local_cluster(etcd.local()).conns(2).connect().await.unwrap();
+    let report = driver
+        .run(&scenario("[load]\nclients = 4\nduration = \"2s\"\nrate = 100\n[op.put]\nkey-space-size = 100\n"))
+        .await
+        .unwrap();
+    let put = report.op(OpKind::Put);
+    // 100 per second for 2 seconds, as etcd's --rate would send.
+    assert!((180..=202).contains(&put.ok), "{} puts", put.ok);
+    assert!((1.9..2.5).contains(&report.duration_s), "{}", report.duration_s);
+    assert_eq!(etcd.revision().await - before, put.ok as i64);
+    assert!(put.intervals.len() >= 2);
+    assert!(put.intervals[..2].iter().all(|i| (85..=115).contains(&i.count)), "{:?}", put.intervals);
+}
+
+#[tokio::test]
+async fn warmup_is_not_measured() {
+    if skip() {
+        return;
+    }
+    let etcd = Etcd::start().await;
+    let before = etcd.revision().await;
+    let driver = Driver::builder().local_cluster(etcd.local()).connect().await.unwrap();
+    let report = driver
+        .run(&scenario("[load]\ntotal = 100\nwarmup = \"300ms\"\n[op.put]\nkey-space-size = 10\n"))
+        .await
+        .unwrap();
+    let put = report.op(OpKind::Put);
+    assert_eq!(put.ok, 100);
+    let written = etcd.revision().await - before;
+    assert!(written > 100, "warm-up wrote too ({written} in all)");
+}
+
+#[tokio::test]
+async fn shutdown_stops_the_run_and_keeps_what_was_measured() {
+    if skip() {
+        return;
+    }
+    let etcd = Etcd::start().await;
+    let before = etcd.revision().await;
+    let driver = Driver::builder().local_cluster(etcd.local()).conns(2).connect().await.unwrap();
+    let t0 = Instant::now();
+    let report = driver
+        .run_until(
+            &scenario("[load]\nclients = 8\nduration = \"60s\"\n[op.put]\nkey-space-size = 100\n"),
+            tokio::time::sleep(Duration::from_millis(700)),
+        )
+        .await
+        .unwrap();
+    assert!(t0.elapsed() < Duration::from_secs(5), "stopped after {:?}", t0.elapsed());
+    assert!(report.interrupted);
+    let put = report.op(OpKind::Put);
+    assert!(put.ok > 0);
+    // Every request issued is accounted for, and the server saw exactly the successful ones.
+    assert_eq!(etcd.revision().await - before, put.ok as i64);
+    assert_eq!(put.errors_total, 0);
+}
