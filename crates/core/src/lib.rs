@@ -38,4 +38,6 @@ pub mod unit;
 pub use op::{ErrorCode, OpKind};
 pub use recorder::Recorder;
 pub use report::{Distribution, Interval, OpReport, Params, Report, ReportSet, TargetInfo};
-pub use scenario::{Consistency, Load, Operation, PutOp, RangeOp, ReportOptions, Scenario, ScenarioError, Target};
+pub use scenario::{
+    Consistency, Load, Operation, PutOp, RangeOp, ReportOptions, Scenario, ScenarioError, Target,
+};

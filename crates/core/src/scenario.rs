@@ -60,6 +60,9 @@ pub struct Scenario {
     pub load: Load,
     /// The operation every request performs.
     pub op: Operation,
+    /// Data written before the run, not measured (for example the keys a range reads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<Setup>,
     /// How results are reported.
     #[serde(default)]
     pub report: ReportOptions,
@@ -108,7 +111,14 @@ pub struct Load {
 
 impl Default for Load {
     fn default() -> Self {
-        Self { conns: None, clients: 1, total: None, duration: None, rate: 0, warmup: Duration::ZERO }
+        Self {
+            conns: None,
+            clients: 1,
+            total: None,
+            duration: None,
+            rate: 0,
+            warmup: Duration::ZERO,
+        }
     }
 }
 
@@ -174,6 +184,19 @@ impl Default for PutOp {
             seed: None,
         }
     }
+}
+
+/// Data written before a run and not measured: `total` puts made like [`PutOp`] says.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Setup {
+    /// Puts to send.
+    pub total: u64,
+    /// Logical clients sending them. Default 16.
+    #[serde(default = "sixteen")]
+    pub clients: u32,
+    /// How keys and values are made.
+    pub put: PutOp,
 }
 
 /// Parameters of a range (read) workload.
@@ -252,6 +275,9 @@ fn one_u32() -> u32 {
 fn one_u64() -> u64 {
     1
 }
+fn sixteen() -> u32 {
+    16
+}
 fn eight() -> u64 {
     8
 }
@@ -319,6 +345,7 @@ impl Scenario {
             target: Target::default(),
             load: Load { total: Some(10_000), ..Load::default() },
             op,
+            setup: None,
             report: ReportOptions::default(),
         }
     }
@@ -362,7 +389,10 @@ impl Scenario {
                 ));
             }
             if !(1..=9).contains(&m) {
-                return Err(ScenarioError::invalid("target.members", format!("must be 1 to 9, got {m}")));
+                return Err(ScenarioError::invalid(
+                    "target.members",
+                    format!("must be 1 to 9, got {m}"),
+                ));
             }
         }
         for ep in &t.endpoints {
@@ -381,26 +411,50 @@ impl Scenario {
         }
         if let Some(c) = l.conns {
             if c == 0 || c > MAX_CONNS {
-                return Err(ScenarioError::invalid("load.conns", format!("must be 1 to {MAX_CONNS}, got {c}")));
+                return Err(ScenarioError::invalid(
+                    "load.conns",
+                    format!("must be 1 to {MAX_CONNS}, got {c}"),
+                ));
             }
         }
         match (l.total, l.duration) {
             (None, None) => {
-                return Err(ScenarioError::invalid("load", "needs total (requests) or duration (time) to know when to stop"));
+                return Err(ScenarioError::invalid(
+                    "load",
+                    "needs total (requests) or duration (time) to know when to stop",
+                ));
             }
-            (Some(0), _) => return Err(ScenarioError::invalid("load.total", "must be more than 0")),
+            (Some(0), _) => {
+                return Err(ScenarioError::invalid("load.total", "must be more than 0"));
+            }
             (_, Some(d)) if d.is_zero() => {
                 return Err(ScenarioError::invalid("load.duration", "must be more than 0"));
             }
             _ => {}
         }
         if l.rate > 100_000_000 {
-            return Err(ScenarioError::invalid("load.rate", format!("{} requests per second is beyond any etcd", l.rate)));
+            return Err(ScenarioError::invalid(
+                "load.rate",
+                format!("{} requests per second is beyond any etcd", l.rate),
+            ));
         }
 
         match &self.op {
-            Operation::Put(p) => p.validate()?,
+            Operation::Put(p) => p.validate_at("op.put")?,
             Operation::Range(r) => r.validate()?,
+        }
+
+        if let Some(setup) = &self.setup {
+            if setup.total == 0 {
+                return Err(ScenarioError::invalid("setup.total", "must be more than 0"));
+            }
+            if setup.clients == 0 || setup.clients > MAX_CLIENTS {
+                return Err(ScenarioError::invalid(
+                    "setup.clients",
+                    format!("must be 1 to {MAX_CLIENTS}"),
+                ));
+            }
+            setup.put.validate_at("setup.put")?;
         }
 
         if self.report.interval < Duration::from_millis(10) {
@@ -411,27 +465,38 @@ impl Scenario {
 }
 
 impl PutOp {
-    fn validate(&self) -> Result<(), ScenarioError> {
+    fn validate_at(&self, at: &str) -> Result<(), ScenarioError> {
+        let field = |name: &str| format!("{at}.{name}");
         if self.key_space_size == 0 {
-            return Err(ScenarioError::invalid("op.put.key-space-size", "must be more than 0"));
+            return Err(ScenarioError::invalid(&field("key-space-size"), "must be more than 0"));
         }
-        let Some(last) = self.key_starts.checked_add(self.key_space_size - 1).filter(|&k| k <= i64::MAX as u64)
+        let Some(last) =
+            self.key_starts.checked_add(self.key_space_size - 1).filter(|&k| k <= i64::MAX as u64)
         else {
-            return Err(ScenarioError::invalid("op.put.key-starts", "key-starts + key-space-size is too large"));
+            return Err(ScenarioError::invalid(
+                &field("key-starts"),
+                "key-starts + key-space-size is too large",
+            ));
         };
         let need = varint_len(last) as u64;
         if self.key_size < need {
             return Err(ScenarioError::invalid(
-                "op.put.key-size",
-                format!("{} bytes cannot hold {} distinct keys starting at {}; need at least {need}", self.key_size, self.key_space_size, self.key_starts),
+                &field("key-size"),
+                format!(
+                    "{} bytes cannot hold {} distinct keys starting at {}; need at least {need}",
+                    self.key_size, self.key_space_size, self.key_starts
+                ),
             ));
         }
         if self.key_size + self.prefix.len() as u64 > 1 << 20 {
-            return Err(ScenarioError::invalid("op.put.key-size", "keys over 1 MiB are not supported"));
+            return Err(ScenarioError::invalid(
+                &field("key-size"),
+                "keys over 1 MiB are not supported",
+            ));
         }
         if self.val_size > MAX_VALUE_SIZE {
             return Err(ScenarioError::invalid(
-                "op.put.val-size",
+                &field("val-size"),
                 format!("{} bytes is more than the supported {MAX_VALUE_SIZE}", self.val_size),
             ));
         }
@@ -442,10 +507,16 @@ impl PutOp {
 impl RangeOp {
     fn validate(&self) -> Result<(), ScenarioError> {
         if self.prefix && self.range_end.is_some() {
-            return Err(ScenarioError::invalid("op.range.prefix", "cannot be combined with range-end"));
+            return Err(ScenarioError::invalid(
+                "op.range.prefix",
+                "cannot be combined with range-end",
+            ));
         }
         if self.key.is_empty() && !self.prefix && self.range_end.is_none() {
-            return Err(ScenarioError::invalid("op.range.key", "must not be empty (use prefix = true to read every key)"));
+            return Err(ScenarioError::invalid(
+                "op.range.key",
+                "must not be empty (use prefix = true to read every key)",
+            ));
         }
         if i64::try_from(self.limit).is_err() {
             return Err(ScenarioError::invalid("op.range.limit", "is too large"));
@@ -466,7 +537,11 @@ pub fn check_endpoint(ep: &str) -> Result<(), String> {
     }
     let (host, port) = match rest.rsplit_once(':') {
         Some((h, p)) if !h.is_empty() => (h, p),
-        _ => return Err(format!("endpoint {ep:?} has no port (expected host:port, like 127.0.0.1:2379)")),
+        _ => {
+            return Err(format!(
+                "endpoint {ep:?} has no port (expected host:port, like 127.0.0.1:2379)"
+            ));
+        }
     };
     if host.contains('/') || host.contains(' ') {
         return Err(format!("endpoint {ep:?}: invalid host {host:?}"));
@@ -542,15 +617,18 @@ key-space-size = 10
 
     #[test]
     fn invalid_value_names_field_and_line() {
-        let err = Scenario::from_toml_str("[load]\nclients = 0\ntotal = 5\n[op.put]\n").unwrap_err();
+        let err =
+            Scenario::from_toml_str("[load]\nclients = 0\ntotal = 5\n[op.put]\n").unwrap_err();
         assert_eq!(err.field(), Some("load.clients"));
         assert!(err.to_string().starts_with("line 2, column 11: load.clients: must be 1"), "{err}");
     }
 
     #[test]
     fn key_size_must_hold_the_key_space() {
-        let err = Scenario::from_toml_str("[load]\ntotal = 1\n[op.put]\nkey-size = 1\nkey-space-size = 1000\n")
-            .unwrap_err();
+        let err = Scenario::from_toml_str(
+            "[load]\ntotal = 1\n[op.put]\nkey-size = 1\nkey-space-size = 1000\n",
+        )
+        .unwrap_err();
         assert_eq!(err.field(), Some("op.put.key-size"));
     }
 
@@ -576,10 +654,18 @@ key-space-size = 10
 
     #[test]
     fn range_consistency() {
-        let s = Scenario::from_toml_str("[load]\ntotal = 1\n[op.range]\nkey = \"foo\"\nconsistency = \"s\"\n").unwrap();
+        let s = Scenario::from_toml_str(
+            "[load]\ntotal = 1\n[op.range]\nkey = \"foo\"\nconsistency = \"s\"\n",
+        )
+        .unwrap();
         let Operation::Range(r) = &s.op else { panic!() };
         assert_eq!(r.consistency, Consistency::Serializable);
-        assert!(Scenario::from_toml_str("[load]\ntotal = 1\n[op.range]\nkey = \"foo\"\nconsistency = \"x\"\n").is_err());
+        assert!(
+            Scenario::from_toml_str(
+                "[load]\ntotal = 1\n[op.range]\nkey = \"foo\"\nconsistency = \"x\"\n"
+            )
+            .is_err()
+        );
     }
 
     #[test]

@@ -11,7 +11,10 @@ use crate::error::DriverError;
 
 /// Asks the cluster behind `endpoints` (the first that answers) for its version, members and
 /// leader.
-pub(crate) async fn discover(endpoints: &[String], timeout: Duration) -> Result<TargetInfo, DriverError> {
+pub(crate) async fn discover(
+    endpoints: &[String],
+    timeout: Duration,
+) -> Result<TargetInfo, DriverError> {
     let mut last_err = None;
     for ep in endpoints {
         match describe(ep, timeout).await {
@@ -33,7 +36,9 @@ async fn describe(endpoint: &str, timeout: Duration) -> Result<TargetInfo, Drive
         endpoint: endpoint.to_owned(),
         reason: source_chain(&e),
     };
-    let opts = ConnectOptions::new().with_connect_timeout(timeout).with_timeout(timeout.max(Duration::from_secs(5)));
+    let opts = ConnectOptions::new()
+        .with_connect_timeout(timeout)
+        .with_timeout(timeout.max(Duration::from_secs(5)));
     let mut client = Client::connect([url(endpoint)?], Some(opts)).await.map_err(not_answering)?;
     let status = client.status().await.map_err(not_answering)?;
     let members = client.member_list().await.map_err(not_answering)?;
@@ -52,4 +57,44 @@ async fn describe(endpoint: &str, timeout: Duration) -> Result<TargetInfo, Drive
         leader,
         cluster_id: status.header().map(|h| format!("{:x}", h.cluster_id())).unwrap_or_default(),
     })
+}
+
+/// The client URLs of the current leader, asked of the first endpoint that answers.
+pub(crate) async fn leader_endpoints(
+    endpoints: &[String],
+    timeout: Duration,
+) -> Result<Vec<String>, DriverError> {
+    let mut last_err = None;
+    for ep in endpoints {
+        let not_answering = |e: etcd_client::Error| DriverError::NotAnswering {
+            endpoint: ep.clone(),
+            reason: source_chain(&e),
+        };
+        let opts = ConnectOptions::new()
+            .with_connect_timeout(timeout)
+            .with_timeout(timeout.max(Duration::from_secs(5)));
+        let attempt = async {
+            let mut client =
+                Client::connect([url(ep)?], Some(opts)).await.map_err(not_answering)?;
+            let status = client.status().await.map_err(not_answering)?;
+            let members = client.member_list().await.map_err(not_answering)?;
+            let leader =
+                members.members().iter().find(|m| m.id() == status.leader()).ok_or_else(|| {
+                    DriverError::NoLeader {
+                        reason: format!("leader {:x} is not in the member list", status.leader()),
+                    }
+                })?;
+            if leader.client_urls().is_empty() {
+                return Err(DriverError::NoLeader {
+                    reason: format!("leader {} has no client URL", leader.name()),
+                });
+            }
+            Ok(leader.client_urls().to_vec())
+        };
+        match attempt.await {
+            Ok(urls) => return Ok(urls),
+            Err(e) => last_err = Some(e),
+        }
+    }
+    Err(last_err.unwrap_or(DriverError::NoLeader { reason: "no endpoints given".to_owned() }))
 }

@@ -26,7 +26,11 @@ pub(crate) fn url(endpoint: &str) -> Result<String, DriverError> {
             reason: "TLS endpoints are not supported yet".to_owned(),
         });
     }
-    Ok(if endpoint.starts_with("http://") { endpoint.to_owned() } else { format!("http://{endpoint}") })
+    Ok(if endpoint.starts_with("http://") {
+        endpoint.to_owned()
+    } else {
+        format!("http://{endpoint}")
+    })
 }
 
 /// Dials one connection and checks that etcd answers on it.
@@ -47,7 +51,12 @@ pub(crate) async fn open(endpoint: &str, dial_timeout: Duration) -> Result<Chann
         .initial_connection_window_size(Some(32 << 20));
     let channel = match tokio::time::timeout(dial_timeout, ep.connect()).await {
         Ok(Ok(channel)) => channel,
-        Ok(Err(e)) => return Err(DriverError::Connect { endpoint: endpoint.to_owned(), reason: source_chain(&e) }),
+        Ok(Err(e)) => {
+            return Err(DriverError::Connect {
+                endpoint: endpoint.to_owned(),
+                reason: source_chain(&e),
+            });
+        }
         Err(_) => {
             return Err(DriverError::Connect {
                 endpoint: endpoint.to_owned(),

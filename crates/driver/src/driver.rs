@@ -2,6 +2,7 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
@@ -26,11 +27,19 @@ pub struct DriverBuilder {
     dial_timeout: Duration,
     workers: Option<usize>,
     local: bool,
+    target_leader: bool,
 }
 
 impl Default for DriverBuilder {
     fn default() -> Self {
-        Self { endpoints: Vec::new(), conns: 1, dial_timeout: DEFAULT_DIAL_TIMEOUT, workers: None, local: false }
+        Self {
+            endpoints: Vec::new(),
+            conns: 1,
+            dial_timeout: DEFAULT_DIAL_TIMEOUT,
+            workers: None,
+            local: false,
+            target_leader: false,
+        }
     }
 }
 
@@ -66,6 +75,13 @@ impl DriverBuilder {
         self
     }
 
+    /// Send every request to the leader only (etcd benchmark's `--target-leader`): the
+    /// leader's client URLs replace the endpoints given.
+    pub fn target_leader(mut self, yes: bool) -> Self {
+        self.target_leader = yes;
+        self
+    }
+
     /// Worker threads (default: the number of CPUs, never more than the connections).
     pub fn workers(mut self, workers: usize) -> Self {
         self.workers = Some(workers.max(1));
@@ -78,9 +94,12 @@ impl DriverBuilder {
     /// [`DriverError::Endpoint`] for a malformed endpoint, [`DriverError::Connect`] naming the
     /// endpoint when a connection cannot be made within the dial timeout, and
     /// [`DriverError::NotAnswering`] when etcd does not answer on it.
-    pub async fn connect(self) -> Result<Driver, DriverError> {
+    pub async fn connect(mut self) -> Result<Driver, DriverError> {
         if self.endpoints.is_empty() {
-            return Err(DriverError::Endpoint { endpoint: String::new(), reason: "no endpoints given".into() });
+            return Err(DriverError::Endpoint {
+                endpoint: String::new(),
+                reason: "no endpoints given".into(),
+            });
         }
         if self.conns == 0 {
             return Err(DriverError::Endpoint {
@@ -91,10 +110,18 @@ impl DriverBuilder {
         for ep in &self.endpoints {
             crate::connection::url(ep)?;
         }
+        if self.target_leader {
+            self.endpoints = cluster::leader_endpoints(&self.endpoints, self.dial_timeout).await?;
+        }
         let pool = Pool::open(&self, self.conns).await?;
         let mut target = cluster::discover(&self.endpoints, self.dial_timeout).await?;
         target.local = self.local;
-        Ok(Driver { config: self, pool: Mutex::new(pool), target: std::sync::Mutex::new(target) })
+        Ok(Driver {
+            config: self,
+            pool: Mutex::new(pool),
+            target: std::sync::Mutex::new(target),
+            progress: Progress::default(),
+        })
     }
 }
 
@@ -106,9 +133,9 @@ struct Pool {
 
 impl Pool {
     async fn open(config: &DriverBuilder, conns: u32) -> Result<Self, DriverError> {
-        let threads = config
-            .workers
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get));
+        let threads = config.workers.unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+        });
         let count = threads.min(conns as usize).max(1);
         // Connection c lives on worker c % count and goes to endpoint c % endpoints.
         let mut per_worker: Vec<Vec<String>> = vec![Vec::new(); count];
@@ -139,6 +166,31 @@ pub struct Driver {
     config: DriverBuilder,
     pool: Mutex<Pool>,
     target: std::sync::Mutex<TargetInfo>,
+    progress: Progress,
+}
+
+/// Live progress of the current run, for a progress display: requests completed so far,
+/// published by each worker a few times a second (never per request).
+#[derive(Debug, Clone, Default)]
+pub struct Progress {
+    workers: Arc<std::sync::Mutex<Vec<Arc<AtomicU64>>>>,
+}
+
+impl Progress {
+    /// Requests completed (ok or failed) in the measured part of the current or last run.
+    #[must_use]
+    pub fn completed(&self) -> u64 {
+        self.workers.lock().map(|w| w.iter().map(|c| c.load(Ordering::Relaxed)).sum()).unwrap_or(0)
+    }
+
+    fn reset(&self, workers: usize) -> Vec<Arc<AtomicU64>> {
+        let counters: Vec<Arc<AtomicU64>> =
+            (0..workers).map(|_| Arc::new(AtomicU64::new(0))).collect();
+        if let Ok(mut w) = self.workers.lock() {
+            w.clone_from(&counters);
+        }
+        counters
+    }
 }
 
 impl std::fmt::Debug for Driver {
@@ -157,6 +209,12 @@ impl Driver {
     #[must_use]
     pub fn target(&self) -> TargetInfo {
         self.target.lock().map(|t| t.clone()).unwrap_or_default()
+    }
+
+    /// A handle on the progress of runs, to poll from another task.
+    #[must_use]
+    pub fn progress(&self) -> Progress {
+        self.progress.clone()
     }
 
     /// Runs `scenario` to completion.
@@ -180,6 +238,32 @@ impl Driver {
         shutdown: impl Future<Output = ()>,
     ) -> Result<Report, DriverError> {
         scenario.validate()?;
+        if let Some(setup) = &scenario.setup {
+            let mut fill = Scenario::new(Operation::Put(setup.put.clone()));
+            fill.load.clients = setup.clients;
+            fill.load.total = Some(setup.total);
+            fill.load.conns = scenario.load.conns;
+            let mut shutdown = std::pin::pin!(shutdown);
+            let report = self.measure(&fill, shutdown.as_mut()).await?;
+            if report.interrupted {
+                return Err(DriverError::Interrupted);
+            }
+            if report.errors_total() > 0 {
+                return Err(DriverError::Setup {
+                    failed: report.errors_total(),
+                    total: setup.total,
+                });
+            }
+            return self.measure(scenario, shutdown).await;
+        }
+        self.measure(scenario, std::pin::pin!(shutdown)).await
+    }
+
+    async fn measure(
+        &self,
+        scenario: &Scenario,
+        mut shutdown: std::pin::Pin<&mut impl Future<Output = ()>>,
+    ) -> Result<Report, DriverError> {
         let mut pool = self.pool.lock().await;
         let conns = scenario.load.conns.unwrap_or(pool.conns);
         if conns != pool.conns {
@@ -187,7 +271,8 @@ impl Driver {
             pool.workers.clear();
             *pool = Pool::open(&self.config, conns).await?;
         }
-        let mut target = cluster::discover(&self.config.endpoints, self.config.dial_timeout).await?;
+        let mut target =
+            cluster::discover(&self.config.endpoints, self.config.dial_timeout).await?;
         target.local = self.config.local;
         if let Ok(mut t) = self.target.lock() {
             *t = target.clone();
@@ -208,6 +293,7 @@ impl Driver {
         let quotas = load.total.map(|t| split(t, &clients, load.clients));
 
         let (stop_tx, stop_rx) = watch::channel(false);
+        let progress = self.progress.reset(workers);
         let start_at = Instant::now() + Duration::from_millis(5);
         let started_at = SystemTime::now() + Duration::from_millis(5) + load.warmup;
         let mut receivers = Vec::with_capacity(workers);
@@ -224,11 +310,11 @@ impl Driver {
                 duration: load.duration,
                 interval: scenario.report.interval,
                 stop: stop_rx.clone(),
+                progress: Arc::clone(&progress[w]),
             };
             receivers.push((worker.index(), worker.run(job)?));
         }
 
-        let mut shutdown = std::pin::pin!(shutdown);
         let mut stopping = false;
         let mut outcomes = Vec::with_capacity(workers);
         for (index, mut rx) in receivers {
@@ -241,7 +327,10 @@ impl Driver {
                     }
                 }
             };
-            outcomes.push(outcome.map_err(|_| DriverError::Worker { index, reason: "worker stopped mid-run".into() })?);
+            outcomes.push(outcome.map_err(|_| DriverError::Worker {
+                index,
+                reason: "worker stopped mid-run".into(),
+            })?);
         }
         drop(pool);
 
@@ -256,7 +345,12 @@ impl Driver {
         let ops = merged
             .finish()
             .into_iter()
-            .map(|(kind, rec)| (kind, etcdlat_core::OpReport::from_record(&rec, duration, scenario.report.interval)))
+            .map(|(kind, rec)| {
+                (
+                    kind,
+                    etcdlat_core::OpReport::from_record(&rec, duration, scenario.report.interval),
+                )
+            })
             .collect();
         Ok(Report {
             name: scenario.name.clone(),
@@ -283,13 +377,18 @@ fn op_seed(scenario: &Scenario) -> u64 {
 
 fn prepare(op: &Operation, seed: u64) -> Work {
     match op {
-        Operation::Put(p) => Work::Put { keygen: KeyGen::new(p, seed), value: random_value(p.val_size as usize, seed) },
+        Operation::Put(p) => Work::Put {
+            keygen: KeyGen::new(p, seed),
+            value: random_value(p.val_size as usize, seed),
+        },
         Operation::Range(r) => {
             let key = Bytes::copy_from_slice(r.key.as_bytes());
             let range_end = if r.prefix {
                 Bytes::from(prefix_end(r.key.as_bytes()))
             } else {
-                r.range_end.as_ref().map_or_else(Bytes::new, |e| Bytes::copy_from_slice(e.as_bytes()))
+                r.range_end
+                    .as_ref()
+                    .map_or_else(Bytes::new, |e| Bytes::copy_from_slice(e.as_bytes()))
             };
             Work::Range(RangeRequest {
                 key,
@@ -324,7 +423,8 @@ fn split(total: u64, clients: &[Vec<usize>], all_clients: u32) -> Vec<(u64, u64)
     let mut assigned_clients = 0u64;
     for c in clients {
         assigned_clients += c.len() as u64;
-        let end = (u128::from(total) * u128::from(assigned_clients) / u128::from(all_clients)) as u64;
+        let end =
+            (u128::from(total) * u128::from(assigned_clients) / u128::from(all_clients)) as u64;
         out.push((start, end - start));
         start = end;
     }

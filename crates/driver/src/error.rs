@@ -52,7 +52,9 @@ pub enum DriverError {
     },
 
     /// A throwaway local etcd did not become ready.
-    #[error("local etcd member {member} did not become ready within {timeout:?}: {reason}; last log lines:\n{log_tail}")]
+    #[error(
+        "local etcd member {member} did not become ready within {timeout:?}: {reason}; last log lines:\n{log_tail}"
+    )]
     LocalNotReady {
         /// Member name.
         member: String,
@@ -72,6 +74,26 @@ pub enum DriverError {
         /// The underlying error.
         #[source]
         source: std::io::Error,
+    },
+
+    /// The run was stopped before its setup finished; nothing was measured.
+    #[error("interrupted before measuring started")]
+    Interrupted,
+
+    /// Some setup writes failed, so the data the run reads is not there.
+    #[error("setup failed: {failed} of {total} writes did not succeed")]
+    Setup {
+        /// Writes that failed.
+        failed: u64,
+        /// Writes asked for.
+        total: u64,
+    },
+
+    /// The cluster has no leader, or the leader has no client URL.
+    #[error("no leader to target: {reason}")]
+    NoLeader {
+        /// What was found.
+        reason: String,
     },
 
     /// A worker thread died; this is a bug in etcdlat.

@@ -58,6 +58,6 @@ mod rpc;
 mod worker;
 
 pub use connection::DEFAULT_DIAL_TIMEOUT;
-pub use driver::{Driver, DriverBuilder};
+pub use driver::{Driver, DriverBuilder, Progress};
 pub use error::DriverError;
 pub use local::{LocalCluster, LocalClusterOptions, LocalMember};

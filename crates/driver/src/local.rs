@@ -155,15 +155,21 @@ impl LocalCluster {
                 child: None,
             });
         }
-        let initial_cluster =
-            members.iter().map(|m| format!("{}={}", m.name, m.peer_url)).collect::<Vec<_>>().join(",");
-        let token = format!("etcdlat-{}-{}", std::process::id(), dir.path().display().to_string().len());
+        let initial_cluster = members
+            .iter()
+            .map(|m| format!("{}={}", m.name, m.peer_url))
+            .collect::<Vec<_>>()
+            .join(",");
+        let token =
+            format!("etcdlat-{}-{}", std::process::id(), dir.path().display().to_string().len());
         let mut cluster = Self { members, dir: Some(dir) };
         let data_root = cluster.dir.as_ref().map(|d| d.path().to_path_buf()).unwrap_or_default();
 
         for m in &mut cluster.members {
-            let log = File::create(&m.log).map_err(|e| DriverError::io("creating the etcd log file", e))?;
-            let log2 = log.try_clone().map_err(|e| DriverError::io("creating the etcd log file", e))?;
+            let log = File::create(&m.log)
+                .map_err(|e| DriverError::io("creating the etcd log file", e))?;
+            let log2 =
+                log.try_clone().map_err(|e| DriverError::io("creating the etcd log file", e))?;
             let child = Command::new(&opts.etcd_bin)
                 .arg("--name")
                 .arg(&m.name)
@@ -196,7 +202,10 @@ impl LocalCluster {
                     return Err(DriverError::EtcdNotFound { binary: opts.etcd_bin.clone() });
                 }
                 Err(e) => {
-                    return Err(DriverError::io(format!("starting {}", opts.etcd_bin.display()), e));
+                    return Err(DriverError::io(
+                        format!("starting {}", opts.etcd_bin.display()),
+                        e,
+                    ));
                 }
             }
         }
@@ -276,7 +285,9 @@ impl Drop for LocalCluster {
 }
 
 async fn status_leader(url: &str) -> Result<u64, String> {
-    let opts = ConnectOptions::new().with_connect_timeout(Duration::from_millis(500)).with_timeout(Duration::from_secs(1));
+    let opts = ConnectOptions::new()
+        .with_connect_timeout(Duration::from_millis(500))
+        .with_timeout(Duration::from_secs(1));
     let mut client = Client::connect([url], Some(opts)).await.map_err(|e| e.to_string())?;
     let status = client.status().await.map_err(|e| e.to_string())?;
     Ok(status.leader())

@@ -84,7 +84,8 @@ impl prost::Message for PutRequest {
     fn encoded_len(&self) -> usize {
         let key = self.key.as_slice().len();
         let key_len = if key == 0 { 0 } else { 1 + encoding::encoded_len_varint(key as u64) + key };
-        let value_len = if self.value.is_empty() { 0 } else { encoding::bytes::encoded_len(2, &self.value) };
+        let value_len =
+            if self.value.is_empty() { 0 } else { encoding::bytes::encoded_len(2, &self.value) };
         key_len + value_len
     }
 
@@ -169,7 +170,10 @@ impl Kv {
     }
 
     async fn ready(&mut self) -> Result<(), tonic::Status> {
-        self.grpc.ready().await.map_err(|e| tonic::Status::unavailable(format!("connection not ready: {e}")))
+        self.grpc
+            .ready()
+            .await
+            .map_err(|e| tonic::Status::unavailable(format!("connection not ready: {e}")))
     }
 
     pub(crate) async fn put(&mut self, req: PutRequest) -> Result<PutResponse, tonic::Status> {
@@ -179,7 +183,10 @@ impl Kv {
         Ok(self.grpc.unary(tonic::Request::new(req), path, codec).await?.into_inner())
     }
 
-    pub(crate) async fn range(&mut self, req: RangeRequest) -> Result<RangeResponse, tonic::Status> {
+    pub(crate) async fn range(
+        &mut self,
+        req: RangeRequest,
+    ) -> Result<RangeResponse, tonic::Status> {
         self.ready().await?;
         let path = PathAndQuery::from_static("/etcdserverpb.KV/Range");
         let codec = ProstCodec::<RangeRequest, RangeResponse>::default();
@@ -207,7 +214,8 @@ mod tests {
 
         let long = PutRequest { key: Key::new(&[7; 100]), value: Bytes::new() };
         let reference =
-            etcd_client::proto::PbPutRequest { key: vec![7; 100], ..Default::default() }.encode_to_vec();
+            etcd_client::proto::PbPutRequest { key: vec![7; 100], ..Default::default() }
+                .encode_to_vec();
         assert_eq!(long.encode_to_vec(), reference);
     }
 }

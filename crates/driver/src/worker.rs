@@ -9,6 +9,7 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -61,6 +62,8 @@ pub(crate) struct Job {
     pub duration: Option<Duration>,
     pub interval: Duration,
     pub stop: watch::Receiver<bool>,
+    /// Where this worker publishes its request count, a few times a second.
+    pub progress: Arc<AtomicU64>,
 }
 
 /// What a worker hands back once, at the end of a run.
@@ -117,10 +120,9 @@ impl Worker {
     /// Hands a job to the worker; the outcome arrives on the returned receiver.
     pub(crate) fn run(&self, job: Job) -> Result<oneshot::Receiver<Outcome>, DriverError> {
         let (tx, rx) = oneshot::channel();
-        self.tx
-            .as_ref()
-            .and_then(|t| t.send(Command::Run(Box::new(job), tx)).ok())
-            .ok_or_else(|| DriverError::Worker { index: self.index, reason: "worker has stopped".into() })?;
+        self.tx.as_ref().and_then(|t| t.send(Command::Run(Box::new(job), tx)).ok()).ok_or_else(
+            || DriverError::Worker { index: self.index, reason: "worker has stopped".into() },
+        )?;
         Ok(rx)
     }
 
@@ -262,7 +264,8 @@ impl Shared {
             }
             Work::Range(req) => {
                 let resp = kv.range(req.clone()).await?;
-                let keys = if req.count_only { resp.count.max(0) as u64 } else { resp.kvs.len() as u64 };
+                let keys =
+                    if req.count_only { resp.count.max(0) as u64 } else { resp.kvs.len() as u64 };
                 Ok((keys, resp.kvs.iter().map(|kv| kv.value.len() as u64).sum()))
             }
         }
@@ -290,13 +293,35 @@ async fn client_loop(shared: Rc<Shared>, mut kv: Kv) {
     }
 }
 
+/// How often a worker publishes its progress. Publishing is one atomic store per worker per
+/// tick, never per request.
+const PROGRESS_EVERY: Duration = Duration::from_millis(100);
+
 /// Runs every logical client until the phase ends; on a stop, waits [`STOP_GRACE`] for
 /// in-flight requests, then abandons them and counts them as cancelled.
-async fn phase(shared: &Rc<Shared>, kvs: &[Kv], clients: &[usize], stop: &mut watch::Receiver<bool>) -> bool {
+async fn phase(
+    shared: &Rc<Shared>,
+    kvs: &[Kv],
+    clients: &[usize],
+    stop: &mut watch::Receiver<bool>,
+    progress: Option<&Arc<AtomicU64>>,
+) -> bool {
     let mut set = JoinSet::new();
     for &c in clients {
         set.spawn_local(client_loop(Rc::clone(shared), kvs[c].clone()));
     }
+    let publisher = progress.map(|progress| {
+        let shared = Rc::clone(shared);
+        let progress = Arc::clone(progress);
+        tokio::task::spawn_local(async move {
+            let mut tick = tokio::time::interval(PROGRESS_EVERY);
+            loop {
+                tick.tick().await;
+                let done = shared.recorder.borrow().requests();
+                progress.store(done, Ordering::Relaxed);
+            }
+        })
+    });
     let stopped = async {
         let _ = stop.wait_for(|s| *s).await;
         shared.stop.set(true);
@@ -317,6 +342,13 @@ async fn phase(shared: &Rc<Shared>, kvs: &[Kv], clients: &[usize], stop: &mut wa
             }
         }
     }
+    if let Some(publisher) = publisher {
+        publisher.abort();
+        let _ = publisher.await;
+        if let Some(progress) = progress {
+            progress.store(shared.recorder.borrow().requests(), Ordering::Relaxed);
+        }
+    }
     shared.stop.get()
 }
 
@@ -334,8 +366,10 @@ async fn run_job(kvs: &[Kv], mut job: Job) -> Outcome {
         Work::Put { value, .. } => Bytes::copy_from_slice(value),
         Work::Range(_) => Bytes::new(),
     };
-    let pacer = (job.rate > 0.0)
-        .then(|| Pacer { next: Cell::new(job.start_at), every: Duration::from_secs_f64(1.0 / job.rate) });
+    let pacer = (job.rate > 0.0).then(|| Pacer {
+        next: Cell::new(job.start_at),
+        every: Duration::from_secs_f64(1.0 / job.rate),
+    });
     let shared = Rc::new(Shared {
         work: Arc::clone(&job.work),
         keygen: RefCell::new(keygen),
@@ -352,7 +386,7 @@ async fn run_job(kvs: &[Kv], mut job: Job) -> Outcome {
     tokio::time::sleep_until(job.start_at.into()).await;
     if !job.warmup.is_zero() && !job.clients.is_empty() {
         shared.deadline.set(Some(job.start_at + job.warmup));
-        phase(&shared, kvs, &job.clients, &mut job.stop).await;
+        phase(&shared, kvs, &job.clients, &mut job.stop, None).await;
     }
 
     let measure_start = Instant::now().max(job.start_at + job.warmup);
@@ -370,7 +404,7 @@ async fn run_job(kvs: &[Kv], mut job: Job) -> Outcome {
     let interrupted = if job.clients.is_empty() || count == 0 {
         shared.stop.get()
     } else {
-        phase(&shared, kvs, &job.clients, &mut job.stop).await
+        phase(&shared, kvs, &job.clients, &mut job.stop, Some(&job.progress)).await
     };
     let last_done = Instant::now();
 

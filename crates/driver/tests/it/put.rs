@@ -41,7 +41,10 @@ async fn default_key_space_writes_one_key_like_etcds_tool() {
     }
     let etcd = Etcd::start().await;
     let driver = Driver::builder().local_cluster(etcd.local()).connect().await.unwrap();
-    let report = driver.run(&scenario("[load]\ntotal = 50\n[op.put]\nsequential-keys = true\n")).await.unwrap();
+    let report = driver
+        .run(&scenario("[load]\ntotal = 50\n[op.put]\nsequential-keys = true\n"))
+        .await
+        .unwrap();
     assert_eq!(report.op(OpKind::Put).ok, 50);
     assert_eq!(etcd.key_count().await, 1);
 }

@@ -35,7 +35,10 @@ async fn linearizable_and_serializable_read_the_data_put() {
         assert_eq!(range.value_bytes, 50 * 100 * 256);
         assert_eq!(report.params.consistency.as_deref(), Some(consistency));
     }
-    let single = driver.run(&scenario("[load]\ntotal = 10\n[op.range]\nkey = \"data/007\"\n")).await.unwrap();
+    let single = driver
+        .run(&scenario("[load]\ntotal = 10\n[op.range]\nkey = \"data/007\"\n"))
+        .await
+        .unwrap();
     assert_eq!(single.op(OpKind::Range).keys, 10);
     assert_eq!(single.op(OpKind::Range).value_bytes, 2560);
 }
@@ -48,13 +51,17 @@ async fn limit_and_count_only_behave() {
     let etcd = seeded().await;
     let driver = Driver::builder().local_cluster(etcd.local()).connect().await.unwrap();
     let limited = driver
-        .run(&scenario("[load]\ntotal = 20\n[op.range]\nkey = \"data/\"\nprefix = true\nlimit = 7\n"))
+        .run(&scenario(
+            "[load]\ntotal = 20\n[op.range]\nkey = \"data/\"\nprefix = true\nlimit = 7\n",
+        ))
         .await
         .unwrap();
     assert_eq!(limited.op(OpKind::Range).keys, 20 * 7);
 
     let counted = driver
-        .run(&scenario("[load]\ntotal = 20\n[op.range]\nkey = \"data/\"\nprefix = true\ncount-only = true\n"))
+        .run(&scenario(
+            "[load]\ntotal = 20\n[op.range]\nkey = \"data/\"\nprefix = true\ncount-only = true\n",
+        ))
         .await
         .unwrap();
     let range = counted.op(OpKind::Range);
@@ -67,4 +74,25 @@ async fn limit_and_count_only_behave() {
         .unwrap();
     assert_eq!(all.op(OpKind::Range).keys, 5 * 101);
     assert_eq!(all.op(OpKind::Range).value_bytes, 0);
+}
+
+#[tokio::test]
+async fn setup_writes_the_data_before_measuring() {
+    if skip() {
+        return;
+    }
+    let etcd = Etcd::start().await;
+    let before = etcd.revision().await;
+    let driver = Driver::builder().local_cluster(etcd.local()).connect().await.unwrap();
+    let s = scenario(
+        "[load]\ntotal = 30\n[op.range]\nkey = \"s/\"\nprefix = true\n\
+         [setup]\ntotal = 100\n[setup.put]\nprefix = \"s/\"\nkey-space-size = 100\nsequential-keys = true\nval-size = 64\n",
+    );
+    let report = driver.run(&s).await.unwrap();
+    assert_eq!(etcd.revision().await - before, 100, "setup wrote its 100 keys");
+    assert!(report.try_op(OpKind::Put).is_none(), "setup is not in the report");
+    let range = report.op(OpKind::Range);
+    assert_eq!(range.ok, 30);
+    assert_eq!(range.keys, 30 * 100);
+    assert_eq!(range.value_bytes, 30 * 100 * 64);
 }

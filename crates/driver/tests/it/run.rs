@@ -22,7 +22,8 @@ async fn ten_conns_are_ten_tcp_connections() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(tcp_connections_to(port), 10);
-    let report = driver.run(&scenario("[load]\nclients = 100\ntotal = 2000\n[op.put]\n")).await.unwrap();
+    let report =
+        driver.run(&scenario("[load]\nclients = 100\ntotal = 2000\n[op.put]\n")).await.unwrap();
     assert_eq!(report.params.conns, 10);
     assert_eq!(report.params.clients, 100);
     assert_eq!(report.op(OpKind::Put).ok, 2000);
@@ -32,7 +33,10 @@ async fn ten_conns_are_ten_tcp_connections() {
     assert_eq!(tcp_connections_to(port), 10, "a run opens no connections of its own");
 
     // A scenario with its own conns reopens exactly that many.
-    let report = driver.run(&scenario("[load]\nconns = 3\nclients = 9\ntotal = 90\n[op.put]\n")).await.unwrap();
+    let report = driver
+        .run(&scenario("[load]\nconns = 3\nclients = 9\ntotal = 90\n[op.put]\n"))
+        .await
+        .unwrap();
     assert_eq!(report.params.conns, 3);
     let deadline = Instant::now() + Duration::from_secs(5);
     while tcp_connections_to(port) != 3 && Instant::now() < deadline {
@@ -66,7 +70,9 @@ async fn duration_bounded_run_with_rate_cap() {
     let before = etcd.revision().await;
     let driver = Driver::builder().local_cluster(etcd.local()).conns(2).connect().await.unwrap();
     let report = driver
-        .run(&scenario("[load]\nclients = 4\nduration = \"2s\"\nrate = 100\n[op.put]\nkey-space-size = 100\n"))
+        .run(&scenario(
+            "[load]\nclients = 4\nduration = \"2s\"\nrate = 100\n[op.put]\nkey-space-size = 100\n",
+        ))
         .await
         .unwrap();
     let put = report.op(OpKind::Put);
@@ -75,7 +81,11 @@ async fn duration_bounded_run_with_rate_cap() {
     assert!((1.9..2.5).contains(&report.duration_s), "{}", report.duration_s);
     assert_eq!(etcd.revision().await - before, put.ok as i64);
     assert!(put.intervals.len() >= 2);
-    assert!(put.intervals[..2].iter().all(|i| (85..=115).contains(&i.count)), "{:?}", put.intervals);
+    assert!(
+        put.intervals[..2].iter().all(|i| (85..=115).contains(&i.count)),
+        "{:?}",
+        put.intervals
+    );
 }
 
 #[tokio::test]
@@ -119,4 +129,40 @@ async fn shutdown_stops_the_run_and_keeps_what_was_measured() {
     // Every request issued is accounted for, and the server saw exactly the successful ones.
     assert_eq!(etcd.revision().await - before, put.ok as i64);
     assert_eq!(put.errors_total, 0);
+}
+
+#[tokio::test]
+async fn target_leader_connects_to_the_leader_only() {
+    if skip() {
+        return;
+    }
+    let etcd = Etcd::start_cluster(3).await;
+    let driver =
+        Driver::builder().local_cluster(etcd.local()).target_leader(true).conns(3).connect().await.unwrap();
+    let target = driver.target();
+    assert_eq!(target.members, 3);
+    assert_eq!(target.endpoints.len(), 1, "{:?}", target.endpoints);
+    let leader = etcd.local().members().iter().find(|m| m.name() == target.leader).expect("leader is a member");
+    assert_eq!(target.endpoints[0], leader.client_url());
+    let port = port_of(leader.client_url());
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while tcp_connections_to(port) != 3 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(tcp_connections_to(port), 3);
+    let report = driver.run(&scenario("[load]\nclients = 6\ntotal = 300\n[op.put]\n")).await.unwrap();
+    assert_eq!(report.op(OpKind::Put).ok, 300);
+}
+
+#[tokio::test]
+async fn progress_reaches_the_total() {
+    if skip() {
+        return;
+    }
+    let etcd = Etcd::start().await;
+    let driver = Driver::builder().local_cluster(etcd.local()).conns(2).connect().await.unwrap();
+    let progress = driver.progress();
+    let report = driver.run(&scenario("[load]\nclients = 4\ntotal = 500\n[op.put]\n")).await.unwrap();
+    assert_eq!(report.op(OpKind::Put).ok, 500);
+    assert_eq!(progress.completed(), 500);
 }
