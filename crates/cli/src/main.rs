@@ -1,1 +1,193 @@
-fn main() {}
+//! `etcdlat`: the command line. Parses flags, installs logging and signal handling, runs
+//! the library, writes reports. Exit codes: 0 ok, 2 error, 130 interrupted (report written).
+
+mod args;
+mod builtin;
+mod output;
+mod plan;
+mod progress;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use clap::Parser;
+use etcdlat_core::render;
+use etcdlat_core::{Report, ReportSet, Scenario};
+use etcdlat_driver::{Driver, DriverError, LocalCluster};
+use tokio::sync::watch;
+
+use crate::args::Cli;
+use crate::plan::{Action, Cluster, Plan};
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("ETCDLAT_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let etcd_bin = std::env::var_os("ETCD_BIN").map_or_else(|| PathBuf::from("etcd"), PathBuf::from);
+    let result = Action::from_cli(cli, etcd_bin).and_then(|action| {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .context("starting the runtime")?;
+        rt.block_on(execute(action))
+    });
+    match result {
+        Ok(Status::Done) => ExitCode::SUCCESS,
+        Ok(Status::Interrupted) => ExitCode::from(130),
+        Err(e) => {
+            eprintln!("etcdlat: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+enum Status {
+    Done,
+    Interrupted,
+}
+
+async fn execute(action: Action) -> Result<Status> {
+    let plan = match action {
+        Action::ListScenarios => {
+            for (name, text) in builtin::SCENARIOS {
+                let description = Scenario::from_toml_str(text).map(|s| s.description).unwrap_or_default();
+                println!("{name:<24} {description}");
+            }
+            return Ok(Status::Done);
+        }
+        Action::Run(plan) => *plan,
+    };
+    let stop = shutdown_signal();
+    let mut reports = Vec::new();
+    for scenario in &plan.scenarios {
+        if *stop.borrow() {
+            break;
+        }
+        let report = run_one(&plan, scenario, stop.clone()).await?;
+        if plan.print_text {
+            println!("{}", render::text(&report, &plan.text));
+        }
+        let interrupted = report.interrupted;
+        reports.push(report);
+        if interrupted {
+            break;
+        }
+    }
+    let interrupted = reports.iter().any(|r| r.interrupted) || *stop.borrow();
+    write_outputs(&plan, &reports)?;
+    Ok(if interrupted { Status::Interrupted } else { Status::Done })
+}
+
+async fn run_one(plan: &Plan, scenario: &Scenario, stop: watch::Receiver<bool>) -> Result<Report> {
+    let endpoints = match &plan.cluster {
+        Cluster::Endpoints(eps) => Some(eps.clone()),
+        Cluster::FromScenario if !scenario.target.endpoints.is_empty() => Some(scenario.target.endpoints.clone()),
+        Cluster::FromScenario | Cluster::Local(_) => None,
+    };
+    let dial_timeout = plan.dial_timeout.or(scenario.target.dial_timeout).unwrap_or(etcdlat_driver::DEFAULT_DIAL_TIMEOUT);
+    let mut builder = Driver::builder()
+        .conns(scenario.load.conns.unwrap_or(1))
+        .dial_timeout(dial_timeout)
+        .target_leader(plan.target_leader);
+    if let Some(w) = plan.workers {
+        builder = builder.workers(w);
+    }
+    let mut local = None;
+    builder = match endpoints {
+        Some(eps) => builder.endpoints(eps),
+        None => {
+            let members = match plan.cluster {
+                Cluster::Local(Some(m)) => m,
+                _ => scenario.target.members.unwrap_or(1),
+            };
+            let cluster = LocalCluster::options()
+                .members(members)
+                .etcd_bin(&plan.etcd_bin)
+                .start()
+                .await
+                .context("starting a throwaway local etcd")?;
+            let b = builder.local_cluster(&cluster);
+            local = Some(cluster);
+            b
+        }
+    };
+    let driver = match builder.connect().await {
+        Ok(d) => d,
+        Err(e @ DriverError::Connect { .. }) if plan.default_endpoint => {
+            return Err(anyhow::Error::new(e).context(format!(
+                "no etcd at the default endpoint {}: pass --endpoints, or --local to start a throwaway etcd",
+                plan::DEFAULT_ENDPOINT
+            )));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let display =
+        progress::Display::start(plan.print_text, driver.progress(), scenario.load.total, scenario.load.duration);
+    let mut stop = stop;
+    let shutdown = async move {
+        let _ = stop.wait_for(|s| *s).await;
+    };
+    let report = driver.run_until(scenario, shutdown).await.with_context(|| format!("running {}", scenario.name))?;
+    drop(display);
+    drop(driver);
+    drop(local);
+    Ok(report)
+}
+
+fn write_outputs(plan: &Plan, reports: &[Report]) -> Result<()> {
+    if let Some(t) = &plan.json {
+        t.write(&render::json(&ReportSet::new(reports.to_vec())))?;
+    }
+    if let Some(t) = &plan.markdown {
+        t.write(&render::markdown(reports))?;
+    }
+    if let Some(t) = &plan.csv {
+        let mut text = String::new();
+        for (i, r) in reports.iter().enumerate() {
+            let csv = render::intervals_csv(r);
+            // One header for the whole file.
+            text.push_str(if i == 0 { &csv } else { csv.split_once('\n').map_or("", |(_, rows)| rows) });
+        }
+        t.write(&text)?;
+    }
+    Ok(())
+}
+
+/// A flag that turns true on Ctrl-C or SIGTERM.
+fn shutdown_signal() -> watch::Receiver<bool> {
+    let (tx, rx) = watch::channel(false);
+    tokio::spawn(async move {
+        #[cfg(unix)]
+        let term = async {
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(mut s) => {
+                    s.recv().await;
+                }
+                Err(_) => std::future::pending().await,
+            }
+        };
+        #[cfg(not(unix))]
+        let term = std::future::pending::<()>();
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            () = term => {}
+        }
+        tracing::info!("stopping: signal received");
+        let _ = tx.send(true);
+    });
+    rx
+}

@@ -1,0 +1,232 @@
+//! Raw command-line flags, as clap reads them. [`crate::plan`] turns them into validated
+//! scenarios and settings; nothing else looks at them.
+//!
+//! The global flags and the `put` and `range` commands keep the names and defaults of etcd's
+//! `benchmark` tool, so its command lines work unchanged. Booleans accept `--flag`,
+//! `--flag=true` and `--flag=false`, as Go's flag parsing does.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// A load generator for etcd: put, range and scenario runs with truthful latency.
+#[derive(Debug, Parser)]
+#[command(name = "etcdlat", version, about, max_term_width = 100)]
+pub struct Cli {
+    /// Global flags (etcd benchmark's, plus etcdlat's output flags).
+    #[command(flatten)]
+    pub global: Global,
+    /// What to run.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Flags every command takes; they may come before or after the command name.
+#[derive(Debug, Args)]
+pub struct Global {
+    /// gRPC endpoints, comma-separated (host:port or http://host:port). `put` and `range`
+    /// default to 127.0.0.1:2379 as etcd's tool does; `run` starts a throwaway local etcd
+    /// unless the scenario or this flag names endpoints.
+    #[arg(long, global = true, value_delimiter = ',')]
+    pub endpoints: Option<Vec<String>>,
+
+    /// Total number of gRPC connections.
+    #[arg(long, global = true)]
+    pub conns: Option<u32>,
+
+    /// Total number of logical clients.
+    #[arg(long, global = true)]
+    pub clients: Option<u32>,
+
+    /// Use full floating point precision in the text report.
+    #[arg(long, global = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
+    pub precise: bool,
+
+    /// Print the samples of every second (etcd's CSV) in the text report.
+    #[arg(long, global = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
+    pub sample: bool,
+
+    /// Dial timeout for each connection; 0 means etcdlat's default (5s).
+    #[arg(long, global = true, value_name = "DURATION")]
+    pub dial_timeout: Option<String>,
+
+    /// Connect only to the leader.
+    #[arg(long, global = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
+    pub target_leader: bool,
+
+    /// Username[:password] for etcd auth (not supported yet: exits with an error).
+    #[arg(long, global = true)]
+    pub user: Option<String>,
+
+    /// CA bundle to verify TLS servers (not supported yet: exits with an error).
+    #[arg(long, global = true)]
+    pub cacert: Option<PathBuf>,
+
+    /// TLS client certificate (not supported yet: exits with an error).
+    #[arg(long, global = true)]
+    pub cert: Option<PathBuf>,
+
+    /// TLS client key (not supported yet: exits with an error).
+    #[arg(long, global = true)]
+    pub key: Option<PathBuf>,
+
+    /// Skip TLS server verification (not supported yet: exits with an error).
+    #[arg(long, global = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
+    pub insecure_skip_tls_verify: bool,
+
+    /// Start a throwaway local etcd (from ETCD_BIN or `etcd` on PATH) instead of using
+    /// --endpoints.
+    #[arg(long, global = true)]
+    pub local: bool,
+
+    /// Members of the throwaway local cluster.
+    #[arg(long, global = true, value_name = "N")]
+    pub members: Option<u32>,
+
+    /// Worker threads (default: the number of CPUs, at most one per connection).
+    #[arg(long, global = true, value_name = "N")]
+    pub workers: Option<usize>,
+
+    /// Write the report as JSON to FILE ("-" for standard output, which then gets no text).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+
+    /// Write the report as a markdown table to FILE.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
+
+    /// Write the per-interval time series as CSV to FILE.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+
+    /// No text report and no progress.
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+}
+
+/// The commands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run scenarios from TOML files or shipped scenarios (see `etcdlat scenarios`).
+    Run(RunArgs),
+    /// Benchmark put (etcd benchmark's `put`).
+    Put(PutArgs),
+    /// Benchmark range (etcd benchmark's `range key [end-range]`).
+    Range(RangeArgs),
+    /// List the shipped scenarios.
+    Scenarios,
+}
+
+/// Load flags shared by `put` and `range`, beyond etcd's.
+#[derive(Debug, Args)]
+pub struct LoadArgs {
+    /// Maximum requests per second (0 is no limit).
+    #[arg(long, default_value_t = 0)]
+    pub rate: u64,
+
+    /// Total number of requests.
+    #[arg(long, default_value_t = 10_000)]
+    pub total: u64,
+
+    /// Stop after this long instead of (or before reaching) --total, e.g. "30s".
+    #[arg(long, value_name = "DURATION")]
+    pub duration: Option<String>,
+
+    /// Run this long before measuring, e.g. "5s".
+    #[arg(long, value_name = "DURATION")]
+    pub warmup: Option<String>,
+}
+
+/// `etcdlat put`.
+#[derive(Debug, Args)]
+pub struct PutArgs {
+    /// Key size of put request.
+    #[arg(long, default_value_t = 8)]
+    pub key_size: u64,
+
+    /// Value size of put request (bytes, or with a unit: 1MiB).
+    #[arg(long, default_value = "8")]
+    pub val_size: String,
+
+    /// Maximum possible keys.
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
+    pub key_space_size: i64,
+
+    /// Use sequential keys.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
+    pub sequential_keys: bool,
+
+    /// First key index of sequential keys.
+    #[arg(long, default_value_t = 0)]
+    pub key_starts: u64,
+
+    /// Bytes put before every key.
+    #[arg(long, default_value = "")]
+    pub prefix: String,
+
+    /// Seed of the value and of random keys.
+    #[arg(long)]
+    pub seed: Option<u64>,
+
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub load: LoadArgs,
+}
+
+/// `etcdlat range key [end-range]`.
+#[derive(Debug, Args)]
+pub struct RangeArgs {
+    /// The key, or the start of the range.
+    pub key: String,
+
+    /// End of the range (exclusive).
+    pub end: Option<String>,
+
+    /// Linearizable(l) or Serializable(s).
+    #[arg(long, default_value = "l")]
+    pub consistency: String,
+
+    /// Maximum number of results to return from range request (0 is no limit).
+    #[arg(long, default_value_t = 0)]
+    pub limit: u64,
+
+    /// Only returns the count of keys.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
+    pub count_only: bool,
+
+    /// Only returns keys, without values.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
+    pub keys_only: bool,
+
+    /// Read every key starting with KEY.
+    #[arg(long)]
+    pub prefix: bool,
+
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub load: LoadArgs,
+}
+
+/// `etcdlat run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Scenario files, or names of shipped scenarios (`put-1mb`, `scenarios/put-1mb.toml`).
+    #[arg(required = true, value_name = "SCENARIO")]
+    pub scenarios: Vec<String>,
+
+    /// Override the scenarios' total.
+    #[arg(long)]
+    pub total: Option<u64>,
+
+    /// Override the scenarios' duration, e.g. "30s".
+    #[arg(long, value_name = "DURATION")]
+    pub duration: Option<String>,
+
+    /// Override the scenarios' rate (requests per second; 0 = unlimited).
+    #[arg(long)]
+    pub rate: Option<u64>,
+
+    /// Override the scenarios' warm-up, e.g. "5s".
+    #[arg(long, value_name = "DURATION")]
+    pub warmup: Option<String>,
+}

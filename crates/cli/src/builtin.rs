@@ -1,0 +1,57 @@
+//! The shipped scenarios of `configs/scenarios/`, built into the binary so that
+//! `etcdlat run scenarios/put-1mb.toml` works from any directory.
+
+/// (name, TOML text) of every shipped scenario.
+pub const SCENARIOS: &[(&str, &str)] = &[
+    ("put-1mb", include_str!("../../../configs/scenarios/put-1mb.toml")),
+    ("put-256b-1client", include_str!("../../../configs/scenarios/put-256b-1client.toml")),
+    ("put-256b-1000clients", include_str!("../../../configs/scenarios/put-256b-1000clients.toml")),
+    ("range-linearizable", include_str!("../../../configs/scenarios/range-linearizable.toml")),
+    ("range-serializable", include_str!("../../../configs/scenarios/range-serializable.toml")),
+];
+
+/// The shipped scenario a name refers to: `put-1mb`, `put-1mb.toml`, `scenarios/put-1mb.toml`
+/// or `configs/scenarios/put-1mb.toml`.
+#[must_use]
+pub fn find(name: &str) -> Option<(&'static str, &'static str)> {
+    let base = name.rsplit('/').next().unwrap_or(name);
+    let base = base.strip_suffix(".toml").unwrap_or(base);
+    let dir = name.strip_suffix(&format!("{base}.toml")).or_else(|| name.strip_suffix(base)).unwrap_or("");
+    if !(dir.is_empty() || dir.ends_with("scenarios/")) {
+        return None;
+    }
+    SCENARIOS.iter().copied().find(|(n, _)| *n == base)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_resolve() {
+        assert_eq!(find("put-1mb").map(|s| s.0), Some("put-1mb"));
+        assert_eq!(find("scenarios/put-1mb.toml").map(|s| s.0), Some("put-1mb"));
+        assert_eq!(find("configs/scenarios/range-serializable.toml").map(|s| s.0), Some("range-serializable"));
+        assert!(find("elsewhere/put-1mb.toml").is_none());
+        assert!(find("nope").is_none());
+    }
+
+    #[test]
+    fn every_shipped_scenario_is_valid() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/scenarios");
+        let mut on_disk: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().trim_end_matches(".toml").to_owned())
+            .collect();
+        on_disk.sort();
+        let mut built_in: Vec<String> = SCENARIOS.iter().map(|(n, _)| (*n).to_owned()).collect();
+        built_in.sort();
+        assert_eq!(on_disk, built_in, "every file in configs/scenarios is built in, and only those");
+        for (name, text) in SCENARIOS {
+            let s = etcdlat_core::Scenario::from_toml_str(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(&s.name, name, "the scenario's name is its file name");
+            assert!(!s.description.is_empty(), "{name} says what it mirrors");
+            assert!(text.starts_with("# Mirrors"), "{name} cites the published figure it mirrors");
+        }
+    }
+}

@@ -1,0 +1,362 @@
+//! Raw flags in, a validated plan out: the one place where command-line values are checked
+//! and scenarios are built or read.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result, anyhow, bail};
+use etcdlat_core::render::TextOptions;
+use etcdlat_core::scenario::check_endpoint;
+use etcdlat_core::unit::{parse_duration, parse_size};
+use etcdlat_core::{Consistency, Load, Operation, PutOp, RangeOp, Scenario, ScenarioError};
+
+use crate::args::{Cli, Command, Global, LoadArgs, PutArgs, RangeArgs, RunArgs};
+use crate::builtin;
+use crate::output::Target;
+
+/// etcd benchmark's default endpoint for `put` and `range`.
+pub const DEFAULT_ENDPOINT: &str = "127.0.0.1:2379";
+
+/// Where the load goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Cluster {
+    /// These endpoints.
+    Endpoints(Vec<String>),
+    /// A throwaway local cluster per run; `None` members means the scenario's (or 1).
+    Local(Option<u32>),
+    /// The scenario's endpoints if it names some, else a throwaway local cluster.
+    FromScenario,
+}
+
+/// Everything a command needs, validated.
+#[derive(Debug)]
+pub struct Plan {
+    /// Scenarios to run, in order.
+    pub scenarios: Vec<Scenario>,
+    /// Where the load goes.
+    pub cluster: Cluster,
+    /// Connect only to the leader.
+    pub target_leader: bool,
+    /// Dial timeout given on the command line.
+    pub dial_timeout: Option<Duration>,
+    /// Worker threads.
+    pub workers: Option<usize>,
+    /// Text report options.
+    pub text: TextOptions,
+    /// Print the text report (and progress) at all.
+    pub print_text: bool,
+    /// JSON report destination.
+    pub json: Option<Target>,
+    /// Markdown table destination.
+    pub markdown: Option<Target>,
+    /// Interval CSV destination.
+    pub csv: Option<Target>,
+    /// The etcd binary for local clusters.
+    pub etcd_bin: PathBuf,
+    /// The endpoints were etcd benchmark's default rather than given.
+    pub default_endpoint: bool,
+}
+
+/// What to do.
+#[derive(Debug)]
+pub enum Action {
+    /// Run the plan.
+    Run(Box<Plan>),
+    /// List the shipped scenarios.
+    ListScenarios,
+}
+
+impl Action {
+    /// Builds the action from parsed flags; `etcd_bin` comes from the environment.
+    pub fn from_cli(cli: Cli, etcd_bin: PathBuf) -> Result<Self> {
+        let g = &cli.global;
+        reject_unsupported(g)?;
+        let (scenarios, default_cluster) = match &cli.command {
+            Command::Scenarios => return Ok(Self::ListScenarios),
+            Command::Run(run) => (run_scenarios(run)?, Cluster::FromScenario),
+            Command::Put(put) => (vec![put_scenario(put)?], Cluster::Endpoints(vec![DEFAULT_ENDPOINT.to_owned()])),
+            Command::Range(range) => {
+                (vec![range_scenario(range)?], Cluster::Endpoints(vec![DEFAULT_ENDPOINT.to_owned()]))
+            }
+        };
+        let mut default_endpoint = false;
+        let cluster = match (&g.endpoints, g.local) {
+            (Some(_), true) => bail!("--local and --endpoints cannot be used together"),
+            (Some(eps), false) => {
+                let eps: Vec<String> = eps.iter().map(|e| e.trim().to_owned()).filter(|e| !e.is_empty()).collect();
+                if eps.is_empty() {
+                    bail!("--endpoints is empty");
+                }
+                for ep in &eps {
+                    check_endpoint(ep).map_err(|e| anyhow!("--endpoints: {e}"))?;
+                }
+                Cluster::Endpoints(eps)
+            }
+            (None, true) => Cluster::Local(g.members),
+            (None, false) => {
+                default_endpoint = matches!(default_cluster, Cluster::Endpoints(_));
+                default_cluster
+            }
+        };
+        if g.members.is_some() && matches!(cluster, Cluster::Endpoints(_)) {
+            bail!("--members applies to a throwaway local cluster; it cannot be used with --endpoints");
+        }
+        if let Some(m) = g.members {
+            if !(1..=9).contains(&m) {
+                bail!("--members must be 1 to 9, got {m}");
+            }
+        }
+        let cluster = match (cluster, g.members) {
+            (Cluster::FromScenario, Some(m)) => Cluster::Local(Some(m)),
+            (c, _) => c,
+        };
+
+        let mut scenarios = scenarios;
+        for s in &mut scenarios {
+            apply_global(s, g).map_err(flag_error)?;
+        }
+        let dial_timeout = match &g.dial_timeout {
+            Some(text) => {
+                let d = parse_duration(text).map_err(|e| anyhow!("--dial-timeout: {e}"))?;
+                (!d.is_zero()).then_some(d)
+            }
+            None => None,
+        };
+        if g.workers == Some(0) {
+            bail!("--workers must be at least 1");
+        }
+        let json = g.json.as_deref().map(Target::new);
+        let markdown = g.markdown.as_deref().map(Target::new);
+        let csv = g.csv.as_deref().map(Target::new);
+        let to_stdout = [&json, &markdown, &csv].iter().filter(|t| matches!(t, Some(Target::Stdout))).count();
+        if to_stdout > 1 {
+            bail!("only one of --json, --markdown and --csv can write to standard output (-)");
+        }
+        if let Some(t) = &json {
+            t.check("--json")?;
+        }
+        if let Some(t) = &markdown {
+            t.check("--markdown")?;
+        }
+        if let Some(t) = &csv {
+            t.check("--csv")?;
+        }
+        Ok(Self::Run(Box::new(Plan {
+            scenarios,
+            cluster,
+            target_leader: g.target_leader,
+            dial_timeout,
+            workers: g.workers,
+            text: TextOptions { precise: g.precise, sample: g.sample },
+            print_text: !g.quiet && to_stdout == 0,
+            json,
+            markdown,
+            csv,
+            etcd_bin,
+            default_endpoint,
+        })))
+    }
+}
+
+fn reject_unsupported(g: &Global) -> Result<()> {
+    let unsupported = [
+        ("--user", g.user.is_some()),
+        ("--cacert", g.cacert.is_some()),
+        ("--cert", g.cert.is_some()),
+        ("--key", g.key.is_some()),
+        ("--insecure-skip-tls-verify", g.insecure_skip_tls_verify),
+    ];
+    if let Some((flag, _)) = unsupported.iter().find(|(_, given)| *given) {
+        bail!("{flag}: TLS and auth are not supported by this version of etcdlat");
+    }
+    Ok(())
+}
+
+/// Applies the global load flags to a scenario and validates it, naming flags in errors.
+fn apply_global(s: &mut Scenario, g: &Global) -> Result<(), ScenarioError> {
+    if let Some(c) = g.conns {
+        s.load.conns = Some(c);
+    }
+    if s.load.conns.is_none() {
+        s.load.conns = Some(1);
+    }
+    if let Some(c) = g.clients {
+        s.load.clients = c;
+    }
+    s.report.precise |= g.precise;
+    s.report.sample |= g.sample;
+    s.validate()
+}
+
+/// A scenario error in the words of the command line: `load.clients` becomes `--clients`.
+fn flag_error(e: ScenarioError) -> anyhow::Error {
+    match &e {
+        ScenarioError::Invalid { field, message, .. } => {
+            let flag = field.rsplit('.').next().unwrap_or(field);
+            if flag == "load" { anyhow!("{message}") } else { anyhow!("--{flag}: {message}") }
+        }
+        _ => anyhow!("{e}"),
+    }
+}
+
+fn load_from(args: &LoadArgs) -> Result<Load> {
+    let duration = args.duration.as_deref().map(parse_duration).transpose().map_err(|e| anyhow!("--duration: {e}"))?;
+    let warmup = args.warmup.as_deref().map(parse_duration).transpose().map_err(|e| anyhow!("--warmup: {e}"))?;
+    if args.total == 0 {
+        bail!("--total: must be more than 0");
+    }
+    Ok(Load {
+        conns: None,
+        clients: 1,
+        // With --duration the run stops at whichever comes first; etcd's default total still
+        // applies unless --total was raised.
+        total: if duration.is_some() && args.total == 10_000 { None } else { Some(args.total) },
+        duration,
+        rate: args.rate,
+        warmup: warmup.unwrap_or_default(),
+    })
+}
+
+fn put_scenario(args: &PutArgs) -> Result<Scenario> {
+    if args.key_space_size <= 0 {
+        bail!("expected positive --key-space-size, got ({})", args.key_space_size);
+    }
+    let val_size = parse_size(&args.val_size).map_err(|e| anyhow!("--val-size: {e}"))?;
+    let op = PutOp {
+        key_size: args.key_size,
+        val_size,
+        key_space_size: args.key_space_size as u64,
+        sequential_keys: args.sequential_keys,
+        key_starts: args.key_starts,
+        prefix: args.prefix.clone(),
+        seed: args.seed,
+    };
+    let mut s = Scenario::new(Operation::Put(op));
+    s.load = load_from(&args.load)?;
+    s.validate().map_err(flag_error)?;
+    Ok(s)
+}
+
+fn range_scenario(args: &RangeArgs) -> Result<Scenario> {
+    let consistency = match args.consistency.as_str() {
+        "l" => Consistency::Linearizable,
+        "s" => Consistency::Serializable,
+        other => bail!("--consistency: expected l (linearizable) or s (serializable), got {other:?}"),
+    };
+    let op = RangeOp {
+        key: args.key.clone(),
+        range_end: args.end.clone(),
+        prefix: args.prefix,
+        consistency,
+        limit: args.limit,
+        count_only: args.count_only,
+        keys_only: args.keys_only,
+    };
+    let mut s = Scenario::new(Operation::Range(op));
+    s.load = load_from(&args.load)?;
+    s.validate().map_err(flag_error)?;
+    Ok(s)
+}
+
+fn run_scenarios(args: &RunArgs) -> Result<Vec<Scenario>> {
+    let duration = args.duration.as_deref().map(parse_duration).transpose().map_err(|e| anyhow!("--duration: {e}"))?;
+    let warmup = args.warmup.as_deref().map(parse_duration).transpose().map_err(|e| anyhow!("--warmup: {e}"))?;
+    let mut out = Vec::new();
+    for name in &args.scenarios {
+        let path = PathBuf::from(name);
+        let (text, label) = if path.is_file() {
+            let text = std::fs::read_to_string(&path).with_context(|| format!("reading scenario {}", path.display()))?;
+            (text, path.display().to_string())
+        } else if let Some((builtin_name, text)) = builtin::find(name) {
+            (text.to_owned(), format!("shipped scenario {builtin_name}"))
+        } else if path.exists() {
+            bail!("scenario {name}: not a file");
+        } else {
+            bail!("scenario {name}: no such file, and no shipped scenario by that name (see `etcdlat scenarios`)");
+        };
+        let mut s = Scenario::from_toml_str(&text).with_context(|| format!("scenario {label}"))?;
+        if let Some(t) = args.total {
+            s.load.total = Some(t);
+        }
+        if let Some(d) = duration {
+            s.load.duration = Some(d);
+            if args.total.is_none() {
+                s.load.total = None;
+            }
+        }
+        if let Some(r) = args.rate {
+            s.load.rate = r;
+        }
+        if let Some(w) = warmup {
+            s.load.warmup = w;
+        }
+        out.push(s);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn plan(args: &[&str]) -> Result<Plan> {
+        let cli = Cli::try_parse_from(std::iter::once("etcdlat").chain(args.iter().copied()))?;
+        match Action::from_cli(cli, PathBuf::from("etcd"))? {
+            Action::Run(p) => Ok(*p),
+            Action::ListScenarios => bail!("not a run"),
+        }
+    }
+
+    #[test]
+    fn etcd_benchmark_command_lines_work() {
+        let p = plan(&["--conns=100", "--clients=1000", "put", "--key-size=8", "--sequential-keys", "--total=100000", "--val-size=256"])
+            .unwrap();
+        let s = &p.scenarios[0];
+        assert_eq!(s.load.conns, Some(100));
+        assert_eq!(s.load.clients, 1000);
+        assert_eq!(s.load.total, Some(100_000));
+        let Operation::Put(put) = &s.op else { panic!() };
+        assert!(put.sequential_keys);
+        assert_eq!(put.val_size, 256);
+        assert_eq!(p.cluster, Cluster::Endpoints(vec![DEFAULT_ENDPOINT.to_owned()]));
+
+        // Global flags after the command, Go-style booleans, range with an end.
+        let p = plan(&["range", "foo", "fop", "--consistency=s", "--endpoints=h1:2379,h2:2379", "--precise=true", "--total=10"])
+            .unwrap();
+        let Operation::Range(r) = &p.scenarios[0].op else { panic!() };
+        assert_eq!(r.range_end.as_deref(), Some("fop"));
+        assert_eq!(r.consistency, Consistency::Serializable);
+        assert!(p.text.precise);
+        assert_eq!(p.cluster, Cluster::Endpoints(vec!["h1:2379".into(), "h2:2379".into()]));
+        let p = plan(&["put", "--sequential-keys=false"]).unwrap();
+        let Operation::Put(put) = &p.scenarios[0].op else { panic!() };
+        assert!(!put.sequential_keys);
+    }
+
+    #[test]
+    fn bad_flags_name_the_flag() {
+        let msg = |args: &[&str]| plan(args).unwrap_err().to_string();
+        assert_eq!(msg(&["put", "--key-space-size=0"]), "expected positive --key-space-size, got (0)");
+        assert!(msg(&["--clients=0", "put"]).starts_with("--clients: must be 1"));
+        assert!(msg(&["range", "k", "--consistency=x"]).starts_with("--consistency:"));
+        assert!(msg(&["--endpoints=nohost", "put"]).contains("no port"));
+        assert!(msg(&["put", "--val-size=lots"]).starts_with("--val-size:"));
+        assert!(msg(&["--user=root", "put"]).starts_with("--user:"));
+        assert!(msg(&["--json=/nonexistent-dir/r.json", "put"]).contains("does not exist"));
+        assert!(msg(&["put", "--key-size=1", "--key-space-size=1000"]).starts_with("--key-size:"));
+    }
+
+    #[test]
+    fn run_resolves_shipped_scenarios_and_overrides() {
+        let p = plan(&["run", "scenarios/put-1mb.toml", "--total=5", "--conns=2"]).unwrap();
+        assert_eq!(p.scenarios[0].name, "put-1mb");
+        assert_eq!(p.scenarios[0].load.total, Some(5));
+        assert_eq!(p.scenarios[0].load.conns, Some(2));
+        assert_eq!(p.cluster, Cluster::FromScenario);
+        let p = plan(&["run", "put-1mb", "--duration=3s", "--members=3"]).unwrap();
+        assert_eq!(p.scenarios[0].load.total, None);
+        assert_eq!(p.cluster, Cluster::Local(Some(3)));
+        assert!(plan(&["run", "nope.toml"]).unwrap_err().to_string().contains("no shipped scenario"));
+    }
+}
