@@ -177,9 +177,11 @@ pub struct PutArgs {
 #[derive(Debug, Args)]
 pub struct RangeArgs {
     /// The key, or the start of the range.
+    #[arg(id = "range_key", value_name = "KEY")]
     pub key: String,
 
     /// End of the range (exclusive).
+    #[arg(id = "range_end", value_name = "END")]
     pub end: Option<String>,
 
     /// Linearizable(l) or Serializable(s).
