@@ -1,1 +1,158 @@
-fn main(){}
+//! Benchmarks of etcdlat-core's own cost: what the client spends per request (key
+//! generation, recording) and once per run (merging, building and rendering the report).
+//!
+//! Run with `cargo bench --bench core`; add `-- --warm-up-time 1 --measurement-time 2` for
+//! a quick pass.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use etcdlat_core::keyspace::KeyGen;
+use etcdlat_core::render::{self, TextOptions};
+use etcdlat_core::{
+    ErrorCode, OpKind, OpReport, Operation, Params, PutOp, Recorder, Report, ReportSet, Scenario,
+    TargetInfo,
+};
+
+/// Values recorded into each recorder of the merge benchmark.
+const MERGE_VALUES: u64 = 100_000;
+
+/// A recorder holding `n` puts with latencies spread from 200 us to ~20 ms over `n` ms.
+fn filled_recorder(t0: Instant, n: u64, salt: u64) -> Recorder {
+    let mut rec = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1));
+    for i in 0..n {
+        let done = t0 + Duration::from_millis(1 + i / 10);
+        let spread = (i.wrapping_mul(2_654_435_761) ^ salt) % 1_000;
+        let latency = Duration::from_micros(200 + spread * spread / 50);
+        rec.record_ok(OpKind::Put, done - latency, done - latency / 2, done);
+        if i % 1_000 == 999 {
+            rec.record_error(OpKind::Put, ErrorCode::Unavailable, done);
+        }
+    }
+    rec
+}
+
+fn put_op() -> PutOp {
+    PutOp { val_size: 256, key_space_size: 100_000, seed: Some(1), ..PutOp::default() }
+}
+
+/// A report of a 10 s put run with 100,000 requests.
+fn sample_report() -> Report {
+    let t0 = Instant::now();
+    let rec = filled_recorder(t0, MERGE_VALUES, 7);
+    let (kind, record) = rec.finish().remove(0);
+    let duration = Duration::from_secs(10);
+    let op = OpReport::from_record(&record, duration, Duration::from_secs(1));
+    let scenario = Scenario::new(Operation::Put(put_op()));
+    Report {
+        name: "put-bench".to_owned(),
+        started_at: "2026-11-21T21:00:00.000Z".to_owned(),
+        interrupted: false,
+        duration_s: duration.as_secs_f64(),
+        params: Params {
+            op: "put".to_owned(),
+            conns: 10,
+            clients: 100,
+            workers: 2,
+            total: Some(MERGE_VALUES),
+            key_size: Some(8),
+            val_size: Some(256),
+            key_space_size: Some(100_000),
+            sequential_keys: Some(false),
+            seed: 1,
+            ..Params::default()
+        },
+        target: TargetInfo {
+            endpoints: vec!["127.0.0.1:2379".to_owned()],
+            etcd_version: "3.5.17".to_owned(),
+            members: 1,
+            ..TargetInfo::default()
+        },
+        ops: [(kind, op)].into(),
+        scenario,
+    }
+}
+
+fn keys(c: &mut Criterion) {
+    let mut group = c.benchmark_group("keygen");
+    group.throughput(Throughput::Elements(1));
+    for sequential in [true, false] {
+        let op = PutOp { sequential_keys: sequential, ..put_op() };
+        let mut keygen = KeyGen::new(&op, 1);
+        let mut i = 0u64;
+        let name = if sequential { "key/sequential" } else { "key/random" };
+        group.bench_function(name, |b| {
+            b.iter(|| {
+                i = i.wrapping_add(1);
+                black_box(keygen.key(black_box(i)).len())
+            });
+        });
+    }
+    group.finish();
+}
+
+fn recording(c: &mut Criterion) {
+    let mut group = c.benchmark_group("recorder");
+    group.throughput(Throughput::Elements(1));
+    let t0 = Instant::now();
+    let mut rec = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1));
+    // Completion times walk forward a microsecond a call, wrapping after an hour, so
+    // intervals roll over as they do in a run.
+    let mut i = 0u64;
+    group.bench_function("record_ok", |b| {
+        b.iter(|| {
+            i = (i + 1) % 3_600_000_000;
+            let done = t0 + Duration::from_micros(i);
+            let intended = done.checked_sub(Duration::from_micros(300 + i % 700)).unwrap_or(t0);
+            rec.record_ok(OpKind::Put, black_box(intended), black_box(intended), black_box(done));
+        });
+    });
+    group.finish();
+
+    let mut group = c.benchmark_group("recorder");
+    let a = filled_recorder(t0, MERGE_VALUES, 1);
+    let other = filled_recorder(t0, MERGE_VALUES, 2);
+    group.bench_function("merge/2x100k", |b| {
+        b.iter_batched(
+            || (a.clone(), other.clone()),
+            |(mut a, other)| {
+                a.merge(other);
+                a
+            },
+            BatchSize::LargeInput,
+        );
+    });
+    group.finish();
+}
+
+fn reporting(c: &mut Criterion) {
+    let t0 = Instant::now();
+    let (_, record) = filled_recorder(t0, MERGE_VALUES, 3).finish().remove(0);
+    c.bench_function("report/from_record/100k", |b| {
+        b.iter(|| {
+            OpReport::from_record(
+                black_box(&record),
+                Duration::from_secs(10),
+                Duration::from_secs(1),
+            )
+        });
+    });
+
+    let report = sample_report();
+    let set = ReportSet::new(vec![report.clone()]);
+    let runs = [report.clone()];
+    let mut group = c.benchmark_group("render");
+    group.bench_function("text", |b| {
+        b.iter(|| render::text(black_box(&report), &TextOptions::default()));
+    });
+    group.bench_function("text/precise+sample", |b| {
+        b.iter(|| render::text(black_box(&report), &TextOptions { precise: true, sample: true }));
+    });
+    group.bench_function("json", |b| b.iter(|| render::json(black_box(&set))));
+    group.bench_function("markdown", |b| b.iter(|| render::markdown(black_box(&runs))));
+    group.finish();
+}
+
+criterion_group!(benches, keys, recording, reporting);
+criterion_main!(benches);

@@ -1,1 +1,27 @@
-//! etcdlat
+//! etcdlat: a load generator for etcd, as a library to embed in test suites.
+//!
+//! This crate only re-exports the two library crates:
+//! [`core`] (scenario model, HDR recording, reports and renderers; pure) and
+//! [`driver`] (connections, logical clients, throwaway local etcd clusters).
+//!
+//! ```no_run
+//! # async fn f() -> Result<(), Box<dyn std::error::Error>> {
+//! use std::time::Duration;
+//! use etcdlat::core::{OpKind, Scenario};
+//! use etcdlat::driver::Driver;
+//!
+//! let scenario = Scenario::from_toml_str(r#"
+//!     [load]
+//!     clients = 64
+//!     total = 10000
+//!     [op.put]
+//!     val-size = 256
+//! "#)?;
+//! let driver = Driver::builder().endpoints(["127.0.0.1:2379"]).conns(8).connect().await?;
+//! let report = driver.run(&scenario).await?;
+//! assert!(report.op(OpKind::Put).latency.quantile(0.99) < Duration::from_millis(20));
+//! # Ok(()) }
+//! ```
+
+pub use etcdlat_core as core;
+pub use etcdlat_driver as driver;

@@ -32,10 +32,9 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     let t = text.trim();
     let split = t.find(|c: char| !c.is_ascii_digit() && c != '_').unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let num: u64 = num
-        .replace('_', "")
-        .parse()
-        .map_err(|_| format!("invalid size {text:?}: expected a number of bytes like 256 or \"1MiB\""))?;
+    let num: u64 = num.replace('_', "").parse().map_err(|_| {
+        format!("invalid size {text:?}: expected a number of bytes like 256 or \"1MiB\"")
+    })?;
     let mult: u64 = match unit.trim() {
         "" | "B" | "b" => 1,
         "KB" | "kB" | "K" | "k" => 1_000,
@@ -44,14 +43,20 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "KiB" | "Ki" => 1 << 10,
         "MiB" | "Mi" => 1 << 20,
         "GiB" | "Gi" => 1 << 30,
-        other => return Err(format!("invalid size {text:?}: unknown unit {other:?} (use B, KB, MB, GB, KiB, MiB or GiB)")),
+        other => {
+            return Err(format!(
+                "invalid size {text:?}: unknown unit {other:?} (use B, KB, MB, GB, KiB, MiB or GiB)"
+            ));
+        }
     };
     num.checked_mul(mult).ok_or_else(|| format!("invalid size {text:?}: too large"))
 }
 
 /// serde adapter for a [`Duration`] written as a string ("30s").
 pub mod duration {
-    use super::{Deserialize, Deserializer, Duration, Serializer, de, format_duration, parse_duration};
+    use super::{
+        Deserialize, Deserializer, Duration, Serializer, de, format_duration, parse_duration,
+    };
 
     /// Serializes as a human-readable string.
     ///
@@ -73,7 +78,9 @@ pub mod duration {
 
 /// serde adapter for an optional [`Duration`] written as a string.
 pub mod opt_duration {
-    use super::{Deserialize, Deserializer, Duration, Serializer, de, format_duration, parse_duration};
+    use super::{
+        Deserialize, Deserializer, Duration, Serializer, de, format_duration, parse_duration,
+    };
 
     /// Serializes as a human-readable string, or nothing.
     ///
@@ -150,7 +157,10 @@ mod tests {
     fn durations() {
         assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
         assert_eq!(parse_duration("0").unwrap(), Duration::ZERO);
-        assert_eq!(parse_duration(&format_duration(Duration::from_secs(90))).unwrap(), Duration::from_secs(90));
+        assert_eq!(
+            parse_duration(&format_duration(Duration::from_secs(90))).unwrap(),
+            Duration::from_secs(90)
+        );
         assert!(parse_duration("soon").is_err());
     }
 }

@@ -1,1 +1,23 @@
-//! Renderers: turn reports into text, JSON and markdown.
+//! Renderers: turn reports into text, JSON, markdown and CSV.
+//!
+//! Each renderer is a pure function from reports to a `String`; none prints or fails.
+//! Writing the result somewhere is the caller's business.
+//!
+//! ```
+//! use etcdlat_core::render::{self, TextOptions};
+//! # fn show(report: &etcdlat_core::Report) {
+//! let text = render::text(report, &TextOptions { precise: true, ..TextOptions::default() });
+//! let table = render::markdown(std::slice::from_ref(report));
+//! # }
+//! ```
+
+pub mod csv;
+mod go;
+pub mod json;
+pub mod markdown;
+pub mod text;
+
+pub use csv::{INTERVALS_CSV_HEADER, intervals_csv};
+pub use json::json;
+pub use markdown::markdown;
+pub use text::{TextOptions, text};

@@ -1,1 +1,5 @@
-//! tests
+//! Integration tests of etcdlat-core, one module per subject.
+
+mod fixture;
+mod json_contract;
+mod render;

@@ -1,0 +1,161 @@
+//! A GitHub markdown table of runs, with the columns of the tables in etcd's performance
+//! guide ("Understanding performance"), to paste into documents and issues.
+
+use std::fmt::Write;
+
+use crate::op::OpKind;
+use crate::report::{OpReport, Report};
+
+/// Column titles, and whether each holds numbers (right-aligned).
+const COLUMNS: [(&str, bool); 15] = [
+    ("Test", false),
+    ("Operation", false),
+    ("Number of keys", true),
+    ("Key size", true),
+    ("Value size", true),
+    ("Number of connections", true),
+    ("Number of clients", true),
+    ("Target", false),
+    ("Consistency", false),
+    ("Average QPS", true),
+    ("Average latency", true),
+    ("p50", true),
+    ("p99", true),
+    ("p99.9", true),
+    ("Errors", true),
+];
+
+/// Shown where a column has no value for a row.
+const MISSING: &str = "-";
+
+/// Renders `runs` as one markdown table with a row per run and operation kind.
+///
+/// - *Number of keys* is the key space size for puts, as in the guide's write table, and
+///   the number of requests (ok plus errors) for other kinds, as in its read table, which
+///   lists the request count there.
+/// - *Key size* and *Value size* (bytes) are shown for puts, *Consistency* for ranges.
+/// - Sizes and counts have thousands separators.
+/// - *Target* is `local (N members)` for a throwaway local cluster, else the endpoints.
+/// - *Average QPS* is successful requests per second with one decimal (`44,341.0`).
+/// - Latencies are milliseconds with three decimals below one second (`0.815ms`), seconds
+///   with three decimals from one second on (`4.000s`); `-` when no request succeeded.
+#[must_use]
+pub fn markdown(runs: &[Report]) -> String {
+    let mut out = String::new();
+    out.push('|');
+    for (title, _) in COLUMNS {
+        let _ = write!(out, " {title} |");
+    }
+    out.push_str("\n|");
+    for (_, numeric) in COLUMNS {
+        out.push_str(if numeric { " ---: |" } else { " --- |" });
+    }
+    out.push('\n');
+    for run in runs {
+        for (&kind, op) in &run.ops {
+            out.push('|');
+            for cell in row(run, kind, op) {
+                let _ = write!(out, " {} |", cell.replace('|', "\\|"));
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+fn row(run: &Report, kind: OpKind, op: &OpReport) -> [String; COLUMNS.len()] {
+    let p = &run.params;
+    // A run's parameters describe its one workload; a row shows those of its own kind.
+    let is_put = kind == OpKind::Put;
+    let keys = if is_put { p.key_space_size } else { Some(op.ok + op.errors_total) };
+    let (key_size, val_size) = if is_put { (p.key_size, p.val_size) } else { (None, None) };
+    let consistency = if kind == OpKind::Range { p.consistency.clone() } else { None };
+    let target = if run.target.local {
+        let s = if run.target.members == 1 { "" } else { "s" };
+        format!("local ({} member{s})", run.target.members)
+    } else if run.target.endpoints.is_empty() {
+        MISSING.to_owned()
+    } else {
+        run.target.endpoints.join(", ")
+    };
+    let latency = |us: f64| if op.ok > 0 { human_latency(us) } else { MISSING.to_owned() };
+    let lat = &op.latency;
+    [
+        run.name.clone(),
+        kind.name().to_owned(),
+        keys.map_or_else(missing, thousands),
+        key_size.map_or_else(missing, thousands),
+        val_size.map_or_else(missing, thousands),
+        thousands(u64::from(p.conns)),
+        thousands(u64::from(p.clients)),
+        target,
+        consistency.unwrap_or_else(missing),
+        qps(op.throughput),
+        latency(lat.mean_us()),
+        latency(lat.quantile_us(0.5) as f64),
+        latency(lat.quantile_us(0.99) as f64),
+        latency(lat.quantile_us(0.999) as f64),
+        thousands(op.errors_total),
+    ]
+}
+
+fn missing() -> String {
+    MISSING.to_owned()
+}
+
+/// `1234567` as `1,234,567`.
+fn thousands(n: u64) -> String {
+    group(&n.to_string())
+}
+
+/// Requests per second with one decimal and thousands separators: `44,341.0`.
+fn qps(x: f64) -> String {
+    if !x.is_finite() {
+        return MISSING.to_owned();
+    }
+    let text = format!("{x:.1}");
+    let (int, frac) = text.split_once('.').unwrap_or((&text, "0"));
+    format!("{}.{frac}", group(int))
+}
+
+/// Inserts a comma every three digits from the right of a string of digits.
+fn group(digits: &str) -> String {
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A latency in microseconds as `0.815ms` (below one second) or `4.000s`.
+fn human_latency(us: f64) -> String {
+    if us >= 1e6 { format!("{:.3}s", us / 1e6) } else { format!("{:.3}ms", us / 1e3) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_grouped() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+        assert_eq!(qps(44_341.0), "44,341.0");
+        assert_eq!(qps(583.25), "583.2");
+        assert_eq!(qps(999_999.96), "1,000,000.0");
+        assert_eq!(qps(f64::NAN), "-");
+    }
+
+    #[test]
+    fn latencies_are_humanized() {
+        assert_eq!(human_latency(815.0), "0.815ms");
+        assert_eq!(human_latency(12_345.6), "12.346ms");
+        assert_eq!(human_latency(4_000_000.0), "4.000s");
+        assert_eq!(human_latency(999_999.0), "999.999ms");
+    }
+}

@@ -1,0 +1,239 @@
+//! The text report, laid out as etcd's benchmark tool prints it so that existing readers
+//! (people and scripts) can compare the two, followed by etcdlat's accounting section.
+//!
+//! For each operation kind (headed `== put ==` when the run has more than one), with a tab
+//! after each label (shown here as spaces):
+//!
+//! ```text
+//!
+//! Summary:
+//!   Total:    3.0000 secs.
+//!   Slowest:    0.0064 secs.
+//!   ...
+//!   Requests/sec:    666.6667
+//!
+//! Response time histogram:
+//!   0.0004 [160]    |∎∎∎∎∎
+//!   0.0010 [1100]    |∎∎∎∎∎∎∎∎∎∎∎∎∎∎∎∎∎∎∎∎∎∎∎∎∎∎∎∎∎∎∎∎∎∎∎∎∎∎∎∎
+//!   ...
+//!
+//! Latency distribution:
+//!   10% in 0.0004 secs.
+//!   ...
+//!
+//! Error distribution:
+//!   [3]    InvalidArgument
+//!
+//! Accounting:
+//!   Requests:    2005 (ok 2000, errors 5)
+//!   p99.99:    0.0064 secs.
+//!   Service time p50/p99:    0.0006 / 0.0027 secs.
+//! ```
+
+use std::fmt::Write;
+use std::time::{Duration, UNIX_EPOCH};
+
+use crate::render::go;
+use crate::report::{Distribution, OpReport, Report};
+
+/// Choices of the text report, as etcd's tool's flags of the same names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct TextOptions {
+    /// Full floating-point precision (Go's `%g`) instead of four decimals (etcd's `--precise`).
+    pub precise: bool,
+    /// Print the per-interval samples as CSV (etcd's `--sample`).
+    pub sample: bool,
+}
+
+/// Rows of the response time histogram: ten equal-width buckets, then one at the slowest.
+const HISTOGRAM_BUCKETS: usize = 10;
+
+/// Widest bar of the histogram, in characters.
+const BAR_WIDTH: u64 = 40;
+
+/// The percentiles of etcd's latency distribution, as its tool prints them.
+const PERCENTILES: [(f64, &str); 8] = [
+    (0.10, "10"),
+    (0.25, "25"),
+    (0.50, "50"),
+    (0.75, "75"),
+    (0.90, "90"),
+    (0.95, "95"),
+    (0.99, "99"),
+    (0.999, "99.9"),
+];
+
+/// Renders `report` as text: etcd's benchmark layout per operation kind, then etcdlat's
+/// accounting.
+///
+/// As in etcd's tool, an operation with no successful request has no summary, histogram
+/// or latency distribution; its errors and request count are still printed.
+#[must_use]
+pub fn text(report: &Report, opts: &TextOptions) -> String {
+    let mut out = String::new();
+    Writer { out: &mut out, precise: opts.precise }.report(report, opts);
+    out
+}
+
+struct Writer<'a> {
+    out: &'a mut String,
+    precise: bool,
+}
+
+impl Writer<'_> {
+    fn report(mut self, report: &Report, opts: &TextOptions) {
+        if report.interrupted {
+            self.out.push_str("Run interrupted: figures cover what ran before the stop.\n");
+        }
+        let headed = report.ops.len() > 1;
+        for (i, (kind, op)) in report.ops.iter().enumerate() {
+            if headed {
+                if i > 0 {
+                    self.out.push('\n');
+                }
+                let _ = writeln!(self.out, "== {kind} ==");
+            }
+            if op.ok > 0 {
+                self.summary(op);
+                self.histogram(&op.latency);
+                self.latencies(&op.latency);
+                if opts.sample {
+                    self.samples(report, op);
+                }
+            }
+            if op.errors_total > 0 {
+                self.out.push_str("\nError distribution:\n");
+                for (code, n) in &op.errors {
+                    let _ = writeln!(self.out, "  [{n}]\t{code}");
+                }
+            }
+            self.accounting(op);
+        }
+    }
+
+    /// A number as etcd's `%4.4f`, or `%g` with `--precise`.
+    fn number(&mut self, x: f64) {
+        if self.precise || !x.is_finite() {
+            go::write_g(self.out, x);
+        } else {
+            let _ = write!(self.out, "{x:4.4}");
+        }
+    }
+
+    /// `<number> secs`, microseconds given.
+    fn secs_us(&mut self, us: f64) {
+        self.number(us / 1e6);
+        self.out.push_str(" secs");
+    }
+
+    fn line_secs(&mut self, label: &str, us: f64) {
+        let _ = write!(self.out, "  {label}:\t");
+        self.secs_us(us);
+        self.out.push_str(".\n");
+    }
+
+    fn summary(&mut self, op: &OpReport) {
+        let lat = &op.latency;
+        self.out.push_str("\nSummary:\n");
+        self.line_secs("Total", op.duration_s * 1e6);
+        self.line_secs("Slowest", lat.max_us() as f64);
+        self.line_secs("Fastest", lat.min_us() as f64);
+        self.line_secs("Average", lat.mean_us());
+        self.line_secs("Stddev", lat.stddev_us());
+        self.out.push_str("  Requests/sec:\t");
+        self.number(op.throughput);
+        self.out.push('\n');
+    }
+
+    /// etcd's response time histogram, counted from the HDR histogram rather than from
+    /// samples: each recorded HDR bucket is placed by its lowest equivalent value, so the
+    /// fastest value (which the histogram reports as its bucket's lowest equivalent) lands
+    /// in the first row, as in etcd.
+    fn histogram(&mut self, lat: &Distribution) {
+        let (fastest, slowest) = (lat.min_us() as f64 / 1e6, lat.max_us() as f64 / 1e6);
+        let width = (slowest - fastest) / HISTOGRAM_BUCKETS as f64;
+        let mut bounds = [slowest; HISTOGRAM_BUCKETS + 1];
+        for (i, b) in bounds.iter_mut().take(HISTOGRAM_BUCKETS).enumerate() {
+            *b = fastest + width * i as f64;
+        }
+        let mut counts = [0u64; HISTOGRAM_BUCKETS + 1];
+        let h = lat.histogram();
+        for v in h.iter_recorded() {
+            let secs = h.lowest_equivalent(v.value_iterated_to()) as f64 / 1e6;
+            let row = bounds.iter().position(|&b| secs <= b).unwrap_or(HISTOGRAM_BUCKETS);
+            counts[row] += v.count_at_value();
+        }
+        let most = counts.iter().copied().max().unwrap_or(0);
+        self.out.push_str("\nResponse time histogram:\n");
+        for (bound, count) in bounds.into_iter().zip(counts) {
+            let bar = (count * BAR_WIDTH).checked_div(most).unwrap_or(0);
+            self.out.push_str("  ");
+            self.number(bound);
+            let _ = write!(self.out, " [{count}]\t|");
+            (0..bar).for_each(|_| self.out.push('∎'));
+            self.out.push('\n');
+        }
+    }
+
+    fn latencies(&mut self, lat: &Distribution) {
+        self.out.push_str("\nLatency distribution:\n");
+        for (q, name) in PERCENTILES {
+            let us = lat.quantile_us(q);
+            if us > 0 {
+                let _ = write!(self.out, "  {name}% in ");
+                self.secs_us(us as f64);
+                self.out.push_str(".\n");
+            }
+        }
+    }
+
+    /// etcd's `--sample` CSV. Our intervals are relative to the start of measurement, so the
+    /// UNIX second is `started_at + t_s` (whole seconds); when `started_at` cannot be read it
+    /// is taken as the epoch, leaving the relative second. Throughput is per second of the
+    /// interval, which is the interval's count with the default one-second interval.
+    fn samples(&mut self, report: &Report, op: &OpReport) {
+        let start = humantime::parse_rfc3339(&report.started_at)
+            .ok()
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .unwrap_or(Duration::ZERO);
+        let interval_s = report.scenario.report.interval.as_secs_f64();
+        self.out.push_str("\nSample in one second (unix latency throughput):\n");
+        self.out
+            .push_str("UNIX-SECOND,MIN-LATENCY-MS,AVG-LATENCY-MS,MAX-LATENCY-MS,AVG-THROUGHPUT\n");
+        for i in &op.intervals {
+            let unix = (start.as_secs_f64() + i.t_s).floor() as u64;
+            let _ = write!(self.out, "{unix},");
+            go::write_duration(self.out, Duration::from_micros(i.min_us));
+            self.out.push(',');
+            go::write_duration(self.out, Duration::from_nanos((i.mean_us * 1e3).round() as u64));
+            self.out.push(',');
+            go::write_duration(self.out, Duration::from_micros(i.max_us));
+            let per_second =
+                if interval_s > 0.0 { (i.count as f64 / interval_s).round() as u64 } else { 0 };
+            let _ = writeln!(self.out, ",{per_second}");
+        }
+        // etcd prints the series with a trailing newline of its own.
+        self.out.push('\n');
+    }
+
+    fn accounting(&mut self, op: &OpReport) {
+        self.out.push_str("\nAccounting:\n");
+        let _ = writeln!(
+            self.out,
+            "  Requests:\t{} (ok {}, errors {})",
+            op.ok + op.errors_total,
+            op.ok,
+            op.errors_total
+        );
+        if op.ok == 0 {
+            // No latency was measured: zeros would read as instant answers.
+            return;
+        }
+        self.line_secs("p99.99", op.latency.quantile_us(0.9999) as f64);
+        self.out.push_str("  Service time p50/p99:\t");
+        self.number(op.service_time.quantile_us(0.5) as f64 / 1e6);
+        self.out.push_str(" / ");
+        self.secs_us(op.service_time.quantile_us(0.99) as f64);
+        self.out.push_str(".\n");
+    }
+}

@@ -1,0 +1,158 @@
+//! Reports built from fixed, deterministic measurements, shared by the renderer and JSON
+//! contract tests. Only offsets from one `Instant` are used, so every histogram, interval
+//! and figure is the same on every run and machine.
+
+use std::time::{Duration, Instant};
+
+use etcdlat_core::{
+    Consistency, ErrorCode, OpKind, OpReport, Operation, Params, PutOp, RangeOp, Recorder, Report,
+    Scenario, TargetInfo,
+};
+
+/// When measurement started in every fixture.
+pub const STARTED_AT: &str = "2026-11-21T21:00:00.123Z";
+
+/// Records `n` successful puts or ranges, one every `every_us`, with latencies skewed
+/// towards the low end and a long tail, a queueing delay before the send, and one slow outlier
+/// in 500.
+fn record(rec: &mut Recorder, kind: OpKind, t0: Instant, n: u64, every_us: u64, base_us: u64) {
+    for i in 0..n {
+        let done = t0 + Duration::from_micros(1_000 + i * every_us);
+        let spread = (i * 37) % 100;
+        let latency_us =
+            if i % 500 == 499 { base_us + 6_000 } else { base_us + spread.pow(3) / 400 };
+        let queued_us = (i % 10) * 20;
+        let intended = done - Duration::from_micros(latency_us);
+        let sent = intended + Duration::from_micros(queued_us.min(latency_us - 1));
+        rec.record_ok(kind, intended, sent, done);
+    }
+}
+
+fn op_report(rec: Recorder, kind: OpKind, duration: Duration) -> OpReport {
+    let interval = rec.interval();
+    let (_, record) =
+        rec.finish().into_iter().find(|(k, _)| *k == kind).expect("the fixture recorded this kind");
+    OpReport::from_record(&record, duration, interval)
+}
+
+/// A 3 s put run: 2,000 puts from 10 clients against one endpoint, with 3 `InvalidArgument`
+/// and 2 `Unavailable` errors.
+pub fn put_report() -> Report {
+    let t0 = Instant::now();
+    let mut rec = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1));
+    record(&mut rec, OpKind::Put, t0, 2_000, 1_490, 400);
+    rec.record_errors(OpKind::Put, ErrorCode::InvalidArgument, 3, t0 + Duration::from_millis(100));
+    rec.record_error(OpKind::Put, ErrorCode::Unavailable, t0 + Duration::from_millis(2_200));
+    rec.record_error(OpKind::Put, ErrorCode::Unavailable, t0 + Duration::from_millis(2_300));
+    let duration = Duration::from_secs(3);
+
+    let put = PutOp { val_size: 256, key_space_size: 10_000, seed: Some(42), ..PutOp::default() };
+    let mut scenario = Scenario::new(Operation::Put(put));
+    scenario.name = "put-256b".to_owned();
+    scenario.target.endpoints = vec!["127.0.0.1:2379".to_owned()];
+    scenario.load.clients = 10;
+    scenario.load.total = Some(2_005);
+
+    Report {
+        name: scenario.name.clone(),
+        started_at: STARTED_AT.to_owned(),
+        interrupted: false,
+        duration_s: duration.as_secs_f64(),
+        params: Params {
+            op: "put".to_owned(),
+            conns: 1,
+            clients: 10,
+            workers: 1,
+            rate: 0,
+            total: Some(2_005),
+            duration_s: None,
+            warmup_s: 0.0,
+            key_size: Some(8),
+            val_size: Some(256),
+            key_space_size: Some(10_000),
+            sequential_keys: Some(false),
+            consistency: None,
+            seed: 42,
+        },
+        target: TargetInfo {
+            endpoints: scenario.target.endpoints.clone(),
+            local: false,
+            etcd_version: "3.5.17".to_owned(),
+            members: 1,
+            leader: "default".to_owned(),
+            cluster_id: "cdf818194e3a8c32".to_owned(),
+        },
+        ops: [(OpKind::Put, op_report(rec, OpKind::Put, duration))].into(),
+        scenario,
+    }
+}
+
+/// A 2 s serializable range run against a throwaway 3-member cluster: 1,500 ranges, no
+/// errors.
+pub fn range_report() -> Report {
+    let t0 = Instant::now();
+    let mut rec = Recorder::new(&[OpKind::Range], t0, Duration::from_secs(1));
+    record(&mut rec, OpKind::Range, t0, 1_500, 1_300, 150);
+    let duration = Duration::from_secs(2);
+
+    let range = RangeOp {
+        key: "foo".to_owned(),
+        consistency: Consistency::Serializable,
+        ..RangeOp::default()
+    };
+    let mut scenario = Scenario::new(Operation::Range(range));
+    scenario.name = "range-s".to_owned();
+    scenario.target.members = Some(3);
+    scenario.load.clients = 100;
+    scenario.load.conns = Some(10);
+    scenario.load.total = Some(1_500);
+
+    Report {
+        name: scenario.name.clone(),
+        started_at: STARTED_AT.to_owned(),
+        interrupted: false,
+        duration_s: duration.as_secs_f64(),
+        params: Params {
+            op: "range".to_owned(),
+            conns: 10,
+            clients: 100,
+            workers: 2,
+            total: Some(1_500),
+            consistency: Some("s".to_owned()),
+            seed: 7,
+            ..Params::default()
+        },
+        target: TargetInfo {
+            endpoints: vec![
+                "127.0.0.1:40001".to_owned(),
+                "127.0.0.1:40003".to_owned(),
+                "127.0.0.1:40005".to_owned(),
+            ],
+            local: true,
+            etcd_version: "3.5.17".to_owned(),
+            members: 3,
+            leader: "m1".to_owned(),
+            cluster_id: "8e9e05c52164694d".to_owned(),
+        },
+        ops: [(OpKind::Range, op_report(rec, OpKind::Range, duration))].into(),
+        scenario,
+    }
+}
+
+/// An interrupted run with both kinds: the puts of [`put_report`], and ranges that all
+/// failed with `DeadlineExceeded`.
+pub fn mixed_interrupted_report() -> Report {
+    let mut report = put_report();
+    report.name = "mixed".to_owned();
+    report.interrupted = true;
+    let t0 = Instant::now();
+    let mut rec = Recorder::new(&[OpKind::Range], t0, Duration::from_secs(1));
+    rec.record_errors(
+        OpKind::Range,
+        ErrorCode::DeadlineExceeded,
+        4,
+        t0 + Duration::from_millis(2_900),
+    );
+    report.ops.insert(OpKind::Range, op_report(rec, OpKind::Range, Duration::from_secs(3)));
+    report
+}

@@ -1,0 +1,186 @@
+//! The JSON contract: the output parses into mirror types declared here, every one with
+//! `deny_unknown_fields`, so adding, renaming or removing a field fails this test. When it
+//! fails, decide whether the change is compatible; if not, bump `SCHEMA_VERSION`.
+
+use std::collections::BTreeMap;
+
+use etcdlat_core::render;
+use etcdlat_core::{Distribution, OpKind, ReportSet};
+use serde::Deserialize;
+
+use crate::fixture::{mixed_interrupted_report, put_report, range_report};
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Top {
+    schema_version: u32,
+    etcdlat_version: String,
+    runs: Vec<Run>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Run {
+    name: String,
+    started_at: String,
+    interrupted: bool,
+    duration_s: f64,
+    params: Params,
+    target: Target,
+    ops: BTreeMap<String, Op>,
+    /// The scenario as run; its own layout is the scenario file format.
+    scenario: serde_json::Value,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Params {
+    op: String,
+    conns: u32,
+    clients: u32,
+    workers: u32,
+    rate: u64,
+    total: Option<u64>,
+    duration_s: Option<f64>,
+    warmup_s: f64,
+    key_size: Option<u64>,
+    val_size: Option<u64>,
+    key_space_size: Option<u64>,
+    sequential_keys: Option<bool>,
+    consistency: Option<String>,
+    seed: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Target {
+    endpoints: Vec<String>,
+    local: bool,
+    etcd_version: String,
+    members: u32,
+    leader: String,
+    cluster_id: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Op {
+    ok: u64,
+    errors: BTreeMap<String, u64>,
+    errors_total: u64,
+    duration_s: f64,
+    throughput: f64,
+    latency_us: Dist,
+    service_time_us: Dist,
+    clamped: u64,
+    keys: u64,
+    value_bytes: u64,
+    intervals: Vec<Interval>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Dist {
+    count: u64,
+    min: u64,
+    mean: f64,
+    stddev: f64,
+    max: u64,
+    p10: u64,
+    p25: u64,
+    p50: u64,
+    p75: u64,
+    p90: u64,
+    p95: u64,
+    p99: u64,
+    p99_9: u64,
+    p99_99: u64,
+    p99_999: u64,
+    p100: u64,
+    hdr: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Interval {
+    t_s: f64,
+    count: u64,
+    errors: u64,
+    min_us: u64,
+    mean_us: f64,
+    p50_us: u64,
+    p90_us: u64,
+    p99_us: u64,
+    max_us: u64,
+}
+
+fn sample_set() -> ReportSet {
+    ReportSet::new(vec![put_report(), range_report(), mixed_interrupted_report()])
+}
+
+fn parse(set: &ReportSet) -> Top {
+    let json = render::json(set);
+    serde_json::from_str(&json)
+        .unwrap_or_else(|e| panic!("the JSON output left the contract: {e}\n{json}"))
+}
+
+#[test]
+fn output_has_exactly_the_contract_layout() {
+    let set = sample_set();
+    let top = parse(&set);
+    assert_eq!(top.schema_version, 1);
+    assert_eq!(top.etcdlat_version, set.etcdlat_version);
+    assert_eq!(top.runs.len(), 3);
+    let names: Vec<&str> = top.runs.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["put-256b", "range-s", "mixed"]);
+    assert_eq!(top.runs[2].ops.keys().collect::<Vec<_>>(), ["put", "range"]);
+    assert_eq!(top.runs[0].params.key_space_size, Some(10_000));
+    assert_eq!(top.runs[1].params.consistency.as_deref(), Some("s"));
+    assert!(top.runs[1].target.local);
+    assert!(top.runs[0].scenario.is_object());
+}
+
+#[test]
+fn every_request_is_in_the_intervals() {
+    for run in parse(&sample_set()).runs {
+        for (name, op) in &run.ops {
+            let in_intervals: u64 = op.intervals.iter().map(|i| i.count + i.errors).sum();
+            assert_eq!(op.ok + op.errors_total, in_intervals, "{} {name}", run.name);
+            assert_eq!(op.errors.values().sum::<u64>(), op.errors_total, "{} {name}", run.name);
+            assert_eq!(op.latency_us.count, op.ok, "{} {name}", run.name);
+        }
+    }
+}
+
+#[test]
+fn hdr_decodes_to_the_same_histogram() {
+    let set = sample_set();
+    let top = parse(&set);
+    for (run, report) in top.runs.iter().zip(&set.runs) {
+        for (kind, op) in &report.ops {
+            let parsed = &run.ops[kind.name()];
+            let latency =
+                Distribution::decode(&parsed.latency_us.hdr).expect("latency hdr decodes");
+            let service =
+                Distribution::decode(&parsed.service_time_us.hdr).expect("service hdr decodes");
+            assert_eq!(latency, op.latency, "{} {kind}", report.name);
+            assert_eq!(service, op.service_time, "{} {kind}", report.name);
+            assert_eq!(latency.quantile_us(0.99), parsed.latency_us.p99);
+            assert_eq!(latency.max_us(), parsed.latency_us.max);
+        }
+    }
+}
+
+#[test]
+fn report_set_reads_back_equal() {
+    let set = sample_set();
+    let back: ReportSet = serde_json::from_str(&render::json(&set)).expect("the output reads back");
+    assert_eq!(back, set);
+    assert_eq!(back.runs[2].op(OpKind::Range).ok, 0);
+}

@@ -1,0 +1,96 @@
+//! Snapshot tests of every renderer on the fixed reports of [`crate::fixture`].
+//!
+//! A change in a snapshot is a change in what users read or parse: review it as such.
+
+use etcdlat_core::ReportSet;
+use etcdlat_core::render::{self, TextOptions};
+
+use crate::fixture::{mixed_interrupted_report, put_report, range_report};
+
+#[test]
+fn text_plain() {
+    insta::assert_snapshot!(render::text(&put_report(), &TextOptions::default()));
+}
+
+#[test]
+fn text_precise() {
+    insta::assert_snapshot!(render::text(
+        &put_report(),
+        &TextOptions { precise: true, sample: false }
+    ));
+}
+
+#[test]
+fn text_sample() {
+    insta::assert_snapshot!(render::text(
+        &range_report(),
+        &TextOptions { precise: false, sample: true }
+    ));
+}
+
+#[test]
+fn text_interrupted_with_two_kinds_and_a_kind_without_success() {
+    insta::assert_snapshot!(render::text(&mixed_interrupted_report(), &TextOptions::default()));
+}
+
+#[test]
+fn text_histogram_counts_every_success() {
+    let report = put_report();
+    let text = render::text(&report, &TextOptions::default());
+    let rows: Vec<&str> = text
+        .lines()
+        .skip_while(|l| *l != "Response time histogram:")
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_eq!(rows.len(), 11);
+    let counted: u64 = rows
+        .iter()
+        .map(|row| {
+            let count = row.split_once('[').and_then(|(_, r)| r.split_once(']')).map(|(n, _)| n);
+            count
+                .and_then(|n| n.parse::<u64>().ok())
+                .unwrap_or_else(|| panic!("no count in {row:?}"))
+        })
+        .sum();
+    assert_eq!(counted, report.ok());
+}
+
+#[test]
+fn markdown_table() {
+    insta::assert_snapshot!(render::markdown(&[
+        put_report(),
+        range_report(),
+        mixed_interrupted_report()
+    ]));
+}
+
+#[test]
+fn intervals_csv() {
+    insta::assert_snapshot!(render::intervals_csv(&mixed_interrupted_report()));
+}
+
+#[test]
+fn json() {
+    let mut set = ReportSet::new(vec![put_report(), range_report()]);
+    // The version changes with every release; the layout is what the snapshot is about.
+    set.etcdlat_version = "0.0.0-test".to_owned();
+    let json = render::json(&set);
+    assert!(json.ends_with("}\n"));
+    // The compressed histograms depend on the deflate library's output, not on our layout;
+    // their decoding is tested in `json_contract`.
+    insta::assert_snapshot!(redact_hdr(&json));
+}
+
+/// Replaces the value of every `"hdr"` field with a placeholder, keeping the layout.
+fn redact_hdr(json: &str) -> String {
+    json.lines()
+        .map(|line| match line.split_once("\"hdr\": \"") {
+            Some((indent, rest)) => {
+                let tail = rest.split_once('"').map_or("", |(_, tail)| tail);
+                format!("{indent}\"hdr\": \"[hdr]\"{tail}\n")
+            }
+            None => format!("{line}\n"),
+        })
+        .collect()
+}
