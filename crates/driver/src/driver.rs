@@ -378,7 +378,7 @@ fn op_seed(scenario: &Scenario) -> u64 {
 fn prepare(op: &Operation, seed: u64) -> Work {
     match op {
         Operation::Put(p) => Work::Put {
-            keygen: KeyGen::new(p, seed),
+            keygen: Box::new(KeyGen::new(p, seed)),
             value: random_value(p.val_size as usize, seed),
         },
         Operation::Range(r) => {

@@ -32,7 +32,7 @@ pub(crate) const STOP_GRACE: Duration = Duration::from_secs(2);
 #[derive(Debug)]
 pub(crate) enum Work {
     /// Puts: keys from a generator, one value for every request.
-    Put { keygen: KeyGen, value: Vec<u8> },
+    Put { keygen: Box<KeyGen>, value: Vec<u8> },
     /// Ranges: the same request every time.
     Range(RangeRequest),
 }
@@ -356,7 +356,7 @@ async fn run_job(kvs: &[Kv], mut job: Job) -> Outcome {
     let kind = job.work.kind();
     let keygen = match &*job.work {
         Work::Put { keygen, .. } => {
-            let mut k = keygen.clone();
+            let mut k = KeyGen::clone(keygen);
             k.reseed(job.seed);
             Some(k)
         }

@@ -137,12 +137,22 @@ async fn target_leader_connects_to_the_leader_only() {
         return;
     }
     let etcd = Etcd::start_cluster(3).await;
-    let driver =
-        Driver::builder().local_cluster(etcd.local()).target_leader(true).conns(3).connect().await.unwrap();
+    let driver = Driver::builder()
+        .local_cluster(etcd.local())
+        .target_leader(true)
+        .conns(3)
+        .connect()
+        .await
+        .unwrap();
     let target = driver.target();
     assert_eq!(target.members, 3);
     assert_eq!(target.endpoints.len(), 1, "{:?}", target.endpoints);
-    let leader = etcd.local().members().iter().find(|m| m.name() == target.leader).expect("leader is a member");
+    let leader = etcd
+        .local()
+        .members()
+        .iter()
+        .find(|m| m.name() == target.leader)
+        .expect("leader is a member");
     assert_eq!(target.endpoints[0], leader.client_url());
     let port = port_of(leader.client_url());
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -150,7 +160,8 @@ async fn target_leader_connects_to_the_leader_only() {
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     assert_eq!(tcp_connections_to(port), 3);
-    let report = driver.run(&scenario("[load]\nclients = 6\ntotal = 300\n[op.put]\n")).await.unwrap();
+    let report =
+        driver.run(&scenario("[load]\nclients = 6\ntotal = 300\n[op.put]\n")).await.unwrap();
     assert_eq!(report.op(OpKind::Put).ok, 300);
 }
 
@@ -162,7 +173,8 @@ async fn progress_reaches_the_total() {
     let etcd = Etcd::start().await;
     let driver = Driver::builder().local_cluster(etcd.local()).conns(2).connect().await.unwrap();
     let progress = driver.progress();
-    let report = driver.run(&scenario("[load]\nclients = 4\ntotal = 500\n[op.put]\n")).await.unwrap();
+    let report =
+        driver.run(&scenario("[load]\nclients = 4\ntotal = 500\n[op.put]\n")).await.unwrap();
     assert_eq!(report.op(OpKind::Put).ok, 500);
     assert_eq!(progress.completed(), 500);
 }
