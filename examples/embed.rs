@@ -47,7 +47,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // What a test would assert: every request succeeded, and the tail is bounded.
     assert_eq!(put.ok, 5000);
     assert_eq!(put.errors_total, 0);
-    assert!(put.latency.quantile(0.99) < Duration::from_secs(1), "p99 {:?}", put.latency.quantile(0.99));
+    assert!(
+        put.latency.quantile(0.99) < Duration::from_secs(1),
+        "p99 {:?}",
+        put.latency.quantile(0.99)
+    );
 
     print!("{}", render::text(&report, &TextOptions::default()));
     println!("{}", render::markdown(std::slice::from_ref(&report)));

@@ -16,7 +16,10 @@ pub const SCENARIOS: &[(&str, &str)] = &[
 pub fn find(name: &str) -> Option<(&'static str, &'static str)> {
     let base = name.rsplit('/').next().unwrap_or(name);
     let base = base.strip_suffix(".toml").unwrap_or(base);
-    let dir = name.strip_suffix(&format!("{base}.toml")).or_else(|| name.strip_suffix(base)).unwrap_or("");
+    let dir = name
+        .strip_suffix(&format!("{base}.toml"))
+        .or_else(|| name.strip_suffix(base))
+        .unwrap_or("");
     if !(dir.is_empty() || dir.ends_with("scenarios/")) {
         return None;
     }
@@ -31,7 +34,10 @@ mod tests {
     fn names_resolve() {
         assert_eq!(find("put-1mb").map(|s| s.0), Some("put-1mb"));
         assert_eq!(find("scenarios/put-1mb.toml").map(|s| s.0), Some("put-1mb"));
-        assert_eq!(find("configs/scenarios/range-serializable.toml").map(|s| s.0), Some("range-serializable"));
+        assert_eq!(
+            find("configs/scenarios/range-serializable.toml").map(|s| s.0),
+            Some("range-serializable")
+        );
         assert!(find("elsewhere/put-1mb.toml").is_none());
         assert!(find("nope").is_none());
     }
@@ -46,9 +52,13 @@ mod tests {
         on_disk.sort();
         let mut built_in: Vec<String> = SCENARIOS.iter().map(|(n, _)| (*n).to_owned()).collect();
         built_in.sort();
-        assert_eq!(on_disk, built_in, "every file in configs/scenarios is built in, and only those");
+        assert_eq!(
+            on_disk, built_in,
+            "every file in configs/scenarios is built in, and only those"
+        );
         for (name, text) in SCENARIOS {
-            let s = etcdlat_core::Scenario::from_toml_str(text).unwrap_or_else(|e| panic!("{name}: {e}"));
+            let s = etcdlat_core::Scenario::from_toml_str(text)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
             assert_eq!(&s.name, name, "the scenario's name is its file name");
             assert!(!s.description.is_empty(), "{name} says what it mirrors");
             assert!(text.starts_with("# Mirrors"), "{name} cites the published figure it mirrors");

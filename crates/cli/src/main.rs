@@ -36,7 +36,8 @@ fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    let etcd_bin = std::env::var_os("ETCD_BIN").map_or_else(|| PathBuf::from("etcd"), PathBuf::from);
+    let etcd_bin =
+        std::env::var_os("ETCD_BIN").map_or_else(|| PathBuf::from("etcd"), PathBuf::from);
     let result = Action::from_cli(cli, etcd_bin).and_then(|action| {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
@@ -64,7 +65,8 @@ async fn execute(action: Action) -> Result<Status> {
     let plan = match action {
         Action::ListScenarios => {
             for (name, text) in builtin::SCENARIOS {
-                let description = Scenario::from_toml_str(text).map(|s| s.description).unwrap_or_default();
+                let description =
+                    Scenario::from_toml_str(text).map(|s| s.description).unwrap_or_default();
                 println!("{name:<24} {description}");
             }
             return Ok(Status::Done);
@@ -95,10 +97,15 @@ async fn execute(action: Action) -> Result<Status> {
 async fn run_one(plan: &Plan, scenario: &Scenario, stop: watch::Receiver<bool>) -> Result<Report> {
     let endpoints = match &plan.cluster {
         Cluster::Endpoints(eps) => Some(eps.clone()),
-        Cluster::FromScenario if !scenario.target.endpoints.is_empty() => Some(scenario.target.endpoints.clone()),
+        Cluster::FromScenario if !scenario.target.endpoints.is_empty() => {
+            Some(scenario.target.endpoints.clone())
+        }
         Cluster::FromScenario | Cluster::Local(_) => None,
     };
-    let dial_timeout = plan.dial_timeout.or(scenario.target.dial_timeout).unwrap_or(etcdlat_driver::DEFAULT_DIAL_TIMEOUT);
+    let dial_timeout = plan
+        .dial_timeout
+        .or(scenario.target.dial_timeout)
+        .unwrap_or(etcdlat_driver::DEFAULT_DIAL_TIMEOUT);
     let mut builder = Driver::builder()
         .conns(scenario.load.conns.unwrap_or(1))
         .dial_timeout(dial_timeout)
@@ -135,13 +142,20 @@ async fn run_one(plan: &Plan, scenario: &Scenario, stop: watch::Receiver<bool>) 
         }
         Err(e) => return Err(e.into()),
     };
-    let display =
-        progress::Display::start(plan.print_text, driver.progress(), scenario.load.total, scenario.load.duration);
+    let display = progress::Display::start(
+        plan.print_text,
+        driver.progress(),
+        scenario.load.total,
+        scenario.load.duration,
+    );
     let mut stop = stop;
     let shutdown = async move {
         let _ = stop.wait_for(|s| *s).await;
     };
-    let report = driver.run_until(scenario, shutdown).await.with_context(|| format!("running {}", scenario.name))?;
+    let report = driver
+        .run_until(scenario, shutdown)
+        .await
+        .with_context(|| format!("running {}", scenario.name))?;
     drop(display);
     drop(driver);
     drop(local);
@@ -160,7 +174,11 @@ fn write_outputs(plan: &Plan, reports: &[Report]) -> Result<()> {
         for (i, r) in reports.iter().enumerate() {
             let csv = render::intervals_csv(r);
             // One header for the whole file.
-            text.push_str(if i == 0 { &csv } else { csv.split_once('\n').map_or("", |(_, rows)| rows) });
+            text.push_str(if i == 0 {
+                &csv
+            } else {
+                csv.split_once('\n').map_or("", |(_, rows)| rows)
+            });
         }
         t.write(&text)?;
     }

@@ -32,8 +32,9 @@ impl Target {
         if !dir.is_dir() {
             bail!("{flag} {}: directory {} does not exist", path.display(), dir.display());
         }
-        tempfile::NamedTempFile::new_in(dir)
-            .with_context(|| format!("{flag} {}: cannot write in {}", path.display(), dir.display()))?;
+        tempfile::NamedTempFile::new_in(dir).with_context(|| {
+            format!("{flag} {}: cannot write in {}", path.display(), dir.display())
+        })?;
         Ok(())
     }
 
@@ -48,9 +49,12 @@ impl Target {
             Self::File(path) => {
                 let mut tmp = tempfile::NamedTempFile::new_in(parent(path))
                     .with_context(|| format!("writing {}", path.display()))?;
-                tmp.write_all(contents.as_bytes()).with_context(|| format!("writing {}", path.display()))?;
+                tmp.write_all(contents.as_bytes())
+                    .with_context(|| format!("writing {}", path.display()))?;
                 tmp.as_file().sync_all().with_context(|| format!("writing {}", path.display()))?;
-                tmp.persist(path).map_err(|e| e.error).with_context(|| format!("writing {}", path.display()))?;
+                tmp.persist(path)
+                    .map_err(|e| e.error)
+                    .with_context(|| format!("writing {}", path.display()))?;
                 Ok(())
             }
         }
@@ -80,7 +84,13 @@ mod tests {
         let missing = Target::new(&dir.path().join("nope/r.json"));
         let err = missing.check("--json").unwrap_err().to_string();
         assert!(err.contains("does not exist"), "{err}");
-        assert!(Target::new(dir.path()).check("--json").unwrap_err().to_string().contains("is a directory"));
+        assert!(
+            Target::new(dir.path())
+                .check("--json")
+                .unwrap_err()
+                .to_string()
+                .contains("is a directory")
+        );
         assert_eq!(Target::new(Path::new("-")), Target::Stdout);
     }
 }

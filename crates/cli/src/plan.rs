@@ -74,16 +74,20 @@ impl Action {
         let (scenarios, default_cluster) = match &cli.command {
             Command::Scenarios => return Ok(Self::ListScenarios),
             Command::Run(run) => (run_scenarios(run)?, Cluster::FromScenario),
-            Command::Put(put) => (vec![put_scenario(put)?], Cluster::Endpoints(vec![DEFAULT_ENDPOINT.to_owned()])),
-            Command::Range(range) => {
-                (vec![range_scenario(range)?], Cluster::Endpoints(vec![DEFAULT_ENDPOINT.to_owned()]))
+            Command::Put(put) => {
+                (vec![put_scenario(put)?], Cluster::Endpoints(vec![DEFAULT_ENDPOINT.to_owned()]))
             }
+            Command::Range(range) => (
+                vec![range_scenario(range)?],
+                Cluster::Endpoints(vec![DEFAULT_ENDPOINT.to_owned()]),
+            ),
         };
         let mut default_endpoint = false;
         let cluster = match (&g.endpoints, g.local) {
             (Some(_), true) => bail!("--local and --endpoints cannot be used together"),
             (Some(eps), false) => {
-                let eps: Vec<String> = eps.iter().map(|e| e.trim().to_owned()).filter(|e| !e.is_empty()).collect();
+                let eps: Vec<String> =
+                    eps.iter().map(|e| e.trim().to_owned()).filter(|e| !e.is_empty()).collect();
                 if eps.is_empty() {
                     bail!("--endpoints is empty");
                 }
@@ -99,7 +103,9 @@ impl Action {
             }
         };
         if g.members.is_some() && matches!(cluster, Cluster::Endpoints(_)) {
-            bail!("--members applies to a throwaway local cluster; it cannot be used with --endpoints");
+            bail!(
+                "--members applies to a throwaway local cluster; it cannot be used with --endpoints"
+            );
         }
         if let Some(m) = g.members {
             if !(1..=9).contains(&m) {
@@ -128,7 +134,8 @@ impl Action {
         let json = g.json.as_deref().map(Target::new);
         let markdown = g.markdown.as_deref().map(Target::new);
         let csv = g.csv.as_deref().map(Target::new);
-        let to_stdout = [&json, &markdown, &csv].iter().filter(|t| matches!(t, Some(Target::Stdout))).count();
+        let to_stdout =
+            [&json, &markdown, &csv].iter().filter(|t| matches!(t, Some(Target::Stdout))).count();
         if to_stdout > 1 {
             bail!("only one of --json, --markdown and --csv can write to standard output (-)");
         }
@@ -200,8 +207,18 @@ fn flag_error(e: ScenarioError) -> anyhow::Error {
 }
 
 fn load_from(args: &LoadArgs) -> Result<Load> {
-    let duration = args.duration.as_deref().map(parse_duration).transpose().map_err(|e| anyhow!("--duration: {e}"))?;
-    let warmup = args.warmup.as_deref().map(parse_duration).transpose().map_err(|e| anyhow!("--warmup: {e}"))?;
+    let duration = args
+        .duration
+        .as_deref()
+        .map(parse_duration)
+        .transpose()
+        .map_err(|e| anyhow!("--duration: {e}"))?;
+    let warmup = args
+        .warmup
+        .as_deref()
+        .map(parse_duration)
+        .transpose()
+        .map_err(|e| anyhow!("--warmup: {e}"))?;
     if args.total == 0 {
         bail!("--total: must be more than 0");
     }
@@ -241,7 +258,9 @@ fn range_scenario(args: &RangeArgs) -> Result<Scenario> {
     let consistency = match args.consistency.as_str() {
         "l" => Consistency::Linearizable,
         "s" => Consistency::Serializable,
-        other => bail!("--consistency: expected l (linearizable) or s (serializable), got {other:?}"),
+        other => {
+            bail!("--consistency: expected l (linearizable) or s (serializable), got {other:?}")
+        }
     };
     let op = RangeOp {
         key: args.key.clone(),
@@ -259,20 +278,33 @@ fn range_scenario(args: &RangeArgs) -> Result<Scenario> {
 }
 
 fn run_scenarios(args: &RunArgs) -> Result<Vec<Scenario>> {
-    let duration = args.duration.as_deref().map(parse_duration).transpose().map_err(|e| anyhow!("--duration: {e}"))?;
-    let warmup = args.warmup.as_deref().map(parse_duration).transpose().map_err(|e| anyhow!("--warmup: {e}"))?;
+    let duration = args
+        .duration
+        .as_deref()
+        .map(parse_duration)
+        .transpose()
+        .map_err(|e| anyhow!("--duration: {e}"))?;
+    let warmup = args
+        .warmup
+        .as_deref()
+        .map(parse_duration)
+        .transpose()
+        .map_err(|e| anyhow!("--warmup: {e}"))?;
     let mut out = Vec::new();
     for name in &args.scenarios {
         let path = PathBuf::from(name);
         let (text, label) = if path.is_file() {
-            let text = std::fs::read_to_string(&path).with_context(|| format!("reading scenario {}", path.display()))?;
+            let text = std::fs::read_to_string(&path)
+                .with_context(|| format!("reading scenario {}", path.display()))?;
             (text, path.display().to_string())
         } else if let Some((builtin_name, text)) = builtin::find(name) {
             (text.to_owned(), format!("shipped scenario {builtin_name}"))
         } else if path.exists() {
             bail!("scenario {name}: not a file");
         } else {
-            bail!("scenario {name}: no such file, and no shipped scenario by that name (see `etcdlat scenarios`)");
+            bail!(
+                "scenario {name}: no such file, and no shipped scenario by that name (see `etcdlat scenarios`)"
+            );
         };
         let mut s = Scenario::from_toml_str(&text).with_context(|| format!("scenario {label}"))?;
         if let Some(t) = args.total {
@@ -310,8 +342,16 @@ mod tests {
 
     #[test]
     fn etcd_benchmark_command_lines_work() {
-        let p = plan(&["--conns=100", "--clients=1000", "put", "--key-size=8", "--sequential-keys", "--total=100000", "--val-size=256"])
-            .unwrap();
+        let p = plan(&[
+            "--conns=100",
+            "--clients=1000",
+            "put",
+            "--key-size=8",
+            "--sequential-keys",
+            "--total=100000",
+            "--val-size=256",
+        ])
+        .unwrap();
         let s = &p.scenarios[0];
         assert_eq!(s.load.conns, Some(100));
         assert_eq!(s.load.clients, 1000);
@@ -322,8 +362,16 @@ mod tests {
         assert_eq!(p.cluster, Cluster::Endpoints(vec![DEFAULT_ENDPOINT.to_owned()]));
 
         // Global flags after the command, Go-style booleans, range with an end.
-        let p = plan(&["range", "foo", "fop", "--consistency=s", "--endpoints=h1:2379,h2:2379", "--precise=true", "--total=10"])
-            .unwrap();
+        let p = plan(&[
+            "range",
+            "foo",
+            "fop",
+            "--consistency=s",
+            "--endpoints=h1:2379,h2:2379",
+            "--precise=true",
+            "--total=10",
+        ])
+        .unwrap();
         let Operation::Range(r) = &p.scenarios[0].op else { panic!() };
         assert_eq!(r.range_end.as_deref(), Some("fop"));
         assert_eq!(r.consistency, Consistency::Serializable);
@@ -337,7 +385,10 @@ mod tests {
     #[test]
     fn bad_flags_name_the_flag() {
         let msg = |args: &[&str]| plan(args).unwrap_err().to_string();
-        assert_eq!(msg(&["put", "--key-space-size=0"]), "expected positive --key-space-size, got (0)");
+        assert_eq!(
+            msg(&["put", "--key-space-size=0"]),
+            "expected positive --key-space-size, got (0)"
+        );
         assert!(msg(&["--clients=0", "put"]).starts_with("--clients: must be 1"));
         assert!(msg(&["range", "k", "--consistency=x"]).starts_with("--consistency:"));
         assert!(msg(&["--endpoints=nohost", "put"]).contains("no port"));
@@ -357,6 +408,8 @@ mod tests {
         let p = plan(&["run", "put-1mb", "--duration=3s", "--members=3"]).unwrap();
         assert_eq!(p.scenarios[0].load.total, None);
         assert_eq!(p.cluster, Cluster::Local(Some(3)));
-        assert!(plan(&["run", "nope.toml"]).unwrap_err().to_string().contains("no shipped scenario"));
+        assert!(
+            plan(&["run", "nope.toml"]).unwrap_err().to_string().contains("no shipped scenario")
+        );
     }
 }

@@ -15,7 +15,12 @@ pub struct Display {
 impl Display {
     /// Starts polling `progress` for a run of `total` requests (or `duration`), if stderr is
     /// a terminal and `enabled`.
-    pub fn start(enabled: bool, progress: Progress, total: Option<u64>, duration: Option<Duration>) -> Option<Self> {
+    pub fn start(
+        enabled: bool,
+        progress: Progress,
+        total: Option<u64>,
+        duration: Option<Duration>,
+    ) -> Option<Self> {
         if !enabled || !std::io::stderr().is_terminal() {
             return None;
         }
@@ -25,9 +30,11 @@ impl Display {
         };
         bar.set_draw_target(ProgressDrawTarget::stderr());
         bar.set_style(
-            ProgressStyle::with_template("{elapsed_precise} [{bar:30}] {pos}/{len} requests, {per_sec}")
-                .unwrap_or_else(|_| ProgressStyle::default_bar())
-                .progress_chars("=> "),
+            ProgressStyle::with_template(
+                "{elapsed_precise} [{bar:30}] {pos}/{len} requests, {per_sec}",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
         );
         let b = bar.clone();
         let task = tokio::spawn(async move {

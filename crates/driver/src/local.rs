@@ -8,6 +8,7 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::net::{Ipv4Addr, TcpListener};
 use std::path::{Path, PathBuf};
+use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -192,6 +193,9 @@ impl LocalCluster {
                 .arg("--logger=zap")
                 .arg("--log-outputs=stderr")
                 .args(&opts.extra_args)
+                // Its own process group, so a Ctrl-C at the terminal stops etcdlat (which then
+                // tears the cluster down) rather than killing etcd under a running measurement.
+                .process_group(0)
                 .stdin(Stdio::null())
                 .stdout(log)
                 .stderr(log2)

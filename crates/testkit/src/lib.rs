@@ -147,7 +147,8 @@ pub fn tcp_connections_to(port: u16) -> usize {
             if cols.len() < 10 {
                 continue;
             }
-            let remote_port = cols[2].rsplit(':').next().and_then(|p| u16::from_str_radix(p, 16).ok());
+            let remote_port =
+                cols[2].rsplit(':').next().and_then(|p| u16::from_str_radix(p, 16).ok());
             // State 01 is ESTABLISHED.
             if remote_port == Some(port) && cols[3] == "01" && inodes.contains(cols[9]) {
                 count += 1;
@@ -163,5 +164,9 @@ pub fn tcp_connections_to(port: u16) -> usize {
 /// When the endpoint has no port.
 #[must_use]
 pub fn port_of(endpoint: &str) -> u16 {
-    endpoint.rsplit(':').next().and_then(|p| p.trim_end_matches('/').parse().ok()).expect("endpoint has a port")
+    endpoint
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.trim_end_matches('/').parse().ok())
+        .expect("endpoint has a port")
 }
