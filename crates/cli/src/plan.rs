@@ -206,19 +206,14 @@ fn flag_error(e: ScenarioError) -> anyhow::Error {
     }
 }
 
+/// A duration flag ("30s"), when given.
+fn duration_flag(flag: &str, text: Option<&str>) -> Result<Option<Duration>> {
+    text.map(parse_duration).transpose().map_err(|e| anyhow!("{flag}: {e}"))
+}
+
 fn load_from(args: &LoadArgs) -> Result<Load> {
-    let duration = args
-        .duration
-        .as_deref()
-        .map(parse_duration)
-        .transpose()
-        .map_err(|e| anyhow!("--duration: {e}"))?;
-    let warmup = args
-        .warmup
-        .as_deref()
-        .map(parse_duration)
-        .transpose()
-        .map_err(|e| anyhow!("--warmup: {e}"))?;
+    let duration = duration_flag("--duration", args.duration.as_deref())?;
+    let warmup = duration_flag("--warmup", args.warmup.as_deref())?;
     if args.total == 0 {
         bail!("--total: must be more than 0");
     }
@@ -278,18 +273,8 @@ fn range_scenario(args: &RangeArgs) -> Result<Scenario> {
 }
 
 fn run_scenarios(args: &RunArgs) -> Result<Vec<Scenario>> {
-    let duration = args
-        .duration
-        .as_deref()
-        .map(parse_duration)
-        .transpose()
-        .map_err(|e| anyhow!("--duration: {e}"))?;
-    let warmup = args
-        .warmup
-        .as_deref()
-        .map(parse_duration)
-        .transpose()
-        .map_err(|e| anyhow!("--warmup: {e}"))?;
+    let duration = duration_flag("--duration", args.duration.as_deref())?;
+    let warmup = duration_flag("--warmup", args.warmup.as_deref())?;
     let mut out = Vec::new();
     for name in &args.scenarios {
         let path = PathBuf::from(name);
