@@ -53,15 +53,21 @@ fn only_run(report: &Value) -> &Value {
 
 /// The count at a JSON pointer (`/ops/put/ok`).
 fn count(v: &Value, pointer: &str) -> u64 {
-    v.pointer(pointer).and_then(Value::as_u64).unwrap_or_else(|| panic!("{pointer} is not a count in {v:#}"))
+    v.pointer(pointer)
+        .and_then(Value::as_u64)
+        .unwrap_or_else(|| panic!("{pointer} is not a count in {v:#}"))
 }
 
 /// The text at a JSON pointer.
 fn text<'a>(v: &'a Value, pointer: &str) -> &'a str {
-    v.pointer(pointer).and_then(Value::as_str).unwrap_or_else(|| panic!("{pointer} is not a string in {v:#}"))
+    v.pointer(pointer)
+        .and_then(Value::as_str)
+        .unwrap_or_else(|| panic!("{pointer} is not a string in {v:#}"))
 }
 
 /// The boolean at a JSON pointer.
 fn flag(v: &Value, pointer: &str) -> bool {
-    v.pointer(pointer).and_then(Value::as_bool).unwrap_or_else(|| panic!("{pointer} is not a boolean in {v:#}"))
+    v.pointer(pointer)
+        .and_then(Value::as_bool)
+        .unwrap_or_else(|| panic!("{pointer} is not a boolean in {v:#}"))
 }

@@ -1,0 +1,235 @@
+//! SIGINT (Ctrl-C) during a run: exit code 130 soon after, the report written and marked
+//! interrupted, counting exactly what reached the server, and a throwaway etcd killed and
+//! its directory removed.
+//!
+//! etcdlat runs in a process group of its own and the signal goes to the whole group, as a
+//! terminal sends Ctrl-C to its foreground group.
+
+use std::fs::File;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use etcdlat_testkit::Etcd;
+
+use crate::{count, flag, only_run, read_report};
+
+/// How long etcdlat may take to stop after SIGINT.
+const STOP_WITHIN: Duration = Duration::from_secs(5);
+/// How long a run may take to get going before the test gives up on it.
+const START_WITHIN: Duration = Duration::from_secs(20);
+
+/// etcdlat running in the background in its own process group, stopped with SIGTERM (so
+/// that it still removes its throwaway etcd) if the test ends while it runs.
+struct Running {
+    child: Child,
+    stderr: PathBuf,
+}
+
+impl Running {
+    /// Starts `etcdlat args` with `TMPDIR=tmpdir`; its standard error goes to `stderr`.
+    fn spawn(args: &[&str], tmpdir: &Path, stderr: PathBuf) -> Self {
+        let child = Command::new(assert_cmd::cargo::cargo_bin("etcdlat"))
+            .args(args)
+            .env_remove("ETCDLAT_LOG")
+            .env("TMPDIR", tmpdir)
+            .process_group(0)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(File::create(&stderr).unwrap())
+            .spawn()
+            .unwrap();
+        Self { child, stderr }
+    }
+
+    /// Sends `signal` to etcdlat's process group.
+    fn signal(&self, signal: &str) -> bool {
+        Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg("--")
+            .arg(format!("-{}", self.child.id()))
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+
+    /// The exit status, if etcdlat exits within `within`.
+    fn wait(&mut self, within: Duration) -> Option<ExitStatus> {
+        let deadline = Instant::now() + within;
+        loop {
+            // Also called from drop, which must not panic.
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return Some(status);
+            }
+            if Instant::now() >= deadline {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    /// Panics, with etcdlat's stderr, if it has exited.
+    fn assert_running(&mut self) {
+        if let Some(status) = self.child.try_wait().unwrap() {
+            panic!("etcdlat exited early with {status}:\n{}", self.stderr());
+        }
+    }
+
+    fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+
+    /// Sends SIGINT and returns the exit status, which must come within [`STOP_WITHIN`].
+    fn interrupt(&mut self) -> ExitStatus {
+        assert!(self.signal("INT"), "sending SIGINT");
+        let sent = Instant::now();
+        let status = self.wait(STOP_WITHIN);
+        status.unwrap_or_else(|| panic!("etcdlat still running {:?} after SIGINT", sent.elapsed()))
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            if !(self.signal("TERM") && self.wait(STOP_WITHIN).is_some()) {
+                let _ = self.child.kill();
+            }
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// The command lines (arguments) of the processes whose command line mentions `dir`.
+fn processes_mentioning(dir: &Path) -> Vec<Vec<String>> {
+    let dir = dir.display().to_string();
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if !entry.file_name().to_string_lossy().bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        // Processes may exit while we look.
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else { continue };
+        let args: Vec<String> = cmdline
+            .split(|&b| b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        if args.iter().any(|a| a.contains(&dir)) {
+            found.push(args);
+        }
+    }
+    found
+}
+
+/// The store revision at `url`, if etcd answers there.
+async fn revision_at(url: &str) -> Option<i64> {
+    let opts = etcd_client::ConnectOptions::new()
+        .with_connect_timeout(Duration::from_millis(500))
+        .with_timeout(Duration::from_secs(1));
+    let mut client = etcd_client::Client::connect([url], Some(opts)).await.ok()?;
+    let resp = client.get("\0etcdlat-test-probe", None).await.ok()?;
+    Some(resp.header()?.revision())
+}
+
+#[tokio::test]
+async fn sigint_stops_a_run_and_reports_what_reached_the_server() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    let etcd = Etcd::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let before = etcd.revision().await;
+    let endpoints = format!("--endpoints={}", etcd.endpoint());
+    let args = [
+        endpoints.as_str(),
+        "--clients=4",
+        "put",
+        "--duration=60s",
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    let mut run = Running::spawn(&args, dir.path(), dir.path().join("stderr"));
+
+    // Interrupt in the middle of the run, once puts are landing.
+    let deadline = Instant::now() + START_WITHIN;
+    while etcd.revision().await < before + 100 {
+        run.assert_running();
+        assert!(Instant::now() < deadline, "no puts reached the server within {START_WITHIN:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let status = run.interrupt();
+    assert_eq!(status.code(), Some(130), "exit code 130 after SIGINT; stderr:\n{}", run.stderr());
+
+    let report = read_report(&json);
+    let report = only_run(&report);
+    assert!(flag(report, "/interrupted"));
+    let ok = count(report, "/ops/put/ok");
+    assert!(ok > 0, "the puts before SIGINT are counted");
+    assert_eq!(
+        u64::try_from(etcd.revision().await - before).unwrap(),
+        ok,
+        "the server holds exactly the puts the report counts as ok (errors: {})",
+        report["ops"]["put"]["errors"]
+    );
+}
+
+#[tokio::test]
+async fn sigint_stops_a_throwaway_etcd_and_removes_it() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let args = ["run", "put-1mb", "--duration=60s", "--json", json.to_str().unwrap()];
+    let mut run = Running::spawn(&args, tmp.path(), out.path().join("stderr"));
+
+    // Interrupt once the throwaway etcd (found by its data dir in TMPDIR) holds some puts.
+    let deadline = Instant::now() + START_WITHIN;
+    loop {
+        run.assert_running();
+        assert!(
+            Instant::now() < deadline,
+            "no puts reached a throwaway etcd within {START_WITHIN:?}"
+        );
+        let etcd = processes_mentioning(tmp.path()).into_iter().next();
+        let url = etcd.and_then(|args| {
+            args.iter()
+                .position(|a| a == "--listen-client-urls")
+                .and_then(|i| args.get(i + 1).cloned())
+        });
+        if let Some(url) = url {
+            // Revision 1 is the empty store; each put adds one.
+            if revision_at(&url).await.is_some_and(|r| r >= 3) {
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let status = run.interrupt();
+    assert_eq!(status.code(), Some(130), "exit code 130 after SIGINT; stderr:\n{}", run.stderr());
+
+    let report = read_report(&json);
+    let report = only_run(&report);
+    assert!(flag(report, "/interrupted"));
+    assert!(flag(report, "/target/local"));
+    assert!(count(report, "/ops/put/ok") > 0, "the puts before SIGINT are counted");
+    // The throwaway etcd is outside etcdlat's process group: the Ctrl-C stops etcdlat, which
+    // finishes the requests in flight before it tears etcd down.
+    assert_eq!(
+        count(report, "/ops/put/errors_total"),
+        0,
+        "etcd served until etcdlat stopped (errors: {})",
+        report["ops"]["put"]["errors"]
+    );
+
+    assert_eq!(processes_mentioning(tmp.path()), Vec::<Vec<String>>::new(), "no etcd left running");
+    let left: Vec<String> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("etcdlat-"))
+        .collect();
+    assert!(left.is_empty(), "the throwaway etcd's directory is removed: {left:?}");
+}

@@ -1,0 +1,84 @@
+//! `etcdlat put` against a real etcd: what the report counts is what the server holds.
+
+use etcdlat_testkit::Etcd;
+
+use crate::{count, etcdlat, flag, only_run, read_report};
+
+#[tokio::test]
+async fn every_put_lands_on_the_server_and_in_the_report() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    let etcd = Etcd::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let before = etcd.revision().await;
+
+    let assert = etcdlat()
+        .arg(format!("--endpoints={}", etcd.endpoint()))
+        .args(["--conns=4", "--clients=16", "put", "--total=500", "--val-size=256"])
+        .args(["--key-space-size=500", "--sequential-keys", "--json"])
+        .arg(&json)
+        .assert()
+        .success();
+
+    let out = assert.get_output();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("Summary:") && stdout.contains("Requests/sec:"),
+        "text report on stdout:\n{stdout}"
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "a clean run prints nothing on stderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    let report = read_report(&json);
+    let run = only_run(&report);
+    assert!(!flag(run, "/interrupted"));
+    assert_eq!(count(run, "/params/conns"), 4);
+    assert_eq!(count(run, "/params/clients"), 16);
+    assert!(!flag(run, "/target/local"));
+    assert_eq!(run["target"]["endpoints"], serde_json::json!([etcd.endpoint()]));
+    assert_eq!(count(run, "/ops/put/ok"), 500);
+    assert_eq!(count(run, "/ops/put/errors_total"), 0);
+    assert_eq!(count(run, "/ops/put/keys"), 500);
+    assert_eq!(count(run, "/ops/put/value_bytes"), 500 * 256);
+
+    assert_eq!(etcd.revision().await - before, 500, "one revision per put");
+    assert_eq!(etcd.key_count().await, 500, "500 sequential keys in a key space of 500");
+}
+
+#[tokio::test]
+async fn etcd_benchmark_argument_order_works() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    let etcd = Etcd::start().await;
+    let before = etcd.revision().await;
+
+    // etcd's benchmark tool takes its global flags after the command too.
+    let assert = etcdlat()
+        .arg("put")
+        .arg(format!("--endpoints={}", etcd.endpoint()))
+        .args([
+            "--conns=2",
+            "--clients=4",
+            "--total=100",
+            "--key-space-size=100",
+            "--sequential-keys=true",
+        ])
+        .args(["--json", "-"])
+        .assert()
+        .success();
+
+    let report = crate::parse_report(&assert.get_output().stdout);
+    let run = only_run(&report);
+    assert_eq!(count(run, "/params/conns"), 2);
+    assert_eq!(count(run, "/params/clients"), 4);
+    assert_eq!(count(run, "/ops/put/ok"), 100);
+    assert_eq!(count(run, "/ops/put/errors_total"), 0);
+    assert_eq!(etcd.revision().await - before, 100);
+    assert_eq!(etcd.key_count().await, 100);
+}

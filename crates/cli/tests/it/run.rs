@@ -1,0 +1,122 @@
+//! `etcdlat run` with shipped scenarios (on the throwaway etcd the binary starts) and with
+//! scenario files of our own (against the testkit's etcd), `etcdlat scenarios`, and the
+//! report files a run writes.
+
+use etcdlat_testkit::Etcd;
+
+use crate::{count, etcdlat, flag, only_run, read_report, text};
+
+#[tokio::test]
+async fn shipped_scenario_runs_on_a_throwaway_etcd_from_any_directory() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    // Neither the scenarios directory nor a running etcd is at hand in this directory: the
+    // scenario is built in and the etcd is started, in TMPDIR, and removed.
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    etcdlat()
+        .current_dir(dir.path())
+        .env("TMPDIR", tmp.path())
+        .args(["run", "scenarios/range-serializable.toml", "--total=200"])
+        .args(["--json", "r.json", "--markdown", "r.md", "--csv", "r.csv"])
+        .assert()
+        .success();
+
+    let report = read_report(&dir.path().join("r.json"));
+    let run = only_run(&report);
+    assert_eq!(text(run, "/name"), "range-serializable");
+    assert!(flag(run, "/target/local"));
+    assert_eq!(count(run, "/target/members"), 1);
+    assert_eq!(count(run, "/ops/range/ok"), 200);
+    assert_eq!(count(run, "/ops/range/errors_total"), 0);
+    // The setup wrote one 256 B key under the prefix; every read returns it.
+    assert_eq!(count(run, "/ops/range/keys"), 200);
+    assert_eq!(count(run, "/ops/range/value_bytes"), 200 * 256);
+
+    let markdown = std::fs::read_to_string(dir.path().join("r.md")).unwrap();
+    assert!(markdown.contains("| range-serializable |"), "a row for the run:\n{markdown}");
+    let csv = std::fs::read_to_string(dir.path().join("r.csv")).unwrap();
+    let mut lines = csv.lines();
+    let header = lines.next().unwrap_or_default();
+    assert!(header.starts_with("op,"), "a header first:\n{csv}");
+    assert!(
+        lines.next().is_some_and(|row| row.starts_with("range,")),
+        "then the intervals of the run:\n{csv}"
+    );
+
+    let left: Vec<_> =
+        std::fs::read_dir(tmp.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert!(left.is_empty(), "the throwaway etcd's directory is removed: {left:?}");
+}
+
+#[tokio::test]
+async fn own_scenario_file_runs_against_its_endpoints() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    let etcd = Etcd::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = format!(
+        r#"name = "own-put"
+description = "puts to the testkit's etcd"
+
+[target]
+endpoints = ["{}"]
+
+[load]
+conns = 2
+clients = 8
+total = 300
+
+[op.put]
+key-size = 8
+val-size = 64
+key-space-size = 300
+sequential-keys = true
+"#,
+        etcd.endpoint()
+    );
+    std::fs::write(dir.path().join("own.toml"), scenario).unwrap();
+    let before = etcd.revision().await;
+
+    etcdlat()
+        .current_dir(dir.path())
+        .args(["run", "own.toml", "--quiet", "--json", "r.json"])
+        .assert()
+        .success();
+
+    let report = read_report(&dir.path().join("r.json"));
+    let run = only_run(&report);
+    assert_eq!(text(run, "/name"), "own-put");
+    assert!(!flag(run, "/target/local"));
+    assert_eq!(run["target"]["endpoints"], serde_json::json!([etcd.endpoint()]));
+    assert_eq!(count(run, "/ops/put/ok"), 300);
+    assert_eq!(count(run, "/ops/put/errors_total"), 0);
+    assert_eq!(etcd.revision().await - before, 300, "one revision per put");
+    assert_eq!(etcd.key_count().await, 300);
+}
+
+#[test]
+fn scenarios_lists_every_shipped_scenario() {
+    let assert = etcdlat().arg("scenarios").assert().success();
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    let listed: Vec<&str> = stdout.lines().filter_map(|l| l.split_whitespace().next()).collect();
+    assert_eq!(
+        listed,
+        [
+            "put-1mb",
+            "put-256b-1client",
+            "put-256b-1000clients",
+            "range-linearizable",
+            "range-serializable"
+        ],
+        "{stdout}"
+    );
+    for line in stdout.lines() {
+        assert!(
+            line.split_whitespace().nth(1).is_some(),
+            "every scenario has a description: {line:?}"
+        );
+    }
+}
