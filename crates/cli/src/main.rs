@@ -7,6 +7,7 @@ mod output;
 mod plan;
 mod progress;
 
+use std::future::Future;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -79,7 +80,10 @@ async fn execute(action: Action) -> Result<Status> {
         if *stop.borrow() {
             break;
         }
-        let report = run_one(&plan, scenario, stop.clone()).await?;
+        let Some(report) = run_one(&plan, scenario, stop.clone()).await? else {
+            // Stopped before measuring started: nothing of this run to report.
+            break;
+        };
         if plan.print_text {
             println!("{}", render::text(&report, &plan.text));
         }
@@ -94,7 +98,24 @@ async fn execute(action: Action) -> Result<Status> {
     Ok(if interrupted { Status::Interrupted } else { Status::Done })
 }
 
-async fn run_one(plan: &Plan, scenario: &Scenario, stop: watch::Receiver<bool>) -> Result<Report> {
+/// Completes with `None` as soon as the stop flag is set.
+async fn unless_stopped<T>(
+    stop: &watch::Receiver<bool>,
+    work: impl Future<Output = T>,
+) -> Option<T> {
+    let mut stop = stop.clone();
+    tokio::select! {
+        out = work => Some(out),
+        _ = stop.wait_for(|s| *s) => None,
+    }
+}
+
+/// Runs one scenario; `None` when a stop came before measurement started.
+async fn run_one(
+    plan: &Plan,
+    scenario: &Scenario,
+    stop: watch::Receiver<bool>,
+) -> Result<Option<Report>> {
     let endpoints = match &plan.cluster {
         Cluster::Endpoints(eps) => Some(eps.clone()),
         Cluster::FromScenario if !scenario.target.endpoints.is_empty() => {
@@ -121,18 +142,16 @@ async fn run_one(plan: &Plan, scenario: &Scenario, stop: watch::Receiver<bool>) 
                 Cluster::Local(Some(m)) => m,
                 _ => scenario.target.members.unwrap_or(1),
             };
-            let cluster = LocalCluster::options()
-                .members(members)
-                .etcd_bin(&plan.etcd_bin)
-                .start()
-                .await
-                .context("starting a throwaway local etcd")?;
+            let start = LocalCluster::options().members(members).etcd_bin(&plan.etcd_bin).start();
+            let Some(cluster) = unless_stopped(&stop, start).await else { return Ok(None) };
+            let cluster = cluster.context("starting a throwaway local etcd")?;
             let b = builder.local_cluster(&cluster);
             local = Some(cluster);
             b
         }
     };
-    let driver = match builder.connect().await {
+    let Some(connected) = unless_stopped(&stop, builder.connect()).await else { return Ok(None) };
+    let driver = match connected {
         Ok(d) => d,
         Err(e @ DriverError::Connect { .. }) if plan.default_endpoint => {
             return Err(anyhow::Error::new(e).context(format!(
@@ -152,10 +171,11 @@ async fn run_one(plan: &Plan, scenario: &Scenario, stop: watch::Receiver<bool>) 
     let shutdown = async move {
         let _ = stop.wait_for(|s| *s).await;
     };
-    let report = driver
-        .run_until(scenario, shutdown)
-        .await
-        .with_context(|| format!("running {}", scenario.name))?;
+    let report = match driver.run_until(scenario, shutdown).await {
+        Ok(report) => Some(report),
+        Err(DriverError::Interrupted) => None,
+        Err(e) => return Err(anyhow::Error::new(e).context(format!("running {}", scenario.name))),
+    };
     drop(display);
     drop(driver);
     drop(local);

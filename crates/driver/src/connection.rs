@@ -80,7 +80,7 @@ async fn warm(channel: &Channel, endpoint: &str, timeout: Duration) -> Result<()
         keys_only: true,
         count_only: true,
     };
-    match tokio::time::timeout(timeout.max(Duration::from_secs(5)), kv.range(req)).await {
+    match tokio::time::timeout(timeout, kv.range(req)).await {
         Ok(Ok(_)) => Ok(()),
         Ok(Err(status)) => Err(DriverError::NotAnswering {
             endpoint: endpoint.to_owned(),

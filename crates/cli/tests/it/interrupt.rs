@@ -233,3 +233,70 @@ async fn sigint_stops_a_throwaway_etcd_and_removes_it() {
         .collect();
     assert!(left.is_empty(), "the throwaway etcd's directory is removed: {left:?}");
 }
+
+#[test]
+fn sigint_while_a_throwaway_etcd_starts_stops_at_once() {
+    // An "etcd" that never becomes ready: without the stop check, etcdlat would wait out
+    // the 30 s ready timeout and exit 2.
+    let tmp = tempfile::tempdir().unwrap();
+    let fake = tmp.path().join("etcd");
+    std::fs::write(&fake, "#!/bin/sh\nexec sleep 40\n").unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let child = Command::new(assert_cmd::cargo::cargo_bin("etcdlat"))
+        .args(["run", "put-1mb", "--json", json.to_str().unwrap()])
+        .env_remove("ETCDLAT_LOG")
+        .env("ETCD_BIN", &fake)
+        .env("TMPDIR", tmp.path())
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(File::create(out.path().join("stderr")).unwrap())
+        .spawn()
+        .unwrap();
+    let mut run = Running { child, stderr: out.path().join("stderr") };
+    std::thread::sleep(Duration::from_millis(700));
+    run.assert_running();
+    let status = run.interrupt();
+    assert_eq!(status.code(), Some(130), "stderr:\n{}", run.stderr());
+    let report = read_report(&json);
+    assert_eq!(report["runs"].as_array().map(Vec::len), Some(0), "nothing was measured");
+    let leftovers: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("etcdlat-"))
+        .collect();
+    assert!(leftovers.is_empty(), "temp dirs left behind: {leftovers:?}");
+}
+
+#[tokio::test]
+async fn sigint_during_setup_exits_130_with_a_report() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    let etcd = Etcd::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("big-setup.toml");
+    std::fs::write(
+        &scenario,
+        "[load]\ntotal = 10\n[op.range]\nkey = \"s/\"\nprefix = true\n\
+         [setup]\ntotal = 10000000\n[setup.put]\nprefix = \"s/\"\n",
+    )
+    .unwrap();
+    let json = dir.path().join("r.json");
+    let endpoints = format!("--endpoints={}", etcd.endpoint());
+    let args =
+        ["run", scenario.to_str().unwrap(), endpoints.as_str(), "--json", json.to_str().unwrap()];
+    let before = etcd.revision().await;
+    let mut run = Running::spawn(&args, dir.path(), dir.path().join("stderr"));
+    let deadline = Instant::now() + START_WITHIN;
+    while etcd.revision().await < before + 50 {
+        run.assert_running();
+        assert!(Instant::now() < deadline, "setup did not start");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let status = run.interrupt();
+    assert_eq!(status.code(), Some(130), "stderr:\n{}", run.stderr());
+    assert_eq!(read_report(&json)["runs"].as_array().map(Vec::len), Some(0));
+}

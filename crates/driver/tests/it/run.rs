@@ -178,3 +178,20 @@ async fn progress_reaches_the_total() {
     assert_eq!(report.op(OpKind::Put).ok, 500);
     assert_eq!(progress.completed(), 500);
 }
+
+#[tokio::test]
+async fn a_server_that_never_answers_fails_within_the_dial_timeout() {
+    // Accepts connections (the kernel completes the handshake) but never speaks.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = listener.local_addr().unwrap().to_string();
+    let t0 = Instant::now();
+    let err = Driver::builder()
+        .endpoints([endpoint.clone()])
+        .dial_timeout(Duration::from_secs(1))
+        .connect()
+        .await
+        .unwrap_err();
+    assert!(t0.elapsed() < Duration::from_millis(2500), "took {:?}", t0.elapsed());
+    assert!(err.to_string().contains(&endpoint), "{err}");
+    drop(listener);
+}
