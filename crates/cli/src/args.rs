@@ -11,7 +11,7 @@ use clap::{Args, Parser, Subcommand};
 
 /// A load generator for etcd: put, range and scenario runs with truthful latency.
 #[derive(Debug, Parser)]
-#[command(name = "etcdlat", version, about, max_term_width = 100)]
+#[command(name = "etcdlat", version, max_term_width = 100)]
 pub struct Cli {
     /// Global flags (etcd benchmark's, plus etcdlat's output flags).
     #[command(flatten)]
