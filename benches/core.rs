@@ -70,6 +70,9 @@ fn sample_report() -> Report {
             ..TargetInfo::default()
         },
         ops: [(kind, op)].into(),
+        all: None,
+        watch: None,
+        hashkv: None,
         scenario,
     }
 }
@@ -79,7 +82,7 @@ fn keys(c: &mut Criterion) {
     group.throughput(Throughput::Elements(1));
     for sequential in [true, false] {
         let op = PutOp { sequential_keys: sequential, ..put_op() };
-        let mut keygen = KeyGen::new(&op, 1);
+        let mut keygen = KeyGen::new(&op.key_space(), 1);
         let mut i = 0u64;
         let name = if sequential { "key/sequential" } else { "key/random" };
         group.bench_function(name, |b| {

@@ -242,6 +242,7 @@ fn put_scenario(args: &PutArgs) -> Result<Scenario> {
         key_starts: args.key_starts,
         prefix: args.prefix.clone(),
         seed: args.seed,
+        zipf: None,
     };
     let mut s = Scenario::new(Operation::Put(op));
     s.load = load_from(&args.load)?;
@@ -265,6 +266,7 @@ fn range_scenario(args: &RangeArgs) -> Result<Scenario> {
         limit: args.limit,
         count_only: args.count_only,
         keys_only: args.keys_only,
+        ..RangeOp::default()
     };
     let mut s = Scenario::new(Operation::Range(op));
     s.load = load_from(&args.load)?;
@@ -341,7 +343,7 @@ mod tests {
         assert_eq!(s.load.conns, Some(100));
         assert_eq!(s.load.clients, 1000);
         assert_eq!(s.load.total, Some(100_000));
-        let Operation::Put(put) = &s.op else { panic!() };
+        let Some(Operation::Put(put)) = &s.op else { panic!() };
         assert!(put.sequential_keys);
         assert_eq!(put.val_size, 256);
         assert_eq!(p.cluster, Cluster::Endpoints(vec![DEFAULT_ENDPOINT.to_owned()]));
@@ -357,13 +359,13 @@ mod tests {
             "--total=10",
         ])
         .unwrap();
-        let Operation::Range(r) = &p.scenarios[0].op else { panic!() };
+        let Some(Operation::Range(r)) = &p.scenarios[0].op else { panic!() };
         assert_eq!(r.range_end.as_deref(), Some("fop"));
         assert_eq!(r.consistency, Consistency::Serializable);
         assert!(p.text.precise);
         assert_eq!(p.cluster, Cluster::Endpoints(vec!["h1:2379".into(), "h2:2379".into()]));
         let p = plan(&["put", "--sequential-keys=false"]).unwrap();
-        let Operation::Put(put) = &p.scenarios[0].op else { panic!() };
+        let Some(Operation::Put(put)) = &p.scenarios[0].op else { panic!() };
         assert!(!put.sequential_keys);
     }
 

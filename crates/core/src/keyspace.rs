@@ -9,8 +9,7 @@
 
 use rand::rngs::StdRng;
 use rand::{Rng, RngCore, SeedableRng};
-
-use crate::scenario::PutOp;
+use rand_distr::{Distribution, Zipf};
 
 /// Writes `x` as Go's `binary.PutVarint` does (zig-zag, then base-128 varint) into `buf`
 /// and returns the number of bytes written.
@@ -39,32 +38,74 @@ pub fn varint_len(x: u64) -> usize {
     (64 - zz.leading_zeros() as usize).div_ceil(7).max(1)
 }
 
-/// Makes the key of each request of a put workload into one reused buffer.
+/// How key indices are chosen.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum KeyDist {
+    /// Uniformly at random.
+    Uniform,
+    /// Request `i` uses index `i % space`.
+    Sequential,
+    /// Zipf-distributed with this exponent: index 0 the most frequent.
+    Zipf {
+        /// The exponent `s` (> 0; around 1 is typical of real key popularity).
+        exponent: f64,
+    },
+}
+
+/// A set of keys: `space` indices from `start`, each the varint of its index in a `key_size`
+/// buffer after `prefix`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeySpace {
+    /// Bytes before every key.
+    pub prefix: Vec<u8>,
+    /// Bytes after the prefix.
+    pub key_size: u64,
+    /// Number of distinct keys.
+    pub space: u64,
+    /// First index.
+    pub start: u64,
+    /// How indices are chosen.
+    pub dist: KeyDist,
+}
+
+/// Makes the key of each request into one reused buffer.
 #[derive(Debug, Clone)]
 pub struct KeyGen {
     buf: Vec<u8>,
     prefix_len: usize,
     start: u64,
     space: u64,
-    sequential: bool,
+    dist: KeyDist,
+    zipf: Option<Zipf<f64>>,
     rng: StdRng,
 }
 
 impl KeyGen {
-    /// A generator for `op`; `seed` drives the choice of random keys.
+    /// A generator over `keys`; `seed` drives the choice of random keys.
     #[must_use]
-    pub fn new(op: &PutOp, seed: u64) -> Self {
-        let mut buf = Vec::with_capacity(op.prefix.len() + op.key_size as usize);
-        buf.extend_from_slice(op.prefix.as_bytes());
-        buf.resize(op.prefix.len() + op.key_size as usize, 0);
+    pub fn new(keys: &KeySpace, seed: u64) -> Self {
+        let mut buf = Vec::with_capacity(keys.prefix.len() + keys.key_size as usize);
+        buf.extend_from_slice(&keys.prefix);
+        buf.resize(keys.prefix.len() + keys.key_size as usize, 0);
+        let zipf = match keys.dist {
+            KeyDist::Zipf { exponent } => Zipf::new(keys.space as f64, exponent).ok(),
+            _ => None,
+        };
         Self {
             buf,
-            prefix_len: op.prefix.len(),
-            start: op.key_starts,
-            space: op.key_space_size,
-            sequential: op.sequential_keys,
+            prefix_len: keys.prefix.len(),
+            start: keys.start,
+            space: keys.space,
+            dist: keys.dist,
+            zipf,
             rng: StdRng::seed_from_u64(seed),
         }
+    }
+
+    /// Number of distinct keys.
+    #[must_use]
+    pub fn space(&self) -> u64 {
+        self.space
     }
 
     /// Restarts the random key choice from `seed` (each worker gets its own stream).
@@ -72,11 +113,16 @@ impl KeyGen {
         self.rng = StdRng::seed_from_u64(seed);
     }
 
-    /// The key index of request `i`: `key-starts + i % key-space-size` for sequential keys,
-    /// uniformly random in the key space otherwise.
+    /// The key index of request `i`: `start + i % space` for sequential keys, random in the
+    /// key space otherwise.
     pub fn index(&mut self, i: u64) -> u64 {
-        let offset =
-            if self.sequential { i % self.space } else { self.rng.random_range(0..self.space) };
+        let offset = match (self.dist, &self.zipf) {
+            (KeyDist::Sequential, _) => i % self.space,
+            (KeyDist::Zipf { .. }, Some(z)) => {
+                (z.sample(&mut self.rng) as u64).clamp(1, self.space) - 1
+            }
+            _ => self.rng.random_range(0..self.space),
+        };
         self.start + offset
     }
 
@@ -106,7 +152,28 @@ pub fn random_value(len: usize, seed: u64) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workload::PutOp;
     use std::collections::HashSet;
+
+    #[test]
+    fn zipf_keys_favour_low_indices() {
+        let keys = KeySpace {
+            prefix: vec![],
+            key_size: 8,
+            space: 1000,
+            start: 0,
+            dist: KeyDist::Zipf { exponent: 1.1 },
+        };
+        let mut g = KeyGen::new(&keys, 3);
+        let mut counts = vec![0u32; 1000];
+        for i in 0..20_000 {
+            let idx = g.index(i);
+            assert!(idx < 1000);
+            counts[idx as usize] += 1;
+        }
+        assert!(counts[0] > counts[10] && counts[10] > counts[500], "{:?}", &counts[..12]);
+        assert!(counts[0] > 20_000 / 10, "index 0 is the most popular: {}", counts[0]);
+    }
 
     #[test]
     fn varint_matches_go() {
@@ -136,16 +203,17 @@ mod tests {
             key_starts: 5,
             ..PutOp::default()
         };
-        let mut g = KeyGen::new(&op, 1);
+        let mut g = KeyGen::new(&op.key_space(), 1);
         let keys: HashSet<Vec<u8>> = (0..5000).map(|i| g.key(i).to_vec()).collect();
         assert_eq!(keys.len(), 1000);
         assert!(keys.iter().all(|k| k.len() == 8));
-        assert_eq!(g.key(0), KeyGen::new(&op, 9).key_at(5));
+        assert_eq!(g.key(0), KeyGen::new(&op.key_space(), 9).key_at(5));
     }
 
     #[test]
     fn default_key_space_writes_one_key() {
-        let mut g = KeyGen::new(&PutOp { sequential_keys: true, ..PutOp::default() }, 1);
+        let mut g =
+            KeyGen::new(&PutOp { sequential_keys: true, ..PutOp::default() }.key_space(), 1);
         let first = g.key(0).to_vec();
         assert!((1..100).all(|i| g.key(i) == first.as_slice()));
     }
@@ -153,8 +221,8 @@ mod tests {
     #[test]
     fn random_keys_stay_in_space_and_are_seeded() {
         let op = PutOp { key_space_size: 50, prefix: "bench/".into(), ..PutOp::default() };
-        let mut a = KeyGen::new(&op, 7);
-        let mut b = KeyGen::new(&op, 7);
+        let mut a = KeyGen::new(&op.key_space(), 7);
+        let mut b = KeyGen::new(&op.key_space(), 7);
         let ka: Vec<Vec<u8>> = (0..200).map(|i| a.key(i).to_vec()).collect();
         let kb: Vec<Vec<u8>> = (0..200).map(|i| b.key(i).to_vec()).collect();
         assert_eq!(ka, kb);

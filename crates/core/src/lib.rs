@@ -15,7 +15,7 @@
 //!     [op.put]
 //!     val-size = 256
 //! "#)?;
-//! assert!(matches!(scenario.op, Operation::Put(ref p) if p.val_size == 256));
+//! assert!(matches!(scenario.op, Some(Operation::Put(ref p)) if p.val_size == 256));
 //!
 //! let t0 = Instant::now();
 //! let mut rec = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1));
@@ -34,10 +34,18 @@ pub mod render;
 pub mod report;
 pub mod scenario;
 pub mod unit;
+pub mod workload;
 
 pub use op::{ErrorCode, OpKind};
 pub use recorder::Recorder;
-pub use report::{Distribution, Interval, OpReport, Params, Report, ReportSet, TargetInfo};
+pub use report::{
+    Distribution, HashKvCheck, Interval, OpReport, Params, Report, ReportSet, TargetInfo,
+    WatchAccounting,
+};
 pub use scenario::{
-    Consistency, Load, Operation, PutOp, RangeOp, ReportOptions, Scenario, ScenarioError, Target,
+    Checks, Compaction, Load, ReportOptions, Scenario, ScenarioError, Setup, Target,
+};
+pub use workload::{
+    Consistency, DeleteOp, Isolation, LeaseOp, Operation, PutOp, RangeOp, StmLocker, StmOp,
+    TxnMixedOp, TxnPutOp, WatchGetOp, WatchLatencyOp, WatchOp, Weighted,
 };

@@ -12,21 +12,72 @@ pub enum OpKind {
     Put,
     /// A Range request.
     Range,
+    /// A DeleteRange request.
+    Delete,
+    /// A transaction of puts (txn-put).
+    TxnPut,
+    /// A single-read transaction (txn-mixed).
+    TxnRead,
+    /// A single-write transaction (txn-mixed).
+    TxnWrite,
+    /// A LeaseGrant request.
+    LeaseGrant,
+    /// A LeaseRevoke request.
+    LeaseRevoke,
+    /// One lease keep-alive round trip.
+    LeaseKeepalive,
+    /// An STM transaction, from first attempt to commit (retries included).
+    Stm,
+    /// A Compact request (background compaction).
+    Compact,
+    /// Creating a watch: request sent to `created` confirmation.
+    WatchCreate,
+    /// A watch event: from the put's send to the event's arrival.
+    WatchEvent,
+    /// A watch event: from the put's acknowledgement to the event's arrival.
+    WatchEventAcked,
 }
 
 impl OpKind {
     /// Every kind, in report order.
-    pub const ALL: [OpKind; 2] = [OpKind::Put, OpKind::Range];
+    pub const ALL: [OpKind; 14] = [
+        OpKind::Put,
+        OpKind::Range,
+        OpKind::Delete,
+        OpKind::TxnPut,
+        OpKind::TxnRead,
+        OpKind::TxnWrite,
+        OpKind::LeaseGrant,
+        OpKind::LeaseRevoke,
+        OpKind::LeaseKeepalive,
+        OpKind::Stm,
+        OpKind::Compact,
+        OpKind::WatchCreate,
+        OpKind::WatchEvent,
+        OpKind::WatchEventAcked,
+    ];
 
     /// Number of kinds, for fixed-size per-kind arrays.
     pub const COUNT: usize = Self::ALL.len();
 
-    /// The name used in reports and JSON (`put`, `range`).
+    /// The name used in reports and JSON (`put`, `range`, `txn-read`, ...).
     #[must_use]
     pub fn name(self) -> &'static str {
         match self {
             Self::Put => "put",
             Self::Range => "range",
+            Self::Delete => "delete",
+            Self::TxnPut => "txn-put",
+            Self::TxnRead => "txn-read",
+            Self::TxnWrite => "txn-write",
+            Self::LeaseGrant => "lease-grant",
+            Self::LeaseRevoke => "lease-revoke",
+            Self::LeaseKeepalive => "lease-keepalive",
+            Self::Stm => "stm",
+            Self::Compact => "compact",
+            Self::WatchCreate => "watch-create",
+            Self::WatchEvent => "watch-event",
+            Self::WatchEventAcked => "watch-event-acked",
         }
     }
 

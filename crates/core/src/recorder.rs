@@ -66,6 +66,8 @@ pub struct OpRecord {
     pub keys: u64,
     /// Value bytes written or read by the successful requests.
     pub value_bytes: u64,
+    /// Attempts beyond the first within successful requests (STM conflicts).
+    pub retries: u64,
     /// Finished intervals.
     pub intervals: Vec<IntervalSample>,
     current: Histogram<u64>,
@@ -84,6 +86,7 @@ impl OpRecord {
             clamped: 0,
             keys: 0,
             value_bytes: 0,
+            retries: 0,
             intervals: Vec::new(),
             current: new_interval_histogram(),
             current_index: 0,
@@ -126,6 +129,16 @@ impl OpRecord {
         self.current_errors = 0;
     }
 
+    /// Every request of several kinds together, for a mix's combined figures.
+    #[must_use]
+    pub fn combined<'a>(records: impl IntoIterator<Item = &'a OpRecord>) -> OpRecord {
+        let mut all = OpRecord::new();
+        for r in records {
+            all.merge(r.clone());
+        }
+        all
+    }
+
     fn merge(&mut self, mut other: OpRecord) {
         other.flush_interval();
         self.flush_interval();
@@ -138,6 +151,7 @@ impl OpRecord {
         self.clamped += other.clamped;
         self.keys += other.keys;
         self.value_bytes += other.value_bytes;
+        self.retries += other.retries;
         self.intervals.append(&mut other.intervals);
     }
 }
@@ -227,6 +241,12 @@ impl Recorder {
         let op = self.op_mut(kind);
         op.keys += keys;
         op.value_bytes += value_bytes;
+    }
+
+    /// Adds the retries a successful request needed (STM conflicts).
+    #[inline]
+    pub fn record_retries(&mut self, kind: OpKind, retries: u64) {
+        self.op_mut(kind).retries += retries;
     }
 
     /// Records a failed request; it counts by code and in its interval, never in latency.

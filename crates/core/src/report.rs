@@ -61,6 +61,15 @@ pub struct Report {
     pub target: TargetInfo,
     /// Results per operation kind, keyed by name (`put`, `range`).
     pub ops: BTreeMap<OpKind, OpReport>,
+    /// Every operation together, when the run has more than one kind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub all: Option<OpReport>,
+    /// Watch accounting (watch workloads).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch: Option<WatchAccounting>,
+    /// The HashKV comparison across members, when asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hashkv: Option<HashKvCheck>,
     /// The scenario as run.
     pub scenario: Scenario,
 }
@@ -98,6 +107,69 @@ impl Report {
     pub fn errors_total(&self) -> u64 {
         self.ops.values().map(|o| o.errors_total).sum()
     }
+
+    /// Checks the run failed, in words (empty when all passed): a HashKV mismatch, watch
+    /// events missing, duplicated or out of order.
+    #[must_use]
+    pub fn failures(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if let Some(h) = &self.hashkv {
+            if !h.consistent {
+                let hashes: Vec<String> =
+                    h.members.iter().map(|(m, v)| format!("{m}={v}")).collect();
+                out.push(format!(
+                    "HashKV differs across members at revision {}: {}",
+                    h.revision,
+                    hashes.join(", ")
+                ));
+            }
+        }
+        if let Some(w) = &self.watch {
+            if w.missing > 0 || w.duplicate > 0 || w.out_of_order > 0 {
+                out.push(format!(
+                    "watch events: {} expected, {} received, {} missing, {} duplicate, {} out of order",
+                    w.expected, w.received, w.missing, w.duplicate, w.out_of_order
+                ));
+            }
+        }
+        out
+    }
+}
+
+/// Every event a watch run expected, and what arrived.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct WatchAccounting {
+    /// Watch streams.
+    pub streams: u64,
+    /// Watchers created.
+    pub watchers: u64,
+    /// Puts made on watched keys.
+    pub puts: u64,
+    /// Events expected: for every put, one per watcher of its key.
+    pub expected: u64,
+    /// Events received.
+    pub received: u64,
+    /// Expected events that never arrived.
+    pub missing: u64,
+    /// Events that arrived more than once on the same watcher.
+    pub duplicate: u64,
+    /// Events that arrived on a watcher after an event of a later revision.
+    pub out_of_order: u64,
+    /// Events that arrived before the put's response did (watch-latency).
+    pub before_ack: u64,
+}
+
+/// HashKV of every member at one revision.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub struct HashKvCheck {
+    /// The revision hashed.
+    pub revision: i64,
+    /// The compact revision each member reported.
+    pub compact_revision: i64,
+    /// Hash per member name.
+    pub members: BTreeMap<String, u32>,
+    /// All members agree.
+    pub consistent: bool,
 }
 
 /// The parameters of a run, flattened for tables.
@@ -176,6 +248,8 @@ pub struct OpReport {
     pub keys: u64,
     /// Value bytes written or read by the successful requests.
     pub value_bytes: u64,
+    /// Attempts beyond the first within the successful requests (STM conflicts).
+    pub retries: u64,
     /// The time series, one entry per interval from the start of measurement.
     pub intervals: Vec<Interval>,
 }
@@ -202,6 +276,7 @@ impl OpReport {
             clamped: record.clamped,
             keys: record.keys,
             value_bytes: record.value_bytes,
+            retries: record.retries,
             intervals: Interval::series(&record.intervals, interval),
         }
     }

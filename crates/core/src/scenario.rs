@@ -27,14 +27,10 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::keyspace::varint_len;
-use crate::op::OpKind;
 use crate::unit;
-
-/// The largest value size a scenario may ask for. etcd rejects requests over its
-/// `--max-request-bytes` (1.5 MiB by default); larger values are allowed so that the
-/// rejection itself can be measured, but not without bound.
-pub const MAX_VALUE_SIZE: u64 = 256 << 20;
+#[cfg(test)]
+use crate::workload::Consistency;
+use crate::workload::{Operation, PutOp, Weighted};
 
 /// The most logical clients one run may have.
 pub const MAX_CLIENTS: u32 = 10_000_000;
@@ -58,14 +54,28 @@ pub struct Scenario {
     /// How much load, for how long.
     #[serde(default)]
     pub load: Load,
-    /// The operation every request performs.
-    pub op: Operation,
+    /// The operation every request performs (or use `mix`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub op: Option<Operation>,
+    /// A weighted mix of request operations (instead of `op`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mix: Vec<Weighted>,
     /// Data written before the run, not measured (for example the keys a range reads).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub setup: Option<Setup>,
+    /// Background compaction during the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compaction: Option<Compaction>,
+    /// Checks after the run.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub checks: Checks,
     /// How results are reported.
     #[serde(default)]
     pub report: ReportOptions,
+}
+
+fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+    *v == T::default()
 }
 
 /// The etcd cluster a scenario runs against.
@@ -122,70 +132,6 @@ impl Default for Load {
     }
 }
 
-/// The operation every request of a run performs.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Operation {
-    /// Put a key, as etcd's `benchmark put`.
-    Put(PutOp),
-    /// Read a key or a range, as etcd's `benchmark range`.
-    Range(RangeOp),
-}
-
-impl Operation {
-    /// The kind of request this operation sends.
-    #[must_use]
-    pub fn kind(&self) -> OpKind {
-        match self {
-            Self::Put(_) => OpKind::Put,
-            Self::Range(_) => OpKind::Range,
-        }
-    }
-}
-
-/// Parameters of a put workload. Keys and values are made as etcd's benchmark tool makes
-/// them, so results are comparable: the key is the zig-zag varint of its index in a
-/// `key-size` buffer, the value one random buffer reused for every request.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct PutOp {
-    /// Bytes of the key after the prefix. Default 8.
-    #[serde(default = "eight", deserialize_with = "unit::size::deserialize")]
-    pub key_size: u64,
-    /// Bytes of the value. Default 8.
-    #[serde(default = "eight", deserialize_with = "unit::size::deserialize")]
-    pub val_size: u64,
-    /// Number of distinct keys. Default 1 (etcd's default: every put writes the same key).
-    #[serde(default = "one_u64")]
-    pub key_space_size: u64,
-    /// Key index `i % key-space-size` for request `i`; otherwise uniformly random.
-    #[serde(default)]
-    pub sequential_keys: bool,
-    /// First key index: keys are `key-starts .. key-starts + key-space-size`.
-    #[serde(default)]
-    pub key_starts: u64,
-    /// Bytes put before every key.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub prefix: String,
-    /// Seed of the random value and of random key choice, for reproducible runs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub seed: Option<u64>,
-}
-
-impl Default for PutOp {
-    fn default() -> Self {
-        Self {
-            key_size: 8,
-            val_size: 8,
-            key_space_size: 1,
-            sequential_keys: false,
-            key_starts: 0,
-            prefix: String::new(),
-            seed: None,
-        }
-    }
-}
-
 /// Data written before a run and not measured: `total` puts made like [`PutOp`] says.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -199,53 +145,25 @@ pub struct Setup {
     pub put: PutOp,
 }
 
-/// Parameters of a range (read) workload.
+/// Background compaction during a run, as etcd benchmark's `put --compact-interval`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Compaction {
+    /// Compact this often.
+    #[serde(with = "unit::duration")]
+    pub interval: Duration,
+    /// Keep this many revisions: compact at the current revision minus this. Default 1000.
+    #[serde(default = "thousand")]
+    pub index_delta: u64,
+}
+
+/// Checks run after the measurement.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct RangeOp {
-    /// The key, or the first key of the range.
-    pub key: String,
-    /// End of the range (exclusive). `"\u0000"` reads every key from `key` on.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub range_end: Option<String>,
-    /// Read every key that starts with `key`.
+pub struct Checks {
+    /// Compare HashKV of every member at one revision; a mismatch fails the run (exit 1).
     #[serde(default)]
-    pub prefix: bool,
-    /// Linearizable (`l`, default) or serializable (`s`).
-    #[serde(default)]
-    pub consistency: Consistency,
-    /// At most this many keys per response; 0 = no limit.
-    #[serde(default)]
-    pub limit: u64,
-    /// Return only the count of keys.
-    #[serde(default)]
-    pub count_only: bool,
-    /// Return keys without values.
-    #[serde(default)]
-    pub keys_only: bool,
-}
-
-/// Read consistency.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
-pub enum Consistency {
-    /// Linearizable: goes through consensus (a ReadIndex round) before answering.
-    #[default]
-    #[serde(rename = "l", alias = "linearizable")]
-    Linearizable,
-    /// Serializable: answered from the member's local state.
-    #[serde(rename = "s", alias = "serializable")]
-    Serializable,
-}
-
-impl Consistency {
-    /// `l` or `s`, as etcd's tool spells it.
-    #[must_use]
-    pub fn letter(self) -> &'static str {
-        match self {
-            Self::Linearizable => "l",
-            Self::Serializable => "s",
-        }
-    }
+    pub hashkv: bool,
 }
 
 /// How results are reported.
@@ -272,14 +190,11 @@ impl Default for ReportOptions {
 fn one_u32() -> u32 {
     1
 }
-fn one_u64() -> u64 {
-    1
+fn thousand() -> u64 {
+    1000
 }
 fn sixteen() -> u32 {
     16
-}
-fn eight() -> u64 {
-    8
 }
 fn one_second() -> Duration {
     Duration::from_secs(1)
@@ -321,7 +236,7 @@ impl std::fmt::Display for Location {
 }
 
 impl ScenarioError {
-    fn invalid(field: &str, message: impl Into<String>) -> Self {
+    pub(crate) fn invalid(field: &str, message: impl Into<String>) -> Self {
         Self::Invalid { field: field.to_owned(), message: message.into(), location: None }
     }
 
@@ -340,12 +255,15 @@ impl Scenario {
     #[must_use]
     pub fn new(op: Operation) -> Self {
         Self {
-            name: op.kind().name().to_owned(),
+            name: op.name().to_owned(),
             description: String::new(),
             target: Target::default(),
             load: Load { total: Some(10_000), ..Load::default() },
-            op,
+            op: Some(op),
+            mix: Vec::new(),
             setup: None,
+            compaction: None,
+            checks: Checks::default(),
             report: ReportOptions::default(),
         }
     }
@@ -362,7 +280,7 @@ impl Scenario {
             location: e.span().map(|span| line_col(text, span.start)),
         })?;
         if scenario.name.is_empty() {
-            scenario.name = scenario.op.kind().name().to_owned();
+            scenario.name = scenario.op.as_ref().map_or("mix", Operation::name).to_owned();
         }
         match scenario.validate() {
             Ok(()) => Ok(scenario),
@@ -371,6 +289,21 @@ impl Scenario {
                 Err(ScenarioError::Invalid { field, message, location })
             }
             Err(e) => Err(e),
+        }
+    }
+
+    /// Whether the scenario runs a stream workload (watch family).
+    #[must_use]
+    pub fn is_stream(&self) -> bool {
+        self.op.as_ref().is_some_and(Operation::is_stream)
+    }
+
+    /// The operations and their weights: the mix, or `op` with weight 1.
+    #[must_use]
+    pub fn workload(&self) -> Vec<(u32, &Operation)> {
+        match &self.op {
+            Some(op) => vec![(1, op)],
+            None => self.mix.iter().map(|w| (w.weight, &w.op)).collect(),
         }
     }
 
@@ -418,6 +351,7 @@ impl Scenario {
             }
         }
         match (l.total, l.duration) {
+            (None, None) if self.is_stream() => {}
             (None, None) => {
                 return Err(ScenarioError::invalid(
                     "load",
@@ -439,9 +373,46 @@ impl Scenario {
             ));
         }
 
-        match &self.op {
-            Operation::Put(p) => p.validate_at("op.put")?,
-            Operation::Range(r) => r.validate()?,
+        match (&self.op, self.mix.is_empty()) {
+            (Some(_), false) => {
+                return Err(ScenarioError::invalid(
+                    "mix",
+                    "a scenario has either op or mix, not both",
+                ));
+            }
+            (None, true) => {
+                return Err(ScenarioError::invalid(
+                    "op",
+                    "missing: say what to run with [op.NAME] or [[mix]]",
+                ));
+            }
+            (Some(op), true) => op.validate_at("op")?,
+            (None, false) => {
+                for (i, w) in self.mix.iter().enumerate() {
+                    let at = format!("mix.{i}");
+                    if w.weight == 0 {
+                        return Err(ScenarioError::invalid(
+                            &format!("{at}.weight"),
+                            "must be more than 0",
+                        ));
+                    }
+                    if w.op.is_stream() {
+                        return Err(ScenarioError::invalid(
+                            &format!("{at}.op"),
+                            format!("{} is a workload of its own and cannot be mixed", w.op.name()),
+                        ));
+                    }
+                    w.op.validate_at(&format!("{at}.op"))?;
+                }
+            }
+        }
+        if let Some(c) = &self.compaction {
+            if c.interval < Duration::from_millis(100) {
+                return Err(ScenarioError::invalid(
+                    "compaction.interval",
+                    "must be at least 100ms",
+                ));
+            }
         }
 
         if let Some(setup) = &self.setup {
@@ -455,71 +426,13 @@ impl Scenario {
                 ));
             }
             setup.put.validate_at("setup.put")?;
+            if self.is_stream() {
+                return Err(ScenarioError::invalid("setup", "is not used by watch workloads"));
+            }
         }
 
         if self.report.interval < Duration::from_millis(10) {
             return Err(ScenarioError::invalid("report.interval", "must be at least 10ms"));
-        }
-        Ok(())
-    }
-}
-
-impl PutOp {
-    fn validate_at(&self, at: &str) -> Result<(), ScenarioError> {
-        let field = |name: &str| format!("{at}.{name}");
-        if self.key_space_size == 0 {
-            return Err(ScenarioError::invalid(&field("key-space-size"), "must be more than 0"));
-        }
-        let Some(last) =
-            self.key_starts.checked_add(self.key_space_size - 1).filter(|&k| k <= i64::MAX as u64)
-        else {
-            return Err(ScenarioError::invalid(
-                &field("key-starts"),
-                "key-starts + key-space-size is too large",
-            ));
-        };
-        let need = varint_len(last) as u64;
-        if self.key_size < need {
-            return Err(ScenarioError::invalid(
-                &field("key-size"),
-                format!(
-                    "{} bytes cannot hold {} distinct keys starting at {}; need at least {need}",
-                    self.key_size, self.key_space_size, self.key_starts
-                ),
-            ));
-        }
-        if self.key_size + self.prefix.len() as u64 > 1 << 20 {
-            return Err(ScenarioError::invalid(
-                &field("key-size"),
-                "keys over 1 MiB are not supported",
-            ));
-        }
-        if self.val_size > MAX_VALUE_SIZE {
-            return Err(ScenarioError::invalid(
-                &field("val-size"),
-                format!("{} bytes is more than the supported {MAX_VALUE_SIZE}", self.val_size),
-            ));
-        }
-        Ok(())
-    }
-}
-
-impl RangeOp {
-    fn validate(&self) -> Result<(), ScenarioError> {
-        if self.prefix && self.range_end.is_some() {
-            return Err(ScenarioError::invalid(
-                "op.range.prefix",
-                "cannot be combined with range-end",
-            ));
-        }
-        if self.key.is_empty() && !self.prefix && self.range_end.is_none() {
-            return Err(ScenarioError::invalid(
-                "op.range.key",
-                "must not be empty (use prefix = true to read every key)",
-            ));
-        }
-        if i64::try_from(self.limit).is_err() {
-            return Err(ScenarioError::invalid("op.range.limit", "is too large"));
         }
         Ok(())
     }
@@ -564,15 +477,23 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
 fn field_offset(text: &str, field: &str) -> Option<usize> {
     use toml::de::{DeTable, DeValue};
     let doc = DeTable::parse(text).ok()?;
+    let mut value: Option<&DeValue<'_>> = None;
     let mut table = doc.get_ref();
     let mut best = None;
     let mut parts = field.split('.').peekable();
     while let Some(part) = parts.next() {
-        let (key, value) = table.iter().find(|(k, _)| k.get_ref().as_ref() == part)?;
-        best = Some(if parts.peek().is_none() { value.span().start } else { key.span().start });
-        match value.get_ref() {
-            DeValue::Table(t) => table = t,
-            _ => break,
+        // An array of tables (`[[mix]]`) is indexed by the next part.
+        let found = match (value, part.parse::<usize>()) {
+            (Some(DeValue::Array(items)), Ok(i)) => items.get(i).map(|v| (v.span().start, v)),
+            _ => table.iter().find(|(k, _)| k.get_ref().as_ref() == part).map(|(k, v)| {
+                (if parts.peek().is_none() { v.span().start } else { k.span().start }, v)
+            }),
+        };
+        let (offset, v) = found?;
+        best = Some(offset);
+        value = Some(v.get_ref());
+        if let DeValue::Table(t) = v.get_ref() {
+            table = t;
         }
     }
     best
@@ -598,7 +519,7 @@ key-space-size = 10
     #[test]
     fn reads_put() {
         let s = Scenario::from_toml_str(PUT).unwrap();
-        let Operation::Put(p) = &s.op else { panic!("not a put") };
+        let Some(Operation::Put(p)) = &s.op else { panic!("not a put") };
         assert_eq!(p.val_size, 1024);
         assert_eq!(p.key_size, 8);
         assert!(p.sequential_keys);
@@ -643,6 +564,37 @@ key-space-size = 10
     }
 
     #[test]
+    fn mixes() {
+        let text = "[load]\ntotal = 10\n\n[[mix]]\nweight = 80\n[mix.op.range]\nkey = \"k/\"\nkey-space-size = 100\n\n[[mix]]\nweight = 20\n[mix.op.put]\nkey-size = 1\nkey-space-size = 1000\n";
+        let err = Scenario::from_toml_str(text).unwrap_err();
+        assert_eq!(err.field(), Some("mix.1.op.put.key-size"));
+        assert!(err.to_string().starts_with("line 13, column 12: "), "{err}");
+        let ok = Scenario::from_toml_str(&text.replace("key-size = 1\n", "")).unwrap();
+        assert_eq!(ok.name, "mix");
+        assert_eq!(
+            ok.workload().iter().map(|(w, op)| (*w, op.name())).collect::<Vec<_>>(),
+            vec![(80, "range"), (20, "put")]
+        );
+        let both = format!("{text}[op.put]\n");
+        assert!(Scenario::from_toml_str(&both).is_err());
+        let watch_in_mix = "[load]\ntotal = 1\n[[mix]]\nweight = 1\n[mix.op.watch]\n";
+        assert_eq!(Scenario::from_toml_str(watch_in_mix).unwrap_err().field(), Some("mix.0.op"));
+    }
+
+    #[test]
+    fn stream_workloads_need_no_total() {
+        let s = Scenario::from_toml_str(
+            "[op.watch]\nstreams = 2\nwatch-per-stream = 5\nput-total = 10\n",
+        )
+        .unwrap();
+        assert!(s.is_stream());
+        assert!(
+            Scenario::from_toml_str("[op.put]\n").is_err(),
+            "request workloads still need a stop"
+        );
+    }
+
+    #[test]
     fn endpoints() {
         assert!(check_endpoint("127.0.0.1:2379").is_ok());
         assert!(check_endpoint("http://localhost:2379").is_ok());
@@ -658,7 +610,7 @@ key-space-size = 10
             "[load]\ntotal = 1\n[op.range]\nkey = \"foo\"\nconsistency = \"s\"\n",
         )
         .unwrap();
-        let Operation::Range(r) = &s.op else { panic!() };
+        let Some(Operation::Range(r)) = &s.op else { panic!() };
         assert_eq!(r.consistency, Consistency::Serializable);
         assert!(
             Scenario::from_toml_str(

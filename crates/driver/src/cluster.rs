@@ -93,3 +93,49 @@ pub(crate) async fn leader_endpoints(
     }
     Ok(leader.client_urls().to_vec())
 }
+
+/// HashKV of every member (from the member list, not only the endpoints given) at the
+/// cluster's current revision.
+pub(crate) async fn hashkv(
+    endpoints: &[String],
+    timeout: Duration,
+) -> Result<etcdlat_core::HashKvCheck, DriverError> {
+    let view = View::first(endpoints, timeout).await?;
+    let revision = view.status.header().map_or(0, etcd_client::ResponseHeader::revision);
+    let mut check = etcdlat_core::HashKvCheck { revision, ..Default::default() };
+    for member in view.members.members() {
+        let Some(member_url) = member.client_urls().first() else { continue };
+        let name = if member.name().is_empty() {
+            format!("{:x}", member.id())
+        } else {
+            member.name().to_owned()
+        };
+        let not_answering = |e: etcd_client::Error| DriverError::NotAnswering {
+            endpoint: member_url.clone(),
+            reason: source_chain(&e),
+        };
+        let opts = ConnectOptions::new()
+            .with_connect_timeout(timeout)
+            .with_timeout(Duration::from_secs(30));
+        let mut client =
+            Client::connect([member_url.as_str()], Some(opts)).await.map_err(not_answering)?;
+        // A follower may not have applied `revision` yet: give it a moment.
+        let mut attempts = 0;
+        let resp = loop {
+            match client.hash_kv(revision).await {
+                Ok(resp) => break resp,
+                Err(_) if attempts < 50 => {
+                    attempts += 1;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(e) => return Err(not_answering(e)),
+            }
+        };
+        check.compact_revision = check.compact_revision.max(resp.compact_version());
+        check.members.insert(name, resp.hash());
+    }
+    let mut hashes = check.members.values();
+    let first = hashes.next().copied();
+    check.consistent = hashes.all(|h| Some(*h) == first);
+    Ok(check)
+}

@@ -79,6 +79,7 @@ async fn warm(channel: &Channel, endpoint: &str, timeout: Duration) -> Result<()
         serializable: true,
         keys_only: true,
         count_only: true,
+        ..RangeRequest::default()
     };
     match tokio::time::timeout(timeout, kv.range(req)).await {
         Ok(Ok(_)) => Ok(()),

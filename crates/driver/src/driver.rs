@@ -5,18 +5,16 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
-use bytes::Bytes;
-use etcdlat_core::keyspace::{KeyGen, random_value};
-use etcdlat_core::recorder::Recorder;
-use etcdlat_core::{Operation, Params, Report, Scenario, TargetInfo};
+use etcdlat_core::recorder::{OpRecord, Recorder};
+use etcdlat_core::{OpReport, Operation, Params, Report, Scenario, TargetInfo};
 use tokio::sync::{Mutex, watch};
 
 use crate::cluster;
 use crate::connection::DEFAULT_DIAL_TIMEOUT;
 use crate::error::DriverError;
 use crate::local::LocalCluster;
-use crate::rpc::RangeRequest;
-use crate::worker::{Job, Work, Worker};
+use crate::request::Work;
+use crate::worker::{Job, Worker};
 
 /// Builds a [`Driver`]: where to connect and how.
 #[derive(Debug, Clone)]
@@ -279,7 +277,88 @@ impl Driver {
         }
 
         let seed = op_seed(scenario);
-        let work = Arc::new(prepare(&scenario.op, seed));
+        let (stop_tx, stop_rx) = watch::channel(false);
+        let started_at = SystemTime::now() + Duration::from_millis(5) + scenario.load.warmup;
+        let compactor = scenario.compaction.as_ref().map(|c| {
+            tokio::spawn(crate::compaction::run(
+                self.config.endpoints.clone(),
+                self.config.dial_timeout,
+                c.clone(),
+                scenario.report.interval,
+                stop_rx.clone(),
+            ))
+        });
+        let measured = if scenario.is_stream() {
+            let run = crate::watch::run(&pool.workers, scenario, seed, stop_rx.clone());
+            let mut run = std::pin::pin!(run);
+            let mut stopping = false;
+            loop {
+                tokio::select! {
+                    measured = &mut run => break measured?,
+                    () = &mut shutdown, if !stopping => {
+                        stopping = true;
+                        let _ = stop_tx.send(true);
+                    }
+                }
+            }
+        } else {
+            self.run_requests(&pool, scenario, seed, conns, &stop_tx, &stop_rx, shutdown).await?
+        };
+        let workers = pool.workers.len();
+        drop(pool);
+        let _ = stop_tx.send(true);
+        let mut recorder = measured.recorder;
+        if let Some(compactor) = compactor {
+            if let Ok(compactions) = compactor.await {
+                recorder.merge(compactions);
+            }
+        }
+        let hashkv = if scenario.checks.hashkv {
+            Some(cluster::hashkv(&self.config.endpoints, self.config.dial_timeout).await?)
+        } else {
+            None
+        };
+
+        let duration = measured.last_done.saturating_duration_since(measured.measure_start);
+        let interval = scenario.report.interval;
+        let records = recorder.finish();
+        let all = (records.len() > 1).then(|| {
+            let combined = OpRecord::combined(records.iter().map(|(_, r)| r));
+            OpReport::from_record(&combined, duration, interval)
+        });
+        let ops = records
+            .iter()
+            .map(|(kind, rec)| (*kind, OpReport::from_record(rec, duration, interval)))
+            .collect();
+        Ok(Report {
+            name: scenario.name.clone(),
+            started_at: humantime::format_rfc3339_millis(started_at).to_string(),
+            interrupted: measured.interrupted,
+            duration_s: duration.as_secs_f64(),
+            params: params(scenario, conns, workers, seed),
+            target,
+            ops,
+            all,
+            watch: measured.watch,
+            hashkv,
+            scenario: scenario.clone(),
+        })
+    }
+
+    /// The request loop on every worker, until the scenario's stop condition or a stop.
+    #[allow(clippy::too_many_arguments)]
+    async fn run_requests(
+        &self,
+        pool: &Pool,
+        scenario: &Scenario,
+        seed: u64,
+        conns: u32,
+        stop_tx: &watch::Sender<bool>,
+        stop_rx: &watch::Receiver<bool>,
+        mut shutdown: std::pin::Pin<&mut impl Future<Output = ()>>,
+    ) -> Result<Measured, DriverError> {
+        let work = Arc::new(Work::prepare(scenario, seed));
+        let kinds = work.kinds();
         let load = &scenario.load;
         let workers = pool.workers.len();
 
@@ -292,15 +371,14 @@ impl Driver {
         }
         let quotas = load.total.map(|t| split(t, &clients, load.clients));
 
-        let (stop_tx, stop_rx) = watch::channel(false);
         let progress = self.progress.reset(workers);
         let start_at = Instant::now() + Duration::from_millis(5);
-        let started_at = SystemTime::now() + Duration::from_millis(5) + load.warmup;
         let mut receivers = Vec::with_capacity(workers);
         for (w, worker) in pool.workers.iter().enumerate() {
             let share = clients[w].len() as f64 / f64::from(load.clients);
             let job = Job {
                 work: Arc::clone(&work),
+                kinds: kinds.clone(),
                 seed: seed.wrapping_add(w as u64 + 1),
                 quota: quotas.as_ref().map(|q| q[w]),
                 clients: std::mem::take(&mut clients[w]),
@@ -332,87 +410,30 @@ impl Driver {
                 reason: "worker stopped mid-run".into(),
             })?);
         }
-        drop(pool);
-
         let measure_start = outcomes.iter().map(|o| o.measure_start).min().unwrap_or(start_at);
         let last_done = outcomes.iter().map(|o| o.last_done).max().unwrap_or(measure_start);
         let interrupted = outcomes.iter().any(|o| o.interrupted);
-        let mut merged = Recorder::new(&[], measure_start, scenario.report.interval);
+        let mut recorder = Recorder::new(&[], measure_start, scenario.report.interval);
         for o in outcomes {
-            merged.merge(o.recorder);
+            recorder.merge(o.recorder);
         }
-        let duration = last_done.saturating_duration_since(measure_start);
-        let ops = merged
-            .finish()
-            .into_iter()
-            .map(|(kind, rec)| {
-                (
-                    kind,
-                    etcdlat_core::OpReport::from_record(&rec, duration, scenario.report.interval),
-                )
-            })
-            .collect();
-        Ok(Report {
-            name: scenario.name.clone(),
-            started_at: humantime::format_rfc3339_millis(started_at).to_string(),
-            interrupted,
-            duration_s: duration.as_secs_f64(),
-            params: params(scenario, conns, workers, seed),
-            target,
-            ops,
-            scenario: scenario.clone(),
-        })
+        Ok(Measured { recorder, measure_start, last_done, interrupted, watch: None })
     }
+}
+
+/// What a run measured, before it becomes a report.
+pub(crate) struct Measured {
+    pub recorder: Recorder,
+    pub measure_start: Instant,
+    pub last_done: Instant,
+    pub interrupted: bool,
+    pub watch: Option<etcdlat_core::WatchAccounting>,
 }
 
 fn op_seed(scenario: &Scenario) -> u64 {
-    let explicit = match &scenario.op {
-        Operation::Put(p) => p.seed,
-        Operation::Range(_) => None,
-    };
-    explicit.unwrap_or_else(|| {
+    scenario.workload().iter().find_map(|(_, op)| op.seed()).unwrap_or_else(|| {
         SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
     })
-}
-
-fn prepare(op: &Operation, seed: u64) -> Work {
-    match op {
-        Operation::Put(p) => Work::Put {
-            keygen: Box::new(KeyGen::new(p, seed)),
-            value: random_value(p.val_size as usize, seed),
-        },
-        Operation::Range(r) => {
-            let key = Bytes::copy_from_slice(r.key.as_bytes());
-            let range_end = if r.prefix {
-                Bytes::from(prefix_end(r.key.as_bytes()))
-            } else {
-                r.range_end
-                    .as_ref()
-                    .map_or_else(Bytes::new, |e| Bytes::copy_from_slice(e.as_bytes()))
-            };
-            Work::Range(RangeRequest {
-                key,
-                range_end,
-                limit: i64::try_from(r.limit).unwrap_or(i64::MAX),
-                serializable: r.consistency == etcdlat_core::Consistency::Serializable,
-                keys_only: r.keys_only,
-                count_only: r.count_only,
-            })
-        }
-    }
-}
-
-/// The range end that covers every key starting with `prefix` (etcd's `GetPrefixRangeEnd`);
-/// `\0` (every key) for an empty prefix or one of only 0xff bytes.
-fn prefix_end(prefix: &[u8]) -> Vec<u8> {
-    let mut end = prefix.to_vec();
-    while let Some(last) = end.pop() {
-        if last < 0xff {
-            end.push(last + 1);
-            return end;
-        }
-    }
-    vec![0]
 }
 
 /// Splits `total` request indices over the workers in proportion to their clients, as
@@ -433,8 +454,9 @@ fn split(total: u64, clients: &[Vec<usize>], all_clients: u32) -> Vec<(u64, u64)
 
 fn params(scenario: &Scenario, conns: u32, workers: usize, seed: u64) -> Params {
     let load = &scenario.load;
+    let workload = scenario.workload();
     let mut p = Params {
-        op: scenario.op.kind().name().to_owned(),
+        op: workload.iter().map(|(_, op)| op.name()).collect::<Vec<_>>().join("+"),
         conns,
         clients: load.clients,
         workers: u32::try_from(workers).unwrap_or(u32::MAX),
@@ -445,14 +467,33 @@ fn params(scenario: &Scenario, conns: u32, workers: usize, seed: u64) -> Params 
         seed,
         ..Params::default()
     };
-    match &scenario.op {
-        Operation::Put(put) => {
-            p.key_size = Some(put.key_size + put.prefix.len() as u64);
-            p.val_size = Some(put.val_size);
-            p.key_space_size = Some(put.key_space_size);
-            p.sequential_keys = Some(put.sequential_keys);
+    for (_, op) in workload {
+        match op {
+            Operation::Put(put) if p.val_size.is_none() => {
+                p.key_size = Some(put.key_size + put.prefix.len() as u64);
+                p.val_size = Some(put.val_size);
+                p.key_space_size = Some(put.key_space_size);
+                p.sequential_keys = Some(put.sequential_keys);
+            }
+            Operation::TxnPut(t) if p.val_size.is_none() => {
+                p.key_size = Some(t.key_size + t.prefix.len() as u64);
+                p.val_size = Some(t.val_size);
+                p.key_space_size = Some(t.key_space_size);
+            }
+            Operation::Range(r) if p.consistency.is_none() => {
+                p.consistency = Some(r.consistency.letter().to_owned());
+            }
+            Operation::TxnMixed(t) if p.consistency.is_none() => {
+                p.consistency = Some(t.consistency.letter().to_owned());
+                p.val_size = Some(t.val_size);
+                p.key_space_size = Some(t.key_space_size);
+            }
+            Operation::Stm(s) if p.val_size.is_none() => {
+                p.val_size = Some(s.val_size);
+                p.key_space_size = Some(s.keys);
+            }
+            _ => {}
         }
-        Operation::Range(r) => p.consistency = Some(r.consistency.letter().to_owned()),
     }
     p
 }
@@ -470,13 +511,5 @@ mod tests {
         assert_eq!(q[1].0, q[0].1);
         assert_eq!(q[2].0, q[1].0 + q[1].1);
         assert_eq!(split(5, &[vec![], vec![0]], 1), vec![(0, 0), (0, 5)]);
-    }
-
-    #[test]
-    fn prefix_ends() {
-        assert_eq!(prefix_end(b"abc"), b"abd");
-        assert_eq!(prefix_end(b"a\xff"), b"b");
-        assert_eq!(prefix_end(b""), b"\0");
-        assert_eq!(prefix_end(b"\xff\xff"), b"\0");
     }
 }

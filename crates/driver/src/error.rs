@@ -96,6 +96,13 @@ pub enum DriverError {
         reason: String,
     },
 
+    /// This build cannot run the workload.
+    #[error("{what} is not supported yet")]
+    Unsupported {
+        /// The workload.
+        what: String,
+    },
+
     /// A worker thread died; this is a bug in etcdlat.
     #[error("worker thread {index} failed: {reason}")]
     Worker {

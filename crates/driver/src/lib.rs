@@ -50,11 +50,15 @@
 //! merged once at the end.
 
 mod cluster;
+mod compaction;
 mod connection;
 mod driver;
 mod error;
 mod local;
+mod request;
 mod rpc;
+mod stm;
+mod watch;
 mod worker;
 
 pub use connection::DEFAULT_DIAL_TIMEOUT;

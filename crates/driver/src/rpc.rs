@@ -123,6 +123,8 @@ pub(crate) struct RangeRequest {
     pub range_end: Bytes,
     #[prost(int64, tag = "3")]
     pub limit: i64,
+    #[prost(int64, tag = "4")]
+    pub revision: i64,
     #[prost(bool, tag = "7")]
     pub serializable: bool,
     #[prost(bool, tag = "8")]
@@ -153,6 +155,129 @@ pub(crate) struct RangeResponse {
     pub more: bool,
     #[prost(int64, tag = "4")]
     pub count: i64,
+}
+
+/// `etcdserverpb.DeleteRangeRequest`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct DeleteRangeRequest {
+    #[prost(bytes = "bytes", tag = "1")]
+    pub key: Bytes,
+    #[prost(bytes = "bytes", tag = "2")]
+    pub range_end: Bytes,
+}
+
+/// `etcdserverpb.DeleteRangeResponse`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct DeleteRangeResponse {
+    #[prost(message, optional, tag = "1")]
+    pub header: Option<ResponseHeader>,
+    #[prost(int64, tag = "2")]
+    pub deleted: i64,
+}
+
+/// `etcdserverpb.Compare.CompareResult`.
+pub(crate) mod compare_result {
+    pub const EQUAL: i32 = 0;
+    pub const LESS: i32 = 2;
+}
+
+/// `etcdserverpb.Compare.CompareTarget`.
+pub(crate) mod compare_target {
+    pub const MOD: i32 = 2;
+}
+
+/// `etcdserverpb.Compare`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct Compare {
+    #[prost(int32, tag = "1")]
+    pub result: i32,
+    #[prost(int32, tag = "2")]
+    pub target: i32,
+    #[prost(bytes = "bytes", tag = "3")]
+    pub key: Bytes,
+    #[prost(oneof = "TargetUnion", tags = "4, 5, 6")]
+    pub target_union: Option<TargetUnion>,
+}
+
+/// `etcdserverpb.Compare.target_union` (the revision targets).
+#[derive(Clone, PartialEq, prost::Oneof)]
+pub(crate) enum TargetUnion {
+    #[prost(int64, tag = "4")]
+    Version(i64),
+    #[prost(int64, tag = "5")]
+    CreateRevision(i64),
+    #[prost(int64, tag = "6")]
+    ModRevision(i64),
+}
+
+impl Compare {
+    /// `mod_revision(key) == rev`, or `< rev` when `less`.
+    pub(crate) fn mod_revision(key: Bytes, rev: i64, less: bool) -> Self {
+        Self {
+            result: if less { compare_result::LESS } else { compare_result::EQUAL },
+            target: compare_target::MOD,
+            key,
+            target_union: Some(TargetUnion::ModRevision(rev)),
+        }
+    }
+}
+
+/// `etcdserverpb.RequestOp`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct RequestOp {
+    #[prost(oneof = "Request", tags = "1, 2, 3")]
+    pub request: Option<Request>,
+}
+
+/// `etcdserverpb.RequestOp.request` (nested transactions are not used).
+#[derive(Clone, PartialEq, prost::Oneof)]
+pub(crate) enum Request {
+    #[prost(message, tag = "1")]
+    Range(RangeRequest),
+    #[prost(message, tag = "2")]
+    Put(PutRequest),
+    #[prost(message, tag = "3")]
+    DeleteRange(DeleteRangeRequest),
+}
+
+/// `etcdserverpb.TxnRequest`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct TxnRequest {
+    #[prost(message, repeated, tag = "1")]
+    pub compare: Vec<Compare>,
+    #[prost(message, repeated, tag = "2")]
+    pub success: Vec<RequestOp>,
+    #[prost(message, repeated, tag = "3")]
+    pub failure: Vec<RequestOp>,
+}
+
+/// `etcdserverpb.ResponseOp`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct ResponseOp {
+    #[prost(oneof = "Response", tags = "1, 2, 3")]
+    pub response: Option<Response>,
+}
+
+/// `etcdserverpb.ResponseOp.response`.
+#[derive(Clone, PartialEq, prost::Oneof)]
+pub(crate) enum Response {
+    #[prost(message, tag = "1")]
+    Range(RangeResponse),
+    #[prost(message, tag = "2")]
+    Put(PutResponse),
+    #[prost(message, tag = "3")]
+    DeleteRange(DeleteRangeResponse),
+}
+
+/// `etcdserverpb.TxnResponse`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct TxnResponse {
+    #[prost(message, optional, tag = "1")]
+    pub header: Option<ResponseHeader>,
+    #[prost(bool, tag = "2")]
+    pub succeeded: bool,
+    #[prost(message, repeated, tag = "3")]
+    pub responses: Vec<ResponseOp>,
 }
 
 /// A KV client over one connection.
@@ -194,6 +319,25 @@ impl Kv {
     }
 }
 
+impl Kv {
+    pub(crate) async fn delete(
+        &mut self,
+        req: DeleteRangeRequest,
+    ) -> Result<DeleteRangeResponse, tonic::Status> {
+        self.ready().await?;
+        let path = PathAndQuery::from_static("/etcdserverpb.KV/DeleteRange");
+        let codec = ProstCodec::<DeleteRangeRequest, DeleteRangeResponse>::default();
+        Ok(self.grpc.unary(tonic::Request::new(req), path, codec).await?.into_inner())
+    }
+
+    pub(crate) async fn txn(&mut self, req: TxnRequest) -> Result<TxnResponse, tonic::Status> {
+        self.ready().await?;
+        let path = PathAndQuery::from_static("/etcdserverpb.KV/Txn");
+        let codec = ProstCodec::<TxnRequest, TxnResponse>::default();
+        Ok(self.grpc.unary(tonic::Request::new(req), path, codec).await?.into_inner())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -217,5 +361,51 @@ mod tests {
             etcd_client::proto::PbPutRequest { key: vec![7; 100], ..Default::default() }
                 .encode_to_vec();
         assert_eq!(long.encode_to_vec(), reference);
+    }
+
+    #[test]
+    fn txn_request_encodes_like_generated_code() {
+        use etcd_client::proto::{PbCompare, PbTxnOpRequest, PbTxnRequest, PbTxnRequestOp};
+        let ours = TxnRequest {
+            compare: vec![Compare::mod_revision(Bytes::from_static(b"k"), 7, false)],
+            success: vec![RequestOp {
+                request: Some(Request::Put(PutRequest {
+                    key: Key::new(b"k"),
+                    value: Bytes::from_static(b"v"),
+                })),
+            }],
+            failure: vec![RequestOp {
+                request: Some(Request::Range(RangeRequest {
+                    key: Bytes::from_static(b"k"),
+                    range_end: Bytes::new(),
+                    ..RangeRequest::default()
+                })),
+            }],
+        }
+        .encode_to_vec();
+        let reference = PbTxnRequest {
+            compare: vec![PbCompare {
+                result: 0,
+                target: 2,
+                key: b"k".to_vec(),
+                target_union: Some(etcd_client::proto::PbTargetUnion::ModRevision(7)),
+                range_end: Vec::new(),
+            }],
+            success: vec![PbTxnRequestOp {
+                request: Some(PbTxnOpRequest::RequestPut(etcd_client::proto::PbPutRequest {
+                    key: b"k".to_vec(),
+                    value: b"v".to_vec(),
+                    ..Default::default()
+                })),
+            }],
+            failure: vec![PbTxnRequestOp {
+                request: Some(PbTxnOpRequest::RequestRange(etcd_client::proto::PbRangeRequest {
+                    key: b"k".to_vec(),
+                    ..Default::default()
+                })),
+            }],
+        }
+        .encode_to_vec();
+        assert_eq!(ours, reference);
     }
 }

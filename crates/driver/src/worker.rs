@@ -3,8 +3,11 @@
 //!
 //! Per request a logical client claims an index, waits for its slot if a rate is set,
 //! sends, awaits, and records into its worker's recorder. Everything a client touches is
-//! owned by its thread: `Cell`s and a `RefCell` never held across `.await`, no locks, no
+//! owned by its thread: `Cell`s and `RefCell`s never held across `.await`, no locks, no
 //! atomics, no channels, no allocation of ours.
+//!
+//! Workloads that are not a request loop (the watch family) run as tasks on the workers
+//! ([`Worker::exec`]), with the same connections.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -13,8 +16,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use etcdlat_core::keyspace::KeyGen;
+use std::future::Future;
+use std::pin::Pin;
+
 use etcdlat_core::{ErrorCode, OpKind, Recorder};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
@@ -22,34 +26,19 @@ use tonic::transport::Channel;
 
 use crate::connection;
 use crate::error::DriverError;
-use crate::rpc::{Key, Kv, PutRequest, RangeRequest};
+use crate::request::{ClientState, Conn, Ops, Work};
+use crate::rpc::Kv;
 
 /// How long in-flight requests may take to finish after a stop before they are abandoned
 /// and counted as `Cancelled`.
 pub(crate) const STOP_GRACE: Duration = Duration::from_secs(2);
 
-/// The workload of a run, prepared once and shared read-only by the workers.
-#[derive(Debug)]
-pub(crate) enum Work {
-    /// Puts: keys from a generator, one value for every request.
-    Put { keygen: Box<KeyGen>, value: Vec<u8> },
-    /// Ranges: the same request every time.
-    Range(RangeRequest),
-}
-
-impl Work {
-    fn kind(&self) -> OpKind {
-        match self {
-            Self::Put { .. } => OpKind::Put,
-            Self::Range(_) => OpKind::Range,
-        }
-    }
-}
-
 /// What one worker does in a run.
 pub(crate) struct Job {
     pub work: Arc<Work>,
-    /// Seed of this worker's random key choice.
+    /// The kinds the work reports (histograms allocated up front).
+    pub kinds: Vec<OpKind>,
+    /// Seed of this worker's random choices.
     pub seed: u64,
     /// Local connection index of each logical client on this worker.
     pub clients: Vec<usize>,
@@ -74,8 +63,12 @@ pub(crate) struct Outcome {
     pub interrupted: bool,
 }
 
+/// A task to run on a worker thread, given its connections.
+type Task = Box<dyn FnOnce(Rc<[Conn]>) -> Pin<Box<dyn Future<Output = ()>>> + Send>;
+
 enum Command {
     Run(Box<Job>, oneshot::Sender<Outcome>),
+    Task(Task),
 }
 
 /// A worker thread and its connections.
@@ -123,6 +116,27 @@ impl Worker {
         self.tx.as_ref().and_then(|t| t.send(Command::Run(Box::new(job), tx)).ok()).ok_or_else(
             || DriverError::Worker { index: self.index, reason: "worker has stopped".into() },
         )?;
+        Ok(rx)
+    }
+
+    /// Runs `f` on the worker thread with its connections; its output arrives on the
+    /// returned receiver. The future may hold `Rc`s and `RefCell`s: it never leaves the
+    /// thread.
+    pub(crate) fn exec<T, F, Fut>(&self, f: F) -> Result<oneshot::Receiver<T>, DriverError>
+    where
+        T: Send + 'static,
+        F: FnOnce(Rc<[Conn]>) -> Fut + Send + 'static,
+        Fut: Future<Output = T> + 'static,
+    {
+        let (tx, rx) = oneshot::channel();
+        let task: Task = Box::new(move |conns| {
+            Box::pin(async move {
+                let _ = tx.send(f(conns).await);
+            })
+        });
+        self.tx.as_ref().and_then(|t| t.send(Command::Task(task)).ok()).ok_or_else(|| {
+            DriverError::Worker { index: self.index, reason: "worker has stopped".into() }
+        })?;
         Ok(rx)
     }
 
@@ -179,13 +193,36 @@ async fn serve(
             }
         }
     }
-    let kvs: Vec<Kv> = channels.into_iter().flatten().map(Kv::new).collect();
+    let mut conns = Vec::with_capacity(channels.len());
+    for channel in channels.into_iter().flatten() {
+        let client = match etcd_client::Client::from_channel(
+            etcd_client::Channel::Tonic(channel.clone()),
+            None,
+        )
+        .await
+        {
+            Ok(c) => c,
+            Err(e) => {
+                let _ = ready.send(Err(DriverError::Worker { index: 0, reason: e.to_string() }));
+                return;
+            }
+        };
+        conns.push(Conn { kv: Kv::new(channel), client });
+    }
+    let conns: Rc<[Conn]> = conns.into();
     if ready.send(Ok(())).is_err() {
         return;
     }
-    while let Some(Command::Run(job, done)) = rx.recv().await {
-        let outcome = run_job(&kvs, *job).await;
-        let _ = done.send(outcome);
+    while let Some(command) = rx.recv().await {
+        match command {
+            Command::Run(job, done) => {
+                let outcome = run_job(&conns, *job).await;
+                let _ = done.send(outcome);
+            }
+            Command::Task(task) => {
+                tokio::task::spawn_local(task(Rc::clone(&conns)));
+            }
+        }
     }
 }
 
@@ -198,9 +235,7 @@ struct Pacer {
 
 /// State shared by the logical clients of one worker.
 struct Shared {
-    work: Arc<Work>,
-    keygen: RefCell<Option<KeyGen>>,
-    value: Bytes,
+    ops: Ops,
     recorder: RefCell<Recorder>,
     next_index: Cell<u64>,
     end_index: Cell<u64>,
@@ -247,50 +282,45 @@ impl Shared {
         }
         Some(now)
     }
-
-    /// Builds the request for index `i`, sends it on `kv`, and returns the keys and value
-    /// bytes it wrote or read.
-    #[inline]
-    async fn execute(&self, kv: &mut Kv, i: u64) -> Result<(u64, u64), tonic::Status> {
-        match &*self.work {
-            Work::Put { .. } => {
-                let key = {
-                    let mut keygen = self.keygen.borrow_mut();
-                    let keygen = keygen.as_mut().expect("put work has a key generator");
-                    Key::new(keygen.key(i))
-                };
-                kv.put(PutRequest { key, value: self.value.clone() }).await?;
-                Ok((1, self.value.len() as u64))
-            }
-            Work::Range(req) => {
-                let resp = kv.range(req.clone()).await?;
-                let keys =
-                    if req.count_only { resp.count.max(0) as u64 } else { resp.kvs.len() as u64 };
-                Ok((keys, resp.kvs.iter().map(|kv| kv.value.len() as u64).sum()))
-            }
-        }
-    }
 }
 
-async fn client_loop(shared: Rc<Shared>, mut kv: Kv) {
-    let kind = shared.work.kind();
+async fn client_loop(shared: Rc<Shared>, conns: Rc<[Conn]>, conn: usize) {
+    let conn = &conns[conn];
+    let mut kv = conn.kv.clone();
+    let mut state = ClientState::default();
     while let Some(i) = shared.claim() {
+        let op = shared.ops.pick();
+        let kind = shared.ops.kind(op);
+        if let Err(status) = shared.ops.prepare(op, conn, &mut state).await {
+            // The request cannot be sent (its lease could not be granted): a failure of it.
+            let issued = &shared.issued[kind.index()];
+            issued.set(issued.get() + 1);
+            shared.recorder.borrow_mut().record_error(kind, code(&status), Instant::now());
+            continue;
+        }
         let Some(sent) = shared.pace().await else { break };
         // Closed loop: the intended start is the send time.
         let intended = sent;
         let issued = &shared.issued[kind.index()];
         issued.set(issued.get() + 1);
-        let result = shared.execute(&mut kv, i).await;
+        let result = shared.ops.execute(op, kind, i, &mut kv, conn, &mut state).await;
         let done = Instant::now();
         let mut rec = shared.recorder.borrow_mut();
         match result {
-            Ok((keys, bytes)) => {
+            Ok(d) => {
                 rec.record_ok(kind, intended, sent, done);
-                rec.record_payload(kind, keys, bytes);
+                rec.record_payload(kind, d.keys, d.value_bytes);
+                if d.retries > 0 {
+                    rec.record_retries(kind, d.retries);
+                }
             }
-            Err(status) => rec.record_error(kind, ErrorCode::from_grpc(status.code() as i32), done),
+            Err(status) => rec.record_error(kind, code(&status), done),
         }
     }
+}
+
+fn code(status: &tonic::Status) -> ErrorCode {
+    ErrorCode::from_grpc(status.code() as i32)
 }
 
 /// How often a worker publishes its progress. Publishing is one atomic store per worker per
@@ -301,14 +331,14 @@ const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 /// in-flight requests, then abandons them and counts them as cancelled.
 async fn phase(
     shared: &Rc<Shared>,
-    kvs: &[Kv],
+    conns: &Rc<[Conn]>,
     clients: &[usize],
     stop: &mut watch::Receiver<bool>,
     progress: Option<&Arc<AtomicU64>>,
 ) -> bool {
     let mut set = JoinSet::new();
     for &c in clients {
-        set.spawn_local(client_loop(Rc::clone(shared), kvs[c].clone()));
+        set.spawn_local(client_loop(Rc::clone(shared), Rc::clone(conns), c));
     }
     let publisher = progress.map(|progress| {
         let shared = Rc::clone(shared);
@@ -352,29 +382,14 @@ async fn phase(
     shared.stop.get()
 }
 
-async fn run_job(kvs: &[Kv], mut job: Job) -> Outcome {
-    let kind = job.work.kind();
-    let keygen = match &*job.work {
-        Work::Put { keygen, .. } => {
-            let mut k = KeyGen::clone(keygen);
-            k.reseed(job.seed);
-            Some(k)
-        }
-        Work::Range(_) => None,
-    };
-    let value = match &*job.work {
-        Work::Put { value, .. } => Bytes::copy_from_slice(value),
-        Work::Range(_) => Bytes::new(),
-    };
+async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> Outcome {
     let pacer = (job.rate > 0.0).then(|| Pacer {
         next: Cell::new(job.start_at),
         every: Duration::from_secs_f64(1.0 / job.rate),
     });
     let shared = Rc::new(Shared {
-        work: Arc::clone(&job.work),
-        keygen: RefCell::new(keygen),
-        value,
-        recorder: RefCell::new(Recorder::new(&[kind], job.start_at, job.interval)),
+        ops: job.work.instantiate(job.seed),
+        recorder: RefCell::new(Recorder::new(&job.kinds, job.start_at, job.interval)),
         next_index: Cell::new(0),
         end_index: Cell::new(u64::MAX),
         deadline: Cell::new(None),
@@ -386,7 +401,7 @@ async fn run_job(kvs: &[Kv], mut job: Job) -> Outcome {
     tokio::time::sleep_until(job.start_at.into()).await;
     if !job.warmup.is_zero() && !job.clients.is_empty() {
         shared.deadline.set(Some(job.start_at + job.warmup));
-        phase(&shared, kvs, &job.clients, &mut job.stop, None).await;
+        phase(&shared, conns, &job.clients, &mut job.stop, None).await;
     }
 
     let measure_start = Instant::now().max(job.start_at + job.warmup);
@@ -404,7 +419,7 @@ async fn run_job(kvs: &[Kv], mut job: Job) -> Outcome {
     let interrupted = if job.clients.is_empty() || count == 0 {
         shared.stop.get()
     } else {
-        phase(&shared, kvs, &job.clients, &mut job.stop, Some(&job.progress)).await
+        phase(&shared, conns, &job.clients, &mut job.stop, Some(&job.progress)).await
     };
     let last_done = Instant::now();
 

@@ -83,6 +83,9 @@ pub fn put_report() -> Report {
             cluster_id: "cdf818194e3a8c32".to_owned(),
         },
         ops: [(OpKind::Put, op_report(rec, OpKind::Put, duration))].into(),
+        all: None,
+        watch: None,
+        hashkv: None,
         scenario,
     }
 }
@@ -135,6 +138,9 @@ pub fn range_report() -> Report {
             cluster_id: "8e9e05c52164694d".to_owned(),
         },
         ops: [(OpKind::Range, op_report(rec, OpKind::Range, duration))].into(),
+        all: None,
+        watch: None,
+        hashkv: None,
         scenario,
     }
 }

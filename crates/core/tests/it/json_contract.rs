@@ -29,8 +29,42 @@ struct Run {
     params: Params,
     target: Target,
     ops: BTreeMap<String, Op>,
+    /// Every operation together, in runs of more than one kind.
+    #[serde(default)]
+    all: Option<Op>,
+    /// Watch accounting, in watch runs.
+    #[serde(default)]
+    watch: Option<Watch>,
+    /// The HashKV comparison, when asked for.
+    #[serde(default)]
+    hashkv: Option<HashKv>,
     /// The scenario as run; its own layout is the scenario file format.
     scenario: serde_json::Value,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Watch {
+    streams: u64,
+    watchers: u64,
+    puts: u64,
+    expected: u64,
+    received: u64,
+    missing: u64,
+    duplicate: u64,
+    out_of_order: u64,
+    before_ack: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct HashKv {
+    revision: i64,
+    compact_revision: i64,
+    members: BTreeMap<String, u32>,
+    consistent: bool,
 }
 
 #[derive(Debug, Deserialize)]
@@ -79,6 +113,7 @@ struct Op {
     clamped: u64,
     keys: u64,
     value_bytes: u64,
+    retries: u64,
     intervals: Vec<Interval>,
 }
 

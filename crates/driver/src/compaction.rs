@@ -1,0 +1,64 @@
+//! Background compaction during a run, as etcd benchmark's `put --compact-interval`: every
+//! interval, compact at the current revision minus `index-delta`. Each Compact is measured
+//! (kind `compact`) in a recorder of its own, merged into the run's at the end.
+
+use std::time::{Duration, Instant};
+
+use etcd_client::{Client, CompactionOptions, ConnectOptions};
+use etcdlat_core::{Compaction, ErrorCode, OpKind, Recorder};
+use tokio::sync::watch;
+
+use crate::connection::url;
+use crate::request::status;
+
+/// Compacts every `cfg.interval` until `stop` turns true.
+pub(crate) async fn run(
+    endpoints: Vec<String>,
+    dial_timeout: Duration,
+    cfg: Compaction,
+    interval: Duration,
+    mut stop: watch::Receiver<bool>,
+) -> Recorder {
+    let mut recorder = Recorder::new(&[OpKind::Compact], Instant::now(), interval);
+    let urls: Vec<String> = endpoints.iter().filter_map(|e| url(e).ok()).collect();
+    let opts = ConnectOptions::new()
+        .with_connect_timeout(dial_timeout)
+        .with_timeout(Duration::from_secs(30));
+    let Ok(mut client) = Client::connect(urls, Some(opts)).await else {
+        recorder.record_error(OpKind::Compact, ErrorCode::Unavailable, Instant::now());
+        return recorder;
+    };
+    let mut last = 0;
+    let mut tick = tokio::time::interval_at((Instant::now() + cfg.interval).into(), cfg.interval);
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            _ = stop.wait_for(|s| *s) => return recorder,
+        }
+        let revision = match client.get("\0etcdlat-compaction-probe", None).await {
+            Ok(resp) => resp.header().map_or(0, etcd_client::ResponseHeader::revision),
+            Err(e) => {
+                let code = ErrorCode::from_grpc(status(e).code() as i32);
+                recorder.record_error(OpKind::Compact, code, Instant::now());
+                continue;
+            }
+        };
+        let target = revision - i64::try_from(cfg.index_delta).unwrap_or(i64::MAX);
+        if target <= last {
+            continue;
+        }
+        let sent = Instant::now();
+        let result = client.compact(target, None::<CompactionOptions>).await;
+        let done = Instant::now();
+        match result {
+            Ok(_) => {
+                recorder.record_ok(OpKind::Compact, sent, sent, done);
+                last = target;
+            }
+            Err(e) => {
+                let code = ErrorCode::from_grpc(status(e).code() as i32);
+                recorder.record_error(OpKind::Compact, code, done);
+            }
+        }
+    }
+}

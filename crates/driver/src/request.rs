@@ -1,0 +1,450 @@
+//! Request operations: prepared once per run ([`Work`]), instantiated once per worker
+//! ([`Ops`]), executed once per request.
+//!
+//! A weighted mix picks one operation per request; each operation reports under its own
+//! [`OpKind`]. State a logical client carries between requests (its leases, its keep-alive
+//! stream) lives in its [`ClientState`], created lazily so that clients of operations that
+//! need none cost nothing.
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use etcdlat_core::keyspace::{KeyGen, KeySpace, random_value};
+use etcdlat_core::workload::{Consistency, KeyTarget, Operation};
+use etcdlat_core::{OpKind, Scenario};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use crate::rpc::{
+    DeleteRangeRequest, Key, Kv, PutRequest, RangeRequest, Request, RequestOp, TxnRequest,
+};
+use crate::stm;
+
+/// Leases a client remembers for later revocation; older ones are left to expire.
+const MAX_HELD_LEASES: usize = 1024;
+
+/// A connection as the operations see it: the hot-path KV client and etcd-client for the
+/// rest (leases, locks), both over the same HTTP/2 connection.
+#[derive(Clone)]
+pub(crate) struct Conn {
+    pub kv: Kv,
+    pub client: etcd_client::Client,
+}
+
+/// One operation, prepared from the scenario.
+#[derive(Debug)]
+enum Prepared {
+    Put { keys: KeySpace, value: Vec<u8> },
+    Range { target: KeyTarget, template: RangeRequest },
+    Delete { target: KeyTarget },
+    TxnPut { keys: KeySpace, ops: u64, value: Vec<u8> },
+    TxnMixed { read: RangeRequest, keys: KeySpace, value: Vec<u8>, p_read: f64 },
+    LeaseGrant { ttl: i64 },
+    LeaseRevoke { ttl: i64 },
+    LeaseKeepalive { ttl: i64 },
+    Stm(Arc<stm::Plan>),
+}
+
+/// The request operations of a run and their weights, shared read-only by the workers.
+#[derive(Debug)]
+pub(crate) struct Work {
+    ops: Vec<(u32, Prepared)>,
+    seed: u64,
+}
+
+fn range_template(key: Bytes, range_end: Bytes, consistency: Consistency) -> RangeRequest {
+    RangeRequest {
+        key,
+        range_end,
+        serializable: consistency == Consistency::Serializable,
+        ..RangeRequest::default()
+    }
+}
+
+impl Work {
+    /// Prepares the request operations of `scenario` (not its stream workload).
+    pub(crate) fn prepare(scenario: &Scenario, seed: u64) -> Self {
+        let ops = scenario
+            .workload()
+            .into_iter()
+            .filter(|(_, op)| !op.is_stream())
+            .map(|(weight, op)| (weight, Self::prepare_one(op, seed)))
+            .collect();
+        Self { ops, seed }
+    }
+
+    fn prepare_one(op: &Operation, seed: u64) -> Prepared {
+        let ttl = |t: u64| i64::try_from(t).unwrap_or(i64::MAX);
+        match op {
+            Operation::Put(p) => Prepared::Put {
+                keys: p.key_space(),
+                value: random_value(p.val_size as usize, seed),
+            },
+            Operation::Range(r) => {
+                let mut template = range_template(Bytes::new(), Bytes::new(), r.consistency);
+                template.limit = i64::try_from(r.limit).unwrap_or(i64::MAX);
+                template.keys_only = r.keys_only;
+                template.count_only = r.count_only;
+                Prepared::Range { target: r.target(), template }
+            }
+            Operation::Delete(d) => Prepared::Delete { target: d.target() },
+            Operation::TxnPut(t) => Prepared::TxnPut {
+                keys: t.key_space(),
+                ops: t.txn_ops,
+                value: random_value(t.val_size as usize, seed),
+            },
+            Operation::TxnMixed(t) => {
+                let mut read = range_template(
+                    Bytes::copy_from_slice(t.key.as_bytes()),
+                    Bytes::from(t.read_end()),
+                    t.consistency,
+                );
+                read.limit = i64::try_from(t.limit).unwrap_or(i64::MAX);
+                Prepared::TxnMixed {
+                    read,
+                    keys: t.key_space(),
+                    value: random_value(t.val_size as usize, seed),
+                    p_read: t.read_probability(),
+                }
+            }
+            Operation::LeaseGrant(l) => Prepared::LeaseGrant { ttl: ttl(l.ttl) },
+            Operation::LeaseRevoke(l) => Prepared::LeaseRevoke { ttl: ttl(l.ttl) },
+            Operation::LeaseKeepalive(l) => Prepared::LeaseKeepalive { ttl: ttl(l.ttl) },
+            Operation::Stm(s) => Prepared::Stm(Arc::new(stm::Plan::new(s, seed))),
+            Operation::Watch(_) | Operation::WatchGet(_) | Operation::WatchLatency(_) => {
+                unreachable!("stream workloads are filtered out before")
+            }
+        }
+    }
+
+    /// Every kind the operations report.
+    pub(crate) fn kinds(&self) -> Vec<OpKind> {
+        let mut kinds: Vec<OpKind> = self
+            .ops
+            .iter()
+            .flat_map(|(_, p)| match p {
+                Prepared::Put { .. } => &[OpKind::Put][..],
+                Prepared::Range { .. } => &[OpKind::Range],
+                Prepared::Delete { .. } => &[OpKind::Delete],
+                Prepared::TxnPut { .. } => &[OpKind::TxnPut],
+                Prepared::TxnMixed { .. } => &[OpKind::TxnRead, OpKind::TxnWrite],
+                Prepared::LeaseGrant { .. } => &[OpKind::LeaseGrant],
+                Prepared::LeaseRevoke { .. } => &[OpKind::LeaseRevoke],
+                Prepared::LeaseKeepalive { .. } => &[OpKind::LeaseKeepalive],
+                Prepared::Stm(_) => &[OpKind::Stm],
+            })
+            .copied()
+            .collect();
+        kinds.sort();
+        kinds.dedup();
+        kinds
+    }
+
+    /// This worker's instance of the operations; `worker_seed` gives it its own random
+    /// streams.
+    pub(crate) fn instantiate(self: &Arc<Self>, worker_seed: u64) -> Ops {
+        let mut total = 0;
+        let items = self
+            .ops
+            .iter()
+            .enumerate()
+            .map(|(n, (weight, p))| {
+                total += weight;
+                let seed = worker_seed.wrapping_add(n as u64 * 0x9E37_79B9);
+                let keygen = |keys: &KeySpace| RefCell::new(KeyGen::new(keys, seed));
+                let target_keygen = |t: &KeyTarget| match t {
+                    KeyTarget::Space(keys) => Some(keygen(keys)),
+                    KeyTarget::Fixed { .. } => None,
+                };
+                let instance = match p {
+                    Prepared::Put { keys, value } => {
+                        Instance::Put { keygen: keygen(keys), value: Bytes::copy_from_slice(value) }
+                    }
+                    Prepared::Range { target, template } => {
+                        let mut template = template.clone();
+                        if let KeyTarget::Fixed { key, range_end } = target {
+                            template.key = Bytes::copy_from_slice(key);
+                            template.range_end = Bytes::copy_from_slice(range_end);
+                        }
+                        Instance::Range { keygen: target_keygen(target), template }
+                    }
+                    Prepared::Delete { target } => {
+                        let template = match target {
+                            KeyTarget::Fixed { key, range_end } => DeleteRangeRequest {
+                                key: Bytes::copy_from_slice(key),
+                                range_end: Bytes::copy_from_slice(range_end),
+                            },
+                            KeyTarget::Space(_) => DeleteRangeRequest::default(),
+                        };
+                        Instance::Delete { keygen: target_keygen(target), template }
+                    }
+                    Prepared::TxnPut { keys, ops, value } => Instance::TxnPut {
+                        keygen: keygen(keys),
+                        ops: *ops,
+                        value: Bytes::copy_from_slice(value),
+                    },
+                    Prepared::TxnMixed { read, keys, value, p_read } => Instance::TxnMixed {
+                        read: read.clone(),
+                        keygen: keygen(keys),
+                        value: Bytes::copy_from_slice(value),
+                        p_read: *p_read,
+                    },
+                    Prepared::LeaseGrant { ttl } => Instance::LeaseGrant { ttl: *ttl },
+                    Prepared::LeaseRevoke { ttl } => Instance::LeaseRevoke { ttl: *ttl },
+                    Prepared::LeaseKeepalive { ttl } => Instance::LeaseKeepalive { ttl: *ttl },
+                    Prepared::Stm(plan) => Instance::Stm(stm::Runner::new(Arc::clone(plan), seed)),
+                };
+                (total, instance)
+            })
+            .collect();
+        Ops {
+            items,
+            total,
+            rng: RefCell::new(StdRng::seed_from_u64(worker_seed ^ self.seed ^ 0x4D49_5845)),
+        }
+    }
+}
+
+/// One operation as one worker runs it.
+enum Instance {
+    Put { keygen: RefCell<KeyGen>, value: Bytes },
+    Range { keygen: Option<RefCell<KeyGen>>, template: RangeRequest },
+    Delete { keygen: Option<RefCell<KeyGen>>, template: DeleteRangeRequest },
+    TxnPut { keygen: RefCell<KeyGen>, ops: u64, value: Bytes },
+    TxnMixed { read: RangeRequest, keygen: RefCell<KeyGen>, value: Bytes, p_read: f64 },
+    LeaseGrant { ttl: i64 },
+    LeaseRevoke { ttl: i64 },
+    LeaseKeepalive { ttl: i64 },
+    Stm(stm::Runner),
+}
+
+/// The operations of one worker: a weighted choice per request.
+pub(crate) struct Ops {
+    /// Cumulative weight and instance.
+    items: Vec<(u32, Instance)>,
+    total: u32,
+    rng: RefCell<StdRng>,
+}
+
+/// What a logical client keeps between requests.
+#[derive(Default)]
+pub(crate) struct ClientState {
+    lease_client: Option<etcd_client::LeaseClient>,
+    /// Leases granted and not yet revoked, oldest first.
+    leases: VecDeque<i64>,
+    keepalive: Option<(etcd_client::LeaseKeeper, etcd_client::LeaseKeepAliveStream)>,
+    stm: stm::ClientState,
+}
+
+impl ClientState {
+    fn leases(&mut self, conn: &Conn) -> &mut etcd_client::LeaseClient {
+        self.lease_client.get_or_insert_with(|| conn.client.lease_client())
+    }
+}
+
+/// What a successful request did.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Done {
+    /// Keys written or read.
+    pub keys: u64,
+    /// Value bytes written or read.
+    pub value_bytes: u64,
+    /// Attempts beyond the first (STM conflicts).
+    pub retries: u64,
+}
+
+/// A failed request's gRPC status, from etcd-client's error.
+pub(crate) fn status(e: etcd_client::Error) -> tonic::Status {
+    match e {
+        etcd_client::Error::GRpcStatus(s) => s,
+        other => tonic::Status::unknown(other.to_string()),
+    }
+}
+
+fn key_of(keygen: &RefCell<KeyGen>, i: u64) -> Key {
+    Key::new(keygen.borrow_mut().key(i))
+}
+
+fn bytes_of(keygen: &RefCell<KeyGen>, i: u64) -> Bytes {
+    Bytes::copy_from_slice(keygen.borrow_mut().key(i))
+}
+
+impl Ops {
+    /// Which operation request `i` runs.
+    #[inline]
+    pub(crate) fn pick(&self) -> usize {
+        if self.items.len() == 1 {
+            return 0;
+        }
+        let r = self.rng.borrow_mut().random_range(0..self.total);
+        self.items.iter().position(|(cum, _)| r < *cum).unwrap_or(0)
+    }
+
+    /// The kind operation `op` reports request `i` under (txn-mixed decides here whether it
+    /// reads or writes).
+    #[inline]
+    pub(crate) fn kind(&self, op: usize) -> OpKind {
+        match &self.items[op].1 {
+            Instance::Put { .. } => OpKind::Put,
+            Instance::Range { .. } => OpKind::Range,
+            Instance::Delete { .. } => OpKind::Delete,
+            Instance::TxnPut { .. } => OpKind::TxnPut,
+            Instance::TxnMixed { p_read, .. } => {
+                if self.rng.borrow_mut().random_bool(p_read.clamp(0.0, 1.0)) {
+                    OpKind::TxnRead
+                } else {
+                    OpKind::TxnWrite
+                }
+            }
+            Instance::LeaseGrant { .. } => OpKind::LeaseGrant,
+            Instance::LeaseRevoke { .. } => OpKind::LeaseRevoke,
+            Instance::LeaseKeepalive { .. } => OpKind::LeaseKeepalive,
+            Instance::Stm(_) => OpKind::Stm,
+        }
+    }
+
+    /// Unmeasured preparation before a request: a lease to revoke, a keep-alive stream.
+    pub(crate) async fn prepare(
+        &self,
+        op: usize,
+        conn: &Conn,
+        state: &mut ClientState,
+    ) -> Result<(), tonic::Status> {
+        match &self.items[op].1 {
+            Instance::LeaseRevoke { ttl } if state.leases.is_empty() => {
+                let lease = state.leases(conn).grant(*ttl, None).await.map_err(status)?;
+                state.leases.push_back(lease.id());
+            }
+            Instance::LeaseKeepalive { ttl } if state.keepalive.is_none() => {
+                let lc = state.leases(conn);
+                let lease = lc.grant(*ttl, None).await.map_err(status)?;
+                let stream = lc.keep_alive(lease.id()).await.map_err(status)?;
+                state.keepalive = Some(stream);
+            }
+            Instance::Stm(runner) => runner.prepare(conn, &mut state.stm).await?,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Sends request `i` of operation `op` as kind `kind` (from [`Ops::kind`]).
+    pub(crate) async fn execute(
+        &self,
+        op: usize,
+        kind: OpKind,
+        i: u64,
+        kv: &mut Kv,
+        conn: &Conn,
+        state: &mut ClientState,
+    ) -> Result<Done, tonic::Status> {
+        match &self.items[op].1 {
+            Instance::Put { keygen, value } => {
+                let req = PutRequest { key: key_of(keygen, i), value: value.clone() };
+                kv.put(req).await?;
+                Ok(Done { keys: 1, value_bytes: value.len() as u64, retries: 0 })
+            }
+            Instance::Range { keygen, template } => {
+                let mut req = template.clone();
+                if let Some(keygen) = keygen {
+                    req.key = bytes_of(keygen, i);
+                }
+                let count_only = req.count_only;
+                let resp = kv.range(req).await?;
+                let keys =
+                    if count_only { resp.count.max(0) as u64 } else { resp.kvs.len() as u64 };
+                let value_bytes = resp.kvs.iter().map(|kv| kv.value.len() as u64).sum();
+                Ok(Done { keys, value_bytes, retries: 0 })
+            }
+            Instance::Delete { keygen, template } => {
+                let mut req = template.clone();
+                if let Some(keygen) = keygen {
+                    req.key = bytes_of(keygen, i);
+                }
+                let resp = kv.delete(req).await?;
+                Ok(Done { keys: resp.deleted.max(0) as u64, ..Done::default() })
+            }
+            Instance::TxnPut { keygen, ops, value } => {
+                let success = (0..*ops)
+                    .map(|j| RequestOp {
+                        request: Some(Request::Put(PutRequest {
+                            key: key_of(keygen, i * ops + j),
+                            value: value.clone(),
+                        })),
+                    })
+                    .collect();
+                kv.txn(TxnRequest { compare: Vec::new(), success, failure: Vec::new() }).await?;
+                Ok(Done { keys: *ops, value_bytes: ops * value.len() as u64, retries: 0 })
+            }
+            Instance::TxnMixed { read, keygen, value, .. } => {
+                if kind == OpKind::TxnRead {
+                    let req = RequestOp { request: Some(Request::Range(read.clone())) };
+                    let resp = kv
+                        .txn(TxnRequest {
+                            compare: Vec::new(),
+                            success: vec![req],
+                            failure: Vec::new(),
+                        })
+                        .await?;
+                    let (keys, value_bytes) = resp
+                        .responses
+                        .iter()
+                        .filter_map(|r| match &r.response {
+                            Some(crate::rpc::Response::Range(range)) => Some(range),
+                            _ => None,
+                        })
+                        .fold((0, 0), |(k, b), range| {
+                            (
+                                k + range.kvs.len() as u64,
+                                b + range.kvs.iter().map(|kv| kv.value.len() as u64).sum::<u64>(),
+                            )
+                        });
+                    Ok(Done { keys, value_bytes, retries: 0 })
+                } else {
+                    let put = PutRequest { key: key_of(keygen, i), value: value.clone() };
+                    let req = RequestOp { request: Some(Request::Put(put)) };
+                    kv.txn(TxnRequest {
+                        compare: Vec::new(),
+                        success: vec![req],
+                        failure: Vec::new(),
+                    })
+                    .await?;
+                    Ok(Done { keys: 1, value_bytes: value.len() as u64, retries: 0 })
+                }
+            }
+            Instance::LeaseGrant { ttl } => {
+                let lease = state.leases(conn).grant(*ttl, None).await.map_err(status)?;
+                if state.leases.len() == MAX_HELD_LEASES {
+                    state.leases.pop_front();
+                }
+                state.leases.push_back(lease.id());
+                Ok(Done { keys: 1, ..Done::default() })
+            }
+            Instance::LeaseRevoke { .. } => {
+                let id = state
+                    .leases
+                    .pop_front()
+                    .ok_or_else(|| tonic::Status::failed_precondition("no lease to revoke"))?;
+                state.leases(conn).revoke(id).await.map_err(status)?;
+                Ok(Done { keys: 1, ..Done::default() })
+            }
+            Instance::LeaseKeepalive { .. } => {
+                let (keeper, stream) = state
+                    .keepalive
+                    .as_mut()
+                    .ok_or_else(|| tonic::Status::failed_precondition("no keep-alive stream"))?;
+                keeper.keep_alive().await.map_err(status)?;
+                match stream.message().await.map_err(status)? {
+                    Some(resp) if resp.ttl() > 0 => Ok(Done { keys: 1, ..Done::default() }),
+                    Some(_) => Err(tonic::Status::not_found("lease expired")),
+                    None => {
+                        state.keepalive = None;
+                        Err(tonic::Status::unavailable("keep-alive stream closed"))
+                    }
+                }
+            }
+            Instance::Stm(runner) => runner.execute(kv, conn, &mut state.stm).await,
+        }
+    }
+}
