@@ -113,6 +113,26 @@ pub enum Command {
     Put(PutArgs),
     /// Benchmark range (etcd benchmark's `range key [end-range]`).
     Range(RangeArgs),
+    /// Benchmark transactions of puts (etcd benchmark's `txn-put`).
+    TxnPut(TxnPutArgs),
+    /// Benchmark a mix of single-op read and write transactions (etcd benchmark's `txn-mixed`).
+    TxnMixed(TxnMixedArgs),
+    /// Benchmark watch creation and event delivery (etcd benchmark's `watch`). Unlike etcd's
+    /// tool, whose "events received" latency is about 0 by construction, etcdlat measures each
+    /// event from the moment its put was sent, and checks that every expected event arrived
+    /// exactly once and in order.
+    Watch(WatchArgs),
+    /// Benchmark serializable gets while many unsynced watchers catch up (etcd benchmark's
+    /// `watch-get`).
+    WatchGet(WatchGetArgs),
+    /// Benchmark put-to-event latency (etcd benchmark's `watch-latency`). Events are matched
+    /// to puts by revision and measured from the put's send and from its acknowledgement;
+    /// an event that arrives before the acknowledgement is counted as such, never clamped to 0.
+    WatchLatency(WatchLatencyArgs),
+    /// Benchmark lease keep-alive round trips (etcd benchmark's `lease-keepalive`).
+    LeaseKeepalive(LeaseKeepaliveArgs),
+    /// Benchmark STM transactions (etcd benchmark's `stm`), retries included in latency.
+    Stm(StmArgs),
     /// List the shipped scenarios.
     Scenarios,
 }
@@ -167,6 +187,218 @@ pub struct PutArgs {
     /// Seed of the value and of random keys.
     #[arg(long)]
     pub seed: Option<u64>,
+
+    /// Zipf-distributed keys with this exponent (instead of uniform).
+    #[arg(long)]
+    pub zipf: Option<f64>,
+
+    /// Interval to compact the database, e.g. "5m" (0 = never).
+    #[arg(long, default_value = "0", value_name = "DURATION")]
+    pub compact_interval: String,
+
+    /// Delta between current revision and compact revision.
+    #[arg(long, default_value_t = 1000)]
+    pub compact_index_delta: u64,
+
+    /// Compare HashKV across all members at the end; a mismatch exits 1.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
+    pub check_hashkv: bool,
+
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub load: LoadArgs,
+}
+
+/// `etcdlat txn-put`.
+#[derive(Debug, Args)]
+pub struct TxnPutArgs {
+    /// Key size of txn put.
+    #[arg(long, default_value_t = 8)]
+    pub key_size: u64,
+
+    /// Value size of txn put.
+    #[arg(long, default_value = "8")]
+    pub val_size: String,
+
+    /// Number of puts per txn.
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
+    pub txn_ops: i64,
+
+    /// Maximum possible keys.
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
+    pub key_space_size: i64,
+
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub load: LoadArgs,
+}
+
+/// `etcdlat txn-mixed key [end-range]`.
+#[derive(Debug, Args)]
+pub struct TxnMixedArgs {
+    /// Start of the reads' range and prefix of the written keys (default: every key).
+    #[arg(id = "txn_key", value_name = "KEY")]
+    pub key: Option<String>,
+
+    /// End of the reads' range.
+    #[arg(id = "txn_end", value_name = "END")]
+    pub end: Option<String>,
+
+    /// Key size of mixed txn.
+    #[arg(long, default_value_t = 8)]
+    pub key_size: u64,
+
+    /// Value size of mixed txn.
+    #[arg(long, default_value = "8")]
+    pub val_size: String,
+
+    /// Read operation range end key (default: every key from KEY).
+    #[arg(long)]
+    pub end_key: Option<String>,
+
+    /// Read operation range result limit.
+    #[arg(long, default_value_t = 1000)]
+    pub limit: u64,
+
+    /// Maximum possible keys.
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
+    pub key_space_size: i64,
+
+    /// Linearizable(l) or Serializable(s).
+    #[arg(long, default_value = "l")]
+    pub consistency: String,
+
+    /// Read/write ops ratio.
+    #[arg(long, default_value_t = 1.0)]
+    pub rw_ratio: f64,
+
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub load: LoadArgs,
+}
+
+/// `etcdlat watch`.
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Total watch streams.
+    #[arg(long, default_value_t = 10)]
+    pub streams: u64,
+
+    /// Total watchers per stream.
+    #[arg(long, default_value_t = 100)]
+    pub watch_per_stream: u64,
+
+    /// Total number of keys to be watched.
+    #[arg(long, default_value_t = 1)]
+    pub watched_key_total: u64,
+
+    /// Number of keys to put per second (0 = unlimited).
+    #[arg(long, default_value_t = 0)]
+    pub put_rate: u64,
+
+    /// Number of put requests.
+    #[arg(long, default_value_t = 1000)]
+    pub put_total: u64,
+
+    /// Key size of watch request.
+    #[arg(long, default_value_t = 32)]
+    pub key_size: u64,
+
+    /// Maximum possible keys.
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
+    pub key_space_size: i64,
+
+    /// Use sequential keys.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
+    pub sequential_keys: bool,
+}
+
+/// `etcdlat watch-get`.
+#[derive(Debug, Args)]
+pub struct WatchGetArgs {
+    /// Total number of watchers.
+    #[arg(long, default_value_t = 10_000)]
+    pub watchers: u64,
+
+    /// Total number of watcher streams.
+    #[arg(long, default_value_t = 1)]
+    pub streams: u64,
+
+    /// Number of events per watcher.
+    #[arg(long, default_value_t = 8)]
+    pub events: u64,
+}
+
+/// `etcdlat watch-latency`.
+#[derive(Debug, Args)]
+pub struct WatchLatencyArgs {
+    /// Total watch streams.
+    #[arg(long, default_value_t = 10)]
+    pub streams: u64,
+
+    /// Total watchers per stream.
+    #[arg(long, default_value_t = 10)]
+    pub watchers_per_stream: u64,
+
+    /// Number of keys to put per second.
+    #[arg(long, default_value_t = 100)]
+    pub put_rate: u64,
+
+    /// Number of put requests.
+    #[arg(long, default_value_t = 10_000)]
+    pub put_total: u64,
+
+    /// Get the previous key-value with every event.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
+    pub prevkv: bool,
+
+    /// Key size of watch response.
+    #[arg(long, default_value_t = 32)]
+    pub key_size: u64,
+
+    /// Value size of watch response.
+    #[arg(long, default_value = "32")]
+    pub val_size: String,
+}
+
+/// `etcdlat lease-keepalive`.
+#[derive(Debug, Args)]
+pub struct LeaseKeepaliveArgs {
+    /// Time to live of each client's lease, seconds.
+    #[arg(long, default_value_t = 100)]
+    pub ttl: u64,
+
+    #[command(flatten)]
+    #[allow(missing_docs)]
+    pub load: LoadArgs,
+}
+
+/// `etcdlat stm`.
+#[derive(Debug, Args)]
+pub struct StmArgs {
+    /// Read Committed (c), Repeatable Reads (r), Serializable (s), or Snapshot (ss).
+    #[arg(long, default_value = "r")]
+    pub isolation: String,
+
+    /// Total unique keys accessible by the benchmark.
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
+    pub keys: i64,
+
+    /// Number of keys to access per transaction.
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
+    pub keys_per_txn: i64,
+
+    /// Percentage of keys to overwrite per transaction.
+    #[arg(long, default_value_t = 50, allow_negative_numbers = true)]
+    pub txn_wr_percent: i64,
+
+    /// Wrap STM transaction with a custom locking mechanism (stm, lock-client, lock-rpc).
+    #[arg(long, default_value = "stm")]
+    pub stm_locker: String,
+
+    /// Value size of each STM put request.
+    #[arg(long, default_value = "8")]
+    pub val_size: String,
 
     #[command(flatten)]
     #[allow(missing_docs)]

@@ -1,5 +1,6 @@
 //! `etcdlat`: the command line. Parses flags, installs logging and signal handling, runs
-//! the library, writes reports. Exit codes: 0 ok, 2 error, 130 interrupted (report written).
+//! the library, writes reports. Exit codes: 0 ok, 1 a check failed, 2 error, 130 interrupted
+//! (report written).
 
 mod args;
 mod builtin;
@@ -49,6 +50,7 @@ fn main() -> ExitCode {
     });
     match result {
         Ok(Status::Done) => ExitCode::SUCCESS,
+        Ok(Status::Failed) => ExitCode::from(1),
         Ok(Status::Interrupted) => ExitCode::from(130),
         Err(e) => {
             eprintln!("etcdlat: {e:#}");
@@ -59,6 +61,8 @@ fn main() -> ExitCode {
 
 enum Status {
     Done,
+    /// A check failed (HashKV mismatch, watch events lost): exit 1.
+    Failed,
     Interrupted,
 }
 
@@ -95,7 +99,17 @@ async fn execute(action: Action) -> Result<Status> {
     }
     let interrupted = reports.iter().any(|r| r.interrupted) || *stop.borrow();
     write_outputs(&plan, &reports)?;
-    Ok(if interrupted { Status::Interrupted } else { Status::Done })
+    let failures: Vec<String> = reports.iter().flat_map(Report::failures).collect();
+    for f in &failures {
+        eprintln!("etcdlat: check failed: {f}");
+    }
+    Ok(if interrupted {
+        Status::Interrupted
+    } else if failures.is_empty() {
+        Status::Done
+    } else {
+        Status::Failed
+    })
 }
 
 /// Completes with `None` as soon as the stop flag is set.

@@ -8,9 +8,15 @@ use anyhow::{Context, Result, anyhow, bail};
 use etcdlat_core::render::TextOptions;
 use etcdlat_core::scenario::check_endpoint;
 use etcdlat_core::unit::{parse_duration, parse_size};
-use etcdlat_core::{Consistency, Load, Operation, PutOp, RangeOp, Scenario, ScenarioError};
+use etcdlat_core::{
+    Compaction, Consistency, Isolation, LeaseOp, Load, Operation, PutOp, RangeOp, Scenario,
+    ScenarioError, StmLocker, StmOp, TxnMixedOp, TxnPutOp, WatchGetOp, WatchLatencyOp, WatchOp,
+};
 
-use crate::args::{Cli, Command, Global, LoadArgs, PutArgs, RangeArgs, RunArgs};
+use crate::args::{
+    Cli, Command, Global, LeaseKeepaliveArgs, LoadArgs, PutArgs, RangeArgs, RunArgs, StmArgs,
+    TxnMixedArgs, TxnPutArgs, WatchArgs, WatchGetArgs, WatchLatencyArgs,
+};
 use crate::builtin;
 use crate::output::Target;
 
@@ -74,13 +80,21 @@ impl Action {
         let (scenarios, default_cluster) = match &cli.command {
             Command::Scenarios => return Ok(Self::ListScenarios),
             Command::Run(run) => (run_scenarios(run)?, Cluster::FromScenario),
-            Command::Put(put) => {
-                (vec![put_scenario(put)?], Cluster::Endpoints(vec![DEFAULT_ENDPOINT.to_owned()]))
+            command => {
+                let scenario = match command {
+                    Command::Put(a) => put_scenario(a)?,
+                    Command::Range(a) => range_scenario(a)?,
+                    Command::TxnPut(a) => txn_put_scenario(a)?,
+                    Command::TxnMixed(a) => txn_mixed_scenario(a)?,
+                    Command::Watch(a) => watch_scenario(a)?,
+                    Command::WatchGet(a) => watch_get_scenario(a)?,
+                    Command::WatchLatency(a) => watch_latency_scenario(a)?,
+                    Command::LeaseKeepalive(a) => lease_keepalive_scenario(a)?,
+                    Command::Stm(a) => stm_scenario(a)?,
+                    Command::Scenarios | Command::Run(_) => unreachable!("matched above"),
+                };
+                (vec![scenario], Cluster::Endpoints(vec![DEFAULT_ENDPOINT.to_owned()]))
             }
-            Command::Range(range) => (
-                vec![range_scenario(range)?],
-                Cluster::Endpoints(vec![DEFAULT_ENDPOINT.to_owned()]),
-            ),
         };
         let mut default_endpoint = false;
         let cluster = match (&g.endpoints, g.local) {
@@ -242,22 +256,161 @@ fn put_scenario(args: &PutArgs) -> Result<Scenario> {
         key_starts: args.key_starts,
         prefix: args.prefix.clone(),
         seed: args.seed,
-        zipf: None,
+        zipf: args.zipf,
     };
     let mut s = Scenario::new(Operation::Put(op));
     s.load = load_from(&args.load)?;
+    let compact_interval =
+        duration_flag("--compact-interval", Some(&args.compact_interval))?.unwrap_or_default();
+    if !compact_interval.is_zero() {
+        s.compaction =
+            Some(Compaction { interval: compact_interval, index_delta: args.compact_index_delta });
+    }
+    s.checks.hashkv = args.check_hashkv;
     s.validate().map_err(flag_error)?;
     Ok(s)
 }
 
-fn range_scenario(args: &RangeArgs) -> Result<Scenario> {
-    let consistency = match args.consistency.as_str() {
-        "l" => Consistency::Linearizable,
-        "s" => Consistency::Serializable,
+/// A positive count flag, with etcd's wording when it is not.
+fn positive(flag: &str, value: i64) -> Result<u64> {
+    u64::try_from(value)
+        .ok()
+        .filter(|&v| v > 0)
+        .ok_or_else(|| anyhow!("expected positive --{flag}, got ({value})"))
+}
+
+fn consistency_flag(text: &str) -> Result<Consistency> {
+    match text {
+        "l" => Ok(Consistency::Linearizable),
+        "s" => Ok(Consistency::Serializable),
         other => {
             bail!("--consistency: expected l (linearizable) or s (serializable), got {other:?}")
         }
+    }
+}
+
+fn size_flag(flag: &str, text: &str) -> Result<u64> {
+    parse_size(text).map_err(|e| anyhow!("{flag}: {e}"))
+}
+
+/// A scenario of one operation with the load flags, validated with flag names in errors.
+fn request_scenario(op: Operation, load: &LoadArgs) -> Result<Scenario> {
+    let mut s = Scenario::new(op);
+    s.load = load_from(load)?;
+    s.validate().map_err(flag_error)?;
+    Ok(s)
+}
+
+/// A stream (watch) scenario: no request total applies.
+fn stream_scenario(op: Operation) -> Result<Scenario> {
+    let mut s = Scenario::new(op);
+    s.load.total = None;
+    s.validate().map_err(flag_error)?;
+    Ok(s)
+}
+
+fn txn_put_scenario(args: &TxnPutArgs) -> Result<Scenario> {
+    let op = TxnPutOp {
+        txn_ops: positive("txn-ops", args.txn_ops)?,
+        key_size: args.key_size,
+        val_size: size_flag("--val-size", &args.val_size)?,
+        key_space_size: positive("key-space-size", args.key_space_size)?,
+        ..TxnPutOp::default()
     };
+    request_scenario(Operation::TxnPut(op), &args.load)
+}
+
+fn txn_mixed_scenario(args: &TxnMixedArgs) -> Result<Scenario> {
+    let op = TxnMixedOp {
+        key: args.key.clone().unwrap_or_default(),
+        end_key: args.end_key.clone().or_else(|| args.end.clone()),
+        rw_ratio: args.rw_ratio,
+        limit: args.limit,
+        consistency: consistency_flag(&args.consistency)?,
+        key_size: args.key_size,
+        val_size: size_flag("--val-size", &args.val_size)?,
+        key_space_size: positive("key-space-size", args.key_space_size)?,
+        seed: None,
+    };
+    request_scenario(Operation::TxnMixed(op), &args.load)
+}
+
+fn watch_scenario(args: &WatchArgs) -> Result<Scenario> {
+    let op = WatchOp {
+        streams: args.streams,
+        watch_per_stream: args.watch_per_stream,
+        watched_key_total: args.watched_key_total,
+        put_rate: args.put_rate,
+        put_total: args.put_total,
+        key_size: args.key_size,
+        key_space_size: positive("key-space-size", args.key_space_size)?,
+        sequential_keys: args.sequential_keys,
+        ..WatchOp::default()
+    };
+    stream_scenario(Operation::Watch(op))
+}
+
+fn watch_get_scenario(args: &WatchGetArgs) -> Result<Scenario> {
+    let op = WatchGetOp { watchers: args.watchers, streams: args.streams, events: args.events };
+    stream_scenario(Operation::WatchGet(op))
+}
+
+fn watch_latency_scenario(args: &WatchLatencyArgs) -> Result<Scenario> {
+    let op = WatchLatencyOp {
+        streams: args.streams,
+        watchers_per_stream: args.watchers_per_stream,
+        put_rate: args.put_rate,
+        put_total: args.put_total,
+        prevkv: args.prevkv,
+        key_size: args.key_size,
+        val_size: size_flag("--val-size", &args.val_size)?,
+    };
+    stream_scenario(Operation::WatchLatency(op))
+}
+
+fn lease_keepalive_scenario(args: &LeaseKeepaliveArgs) -> Result<Scenario> {
+    request_scenario(Operation::LeaseKeepalive(LeaseOp { ttl: args.ttl }), &args.load)
+}
+
+fn stm_scenario(args: &StmArgs) -> Result<Scenario> {
+    let isolation = match args.isolation.as_str() {
+        "c" => Isolation::ReadCommitted,
+        "r" => Isolation::RepeatableReads,
+        "s" => Isolation::Serializable,
+        "ss" => Isolation::SerializableSnapshot,
+        other => bail!("--isolation: expected c, r, s or ss, got {other:?}"),
+    };
+    let locker = match args.stm_locker.as_str() {
+        "stm" => StmLocker::Stm,
+        "lock-client" => StmLocker::LockClient,
+        "lock-rpc" => StmLocker::LockRpc,
+        other => {
+            bail!("--stm-locker: unexpected stm locker {other:?} (stm, lock-client or lock-rpc)")
+        }
+    };
+    let keys = positive("keys", args.keys)?;
+    let keys_per_txn =
+        u64::try_from(args.keys_per_txn).ok().filter(|&k| k <= keys).ok_or_else(|| {
+            anyhow!("expected --keys-per-txn between 0 and {keys}, got ({})", args.keys_per_txn)
+        })?;
+    let txn_wr_percent =
+        u64::try_from(args.txn_wr_percent).ok().filter(|&p| p <= 100).ok_or_else(|| {
+            anyhow!("expected [0, 100] --txn-wr-percent, got ({})", args.txn_wr_percent)
+        })?;
+    let op = StmOp {
+        isolation,
+        keys,
+        keys_per_txn,
+        txn_wr_percent,
+        stm_locker: locker,
+        val_size: size_flag("--val-size", &args.val_size)?,
+        ..StmOp::default()
+    };
+    request_scenario(Operation::Stm(op), &args.load)
+}
+
+fn range_scenario(args: &RangeArgs) -> Result<Scenario> {
+    let consistency = consistency_flag(&args.consistency)?;
     let op = RangeOp {
         key: args.key.clone(),
         range_end: args.end.clone(),
@@ -268,10 +421,7 @@ fn range_scenario(args: &RangeArgs) -> Result<Scenario> {
         keys_only: args.keys_only,
         ..RangeOp::default()
     };
-    let mut s = Scenario::new(Operation::Range(op));
-    s.load = load_from(&args.load)?;
-    s.validate().map_err(flag_error)?;
-    Ok(s)
+    request_scenario(Operation::Range(op), &args.load)
 }
 
 fn run_scenarios(args: &RunArgs) -> Result<Vec<Scenario>> {

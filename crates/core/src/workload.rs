@@ -294,6 +294,13 @@ pub fn prefix_end(prefix: &[u8]) -> Vec<u8> {
     vec![0]
 }
 
+/// The first key of a range: etcd rejects an empty key, so a range over every key (empty
+/// start, non-empty end) starts at `\0`, as etcd's client does.
+#[must_use]
+pub fn range_start(key: &[u8], range_end: &[u8]) -> Vec<u8> {
+    if key.is_empty() && !range_end.is_empty() { vec![0] } else { key.to_vec() }
+}
+
 /// Key selection shared by range and delete, borrowed from either.
 struct TargetSpec<'a> {
     key: &'a str,
@@ -316,14 +323,14 @@ impl TargetSpec<'_> {
                 start: self.start,
                 dist: key_dist(self.sequential, self.zipf),
             }),
-            None => KeyTarget::Fixed {
-                key: self.key.as_bytes().to_vec(),
-                range_end: if self.prefix {
+            None => {
+                let range_end = if self.prefix {
                     prefix_end(self.key.as_bytes())
                 } else {
                     self.range_end.map(|e| e.as_bytes().to_vec()).unwrap_or_default()
-                },
-            },
+                };
+                KeyTarget::Fixed { key: range_start(self.key.as_bytes(), &range_end), range_end }
+            }
         }
     }
 
@@ -640,6 +647,12 @@ impl TxnMixedOp {
     #[must_use]
     pub fn read_probability(&self) -> f64 {
         self.rw_ratio / (1.0 + self.rw_ratio)
+    }
+
+    /// The first key of the reads' range.
+    #[must_use]
+    pub fn read_start(&self) -> Vec<u8> {
+        range_start(self.key.as_bytes(), &self.read_end())
     }
 
     /// The end of the reads' range.
@@ -1049,6 +1062,7 @@ mod tests {
         let t = TxnMixedOp { rw_ratio: 4.0, ..TxnMixedOp::default() };
         assert!((t.read_probability() - 0.8).abs() < 1e-12);
         assert_eq!(t.read_end(), b"\0");
+        assert_eq!(t.read_start(), b"\0", "etcd rejects an empty key");
     }
 
     #[test]

@@ -109,6 +109,45 @@ impl Writer<'_> {
             }
             self.accounting(op);
         }
+        if let Some(all) = &report.all {
+            let _ = writeln!(
+                self.out,
+                "\n== all ==\n  Requests:\t{} (ok {}, errors {})\n  Requests/sec:\t{:.4}\n  Average:\t{:.4} secs.\n  p99:\t{:.4} secs.",
+                all.ok + all.errors_total,
+                all.ok,
+                all.errors_total,
+                all.throughput,
+                all.latency.mean_us() / 1e6,
+                all.latency.quantile_us(0.99) as f64 / 1e6,
+            );
+        }
+        if let Some(w) = &report.watch {
+            let _ = writeln!(
+                self.out,
+                "\nWatch accounting:\n  Streams:\t{}\n  Watchers:\t{}\n  Puts:\t{}\n  Events expected:\t{}\n  Events received:\t{}\n  Missing:\t{}\n  Duplicate:\t{}\n  Out of order:\t{}\n  Before put acknowledged:\t{}",
+                w.streams,
+                w.watchers,
+                w.puts,
+                w.expected,
+                w.received,
+                w.missing,
+                w.duplicate,
+                w.out_of_order,
+                w.before_ack,
+            );
+        }
+        if let Some(h) = &report.hashkv {
+            let _ = writeln!(
+                self.out,
+                "\nHashKV Summary:\n  Revision:\t{}\n  Compact revision:\t{}",
+                h.revision, h.compact_revision
+            );
+            for (member, hash) in &h.members {
+                let _ = writeln!(self.out, "  {member}:\t{hash}");
+            }
+            let _ =
+                writeln!(self.out, "  Consistent:\t{}", if h.consistent { "yes" } else { "NO" });
+        }
     }
 
     /// A number as etcd's `%4.4f`, or `%g` with `--precise`.
@@ -225,6 +264,9 @@ impl Writer<'_> {
             op.ok,
             op.errors_total
         );
+        if op.retries > 0 {
+            let _ = writeln!(self.out, "  Retries:\t{}", op.retries);
+        }
         if op.ok == 0 {
             // No latency was measured: zeros would read as instant answers.
             return;
