@@ -3,11 +3,22 @@
 
 /// (name, TOML text) of every shipped scenario.
 pub const SCENARIOS: &[(&str, &str)] = &[
+    ("delete", include_str!("../../../configs/scenarios/delete.toml")),
+    ("lease-keepalive", include_str!("../../../configs/scenarios/lease-keepalive.toml")),
+    ("mix-80-15-5", include_str!("../../../configs/scenarios/mix-80-15-5.toml")),
     ("put-1mb", include_str!("../../../configs/scenarios/put-1mb.toml")),
-    ("put-256b-1client", include_str!("../../../configs/scenarios/put-256b-1client.toml")),
     ("put-256b-1000clients", include_str!("../../../configs/scenarios/put-256b-1000clients.toml")),
+    ("put-256b-1client", include_str!("../../../configs/scenarios/put-256b-1client.toml")),
+    ("put-compaction", include_str!("../../../configs/scenarios/put-compaction.toml")),
     ("range-linearizable", include_str!("../../../configs/scenarios/range-linearizable.toml")),
     ("range-serializable", include_str!("../../../configs/scenarios/range-serializable.toml")),
+    ("stm", include_str!("../../../configs/scenarios/stm.toml")),
+    ("txn-mixed", include_str!("../../../configs/scenarios/txn-mixed.toml")),
+    ("txn-put", include_str!("../../../configs/scenarios/txn-put.toml")),
+    ("watch-1000x10", include_str!("../../../configs/scenarios/watch-1000x10.toml")),
+    ("watch-10x1000", include_str!("../../../configs/scenarios/watch-10x1000.toml")),
+    ("watch-get", include_str!("../../../configs/scenarios/watch-get.toml")),
+    ("watch-latency", include_str!("../../../configs/scenarios/watch-latency.toml")),
 ];
 
 /// The shipped scenario a name refers to: `put-1mb`, `put-1mb.toml`, `scenarios/put-1mb.toml`
