@@ -10,6 +10,8 @@
 //!   report files (`--json`, `--markdown`, `--csv`).
 //! - `error`: exit code 2 and one `etcdlat: ` line on stderr for bad input, an unreachable
 //!   endpoint and a missing etcd binary.
+//! - `workload`: `txn-put`, `txn-mixed`, `lease-keepalive`, `stm`, and put's compaction and
+//!   HashKV check; each report checked against the server.
 //! - `interrupt`: SIGINT during a run: exit code 130, the report written and marked
 //!   interrupted, and a throwaway etcd killed and removed.
 
@@ -18,6 +20,7 @@ mod interrupt;
 mod put;
 mod range;
 mod run;
+mod workload;
 
 use std::path::Path;
 use std::time::Duration;
