@@ -81,9 +81,11 @@ impl Operation {
             Self::LeaseRevoke(_) => &[OpKind::LeaseRevoke],
             Self::LeaseKeepalive(_) => &[OpKind::LeaseKeepalive],
             Self::Stm(_) => &[OpKind::Stm],
-            Self::Watch(_) => &[OpKind::WatchCreate, OpKind::WatchEvent],
-            Self::WatchGet(_) => &[OpKind::Range],
-            Self::WatchLatency(_) => &[OpKind::WatchEvent, OpKind::WatchEventAcked],
+            Self::Watch(_) => &[OpKind::Put, OpKind::WatchCreate, OpKind::WatchEvent],
+            Self::WatchGet(_) => &[OpKind::Range, OpKind::WatchCreate],
+            Self::WatchLatency(_) => {
+                &[OpKind::Put, OpKind::WatchCreate, OpKind::WatchEvent, OpKind::WatchEventAcked]
+            }
         }
     }
 

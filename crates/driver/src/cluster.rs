@@ -94,15 +94,26 @@ pub(crate) async fn leader_endpoints(
     Ok(leader.client_urls().to_vec())
 }
 
+/// Rounds of HashKV asked before members that keep disagreeing on the compact revision are
+/// compared anyway; 100 ms apart.
+const HASHKV_ROUNDS: u32 = 50;
+
 /// HashKV of every member (from the member list, not only the endpoints given) at the
 /// cluster's current revision.
+///
+/// A member hashes the history from its compact revision on, so two members compare only
+/// when they report the same compact revision: one that has not applied the latest
+/// compaction yet (ours just before the check, or anyone else's during it) is not corrupt,
+/// and etcd's own corruption check skips such pairs too. Every member is asked at once, again
+/// until their compact revisions agree; a revision compacted meanwhile is replaced by the
+/// current one.
 pub(crate) async fn hashkv(
     endpoints: &[String],
     timeout: Duration,
 ) -> Result<etcdlat_core::HashKvCheck, DriverError> {
     let view = View::first(endpoints, timeout).await?;
-    let revision = view.status.header().map_or(0, etcd_client::ResponseHeader::revision);
-    let mut check = etcdlat_core::HashKvCheck { revision, ..Default::default() };
+    let mut revision = view.status.header().map_or(0, etcd_client::ResponseHeader::revision);
+    let mut members = Vec::new();
     for member in view.members.members() {
         let Some(member_url) = member.client_urls().first() else { continue };
         let name = if member.name().is_empty() {
@@ -110,32 +121,90 @@ pub(crate) async fn hashkv(
         } else {
             member.name().to_owned()
         };
-        let not_answering = |e: etcd_client::Error| DriverError::NotAnswering {
-            endpoint: member_url.clone(),
-            reason: source_chain(&e),
-        };
         let opts = ConnectOptions::new()
             .with_connect_timeout(timeout)
             .with_timeout(Duration::from_secs(30));
-        let mut client =
-            Client::connect([member_url.as_str()], Some(opts)).await.map_err(not_answering)?;
-        // A follower may not have applied `revision` yet: give it a moment.
-        let mut attempts = 0;
-        let resp = loop {
-            match client.hash_kv(revision).await {
-                Ok(resp) => break resp,
-                Err(_) if attempts < 50 => {
-                    attempts += 1;
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                }
-                Err(e) => return Err(not_answering(e)),
-            }
-        };
-        check.compact_revision = check.compact_revision.max(resp.compact_version());
-        check.members.insert(name, resp.hash());
+        let client = Client::connect([member_url.as_str()], Some(opts))
+            .await
+            .map_err(|e| not_answering(member_url, &e))?;
+        members.push((name, member_url.clone(), client));
     }
-    let mut hashes = check.members.values();
-    let first = hashes.next().copied();
-    check.consistent = hashes.all(|h| Some(*h) == first);
-    Ok(check)
+    let mut round = 0;
+    loop {
+        round += 1;
+        let mut asked = tokio::task::JoinSet::new();
+        for (i, (_, _, client)) in members.iter().enumerate() {
+            let client = client.clone();
+            asked.spawn(async move { (i, member_hash(client, revision).await) });
+        }
+        let mut hashes = vec![(0, 0); members.len()];
+        let mut compacted = false;
+        while let Some(joined) = asked.join_next().await {
+            let (i, answer) = joined.map_err(|e| DriverError::NotAnswering {
+                endpoint: endpoints.join(","),
+                reason: e.to_string(),
+            })?;
+            match answer.map_err(|e| not_answering(&members[i].1, &e))? {
+                Some(resp) => hashes[i] = (resp.hash(), resp.compact_version()),
+                None => compacted = true,
+            }
+        }
+        if compacted {
+            let (_, url, client) = &mut members[0];
+            if round >= HASHKV_ROUNDS {
+                return Err(DriverError::NotAnswering {
+                    endpoint: url.clone(),
+                    reason: "every revision HashKV was asked for was compacted meanwhile".into(),
+                });
+            }
+            let status = client.status().await.map_err(|e| not_answering(url, &e))?;
+            revision = status.header().map_or(revision, etcd_client::ResponseHeader::revision);
+            continue;
+        }
+        let agree = hashes.windows(2).all(|w| w[0].1 == w[1].1);
+        if !agree && round < HASHKV_ROUNDS {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            continue;
+        }
+        let mut check = etcdlat_core::HashKvCheck {
+            revision,
+            compact_revision: hashes.iter().map(|h| h.1).max().unwrap_or(0),
+            ..Default::default()
+        };
+        for ((name, _, _), (hash, _)) in members.iter().zip(&hashes) {
+            check.members.insert(name.clone(), *hash);
+        }
+        check.consistent = hashes.windows(2).all(|w| w[0].0 == w[1].0);
+        return Ok(check);
+    }
+}
+
+fn not_answering(endpoint: &str, e: &etcd_client::Error) -> DriverError {
+    DriverError::NotAnswering { endpoint: endpoint.to_owned(), reason: source_chain(e) }
+}
+
+/// One member's HashKV at `revision`; `None` when that revision has been compacted.
+async fn member_hash(
+    mut client: Client,
+    revision: i64,
+) -> Result<Option<etcd_client::HashKvResponse>, etcd_client::Error> {
+    let mut attempts = 0;
+    loop {
+        match client.hash_kv(revision).await {
+            Ok(resp) => return Ok(Some(resp)),
+            // etcd's ErrGRPCCompacted: OutOfRange, like a future revision, told apart by its
+            // message.
+            Err(etcd_client::Error::GRpcStatus(s))
+                if s.code() == tonic::Code::OutOfRange && s.message().contains("compacted") =>
+            {
+                return Ok(None);
+            }
+            // A follower may not have applied `revision` yet: give it a moment.
+            Err(_) if attempts < 50 => {
+                attempts += 1;
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+            Err(e) => return Err(e),
+        }
+    }
 }

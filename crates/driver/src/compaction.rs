@@ -1,6 +1,7 @@
 //! Background compaction during a run, as etcd benchmark's `put --compact-interval`: every
 //! interval, compact at the current revision minus `index-delta`. Each Compact is measured
-//! (kind `compact`) in a recorder of its own, merged into the run's at the end.
+//! (kind `compact`) in a recorder of its own, merged into the run's at the end. Compaction
+//! runs through warm-up too, but like the requests only what completes after it is counted.
 
 use std::time::{Duration, Instant};
 
@@ -11,15 +12,17 @@ use tokio::sync::watch;
 use crate::connection::url;
 use crate::request::status;
 
-/// Compacts every `cfg.interval` until `stop` turns true.
+/// Compacts every `cfg.interval` until `stop` turns true; records the compactions that
+/// complete from `measure_start` on, in intervals counted from it.
 pub(crate) async fn run(
     endpoints: Vec<String>,
     dial_timeout: Duration,
     cfg: Compaction,
+    measure_start: Instant,
     interval: Duration,
     mut stop: watch::Receiver<bool>,
 ) -> Recorder {
-    let mut recorder = Recorder::new(&[OpKind::Compact], Instant::now(), interval);
+    let mut recorder = Recorder::new(&[OpKind::Compact], measure_start, interval);
     let urls: Vec<String> = endpoints.iter().filter_map(|e| url(e).ok()).collect();
     let opts = ConnectOptions::new()
         .with_connect_timeout(dial_timeout)
@@ -38,8 +41,11 @@ pub(crate) async fn run(
         let revision = match client.get("\0etcdlat-compaction-probe", None).await {
             Ok(resp) => resp.header().map_or(0, etcd_client::ResponseHeader::revision),
             Err(e) => {
-                let code = ErrorCode::from_grpc(status(e).code() as i32);
-                recorder.record_error(OpKind::Compact, code, Instant::now());
+                let done = Instant::now();
+                if done >= measure_start {
+                    let code = ErrorCode::from_grpc(status(e).code() as i32);
+                    recorder.record_error(OpKind::Compact, code, done);
+                }
                 continue;
             }
         };
@@ -50,15 +56,19 @@ pub(crate) async fn run(
         let sent = Instant::now();
         let result = client.compact(target, None::<CompactionOptions>).await;
         let done = Instant::now();
+        let measured = done >= measure_start;
         match result {
             Ok(_) => {
-                recorder.record_ok(OpKind::Compact, sent, sent, done);
+                if measured {
+                    recorder.record_ok(OpKind::Compact, sent, sent, done);
+                }
                 last = target;
             }
-            Err(e) => {
+            Err(e) if measured => {
                 let code = ErrorCode::from_grpc(status(e).code() as i32);
                 recorder.record_error(OpKind::Compact, code, done);
             }
+            Err(_) => {}
         }
     }
 }

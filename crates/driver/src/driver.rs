@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use etcdlat_core::recorder::{OpRecord, Recorder};
-use etcdlat_core::{OpReport, Operation, Params, Report, Scenario, TargetInfo};
+use etcdlat_core::{OpKind, OpReport, Operation, Params, Report, Scenario, TargetInfo};
 use tokio::sync::{Mutex, watch};
 
 use crate::cluster;
@@ -284,6 +284,8 @@ impl Driver {
                 self.config.endpoints.clone(),
                 self.config.dial_timeout,
                 c.clone(),
+                // Where the workers start measuring (they add the same few milliseconds).
+                Instant::now() + Duration::from_millis(5) + scenario.load.warmup,
                 scenario.report.interval,
                 stop_rx.clone(),
             ))
@@ -322,10 +324,11 @@ impl Driver {
         let duration = measured.last_done.saturating_duration_since(measured.measure_start);
         let interval = scenario.report.interval;
         let records = recorder.finish();
-        let all = (records.len() > 1).then(|| {
-            let combined = OpRecord::combined(records.iter().map(|(_, r)| r));
-            OpReport::from_record(&combined, duration, interval)
-        });
+        // Background compaction is not part of the load: `all` combines the workload's kinds.
+        let load: Vec<&OpRecord> =
+            records.iter().filter(|(kind, _)| *kind != OpKind::Compact).map(|(_, r)| r).collect();
+        let all = (load.len() > 1)
+            .then(|| OpReport::from_record(&OpRecord::combined(load), duration, interval));
         let ops = records
             .iter()
             .map(|(kind, rec)| (*kind, OpReport::from_record(rec, duration, interval)))

@@ -97,7 +97,7 @@ impl Work {
             },
             Operation::TxnMixed(t) => {
                 let mut read = range_template(
-                    Bytes::copy_from_slice(t.key.as_bytes()),
+                    Bytes::from(t.read_start()),
                     Bytes::from(t.read_end()),
                     t.consistency,
                 );
@@ -232,7 +232,7 @@ pub(crate) struct Ops {
 #[derive(Default)]
 pub(crate) struct ClientState {
     lease_client: Option<etcd_client::LeaseClient>,
-    /// Leases granted and not yet revoked, oldest first.
+    /// Leases granted and not yet revoked, oldest first; revoke takes the newest.
     leases: VecDeque<i64>,
     keepalive: Option<(etcd_client::LeaseKeeper, etcd_client::LeaseKeepAliveStream)>,
     stm: stm::ClientState,
@@ -422,9 +422,11 @@ impl Ops {
                 Ok(Done { keys: 1, ..Done::default() })
             }
             Instance::LeaseRevoke { .. } => {
+                // The newest: older leases may have expired (a short TTL, a slow client),
+                // and revoking those would measure NotFound instead of a revoke.
                 let id = state
                     .leases
-                    .pop_front()
+                    .pop_back()
                     .ok_or_else(|| tonic::Status::failed_precondition("no lease to revoke"))?;
                 state.leases(conn).revoke(id).await.map_err(status)?;
                 Ok(Done { keys: 1, ..Done::default() })
@@ -437,7 +439,12 @@ impl Ops {
                 keeper.keep_alive().await.map_err(status)?;
                 match stream.message().await.map_err(status)? {
                     Some(resp) if resp.ttl() > 0 => Ok(Done { keys: 1, ..Done::default() }),
-                    Some(_) => Err(tonic::Status::not_found("lease expired")),
+                    Some(_) => {
+                        // The lease is gone (expired, or revoked by someone else): the next
+                        // request grants a new one instead of failing for the rest of the run.
+                        state.keepalive = None;
+                        Err(tonic::Status::not_found("lease expired"))
+                    }
                     None => {
                         state.keepalive = None;
                         Err(tonic::Status::unavailable("keep-alive stream closed"))

@@ -16,7 +16,9 @@
 //!
 //! With `stm-locker` set, the transaction runs under a lock: etcd's Lock RPC (`lock-rpc`) or
 //! a client-side mutex (`lock-client`: a key per waiter under `stmlock/`, each waiting for
-//! the deletion of the one ahead of it), both tied to a lease of the logical client.
+//! the deletion of the one ahead of it), both tied to a lease of the logical client. The
+//! lease is revoked when the client's loop ends, so that neither it nor a lock key on it
+//! outlives the run.
 
 use std::cell::RefCell;
 use std::sync::Arc;
@@ -30,6 +32,7 @@ use etcdlat_core::keyspace::{KeyDist, KeyGen, KeySpace};
 use etcdlat_core::workload::{Isolation, StmLocker, StmOp};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
+use tokio::sync::oneshot;
 
 use crate::request::{Conn, Done, status};
 use crate::rpc::{Compare, Key, Kv, PutRequest, RangeRequest, Request, RequestOp, TxnRequest};
@@ -81,10 +84,18 @@ pub(crate) struct Runner {
     rng: RefCell<StdRng>,
 }
 
-/// A logical client's locking state: its session lease and, for `lock-client`, its key.
+/// A logical client's locking state: its session, when a locker needs one.
 #[derive(Default)]
 pub(crate) struct ClientState {
-    lease: Option<i64>,
+    session: Option<Session>,
+}
+
+/// A session lease, kept alive by a task of its own until the session is dropped with the
+/// client's state; the task then revokes it.
+struct Session {
+    lease: i64,
+    /// Dropping it tells the keep-alive task to revoke the lease and end.
+    _end: oneshot::Sender<()>,
 }
 
 /// A key read by the transaction: its mod revision (0 when absent) and counter.
@@ -105,26 +116,32 @@ impl Runner {
         conn: &Conn,
         state: &mut ClientState,
     ) -> Result<(), tonic::Status> {
-        if self.plan.locker == StmLocker::Stm || state.lease.is_some() {
+        if self.plan.locker == StmLocker::Stm || state.session.is_some() {
             return Ok(());
         }
         let mut leases = conn.client.lease_client();
-        let lease = leases.grant(SESSION_TTL, None).await.map_err(status)?;
-        let (mut keeper, mut stream) = leases.keep_alive(lease.id()).await.map_err(status)?;
-        // Keeps the session alive until the worker's runtime ends.
+        let lease = leases.grant(SESSION_TTL, None).await.map_err(status)?.id();
+        let (mut keeper, mut stream) = leases.keep_alive(lease).await.map_err(status)?;
+        let (end, mut ended) = oneshot::channel::<()>();
         tokio::task::spawn_local(async move {
             let mut tick =
                 tokio::time::interval(std::time::Duration::from_secs(SESSION_TTL as u64 / 3));
             loop {
-                tick.tick().await;
-                if keeper.keep_alive().await.is_err()
-                    || !matches!(stream.message().await, Ok(Some(_)))
-                {
-                    break;
+                tokio::select! {
+                    _ = &mut ended => break,
+                    _ = tick.tick() => {
+                        if keeper.keep_alive().await.is_err()
+                            || !matches!(stream.message().await, Ok(Some(_)))
+                        {
+                            return;
+                        }
+                    }
                 }
             }
+            // Also deletes a lock key left behind by a transaction abandoned at a stop.
+            let _ = leases.revoke(lease).await;
         });
-        state.lease = Some(lease.id());
+        state.session = Some(Session { lease, _end: end });
         Ok(())
     }
 
@@ -150,7 +167,7 @@ impl Runner {
         state: &mut ClientState,
     ) -> Result<Done, tonic::Status> {
         let chosen = self.choose();
-        let lease = state.lease.unwrap_or(0);
+        let lease = state.session.as_ref().map_or(0, |s| s.lease);
         let guard = match self.plan.locker {
             StmLocker::Stm => None,
             StmLocker::LockRpc => Some(lock_rpc(conn, lease).await?),

@@ -1,12 +1,18 @@
 //! The driver against real etcd servers started by the testkit.
 //!
+//! - `ops`: the other request workloads (txn-put, txn-mixed, delete, leases, STM, mixes,
+//!   zipf keys), background compaction and the HashKV check, checked on the server.
 //! - `put`: puts change the store as the report says (revision, keys, big values).
 //! - `range`: reads return the data put; consistency, limit, count-only.
 //! - `run`: how runs connect and stop (connections, rate, duration, shutdown, bad endpoints).
+//! - `watch`: watch, watch-latency and watch-get deliver every expected event exactly once;
+//!   event latency from the put; stopping a watch run.
 
+mod ops;
 mod put;
 mod range;
 mod run;
+mod watch;
 
 use etcdlat_core::Scenario;
 
