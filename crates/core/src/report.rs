@@ -511,6 +511,46 @@ mod tests {
     use std::time::Instant;
 
     #[test]
+    fn failed_checks_are_named() {
+        let t0 = Instant::now();
+        let mut r = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1));
+        r.record_ok(OpKind::Put, t0, t0, t0 + Duration::from_millis(1));
+        let (_, rec) = r.finish().remove(0);
+        let mut report = Report {
+            name: "r".into(),
+            started_at: String::new(),
+            interrupted: false,
+            duration_s: 1.0,
+            params: Params::default(),
+            target: TargetInfo::default(),
+            ops: [(
+                OpKind::Put,
+                OpReport::from_record(&rec, Duration::from_secs(1), Duration::from_secs(1)),
+            )]
+            .into(),
+            all: None,
+            watch: Some(WatchAccounting { expected: 10, received: 10, ..Default::default() }),
+            hashkv: Some(HashKvCheck {
+                revision: 7,
+                members: [("m0".to_owned(), 1), ("m1".to_owned(), 1)].into(),
+                consistent: true,
+                ..Default::default()
+            }),
+            scenario: Scenario::new(crate::Operation::Put(crate::PutOp::default())),
+        };
+        assert!(report.failures().is_empty());
+        report.hashkv.as_mut().unwrap().consistent = false;
+        report.watch.as_mut().unwrap().missing = 2;
+        let failures = report.failures();
+        assert_eq!(failures.len(), 2);
+        assert!(
+            failures[0].starts_with("HashKV differs across members at revision 7"),
+            "{failures:?}"
+        );
+        assert!(failures[1].contains("2 missing"), "{failures:?}");
+    }
+
+    #[test]
     fn distribution_round_trips_exactly() {
         let mut h = new_histogram();
         for v in 1..10_000u64 {

@@ -120,3 +120,54 @@ async fn put_with_compaction_and_hashkv_on_three_members() {
     assert_eq!(run["hashkv"]["members"].as_object().map(serde_json::Map::len), Some(3));
     assert!(count(&run, "/hashkv/compact_revision") > 0);
 }
+
+#[tokio::test]
+async fn watch_commands_account_for_every_event() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    let etcd = Etcd::start().await;
+    let before = etcd.revision().await;
+    let run = run_json(
+        &etcd,
+        &[
+            "--conns=2",
+            "watch",
+            "--streams=4",
+            "--watch-per-stream=10",
+            "--watched-key-total=4",
+            "--key-space-size=4",
+            "--sequential-keys",
+            "--put-total=40",
+        ],
+    );
+    assert_eq!(count(&run, "/watch/watchers"), 40);
+    assert_eq!(count(&run, "/watch/expected"), 400, "each put reaches the 10 watchers of its key");
+    assert_eq!(count(&run, "/watch/received"), 400);
+    assert_eq!(count(&run, "/watch/missing"), 0);
+    assert_eq!(count(&run, "/ops/watch-create/ok"), 40);
+    assert_eq!(count(&run, "/ops/watch-event/ok"), 400);
+    assert_eq!(etcd.revision().await - before, 40);
+
+    let run = run_json(
+        &etcd,
+        &[
+            "watch-latency",
+            "--streams=2",
+            "--watchers-per-stream=5",
+            "--put-rate=200",
+            "--put-total=40",
+        ],
+    );
+    assert_eq!(count(&run, "/watch/received"), 400);
+    let acked = run["ops"]["watch-event-acked"]["ok"].as_u64().unwrap_or(0);
+    assert_eq!(
+        acked + count(&run, "/watch/before_ack"),
+        400,
+        "every event is either measured from the ack or counted as early"
+    );
+
+    let run = run_json(&etcd, &["watch-get", "--watchers=50", "--events=4"]);
+    assert_eq!(count(&run, "/watch/received"), 200);
+    assert!(count(&run, "/ops/range/ok") > 0);
+}
