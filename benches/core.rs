@@ -73,6 +73,10 @@ fn sample_report() -> Report {
         all: None,
         watch: None,
         hashkv: None,
+        members: Vec::new(),
+        leader_changes: Vec::new(),
+        server: Vec::new(),
+        client: None,
         scenario,
     }
 }

@@ -50,9 +50,14 @@ pub struct Global {
     #[arg(long, global = true, value_name = "DURATION")]
     pub dial_timeout: Option<String>,
 
-    /// Connect only to the leader.
+    /// Connect only to the leader (the same as --target=leader).
     #[arg(long, global = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
     pub target_leader: bool,
+
+    /// Where the load goes: endpoints (as given), leader, followers, follower:N, member:NAME
+    /// or all. Overrides the scenarios' target.
+    #[arg(long, global = true, value_name = "TARGET")]
+    pub target: Option<String>,
 
     /// Username[:password] for etcd auth (not supported yet: exits with an error).
     #[arg(long, global = true)]
@@ -135,6 +140,8 @@ pub enum Command {
     Stm(StmArgs),
     /// List the shipped scenarios.
     Scenarios,
+    /// Start a throwaway local etcd cluster, print its endpoints, and keep it until Ctrl-C.
+    Cluster(ClusterArgs),
 }
 
 /// Load flags shared by `put` and `range`, beyond etcd's.
@@ -441,6 +448,10 @@ pub struct RangeArgs {
     pub load: LoadArgs,
 }
 
+/// `etcdlat cluster`.
+#[derive(Debug, Args)]
+pub struct ClusterArgs {}
+
 /// `etcdlat run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -463,4 +474,8 @@ pub struct RunArgs {
     /// Override the scenarios' warm-up, e.g. "5s".
     #[arg(long, value_name = "DURATION")]
     pub warmup: Option<String>,
+
+    /// Multiply every total and duration by F, so a large published test runs in minutes.
+    #[arg(long, value_name = "F")]
+    pub scale: Option<f64>,
 }

@@ -4,8 +4,13 @@
 /// (name, TOML text) of every shipped scenario.
 pub const SCENARIOS: &[(&str, &str)] = &[
     ("delete", include_str!("../../../configs/scenarios/delete.toml")),
+    ("etcd-perf-guide", include_str!("../../../configs/scenarios/etcd-perf-guide.toml")),
     ("lease-keepalive", include_str!("../../../configs/scenarios/lease-keepalive.toml")),
     ("mix-80-15-5", include_str!("../../../configs/scenarios/mix-80-15-5.toml")),
+    (
+        "network-latency-analysis",
+        include_str!("../../../configs/scenarios/network-latency-analysis.toml"),
+    ),
     ("put-1mb", include_str!("../../../configs/scenarios/put-1mb.toml")),
     ("put-256b-1000clients", include_str!("../../../configs/scenarios/put-256b-1000clients.toml")),
     ("put-256b-1client", include_str!("../../../configs/scenarios/put-256b-1client.toml")),

@@ -77,6 +77,7 @@ async fn execute(action: Action) -> Result<Status> {
             return Ok(Status::Done);
         }
         Action::Run(plan) => *plan,
+        Action::Cluster { members, etcd_bin } => return hold_cluster(members, &etcd_bin).await,
     };
     let stop = shutdown_signal();
     let mut reports = Vec::new();
@@ -132,19 +133,19 @@ async fn run_one(
 ) -> Result<Option<Report>> {
     let endpoints = match &plan.cluster {
         Cluster::Endpoints(eps) => Some(eps.clone()),
-        Cluster::FromScenario if !scenario.target.endpoints.is_empty() => {
-            Some(scenario.target.endpoints.clone())
+        Cluster::FromScenario if !scenario.cluster.endpoints.is_empty() => {
+            Some(scenario.cluster.endpoints.clone())
         }
         Cluster::FromScenario | Cluster::Local(_) => None,
     };
     let dial_timeout = plan
         .dial_timeout
-        .or(scenario.target.dial_timeout)
+        .or(scenario.cluster.dial_timeout)
         .unwrap_or(etcdlat_driver::DEFAULT_DIAL_TIMEOUT);
     let mut builder = Driver::builder()
         .conns(scenario.load.conns.unwrap_or(1))
         .dial_timeout(dial_timeout)
-        .target_leader(plan.target_leader);
+        .target(plan.target.clone().unwrap_or_else(|| scenario.target.clone()));
     if let Some(w) = plan.workers {
         builder = builder.workers(w);
     }
@@ -154,7 +155,7 @@ async fn run_one(
         None => {
             let members = match plan.cluster {
                 Cluster::Local(Some(m)) => m,
-                _ => scenario.target.members.unwrap_or(1),
+                _ => scenario.cluster.members.unwrap_or(1),
             };
             let start = LocalCluster::options().members(members).etcd_bin(&plan.etcd_bin).start();
             let Some(cluster) = unless_stopped(&stop, start).await else { return Ok(None) };
@@ -217,6 +218,25 @@ fn write_outputs(plan: &Plan, reports: &[Report]) -> Result<()> {
         t.write(&text)?;
     }
     Ok(())
+}
+
+/// `etcdlat cluster`: starts a local cluster, prints its endpoints, keeps it until Ctrl-C or
+/// SIGTERM, then tears it down.
+async fn hold_cluster(members: u32, etcd_bin: &std::path::Path) -> Result<Status> {
+    let mut stop = shutdown_signal();
+    let start = LocalCluster::options().members(members).etcd_bin(etcd_bin).start();
+    let Some(cluster) = unless_stopped(&stop, start).await else { return Ok(Status::Interrupted) };
+    let cluster = cluster.context("starting a throwaway local etcd")?;
+    let endpoints = cluster.endpoints();
+    for (m, ep) in cluster.members().iter().zip(&endpoints) {
+        println!("{}\t{ep}", m.name());
+    }
+    println!("ETCDCTL_ENDPOINTS={}", endpoints.join(","));
+    println!("etcdlat --endpoints={} put --total=1000", endpoints.join(","));
+    eprintln!("etcd cluster of {members} running in {}; Ctrl-C stops it", cluster.dir().display());
+    let _ = stop.wait_for(|s| *s).await;
+    drop(cluster);
+    Ok(Status::Done)
 }
 
 /// A flag that turns true on Ctrl-C or SIGTERM.

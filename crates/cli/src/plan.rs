@@ -10,7 +10,8 @@ use etcdlat_core::scenario::check_endpoint;
 use etcdlat_core::unit::{parse_duration, parse_size};
 use etcdlat_core::{
     Compaction, Consistency, Isolation, LeaseOp, Load, Operation, PutOp, RangeOp, Scenario,
-    ScenarioError, StmLocker, StmOp, TxnMixedOp, TxnPutOp, WatchGetOp, WatchLatencyOp, WatchOp,
+    ScenarioError, StmLocker, StmOp, Targeting, TxnMixedOp, TxnPutOp, WatchGetOp, WatchLatencyOp,
+    WatchOp,
 };
 
 use crate::args::{
@@ -41,8 +42,8 @@ pub struct Plan {
     pub scenarios: Vec<Scenario>,
     /// Where the load goes.
     pub cluster: Cluster,
-    /// Connect only to the leader.
-    pub target_leader: bool,
+    /// Where the load goes, when the command line says.
+    pub target: Option<Targeting>,
     /// Dial timeout given on the command line.
     pub dial_timeout: Option<Duration>,
     /// Worker threads.
@@ -70,6 +71,13 @@ pub enum Action {
     Run(Box<Plan>),
     /// List the shipped scenarios.
     ListScenarios,
+    /// Start a local cluster and keep it until Ctrl-C.
+    Cluster {
+        /// Members.
+        members: u32,
+        /// The etcd binary.
+        etcd_bin: PathBuf,
+    },
 }
 
 impl Action {
@@ -79,6 +87,16 @@ impl Action {
         reject_unsupported(g)?;
         let (scenarios, default_cluster) = match &cli.command {
             Command::Scenarios => return Ok(Self::ListScenarios),
+            Command::Cluster(_) => {
+                if g.endpoints.is_some() {
+                    bail!("cluster starts a local cluster; --endpoints does not apply");
+                }
+                let members = g.members.unwrap_or(1);
+                if !(1..=9).contains(&members) {
+                    bail!("--members must be 1 to 9, got {members}");
+                }
+                return Ok(Self::Cluster { members, etcd_bin });
+            }
             Command::Run(run) => (run_scenarios(run)?, Cluster::FromScenario),
             command => {
                 let scenario = match command {
@@ -91,7 +109,9 @@ impl Action {
                     Command::WatchLatency(a) => watch_latency_scenario(a)?,
                     Command::LeaseKeepalive(a) => lease_keepalive_scenario(a)?,
                     Command::Stm(a) => stm_scenario(a)?,
-                    Command::Scenarios | Command::Run(_) => unreachable!("matched above"),
+                    Command::Scenarios | Command::Run(_) | Command::Cluster(_) => {
+                        unreachable!("matched above")
+                    }
                 };
                 (vec![scenario], Cluster::Endpoints(vec![DEFAULT_ENDPOINT.to_owned()]))
             }
@@ -135,6 +155,12 @@ impl Action {
         for s in &mut scenarios {
             apply_global(s, g).map_err(flag_error)?;
         }
+        let target = match (&g.target, g.target_leader) {
+            (Some(_), true) => bail!("--target and --target-leader cannot be used together"),
+            (Some(t), false) => Some(t.parse::<Targeting>().map_err(|e| anyhow!("--target: {e}"))?),
+            (None, true) => Some(Targeting::Leader),
+            (None, false) => None,
+        };
         let dial_timeout = match &g.dial_timeout {
             Some(text) => {
                 let d = parse_duration(text).map_err(|e| anyhow!("--dial-timeout: {e}"))?;
@@ -165,7 +191,7 @@ impl Action {
         Ok(Self::Run(Box::new(Plan {
             scenarios,
             cluster,
-            target_leader: g.target_leader,
+            target,
             dial_timeout,
             workers: g.workers,
             text: TextOptions { precise: g.precise, sample: g.sample },
@@ -206,6 +232,12 @@ fn apply_global(s: &mut Scenario, g: &Global) -> Result<(), ScenarioError> {
     }
     s.report.precise |= g.precise;
     s.report.sample |= g.sample;
+    if g.target_leader {
+        s.target = Targeting::Leader;
+    }
+    if let Some(t) = g.target.as_deref().and_then(|t| t.parse().ok()) {
+        s.target = t;
+    }
     s.validate()
 }
 
@@ -427,6 +459,11 @@ fn range_scenario(args: &RangeArgs) -> Result<Scenario> {
 fn run_scenarios(args: &RunArgs) -> Result<Vec<Scenario>> {
     let duration = duration_flag("--duration", args.duration.as_deref())?;
     let warmup = duration_flag("--warmup", args.warmup.as_deref())?;
+    if let Some(f) = args.scale {
+        if !(f.is_finite() && f > 0.0) {
+            bail!("--scale must be more than 0, got {f}");
+        }
+    }
     let mut out = Vec::new();
     for name in &args.scenarios {
         let path = PathBuf::from(name);
@@ -459,7 +496,13 @@ fn run_scenarios(args: &RunArgs) -> Result<Vec<Scenario>> {
         if let Some(w) = warmup {
             s.load.warmup = w;
         }
-        out.push(s);
+        let runs = s.expand().with_context(|| format!("scenario {label}"))?;
+        for run in runs {
+            out.push(match args.scale {
+                Some(f) => run.scaled(f),
+                None => run,
+            });
+        }
     }
     Ok(out)
 }
@@ -473,7 +516,7 @@ mod tests {
         let cli = Cli::try_parse_from(std::iter::once("etcdlat").chain(args.iter().copied()))?;
         match Action::from_cli(cli, PathBuf::from("etcd"))? {
             Action::Run(p) => Ok(*p),
-            Action::ListScenarios => bail!("not a run"),
+            Action::ListScenarios | Action::Cluster { .. } => bail!("not a run"),
         }
     }
 
@@ -517,6 +560,18 @@ mod tests {
         let p = plan(&["put", "--sequential-keys=false"]).unwrap();
         let Some(Operation::Put(put)) = &p.scenarios[0].op else { panic!() };
         assert!(!put.sequential_keys);
+    }
+
+    #[test]
+    fn targets_and_scale() {
+        let p = plan(&["--target=followers", "put"]).unwrap();
+        assert_eq!(p.scenarios[0].target, Targeting::Followers);
+        let p = plan(&["--target-leader", "range", "k"]).unwrap();
+        assert_eq!(p.scenarios[0].target, Targeting::Leader);
+        assert!(plan(&["--target=moon", "put"]).unwrap_err().to_string().starts_with("--target:"));
+        let p = plan(&["run", "put-256b-1000clients", "--scale=0.01"]).unwrap();
+        assert_eq!(p.scenarios[0].load.total, Some(1000));
+        assert!(plan(&["run", "put-1mb", "--scale=0"]).is_err());
     }
 
     #[test]

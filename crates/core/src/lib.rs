@@ -28,6 +28,7 @@
 //! ```
 
 pub mod keyspace;
+pub mod metrics;
 pub mod op;
 pub mod recorder;
 pub mod render;
@@ -36,14 +37,15 @@ pub mod scenario;
 pub mod unit;
 pub mod workload;
 
+pub use metrics::{ClientUsage, MemberMetrics};
 pub use op::{ErrorCode, OpKind};
 pub use recorder::Recorder;
 pub use report::{
-    Distribution, HashKvCheck, Interval, OpReport, Params, Report, ReportSet, TargetInfo,
-    WatchAccounting,
+    Distribution, HashKvCheck, Interval, LeaderChange, MemberReport, OpReport, Params, Report,
+    ReportSet, TargetInfo, WatchAccounting,
 };
 pub use scenario::{
-    Checks, Compaction, Load, ReportOptions, Scenario, ScenarioError, Setup, Target,
+    Checks, Cluster, Compaction, Load, ReportOptions, Scenario, ScenarioError, Setup, Targeting,
 };
 pub use workload::{
     Consistency, DeleteOp, Isolation, LeaseOp, Operation, PutOp, RangeOp, StmLocker, StmOp,

@@ -156,10 +156,22 @@ impl OpRecord {
     }
 }
 
+/// Successful requests one member served (from the member id in response headers).
+#[derive(Debug, Clone)]
+pub struct MemberRecord {
+    /// Member id, as in response headers.
+    pub id: u64,
+    /// Successful requests it answered.
+    pub ok: u64,
+    /// Their latency, us.
+    pub latency: Histogram<u64>,
+}
+
 /// Records the outcome of every request of one worker.
 #[derive(Debug, Clone)]
 pub struct Recorder {
     ops: Vec<Option<OpRecord>>,
+    members: Vec<MemberRecord>,
     start: Instant,
     interval: Duration,
 }
@@ -190,7 +202,7 @@ impl Recorder {
         for k in kinds {
             ops[k.index()] = Some(OpRecord::new());
         }
-        Self { ops, start, interval }
+        Self { ops, members: Vec::new(), start, interval }
     }
 
     /// Forgets everything recorded and starts counting intervals from `start` (after warm-up).
@@ -198,6 +210,7 @@ impl Recorder {
         for op in self.ops.iter_mut().flatten() {
             *op = OpRecord::new();
         }
+        self.members.clear();
         self.start = start;
     }
 
@@ -233,6 +246,31 @@ impl Recorder {
         op.roll_to(index);
         op.current.record(lat).expect("value within bounds");
         op.current_ok += 1;
+    }
+
+    /// Attributes a successful request to the member that served it (`member` from the
+    /// response header; 0 means unknown and is not recorded).
+    #[inline]
+    pub fn record_member(&mut self, member: u64, intended: Instant, done: Instant) {
+        if member == 0 {
+            return;
+        }
+        let (us, _) = to_us(done.saturating_duration_since(intended));
+        let m = match self.members.iter().position(|m| m.id == member) {
+            Some(i) => &mut self.members[i],
+            None => {
+                self.members.push(MemberRecord { id: member, ok: 0, latency: new_histogram() });
+                self.members.last_mut().expect("just pushed")
+            }
+        };
+        m.ok += 1;
+        m.latency.record(us).expect("value within bounds");
+    }
+
+    /// The members that served requests, in the order first seen.
+    #[must_use]
+    pub fn members(&self) -> &[MemberRecord] {
+        &self.members
     }
 
     /// Adds the keys and value bytes a successful request wrote or read.
@@ -285,6 +323,15 @@ impl Recorder {
 
     /// Adds another worker's recorder into this one.
     pub fn merge(&mut self, other: Recorder) {
+        for theirs in other.members {
+            match self.members.iter_mut().find(|m| m.id == theirs.id) {
+                Some(m) => {
+                    m.ok += theirs.ok;
+                    m.latency.add(&theirs.latency).expect("same bounds");
+                }
+                None => self.members.push(theirs),
+            }
+        }
         for (mine, theirs) in self.ops.iter_mut().zip(other.ops) {
             if let Some(theirs) = theirs {
                 match mine {

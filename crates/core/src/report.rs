@@ -13,6 +13,7 @@ use hdrhistogram::serialization::{
 };
 use serde::{Deserialize, Serialize};
 
+use crate::metrics::{ClientUsage, MemberMetrics};
 use crate::op::{ErrorCode, OpKind};
 use crate::recorder::{
     HIGHEST_US, INTERVAL_SIGFIG, IntervalSample, LOWEST_US, OpRecord, new_histogram,
@@ -70,6 +71,19 @@ pub struct Report {
     /// The HashKV comparison across members, when asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hashkv: Option<HashKvCheck>,
+    /// Successful requests per member that answered them (from response headers).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<MemberReport>,
+    /// Leader changes seen during the run.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub leader_changes: Vec<LeaderChange>,
+    /// Every member's server metrics over the run, in member-list order (empty when none
+    /// were scraped).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub server: Vec<MemberMetrics>,
+    /// What the etcdlat process itself used during the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<ClientUsage>,
     /// The scenario as run.
     pub scenario: Scenario,
 }
@@ -134,6 +148,33 @@ impl Report {
         }
         out
     }
+}
+
+/// The requests one member answered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MemberReport {
+    /// Member name (its id in hex when unnamed or unknown).
+    pub name: String,
+    /// Member id, hex, as in response headers.
+    pub id: String,
+    /// Successful requests it answered.
+    pub ok: u64,
+    /// Those per second of measured wall time.
+    pub throughput: f64,
+    /// Their latency, microseconds.
+    #[serde(rename = "latency_us")]
+    pub latency: Distribution,
+}
+
+/// A change of leader seen during a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LeaderChange {
+    /// When it was seen, seconds since measurement started.
+    pub t_s: f64,
+    /// The leader before.
+    pub from: String,
+    /// The leader after.
+    pub to: String,
 }
 
 /// Every event a watch run expected, and what arrived.
@@ -536,6 +577,10 @@ mod tests {
                 consistent: true,
                 ..Default::default()
             }),
+            server: Vec::new(),
+            client: None,
+            members: Vec::new(),
+            leader_changes: Vec::new(),
             scenario: Scenario::new(crate::Operation::Put(crate::PutOp::default())),
         };
         assert!(report.failures().is_empty());

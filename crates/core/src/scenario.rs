@@ -7,7 +7,9 @@
 //! name = "put-256b"
 //! description = "256 B puts, one client"
 //!
-//! [target]
+//! target = "leader"               # where the load goes (default: the endpoints as given)
+//!
+//! [cluster]
 //! endpoints = ["127.0.0.1:2379"]   # absent: a throwaway local etcd
 //!
 //! [load]
@@ -48,9 +50,12 @@ pub struct Scenario {
     /// What the scenario measures and which published figure it mirrors, if any.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
+    /// Which members the load goes to.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub target: Targeting,
     /// The etcd cluster to run against.
-    #[serde(default)]
-    pub target: Target,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub cluster: Cluster,
     /// How much load, for how long.
     #[serde(default)]
     pub load: Load,
@@ -69,6 +74,10 @@ pub struct Scenario {
     /// Checks after the run.
     #[serde(default, skip_serializing_if = "is_default")]
     pub checks: Checks,
+    /// Axes over any parameter, by dotted path (`"load.clients" = [1, 1000]`); every
+    /// combination is one run ([`Scenario::expand`]).
+    #[serde(default, skip_serializing_if = "toml::Table::is_empty")]
+    pub matrix: toml::Table,
     /// How results are reported.
     #[serde(default)]
     pub report: ReportOptions,
@@ -81,7 +90,7 @@ fn is_default<T: Default + PartialEq>(v: &T) -> bool {
 /// The etcd cluster a scenario runs against.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct Target {
+pub struct Cluster {
     /// gRPC endpoints, `host:port` or `http://host:port`. Empty: start a throwaway local
     /// cluster from the `etcd` binary.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -92,6 +101,90 @@ pub struct Target {
     /// How long to wait for each connection to be established. Default 5 s.
     #[serde(default, with = "unit::opt_duration", skip_serializing_if = "Option::is_none")]
     pub dial_timeout: Option<Duration>,
+}
+
+/// Which members get the load. Written as a string: `endpoints` (default: the endpoints as
+/// given, connections spread over them), `leader`, `followers`, `follower:N` (the N-th
+/// follower, 1-based, by member name order), `member:NAME`, or `all` (every member).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub enum Targeting {
+    /// The endpoints as given.
+    #[default]
+    Endpoints,
+    /// The leader only (etcd benchmark's `--target-leader`).
+    Leader,
+    /// Every follower, connections spread over them.
+    Followers,
+    /// One follower, 1-based in member name order.
+    Follower(u32),
+    /// One member, by name.
+    Member(String),
+    /// Every member, connections spread over them.
+    All,
+}
+
+impl std::str::FromStr for Targeting {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s {
+            "endpoints" | "" => Self::Endpoints,
+            "leader" => Self::Leader,
+            "followers" => Self::Followers,
+            "all" => Self::All,
+            other => {
+                if let Some(n) =
+                    other.strip_prefix("follower:").or_else(|| other.strip_prefix("follower-"))
+                {
+                    match n.parse::<u32>() {
+                        Ok(n) if n >= 1 => Self::Follower(n),
+                        _ => {
+                            return Err(format!(
+                                "target {other:?}: the follower number counts from 1"
+                            ));
+                        }
+                    }
+                } else if let Some(name) = other.strip_prefix("member:") {
+                    if name.is_empty() {
+                        return Err("target \"member:\" needs a member name".to_owned());
+                    }
+                    Self::Member(name.to_owned())
+                } else {
+                    return Err(format!(
+                        "unknown target {other:?} (endpoints, leader, followers, follower:N, member:NAME or all)"
+                    ));
+                }
+            }
+        })
+    }
+}
+
+impl std::fmt::Display for Targeting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Endpoints => f.write_str("endpoints"),
+            Self::Leader => f.write_str("leader"),
+            Self::Followers => f.write_str("followers"),
+            Self::Follower(n) => write!(f, "follower:{n}"),
+            Self::Member(name) => write!(f, "member:{name}"),
+            Self::All => f.write_str("all"),
+        }
+    }
+}
+
+impl TryFrom<String> for Targeting {
+    type Error = String;
+
+    fn try_from(s: String) -> Result<Self, String> {
+        s.parse()
+    }
+}
+
+impl From<Targeting> for String {
+    fn from(t: Targeting) -> String {
+        t.to_string()
+    }
 }
 
 /// How much load, for how long.
@@ -257,13 +350,15 @@ impl Scenario {
         Self {
             name: op.name().to_owned(),
             description: String::new(),
-            target: Target::default(),
+            target: Targeting::default(),
+            cluster: Cluster::default(),
             load: Load { total: Some(10_000), ..Load::default() },
             op: Some(op),
             mix: Vec::new(),
             setup: None,
             compaction: None,
             checks: Checks::default(),
+            matrix: toml::Table::new(),
             report: ReportOptions::default(),
         }
     }
@@ -282,7 +377,13 @@ impl Scenario {
         if scenario.name.is_empty() {
             scenario.name = scenario.op.as_ref().map_or("mix", Operation::name).to_owned();
         }
-        match scenario.validate() {
+        let checked = if scenario.matrix.is_empty() {
+            scenario.validate()
+        } else {
+            // The base may be completed by the matrix (an `op` per case): check every run.
+            scenario.expand().map(drop)
+        };
+        match checked {
             Ok(()) => Ok(scenario),
             Err(ScenarioError::Invalid { field, message, .. }) => {
                 let location = field_offset(text, &field).map(|offset| line_col(text, offset));
@@ -290,6 +391,98 @@ impl Scenario {
             }
             Err(e) => Err(e),
         }
+    }
+
+    /// Every run of the scenario: one per combination of its `[matrix]` axes, in order (the
+    /// first axis varies slowest), each validated and named after the values it takes
+    /// (`put [clients=1000, val-size=256]`); the scenario itself when it has no matrix.
+    ///
+    /// # Errors
+    /// [`ScenarioError::Invalid`] naming the matrix axis when a combination cannot be run.
+    pub fn expand(&self) -> Result<Vec<Scenario>, ScenarioError> {
+        if self.matrix.is_empty() {
+            return Ok(vec![self.clone()]);
+        }
+        let mut axes = Vec::new();
+        flatten_axes(&self.matrix, String::new(), &mut axes)?;
+        let mut base = self.clone();
+        base.matrix.clear();
+        let base_value = toml::Value::try_from(&base)
+            .map_err(|e| ScenarioError::invalid("matrix", format!("cannot apply: {e}")))?;
+        let combinations: usize = axes.iter().map(|(_, values)| values.len()).product();
+        if combinations > 10_000 {
+            return Err(ScenarioError::invalid(
+                "matrix",
+                format!("{combinations} combinations is too many"),
+            ));
+        }
+        let mut runs = Vec::with_capacity(combinations);
+        for n in 0..combinations {
+            let mut value = base_value.clone();
+            let mut labels = Vec::with_capacity(axes.len());
+            let mut rest = n;
+            let mut picks = vec![0; axes.len()];
+            for (i, (_, values)) in axes.iter().enumerate().rev() {
+                picks[i] = rest % values.len();
+                rest /= values.len();
+            }
+            for ((path, values), pick) in axes.iter().zip(&picks) {
+                let chosen = &values[*pick];
+                if path == CASE_AXIS {
+                    labels.push(apply_case(&mut value, chosen, *pick)?);
+                } else {
+                    set_path(&mut value, path, chosen.clone());
+                    labels.push(format!(
+                        "{}={}",
+                        path.rsplit('.').next().unwrap_or(path),
+                        label(chosen)
+                    ));
+                }
+            }
+            let field = format!("matrix.{}", axes.first().map_or("", |(p, _)| p.as_str()));
+            let mut run: Scenario = value.try_into().map_err(|e: toml::de::Error| {
+                ScenarioError::invalid(
+                    &field,
+                    format!("[{}]: {}", labels.join(", "), e.message().trim()),
+                )
+            })?;
+            run.name = format!("{} [{}]", base.name, labels.join(", "));
+            run.validate().map_err(|e| match e {
+                ScenarioError::Invalid { field: f, message, .. } => ScenarioError::invalid(
+                    &field,
+                    format!("[{}]: {f}: {message}", labels.join(", ")),
+                ),
+                other => other,
+            })?;
+            runs.push(run);
+        }
+        Ok(runs)
+    }
+
+    /// The scenario with every total and duration multiplied by `factor` (at least 1
+    /// request, 1 ms), so that a large published test runs in minutes on a small machine.
+    #[must_use]
+    pub fn scaled(&self, factor: f64) -> Scenario {
+        let scale_n = |n: u64| ((n as f64 * factor).round() as u64).max(1);
+        let mut s = self.clone();
+        s.load.total = s.load.total.map(scale_n);
+        s.load.duration = s.load.duration.map(|d| d.mul_f64(factor).max(Duration::from_millis(1)));
+        s.load.warmup = s.load.warmup.mul_f64(factor);
+        if let Some(setup) = &mut s.setup {
+            setup.total = scale_n(setup.total);
+        }
+        let scale_op = |op: &mut Operation| match op {
+            Operation::Watch(w) => w.put_total = scale_n(w.put_total),
+            Operation::WatchLatency(w) => w.put_total = scale_n(w.put_total),
+            _ => {}
+        };
+        if let Some(op) = &mut s.op {
+            scale_op(op);
+        }
+        for w in &mut s.mix {
+            scale_op(&mut w.op);
+        }
+        s
     }
 
     /// Whether the scenario runs a stream workload (watch family).
@@ -313,26 +506,26 @@ impl Scenario {
     /// # Errors
     /// [`ScenarioError::Invalid`] naming the first field that cannot be run.
     pub fn validate(&self) -> Result<(), ScenarioError> {
-        let t = &self.target;
+        let t = &self.cluster;
         if let Some(m) = t.members {
             if !t.endpoints.is_empty() {
                 return Err(ScenarioError::invalid(
-                    "target.members",
-                    "applies only to a throwaway local cluster; remove it or remove target.endpoints",
+                    "cluster.members",
+                    "applies only to a throwaway local cluster; remove it or remove cluster.endpoints",
                 ));
             }
             if !(1..=9).contains(&m) {
                 return Err(ScenarioError::invalid(
-                    "target.members",
+                    "cluster.members",
                     format!("must be 1 to 9, got {m}"),
                 ));
             }
         }
         for ep in &t.endpoints {
-            check_endpoint(ep).map_err(|m| ScenarioError::invalid("target.endpoints", m))?;
+            check_endpoint(ep).map_err(|m| ScenarioError::invalid("cluster.endpoints", m))?;
         }
         if t.dial_timeout.is_some_and(|d| d.is_zero()) {
-            return Err(ScenarioError::invalid("target.dial-timeout", "must be more than 0"));
+            return Err(ScenarioError::invalid("cluster.dial-timeout", "must be more than 0"));
         }
 
         let l = &self.load;
@@ -435,6 +628,91 @@ impl Scenario {
             return Err(ScenarioError::invalid("report.interval", "must be at least 10ms"));
         }
         Ok(())
+    }
+}
+
+/// The matrix axis whose values are whole cases: tables whose keys each replace that part of
+/// the scenario (`load = { conns = 1, clients = 1, total = 10000 }` replaces `[load]`), so
+/// that rows which differ in several parameters at once (like a published table's) are one
+/// axis. A case's `label` names it in the run's name.
+pub const CASE_AXIS: &str = "case";
+
+fn apply_case(
+    root: &mut toml::Value,
+    case: &toml::Value,
+    index: usize,
+) -> Result<String, ScenarioError> {
+    let toml::Value::Table(case) = case else {
+        return Err(ScenarioError::invalid(
+            "matrix.case",
+            "every case is a table of scenario parts",
+        ));
+    };
+    let mut name = format!("case {}", index + 1);
+    for (key, value) in case {
+        match (key.as_str(), value) {
+            ("label", toml::Value::String(l)) => name.clone_from(l),
+            ("label", _) => {
+                return Err(ScenarioError::invalid("matrix.case.label", "must be a string"));
+            }
+            _ => set_path(root, key, value.clone()),
+        }
+    }
+    Ok(name)
+}
+
+/// The axes of a matrix table: every array is an axis; tables nest (so both
+/// `"load.clients" = [..]` and `load.clients = [..]` name the same axis).
+fn flatten_axes(
+    table: &toml::Table,
+    prefix: String,
+    out: &mut Vec<(String, Vec<toml::Value>)>,
+) -> Result<(), ScenarioError> {
+    for (key, value) in table {
+        let path = if prefix.is_empty() { key.clone() } else { format!("{prefix}.{key}") };
+        match value {
+            toml::Value::Array(values) if values.is_empty() => {
+                return Err(ScenarioError::invalid(
+                    &format!("matrix.{path}"),
+                    "an axis needs at least one value",
+                ));
+            }
+            toml::Value::Array(values) => out.push((path, values.clone())),
+            toml::Value::Table(t) => flatten_axes(t, path, out)?,
+            _ => {
+                return Err(ScenarioError::invalid(
+                    &format!("matrix.{path}"),
+                    "an axis is a list of values, like [1, 1000]",
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Sets a dotted path in a TOML value, creating tables on the way.
+fn set_path(root: &mut toml::Value, path: &str, value: toml::Value) {
+    let mut cur = root;
+    let mut parts = path.split('.').peekable();
+    while let Some(part) = parts.next() {
+        if !cur.is_table() {
+            *cur = toml::Value::Table(toml::Table::new());
+        }
+        let toml::Value::Table(t) = cur else { return };
+        if parts.peek().is_none() {
+            t.insert(part.to_owned(), value);
+            return;
+        }
+        cur = t.entry(part.to_owned()).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    }
+}
+
+/// How a matrix value appears in a run's name.
+fn label(value: &toml::Value) -> String {
+    match value {
+        toml::Value::String(s) => s.clone(),
+        toml::Value::Table(t) => t.keys().next().cloned().unwrap_or_default(),
+        other => other.to_string(),
     }
 }
 
@@ -592,6 +870,97 @@ key-space-size = 10
             Scenario::from_toml_str("[op.put]\n").is_err(),
             "request workloads still need a stop"
         );
+    }
+
+    #[test]
+    fn matrix_expands_in_order() {
+        let text = "name = \"m\"\n[load]\ntotal = 10\n[op.put]\nval-size = 8\n\n[matrix]\n\"load.clients\" = [1, 10]\nop.put.val-size = [256, \"1MB\"]\ntarget = [\"leader\"]\n";
+        let s = Scenario::from_toml_str(text).unwrap();
+        let runs = s.expand().unwrap();
+        let names: Vec<&str> = runs.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "m [clients=1, val-size=256, target=leader]",
+                "m [clients=1, val-size=1MB, target=leader]",
+                "m [clients=10, val-size=256, target=leader]",
+                "m [clients=10, val-size=1MB, target=leader]",
+            ]
+        );
+        assert_eq!(runs[3].load.clients, 10);
+        assert!(matches!(&runs[3].op, Some(Operation::Put(p)) if p.val_size == 1_000_000));
+        assert_eq!(runs[0].target, Targeting::Leader);
+        assert!(runs.iter().all(|r| r.matrix.is_empty()));
+    }
+
+    #[test]
+    fn matrix_values_are_validated() {
+        let text = "[load]\ntotal = 10\n[op.put]\n[matrix]\n\"load.clients\" = [1, 0]\n";
+        let err = Scenario::from_toml_str(text).unwrap_err();
+        assert_eq!(err.field(), Some("matrix.load.clients"));
+        assert!(err.to_string().contains("[clients=0]: load.clients: must be 1"), "{err}");
+        let bad = "[load]\ntotal = 10\n[op.put]\n[matrix]\ntarget = [\"nowhere\"]\n";
+        assert!(Scenario::from_toml_str(bad).unwrap_err().to_string().contains("unknown target"));
+    }
+
+    #[test]
+    fn cases_replace_parts_of_the_scenario() {
+        let text = r#"
+name = "guide"
+[load]
+total = 10
+[matrix]
+target = ["leader", "all"]
+[[matrix.case]]
+label = "write"
+load = { conns = 1, clients = 1, total = 100 }
+op = { put = { val-size = 256 } }
+[[matrix.case]]
+label = "read"
+load = { conns = 2, clients = 20, total = 200 }
+op = { range = { key = "foo", consistency = "s" } }
+"#;
+        let runs = Scenario::from_toml_str(text).unwrap().expand().unwrap();
+        let names: Vec<&str> = runs.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "guide [target=leader, write]",
+                "guide [target=leader, read]",
+                "guide [target=all, write]",
+                "guide [target=all, read]"
+            ]
+        );
+        assert_eq!(runs[1].load.clients, 20);
+        assert!(matches!(runs[1].op, Some(Operation::Range(_))));
+        assert!(matches!(runs[2].op, Some(Operation::Put(_))));
+    }
+
+    #[test]
+    fn scaling() {
+        let s = Scenario::from_toml_str("[load]\ntotal = 100000\nduration = \"60s\"\n[op.put]\n")
+            .unwrap();
+        let small = s.scaled(0.01);
+        assert_eq!(small.load.total, Some(1000));
+        assert_eq!(small.load.duration, Some(Duration::from_millis(600)));
+        assert_eq!(s.scaled(0.0).load.total, Some(1));
+    }
+
+    #[test]
+    fn targets_parse() {
+        for (text, t) in [
+            ("leader", Targeting::Leader),
+            ("followers", Targeting::Followers),
+            ("follower:2", Targeting::Follower(2)),
+            ("follower-1", Targeting::Follower(1)),
+            ("member:m1", Targeting::Member("m1".into())),
+            ("all", Targeting::All),
+            ("endpoints", Targeting::Endpoints),
+        ] {
+            assert_eq!(text.parse::<Targeting>().unwrap(), t);
+        }
+        assert!("follower:0".parse::<Targeting>().is_err());
+        assert!("moon".parse::<Targeting>().is_err());
     }
 
     #[test]

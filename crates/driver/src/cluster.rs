@@ -4,7 +4,10 @@
 use std::time::Duration;
 
 use etcd_client::{Client, ConnectOptions, MemberListResponse, StatusResponse};
-use etcdlat_core::TargetInfo;
+use std::time::Instant;
+
+use etcdlat_core::{LeaderChange, TargetInfo, Targeting};
+use tokio::sync::watch;
 
 use crate::connection::{source_chain, url};
 use crate::error::DriverError;
@@ -77,21 +80,84 @@ pub(crate) async fn discover(
     })
 }
 
-/// The client URLs of the current leader, asked of the first endpoint that answers.
-pub(crate) async fn leader_endpoints(
+/// A member of the cluster, as the member list and Status describe it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct MemberInfo {
+    /// Name (its id in hex when unnamed).
+    pub name: String,
+    /// Member id, as in response headers.
+    pub id: u64,
+    /// Its first client URL.
+    pub url: String,
+    /// Whether it is the leader.
+    pub leader: bool,
+}
+
+/// Every member, in name order, asked of the first endpoint that answers.
+pub(crate) async fn members(
     endpoints: &[String],
     timeout: Duration,
-) -> Result<Vec<String>, DriverError> {
+) -> Result<Vec<MemberInfo>, DriverError> {
     let view = View::first(endpoints, timeout).await?;
-    let leader = view.leader().ok_or_else(|| DriverError::NoLeader {
-        reason: format!("leader {:x} is not in the member list", view.status.leader()),
-    })?;
-    if leader.client_urls().is_empty() {
-        return Err(DriverError::NoLeader {
-            reason: format!("leader {} has no client URL", leader.name()),
-        });
+    let leader = view.status.leader();
+    let mut members: Vec<MemberInfo> = view
+        .members
+        .members()
+        .iter()
+        .map(|m| MemberInfo {
+            name: if m.name().is_empty() { format!("{:x}", m.id()) } else { m.name().to_owned() },
+            id: m.id(),
+            url: m.client_urls().first().cloned().unwrap_or_default(),
+            leader: m.id() == leader,
+        })
+        .collect();
+    members.sort_by(|a, b| a.name.cmp(&b.name));
+    Ok(members)
+}
+
+/// The endpoints a targeting sends load to: the endpoints as given, or the client URLs of
+/// the members it selects.
+pub(crate) fn select(
+    targeting: &Targeting,
+    given: &[String],
+    members: &[MemberInfo],
+) -> Result<Vec<String>, DriverError> {
+    let urls = |ms: Vec<&MemberInfo>| -> Result<Vec<String>, DriverError> {
+        if let Some(m) = ms.iter().find(|m| m.url.is_empty()) {
+            return Err(DriverError::Target {
+                reason: format!("member {} has no client URL", m.name),
+            });
+        }
+        Ok(ms.iter().map(|m| m.url.clone()).collect())
+    };
+    let followers: Vec<&MemberInfo> = members.iter().filter(|m| !m.leader).collect();
+    match targeting {
+        Targeting::Endpoints => Ok(given.to_vec()),
+        Targeting::Leader => match members.iter().find(|m| m.leader) {
+            Some(m) => urls(vec![m]),
+            None => Err(DriverError::NoLeader { reason: "no member is the leader".to_owned() }),
+        },
+        Targeting::Followers if followers.is_empty() => Err(DriverError::Target {
+            reason: format!("a cluster of {} member(s) has no followers", members.len()),
+        }),
+        Targeting::Followers => urls(followers),
+        Targeting::Follower(n) => match followers.get(*n as usize - 1) {
+            Some(m) => urls(vec![m]),
+            None => Err(DriverError::Target {
+                reason: format!("follower {n} asked for, the cluster has {}", followers.len()),
+            }),
+        },
+        Targeting::Member(name) => match members.iter().find(|m| &m.name == name) {
+            Some(m) => urls(vec![m]),
+            None => Err(DriverError::Target {
+                reason: format!(
+                    "no member named {name:?} (members: {})",
+                    members.iter().map(|m| m.name.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+            }),
+        },
+        Targeting::All => urls(members.iter().collect()),
     }
-    Ok(leader.client_urls().to_vec())
 }
 
 /// Rounds of HashKV asked before members that keep disagreeing on the compact revision are
@@ -206,5 +272,97 @@ async fn member_hash(
             }
             Err(e) => return Err(e),
         }
+    }
+}
+
+/// How often the leader is asked for during a run.
+const LEADER_POLL: Duration = Duration::from_millis(200);
+
+/// Watches the leader until `stop` turns true: every change is recorded with its time
+/// (seconds since `since`; negative during warm-up), and when `follow` is given the new
+/// leader's client URL is sent on it so the workers move their connections there.
+pub(crate) async fn watch_leader(
+    endpoints: Vec<String>,
+    timeout: Duration,
+    since: Instant,
+    follow: Option<watch::Sender<Vec<String>>>,
+    mut stop: watch::Receiver<bool>,
+) -> Vec<LeaderChange> {
+    let mut changes = Vec::new();
+    let mut current: Option<MemberInfo> = None;
+    let mut tick = tokio::time::interval(LEADER_POLL);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            _ = stop.wait_for(|s| *s) => return changes,
+        }
+        let Ok(members) = members(&endpoints, timeout).await else { continue };
+        let Some(leader) = members.into_iter().find(|m| m.leader) else { continue };
+        match &current {
+            Some(c) if c.id == leader.id => {}
+            Some(c) => {
+                let now = Instant::now();
+                let t_s = if now >= since {
+                    now.duration_since(since).as_secs_f64()
+                } else {
+                    -since.duration_since(now).as_secs_f64()
+                };
+                tracing::info!(from = %c.name, to = %leader.name, t_s, "leader changed");
+                changes.push(LeaderChange { t_s, from: c.name.clone(), to: leader.name.clone() });
+                if let Some(follow) = &follow {
+                    let _ = follow.send(vec![leader.url.clone()]);
+                }
+                current = Some(leader);
+            }
+            None => current = Some(leader),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cluster() -> Vec<MemberInfo> {
+        ["m0", "m1", "m2"]
+            .iter()
+            .enumerate()
+            .map(|(i, n)| MemberInfo {
+                name: (*n).to_owned(),
+                id: i as u64 + 10,
+                url: format!("http://127.0.0.1:{}", 2379 + i),
+                leader: i == 1,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn targets_select_members() {
+        let ms = cluster();
+        let given = vec!["h:1".to_owned()];
+        assert_eq!(select(&Targeting::Endpoints, &given, &ms).unwrap(), given);
+        assert_eq!(select(&Targeting::Leader, &given, &ms).unwrap(), ["http://127.0.0.1:2380"]);
+        assert_eq!(
+            select(&Targeting::Followers, &given, &ms).unwrap(),
+            ["http://127.0.0.1:2379", "http://127.0.0.1:2381"]
+        );
+        assert_eq!(
+            select(&Targeting::Follower(2), &given, &ms).unwrap(),
+            ["http://127.0.0.1:2381"]
+        );
+        assert!(select(&Targeting::Follower(3), &given, &ms).is_err());
+        assert_eq!(
+            select(&Targeting::Member("m0".into()), &given, &ms).unwrap(),
+            ["http://127.0.0.1:2379"]
+        );
+        assert!(
+            select(&Targeting::Member("x".into()), &given, &ms)
+                .unwrap_err()
+                .to_string()
+                .contains("m0, m1, m2")
+        );
+        assert_eq!(select(&Targeting::All, &given, &ms).unwrap().len(), 3);
+        assert!(select(&Targeting::Followers, &given, &ms[1..2]).is_err());
     }
 }

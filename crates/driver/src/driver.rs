@@ -6,13 +6,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use etcdlat_core::recorder::{OpRecord, Recorder};
-use etcdlat_core::{OpKind, OpReport, Operation, Params, Report, Scenario, TargetInfo};
+use etcdlat_core::{OpKind, OpReport, Operation, Params, Report, Scenario, TargetInfo, Targeting};
 use tokio::sync::{Mutex, watch};
 
 use crate::cluster;
 use crate::connection::DEFAULT_DIAL_TIMEOUT;
 use crate::error::DriverError;
 use crate::local::LocalCluster;
+use crate::metrics::{self, SAMPLE_INTERVAL, Sampler, Usage};
 use crate::request::Work;
 use crate::worker::{Job, Worker};
 
@@ -25,7 +26,7 @@ pub struct DriverBuilder {
     dial_timeout: Duration,
     workers: Option<usize>,
     local: bool,
-    target_leader: bool,
+    targeting: Targeting,
 }
 
 impl Default for DriverBuilder {
@@ -36,7 +37,7 @@ impl Default for DriverBuilder {
             dial_timeout: DEFAULT_DIAL_TIMEOUT,
             workers: None,
             local: false,
-            target_leader: false,
+            targeting: Targeting::Endpoints,
         }
     }
 }
@@ -73,10 +74,21 @@ impl DriverBuilder {
         self
     }
 
-    /// Send every request to the leader only (etcd benchmark's `--target-leader`): the
-    /// leader's client URLs replace the endpoints given.
+    /// Send every request to the leader only (etcd benchmark's `--target-leader`); the same
+    /// as `.target(Targeting::Leader)`.
     pub fn target_leader(mut self, yes: bool) -> Self {
-        self.target_leader = yes;
+        if yes {
+            self.targeting = Targeting::Leader;
+        } else if self.targeting == Targeting::Leader {
+            self.targeting = Targeting::Endpoints;
+        }
+        self
+    }
+
+    /// Which members get the load (default: the endpoints as given). The members are found
+    /// through the endpoints; a scenario with a `target` of its own overrides this.
+    pub fn target(mut self, targeting: Targeting) -> Self {
+        self.targeting = targeting;
         self
     }
 
@@ -92,7 +104,7 @@ impl DriverBuilder {
     /// [`DriverError::Endpoint`] for a malformed endpoint, [`DriverError::Connect`] naming the
     /// endpoint when a connection cannot be made within the dial timeout, and
     /// [`DriverError::NotAnswering`] when etcd does not answer on it.
-    pub async fn connect(mut self) -> Result<Driver, DriverError> {
+    pub async fn connect(self) -> Result<Driver, DriverError> {
         if self.endpoints.is_empty() {
             return Err(DriverError::Endpoint {
                 endpoint: String::new(),
@@ -108,12 +120,11 @@ impl DriverBuilder {
         for ep in &self.endpoints {
             crate::connection::url(ep)?;
         }
-        if self.target_leader {
-            self.endpoints = cluster::leader_endpoints(&self.endpoints, self.dial_timeout).await?;
-        }
-        let pool = Pool::open(&self, self.conns).await?;
+        let selected = self.select(&self.targeting).await?;
+        let pool = Pool::open(&self, self.conns, selected.clone()).await?;
         let mut target = cluster::discover(&self.endpoints, self.dial_timeout).await?;
         target.local = self.local;
+        target.endpoints = selected;
         Ok(Driver {
             config: self,
             pool: Mutex::new(pool),
@@ -123,14 +134,31 @@ impl DriverBuilder {
     }
 }
 
+impl DriverBuilder {
+    /// The endpoints `targeting` sends load to, learned from the cluster's members.
+    async fn select(&self, targeting: &Targeting) -> Result<Vec<String>, DriverError> {
+        if *targeting == Targeting::Endpoints {
+            return Ok(self.endpoints.clone());
+        }
+        let members = cluster::members(&self.endpoints, self.dial_timeout).await?;
+        cluster::select(targeting, &self.endpoints, &members)
+    }
+}
+
 /// Worker threads and the connections they own.
 struct Pool {
     workers: Vec<Worker>,
     conns: u32,
+    /// The endpoints the connections go to, connection `c` to `endpoints[c % len]`.
+    endpoints: Vec<String>,
 }
 
 impl Pool {
-    async fn open(config: &DriverBuilder, conns: u32) -> Result<Self, DriverError> {
+    async fn open(
+        config: &DriverBuilder,
+        conns: u32,
+        endpoints: Vec<String>,
+    ) -> Result<Self, DriverError> {
         let threads = config.workers.unwrap_or_else(|| {
             std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
         });
@@ -138,13 +166,13 @@ impl Pool {
         // Connection c lives on worker c % count and goes to endpoint c % endpoints.
         let mut per_worker: Vec<Vec<String>> = vec![Vec::new(); count];
         for c in 0..conns as usize {
-            per_worker[c % count].push(config.endpoints[c % config.endpoints.len()].clone());
+            per_worker[c % count].push(endpoints[c % endpoints.len()].clone());
         }
         let mut workers = Vec::with_capacity(count);
         for (i, eps) in per_worker.into_iter().enumerate() {
             workers.push(Worker::spawn(i, eps, config.dial_timeout).await?);
         }
-        Ok(Self { workers, conns })
+        Ok(Self { workers, conns, endpoints })
     }
 }
 
@@ -264,32 +292,55 @@ impl Driver {
     ) -> Result<Report, DriverError> {
         let mut pool = self.pool.lock().await;
         let conns = scenario.load.conns.unwrap_or(pool.conns);
-        if conns != pool.conns {
+        let targeting = match &scenario.target {
+            Targeting::Endpoints => &self.config.targeting,
+            own => own,
+        };
+        // Selected afresh for every run: the leader may have moved since the last one.
+        let selected = self.config.select(targeting).await?;
+        if conns != pool.conns || selected != pool.endpoints {
             // Drop the old connections first so the server never sees both sets.
             pool.workers.clear();
-            *pool = Pool::open(&self.config, conns).await?;
+            *pool = Pool::open(&self.config, conns, selected).await?;
         }
         let mut target =
             cluster::discover(&self.config.endpoints, self.config.dial_timeout).await?;
         target.local = self.config.local;
+        target.endpoints.clone_from(&pool.endpoints);
         if let Ok(mut t) = self.target.lock() {
             *t = target.clone();
         }
+        // Every member's /metrics and our own CPU time, from just before the load to its end.
+        let members = metrics::members(&self.config.endpoints, self.config.dial_timeout).await;
+        let sampler = Sampler::start(members, SAMPLE_INTERVAL).await;
+        let usage = Usage::start();
 
         let seed = op_seed(scenario);
         let (stop_tx, stop_rx) = watch::channel(false);
         let started_at = SystemTime::now() + Duration::from_millis(5) + scenario.load.warmup;
+        // Where the workers start measuring (they add the same few milliseconds).
+        let measure_from = Instant::now() + Duration::from_millis(5) + scenario.load.warmup;
         let compactor = scenario.compaction.as_ref().map(|c| {
             tokio::spawn(crate::compaction::run(
                 self.config.endpoints.clone(),
                 self.config.dial_timeout,
                 c.clone(),
-                // Where the workers start measuring (they add the same few milliseconds).
-                Instant::now() + Duration::from_millis(5) + scenario.load.warmup,
+                measure_from,
                 scenario.report.interval,
                 stop_rx.clone(),
             ))
         });
+        let members = cluster::members(&self.config.endpoints, self.config.dial_timeout)
+            .await
+            .unwrap_or_default();
+        let (retarget_tx, retarget_rx) = watch::channel(pool.endpoints.clone());
+        let leader_watch = tokio::spawn(cluster::watch_leader(
+            self.config.endpoints.clone(),
+            self.config.dial_timeout,
+            measure_from,
+            (*targeting == Targeting::Leader).then_some(retarget_tx),
+            stop_rx.clone(),
+        ));
         let measured = if scenario.is_stream() {
             let run = crate::watch::run(&pool.workers, scenario, seed, stop_rx.clone());
             let mut run = std::pin::pin!(run);
@@ -304,12 +355,17 @@ impl Driver {
                 }
             }
         } else {
-            self.run_requests(&pool, scenario, seed, conns, &stop_tx, &stop_rx, shutdown).await?
+            let channels =
+                Channels { stop_tx: &stop_tx, stop_rx: &stop_rx, retarget: &retarget_rx };
+            self.run_requests(&pool, scenario, seed, conns, channels, shutdown).await?
         };
         let workers = pool.workers.len();
         drop(pool);
         let _ = stop_tx.send(true);
+        let leader_changes = leader_watch.await.unwrap_or_default();
+        let (server, client) = (sampler.finish().await, usage.finish());
         let mut recorder = measured.recorder;
+        let recorder_members = recorder.members().to_vec();
         if let Some(compactor) = compactor {
             if let Ok(compactions) = compactor.await {
                 recorder.merge(compactions);
@@ -344,20 +400,22 @@ impl Driver {
             all,
             watch: measured.watch,
             hashkv,
+            members: member_reports(&recorder_members, &members, duration),
+            leader_changes,
+            server,
+            client,
             scenario: scenario.clone(),
         })
     }
 
     /// The request loop on every worker, until the scenario's stop condition or a stop.
-    #[allow(clippy::too_many_arguments)]
     async fn run_requests(
         &self,
         pool: &Pool,
         scenario: &Scenario,
         seed: u64,
         conns: u32,
-        stop_tx: &watch::Sender<bool>,
-        stop_rx: &watch::Receiver<bool>,
+        Channels { stop_tx, stop_rx, retarget }: Channels<'_>,
         mut shutdown: std::pin::Pin<&mut impl Future<Output = ()>>,
     ) -> Result<Measured, DriverError> {
         let work = Arc::new(Work::prepare(scenario, seed));
@@ -392,6 +450,9 @@ impl Driver {
                 interval: scenario.report.interval,
                 stop: stop_rx.clone(),
                 progress: Arc::clone(&progress[w]),
+                retarget: retarget.clone(),
+                placement: (w, workers),
+                dial_timeout: self.config.dial_timeout,
             };
             receivers.push((worker.index(), worker.run(job)?));
         }
@@ -422,6 +483,37 @@ impl Driver {
         }
         Ok(Measured { recorder, measure_start, last_done, interrupted, watch: None })
     }
+}
+
+/// The channels a run is steered by.
+struct Channels<'a> {
+    stop_tx: &'a watch::Sender<bool>,
+    stop_rx: &'a watch::Receiver<bool>,
+    retarget: &'a watch::Receiver<Vec<String>>,
+}
+
+/// The per-member breakdown, members named from the member list.
+fn member_reports(
+    records: &[etcdlat_core::recorder::MemberRecord],
+    members: &[cluster::MemberInfo],
+    duration: Duration,
+) -> Vec<etcdlat_core::MemberReport> {
+    let secs = duration.as_secs_f64();
+    let mut out: Vec<etcdlat_core::MemberReport> = records
+        .iter()
+        .map(|r| etcdlat_core::MemberReport {
+            name: members
+                .iter()
+                .find(|m| m.id == r.id)
+                .map_or_else(|| format!("{:x}", r.id), |m| m.name.clone()),
+            id: format!("{:x}", r.id),
+            ok: r.ok,
+            throughput: if secs > 0.0 { r.ok as f64 / secs } else { 0.0 },
+            latency: etcdlat_core::Distribution::new(r.latency.clone()),
+        })
+        .collect();
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
 }
 
 /// What a run measured, before it becomes a report.

@@ -89,6 +89,13 @@ pub enum DriverError {
         total: u64,
     },
 
+    /// The scenario's target names members the cluster does not have.
+    #[error("cannot target: {reason}")]
+    Target {
+        /// What is missing.
+        reason: String,
+    },
+
     /// The cluster has no leader, or the leader has no client URL.
     #[error("no leader to target: {reason}")]
     NoLeader {

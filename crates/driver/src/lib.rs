@@ -48,6 +48,12 @@
 //! own a share of the connections and of the logical clients; client `i` uses connection
 //! `i % conns`, like etcd's tool. Each worker records into its own HDR histograms; they are
 //! merged once at the end.
+//!
+//! Beside the load, every member's Prometheus `/metrics` (on its plain-HTTP client URL) is
+//! scraped just before the load starts, every second, and when it ends; the report's
+//! `server` holds what they said over the run (memory, CPU, database size, fsync and commit
+//! durations, proposals, bytes) and `client` what the etcdlat process itself used. A member
+//! that cannot be scraped never fails a run.
 
 mod cluster;
 mod compaction;
@@ -55,6 +61,7 @@ mod connection;
 mod driver;
 mod error;
 mod local;
+mod metrics;
 mod request;
 mod rpc;
 mod stm;

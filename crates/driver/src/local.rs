@@ -268,6 +268,16 @@ impl LocalCluster {
         self.dir.as_ref().map_or(Path::new(""), |d| d.path())
     }
 
+    /// Kills one member (SIGKILL) and waits for it to exit; its data stays. Returns false when
+    /// there is no such running member.
+    pub fn kill(&mut self, name: &str) -> bool {
+        let Some(m) = self.members.iter_mut().find(|m| m.name == name) else { return false };
+        let Some(mut child) = m.child.take() else { return false };
+        let _ = child.kill();
+        let _ = child.wait();
+        true
+    }
+
     /// Kills every member and removes the data. Also done on drop.
     pub fn shutdown(&mut self) {
         for m in &mut self.members {

@@ -253,6 +253,18 @@ pub(crate) struct Done {
     pub value_bytes: u64,
     /// Attempts beyond the first (STM conflicts).
     pub retries: u64,
+    /// The member that answered (from the response header; 0 when unknown).
+    pub member: u64,
+}
+
+/// The member id in a response header.
+pub(crate) fn member_of(header: Option<&crate::rpc::ResponseHeader>) -> u64 {
+    header.map_or(0, |h| h.member_id)
+}
+
+/// The member id in an etcd-client response header.
+fn member_of_ec(header: Option<&etcd_client::ResponseHeader>) -> u64 {
+    header.map_or(0, etcd_client::ResponseHeader::member_id)
 }
 
 /// A failed request's gRPC status, from etcd-client's error.
@@ -342,8 +354,9 @@ impl Ops {
         match &self.items[op].1 {
             Instance::Put { keygen, value } => {
                 let req = PutRequest { key: key_of(keygen, i), value: value.clone() };
-                kv.put(req).await?;
-                Ok(Done { keys: 1, value_bytes: value.len() as u64, retries: 0 })
+                let resp = kv.put(req).await?;
+                let member = member_of(resp.header.as_ref());
+                Ok(Done { keys: 1, value_bytes: value.len() as u64, retries: 0, member })
             }
             Instance::Range { keygen, template } => {
                 let mut req = template.clone();
@@ -355,7 +368,7 @@ impl Ops {
                 let keys =
                     if count_only { resp.count.max(0) as u64 } else { resp.kvs.len() as u64 };
                 let value_bytes = resp.kvs.iter().map(|kv| kv.value.len() as u64).sum();
-                Ok(Done { keys, value_bytes, retries: 0 })
+                Ok(Done { keys, value_bytes, retries: 0, member: member_of(resp.header.as_ref()) })
             }
             Instance::Delete { keygen, template } => {
                 let mut req = template.clone();
@@ -363,7 +376,8 @@ impl Ops {
                     req.key = bytes_of(keygen, i);
                 }
                 let resp = kv.delete(req).await?;
-                Ok(Done { keys: resp.deleted.max(0) as u64, ..Done::default() })
+                let member = member_of(resp.header.as_ref());
+                Ok(Done { keys: resp.deleted.max(0) as u64, member, ..Done::default() })
             }
             Instance::TxnPut { keygen, ops, value } => {
                 let success = (0..*ops)
@@ -374,8 +388,11 @@ impl Ops {
                         })),
                     })
                     .collect();
-                kv.txn(TxnRequest { compare: Vec::new(), success, failure: Vec::new() }).await?;
-                Ok(Done { keys: *ops, value_bytes: ops * value.len() as u64, retries: 0 })
+                let resp = kv
+                    .txn(TxnRequest { compare: Vec::new(), success, failure: Vec::new() })
+                    .await?;
+                let member = member_of(resp.header.as_ref());
+                Ok(Done { keys: *ops, value_bytes: ops * value.len() as u64, retries: 0, member })
             }
             Instance::TxnMixed { read, keygen, value, .. } => {
                 if kind == OpKind::TxnRead {
@@ -400,17 +417,24 @@ impl Ops {
                                 b + range.kvs.iter().map(|kv| kv.value.len() as u64).sum::<u64>(),
                             )
                         });
-                    Ok(Done { keys, value_bytes, retries: 0 })
+                    Ok(Done {
+                        keys,
+                        value_bytes,
+                        retries: 0,
+                        member: member_of(resp.header.as_ref()),
+                    })
                 } else {
                     let put = PutRequest { key: key_of(keygen, i), value: value.clone() };
                     let req = RequestOp { request: Some(Request::Put(put)) };
-                    kv.txn(TxnRequest {
-                        compare: Vec::new(),
-                        success: vec![req],
-                        failure: Vec::new(),
-                    })
-                    .await?;
-                    Ok(Done { keys: 1, value_bytes: value.len() as u64, retries: 0 })
+                    let resp = kv
+                        .txn(TxnRequest {
+                            compare: Vec::new(),
+                            success: vec![req],
+                            failure: Vec::new(),
+                        })
+                        .await?;
+                    let member = member_of(resp.header.as_ref());
+                    Ok(Done { keys: 1, value_bytes: value.len() as u64, retries: 0, member })
                 }
             }
             Instance::LeaseGrant { ttl } => {
@@ -419,7 +443,7 @@ impl Ops {
                     state.leases.pop_front();
                 }
                 state.leases.push_back(lease.id());
-                Ok(Done { keys: 1, ..Done::default() })
+                Ok(Done { keys: 1, member: member_of_ec(lease.header()), ..Done::default() })
             }
             Instance::LeaseRevoke { .. } => {
                 // The newest: older leases may have expired (a short TTL, a slow client),
@@ -428,8 +452,8 @@ impl Ops {
                     .leases
                     .pop_back()
                     .ok_or_else(|| tonic::Status::failed_precondition("no lease to revoke"))?;
-                state.leases(conn).revoke(id).await.map_err(status)?;
-                Ok(Done { keys: 1, ..Done::default() })
+                let resp = state.leases(conn).revoke(id).await.map_err(status)?;
+                Ok(Done { keys: 1, member: member_of_ec(resp.header()), ..Done::default() })
             }
             Instance::LeaseKeepalive { .. } => {
                 let (keeper, stream) = state
@@ -438,7 +462,9 @@ impl Ops {
                     .ok_or_else(|| tonic::Status::failed_precondition("no keep-alive stream"))?;
                 keeper.keep_alive().await.map_err(status)?;
                 match stream.message().await.map_err(status)? {
-                    Some(resp) if resp.ttl() > 0 => Ok(Done { keys: 1, ..Done::default() }),
+                    Some(resp) if resp.ttl() > 0 => {
+                        Ok(Done { keys: 1, member: member_of_ec(resp.header()), ..Done::default() })
+                    }
                     Some(_) => {
                         // The lease is gone (expired, or revoked by someone else): the next
                         // request grants a new one instead of failing for the rest of the run.

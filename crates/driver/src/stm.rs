@@ -252,6 +252,7 @@ impl Runner {
                     keys: chosen.len() as u64,
                     value_bytes: (plan.writes * plan.val_size) as u64,
                     retries,
+                    member: crate::request::member_of(resp.header.as_ref()),
                 });
             }
             retries += 1;

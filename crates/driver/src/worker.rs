@@ -53,6 +53,13 @@ pub(crate) struct Job {
     pub stop: watch::Receiver<bool>,
     /// Where this worker publishes its request count, a few times a second.
     pub progress: Arc<AtomicU64>,
+    /// New endpoints for every connection when the target moves (the leader changed):
+    /// connection `c` (this worker's local `l` is `c = l * workers + index`) goes to
+    /// `endpoints[c % len]`.
+    pub retarget: watch::Receiver<Vec<String>>,
+    /// This worker's index and the number of workers, to place its connections.
+    pub placement: (usize, usize),
+    pub dial_timeout: Duration,
 }
 
 /// What a worker hands back once, at the end of a run.
@@ -236,6 +243,10 @@ struct Pacer {
 /// State shared by the logical clients of one worker.
 struct Shared {
     ops: Ops,
+    /// The connections clients use; replaced when the target moves.
+    conns: RefCell<Rc<[Conn]>>,
+    /// Bumped at every replacement, so clients notice with one `Cell` read.
+    generation: Cell<u64>,
     recorder: RefCell<Recorder>,
     next_index: Cell<u64>,
     end_index: Cell<u64>,
@@ -284,11 +295,20 @@ impl Shared {
     }
 }
 
-async fn client_loop(shared: Rc<Shared>, conns: Rc<[Conn]>, conn: usize) {
-    let conn = &conns[conn];
-    let mut kv = conn.kv.clone();
+async fn client_loop(shared: Rc<Shared>, index: usize) {
+    let mut generation = shared.generation.get();
+    let mut conns = Rc::clone(&shared.conns.borrow());
+    let mut kv = conns[index].kv.clone();
     let mut state = ClientState::default();
     while let Some(i) = shared.claim() {
+        if shared.generation.get() != generation {
+            // The target moved: continue on the new connections.
+            generation = shared.generation.get();
+            conns = Rc::clone(&shared.conns.borrow());
+            kv = conns[index].kv.clone();
+            state = ClientState::default();
+        }
+        let conn = &conns[index];
         let op = shared.ops.pick();
         let kind = shared.ops.kind(op);
         if let Err(status) = shared.ops.prepare(op, conn, &mut state).await {
@@ -309,6 +329,7 @@ async fn client_loop(shared: Rc<Shared>, conns: Rc<[Conn]>, conn: usize) {
         match result {
             Ok(d) => {
                 rec.record_ok(kind, intended, sent, done);
+                rec.record_member(d.member, intended, done);
                 rec.record_payload(kind, d.keys, d.value_bytes);
                 if d.retries > 0 {
                     rec.record_retries(kind, d.retries);
@@ -323,6 +344,45 @@ fn code(status: &tonic::Status) -> ErrorCode {
     ErrorCode::from_grpc(status.code() as i32)
 }
 
+/// Reopens this worker's connections to the new endpoints whenever the target moves, and
+/// switches the clients to them. A connection that cannot be opened keeps the old one (its
+/// requests fail and are counted) until the next move.
+async fn follow_target(
+    shared: Rc<Shared>,
+    mut retarget: watch::Receiver<Vec<String>>,
+    (index, workers): (usize, usize),
+    count: usize,
+    dial_timeout: Duration,
+) {
+    while retarget.changed().await.is_ok() {
+        let endpoints = retarget.borrow_and_update().clone();
+        if endpoints.is_empty() {
+            continue;
+        }
+        let old = Rc::clone(&shared.conns.borrow());
+        let mut fresh = Vec::with_capacity(count);
+        for local in 0..count {
+            let endpoint = &endpoints[(local * workers + index) % endpoints.len()];
+            let opened = match connection::open(endpoint, dial_timeout).await {
+                Ok(channel) => etcd_client::Client::from_channel(
+                    etcd_client::Channel::Tonic(channel.clone()),
+                    None,
+                )
+                .await
+                .ok()
+                .map(|client| Conn { kv: Kv::new(channel), client }),
+                Err(e) => {
+                    tracing::warn!(%endpoint, error = %e, "cannot follow the target");
+                    None
+                }
+            };
+            fresh.push(opened.unwrap_or_else(|| old[local].clone()));
+        }
+        *shared.conns.borrow_mut() = fresh.into();
+        shared.generation.set(shared.generation.get() + 1);
+    }
+}
+
 /// How often a worker publishes its progress. Publishing is one atomic store per worker per
 /// tick, never per request.
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
@@ -331,14 +391,13 @@ const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 /// in-flight requests, then abandons them and counts them as cancelled.
 async fn phase(
     shared: &Rc<Shared>,
-    conns: &Rc<[Conn]>,
     clients: &[usize],
     stop: &mut watch::Receiver<bool>,
     progress: Option<&Arc<AtomicU64>>,
 ) -> bool {
     let mut set = JoinSet::new();
     for &c in clients {
-        set.spawn_local(client_loop(Rc::clone(shared), Rc::clone(conns), c));
+        set.spawn_local(client_loop(Rc::clone(shared), c));
     }
     let publisher = progress.map(|progress| {
         let shared = Rc::clone(shared);
@@ -389,6 +448,8 @@ async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> Outcome {
     });
     let shared = Rc::new(Shared {
         ops: job.work.instantiate(job.seed),
+        conns: RefCell::new(Rc::clone(conns)),
+        generation: Cell::new(0),
         recorder: RefCell::new(Recorder::new(&job.kinds, job.start_at, job.interval)),
         next_index: Cell::new(0),
         end_index: Cell::new(u64::MAX),
@@ -398,10 +459,18 @@ async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> Outcome {
         issued: Default::default(),
     });
 
+    let retargeting = tokio::task::spawn_local(follow_target(
+        Rc::clone(&shared),
+        job.retarget.clone(),
+        job.placement,
+        conns.len(),
+        job.dial_timeout,
+    ));
+
     tokio::time::sleep_until(job.start_at.into()).await;
     if !job.warmup.is_zero() && !job.clients.is_empty() {
         shared.deadline.set(Some(job.start_at + job.warmup));
-        phase(&shared, conns, &job.clients, &mut job.stop, None).await;
+        phase(&shared, &job.clients, &mut job.stop, None).await;
     }
 
     let measure_start = Instant::now().max(job.start_at + job.warmup);
@@ -419,9 +488,11 @@ async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> Outcome {
     let interrupted = if job.clients.is_empty() || count == 0 {
         shared.stop.get()
     } else {
-        phase(&shared, conns, &job.clients, &mut job.stop, Some(&job.progress)).await
+        phase(&shared, &job.clients, &mut job.stop, Some(&job.progress)).await
     };
     let last_done = Instant::now();
+    retargeting.abort();
+    let _ = retargeting.await;
 
     let shared = match Rc::try_unwrap(shared) {
         Ok(s) => s,

@@ -93,6 +93,30 @@ impl Etcd {
         &self.cluster
     }
 
+    /// Kills one member by name (SIGKILL), leaving the others running.
+    ///
+    /// # Panics
+    /// When there is no such running member.
+    pub fn kill(&mut self, name: &str) {
+        assert!(self.cluster.kill(name), "no running member named {name}");
+    }
+
+    /// The name of the current leader.
+    ///
+    /// # Panics
+    /// When the cluster cannot be asked.
+    pub async fn leader_name(&self) -> String {
+        let mut c = self.client().await;
+        let status = c.status().await.expect("status");
+        let members = c.member_list().await.expect("member list");
+        members
+            .members()
+            .iter()
+            .find(|m| m.id() == status.leader())
+            .map(|m| m.name().to_owned())
+            .expect("the leader is a member")
+    }
+
     /// An etcd-client connected to every member.
     ///
     /// # Panics
@@ -169,4 +193,25 @@ pub fn port_of(endpoint: &str) -> u16 {
         .next()
         .and_then(|p| p.trim_end_matches('/').parse().ok())
         .expect("endpoint has a port")
+}
+
+/// The count of successful gRPC calls of `method` (`Put`, `Range`, ...) a member has served,
+/// from its `/metrics` (`grpc_server_handled_total`).
+///
+/// # Panics
+/// When the member does not answer.
+pub fn grpc_handled(client_url: &str, method: &str) -> u64 {
+    use std::io::{Read, Write};
+    let addr = client_url.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(addr).expect("connecting to /metrics");
+    write!(stream, "GET /metrics HTTP/1.0\r\nHost: {addr}\r\n\r\n").expect("asking /metrics");
+    let mut text = String::new();
+    stream.read_to_string(&mut text).expect("reading /metrics");
+    let needle = format!("grpc_method=\"{method}\"");
+    text.lines()
+        .filter(|l| l.starts_with("grpc_server_handled_total{") && l.contains(&needle))
+        .filter(|l| l.contains("grpc_code=\"OK\""))
+        .filter_map(|l| l.rsplit(' ').next().and_then(|v| v.parse::<f64>().ok()))
+        .map(|v| v as u64)
+        .sum()
 }

@@ -61,7 +61,7 @@ async fn own_scenario_file_runs_against_its_endpoints() {
         r#"name = "own-put"
 description = "puts to the testkit's etcd"
 
-[target]
+[cluster]
 endpoints = ["{}"]
 
 [load]

@@ -7,7 +7,7 @@ use crate::op::OpKind;
 use crate::report::{OpReport, Report};
 
 /// Column titles, and whether each holds numbers (right-aligned).
-const COLUMNS: [(&str, bool); 15] = [
+const COLUMNS: [(&str, bool); 16] = [
     ("Test", false),
     ("Operation", false),
     ("Number of keys", true),
@@ -22,6 +22,7 @@ const COLUMNS: [(&str, bool); 15] = [
     ("p50", true),
     ("p99", true),
     ("p99.9", true),
+    ("Server RSS", true),
     ("Errors", true),
 ];
 
@@ -39,6 +40,8 @@ const MISSING: &str = "-";
 /// - *Average QPS* is successful requests per second with one decimal (`44,341.0`).
 /// - Latencies are milliseconds with three decimals below one second (`0.815ms`), seconds
 ///   with three decimals from one second on (`4.000s`); `-` when no request succeeded.
+/// - *Server RSS* is the largest resident memory of any member during the run, in decimal
+///   megabytes with one decimal (`33.6 MB`); `-` when the members' metrics were not scraped.
 #[must_use]
 pub fn markdown(runs: &[Report]) -> String {
     let mut out = String::new();
@@ -70,13 +73,20 @@ fn row(run: &Report, kind: OpKind, op: &OpReport) -> [String; COLUMNS.len()] {
     let keys = if is_put { p.key_space_size } else { Some(op.ok + op.errors_total) };
     let (key_size, val_size) = if is_put { (p.key_size, p.val_size) } else { (None, None) };
     let consistency = if kind == OpKind::Range { p.consistency.clone() } else { None };
-    let target = if run.target.local {
-        let s = if run.target.members == 1 { "" } else { "s" };
-        format!("local ({} member{s})", run.target.members)
-    } else if run.target.endpoints.is_empty() {
-        MISSING.to_owned()
-    } else {
-        run.target.endpoints.join(", ")
+    // Where the load went (leader, followers, ...) and, for the endpoints as given, which.
+    let target = match (&run.scenario.target, run.target.local) {
+        (crate::Targeting::Endpoints, true) => {
+            let s = if run.target.members == 1 { "" } else { "s" };
+            format!("local ({} member{s})", run.target.members)
+        }
+        (crate::Targeting::Endpoints, false) if run.target.endpoints.is_empty() => {
+            MISSING.to_owned()
+        }
+        (crate::Targeting::Endpoints, false) => run.target.endpoints.join(", "),
+        (t, _) => {
+            let s = if run.target.members == 1 { "" } else { "s" };
+            format!("{t} of {} member{s}", run.target.members)
+        }
     };
     let latency = |us: f64| if op.ok > 0 { human_latency(us) } else { MISSING.to_owned() };
     let lat = &op.latency;
@@ -95,8 +105,18 @@ fn row(run: &Report, kind: OpKind, op: &OpReport) -> [String; COLUMNS.len()] {
         latency(lat.quantile_us(0.5) as f64),
         latency(lat.quantile_us(0.99) as f64),
         latency(lat.quantile_us(0.999) as f64),
+        server_rss(run),
         thousands(op.errors_total),
     ]
+}
+
+/// The largest member RSS of the run, `33.6 MB`.
+fn server_rss(run: &Report) -> String {
+    run.server
+        .iter()
+        .filter_map(|m| m.rss_max_bytes)
+        .max()
+        .map_or_else(missing, |b| format!("{:.1} MB", b as f64 / 1e6))
 }
 
 fn missing() -> String {

@@ -29,10 +29,23 @@
 //!   p99.99:    0.0064 secs.
 //!   Service time p50/p99:    0.0006 / 0.0027 secs.
 //! ```
+//!
+//! When the run scraped the members' `/metrics` and measured itself, one line per member and
+//! one for etcdlat follow (sizes in decimal megabytes, durations in milliseconds, `-` where a
+//! member does not export the figure):
+//!
+//! ```text
+//!
+//! Server:
+//!   m0:    RSS avg/max 31.5 MB / 33.6 MB, CPU 0.25 s, db 21.0 MB, WAL fsync p99 1.900 ms, backend commit p99 7.500 ms, proposals committed 11
+//!
+//! Client:    CPU user/system 1.25 / 0.50 s, max RSS 50.3 MB
+//! ```
 
 use std::fmt::Write;
 use std::time::{Duration, UNIX_EPOCH};
 
+use crate::metrics::MemberMetrics;
 use crate::render::go;
 use crate::report::{Distribution, OpReport, Report};
 
@@ -147,6 +160,50 @@ impl Writer<'_> {
             }
             let _ =
                 writeln!(self.out, "  Consistent:\t{}", if h.consistent { "yes" } else { "NO" });
+        }
+        self.server(&report.server);
+        if let Some(c) = &report.client {
+            let _ = writeln!(
+                self.out,
+                "\nClient:\tCPU user/system {:.2} / {:.2} s, max RSS {}",
+                c.user_cpu_s,
+                c.system_cpu_s,
+                megabytes(Some(c.max_rss_bytes)),
+            );
+        }
+    }
+
+    /// One line per member: what its `/metrics` said over the run.
+    fn server(&mut self, members: &[MemberMetrics]) {
+        if members.is_empty() {
+            return;
+        }
+        self.out.push_str("\nServer:\n");
+        for m in members {
+            let _ = write!(self.out, "  {}:\t", m.name);
+            if m.samples == 0 {
+                let why = m.last_error.as_deref().unwrap_or("no scrape");
+                let _ = writeln!(self.out, "not scraped ({why})");
+                continue;
+            }
+            let avg = megabytes(m.rss_avg_bytes);
+            let max = megabytes(m.rss_max_bytes);
+            let cpu = m.cpu_s.map_or_else(|| MISSING.to_owned(), |s| format!("{s:.2} s"));
+            let db = megabytes(m.db_size_bytes);
+            let fsync = millis(m.wal_fsync_p99_us);
+            let commit = millis(m.backend_commit_p99_us);
+            let proposals =
+                m.proposals_committed.map_or_else(|| MISSING.to_owned(), |n| n.to_string());
+            let _ = write!(
+                self.out,
+                "RSS avg/max {avg} / {max}, CPU {cpu}, db {db}, WAL fsync p99 {fsync}, \
+                 backend commit p99 {commit}, proposals committed {proposals}"
+            );
+            if m.failed_samples > 0 {
+                let why = m.last_error.as_deref().unwrap_or("unknown");
+                let _ = write!(self.out, " ({} scrapes failed: {why})", m.failed_samples);
+            }
+            self.out.push('\n');
         }
     }
 
@@ -278,4 +335,17 @@ impl Writer<'_> {
         self.secs_us(op.service_time.quantile_us(0.99) as f64);
         self.out.push_str(".\n");
     }
+}
+
+/// Shown where a server figure was not exported.
+const MISSING: &str = "-";
+
+/// Bytes as decimal megabytes with one decimal (`33.6 MB`), or `-`.
+fn megabytes(bytes: Option<u64>) -> String {
+    bytes.map_or_else(|| MISSING.to_owned(), |b| format!("{:.1} MB", b as f64 / 1e6))
+}
+
+/// Microseconds as milliseconds with three decimals (`1.900 ms`), or `-`.
+fn millis(us: Option<u64>) -> String {
+    us.map_or_else(|| MISSING.to_owned(), |us| format!("{:.3} ms", us as f64 / 1e3))
 }

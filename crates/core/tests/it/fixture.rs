@@ -5,8 +5,8 @@
 use std::time::{Duration, Instant};
 
 use etcdlat_core::{
-    Consistency, ErrorCode, OpKind, OpReport, Operation, Params, PutOp, RangeOp, Recorder, Report,
-    Scenario, TargetInfo,
+    ClientUsage, Consistency, ErrorCode, MemberMetrics, OpKind, OpReport, Operation, Params, PutOp,
+    RangeOp, Recorder, Report, Scenario, TargetInfo,
 };
 
 /// When measurement started in every fixture.
@@ -49,7 +49,7 @@ pub fn put_report() -> Report {
     let put = PutOp { val_size: 256, key_space_size: 10_000, seed: Some(42), ..PutOp::default() };
     let mut scenario = Scenario::new(Operation::Put(put));
     scenario.name = "put-256b".to_owned();
-    scenario.target.endpoints = vec!["127.0.0.1:2379".to_owned()];
+    scenario.cluster.endpoints = vec!["127.0.0.1:2379".to_owned()];
     scenario.load.clients = 10;
     scenario.load.total = Some(2_005);
 
@@ -75,7 +75,7 @@ pub fn put_report() -> Report {
             seed: 42,
         },
         target: TargetInfo {
-            endpoints: scenario.target.endpoints.clone(),
+            endpoints: scenario.cluster.endpoints.clone(),
             local: false,
             etcd_version: "3.5.17".to_owned(),
             members: 1,
@@ -86,6 +86,10 @@ pub fn put_report() -> Report {
         all: None,
         watch: None,
         hashkv: None,
+        members: Vec::new(),
+        leader_changes: Vec::new(),
+        server: Vec::new(),
+        client: None,
         scenario,
     }
 }
@@ -105,7 +109,7 @@ pub fn range_report() -> Report {
     };
     let mut scenario = Scenario::new(Operation::Range(range));
     scenario.name = "range-s".to_owned();
-    scenario.target.members = Some(3);
+    scenario.cluster.members = Some(3);
     scenario.load.clients = 100;
     scenario.load.conns = Some(10);
     scenario.load.total = Some(1_500);
@@ -141,7 +145,39 @@ pub fn range_report() -> Report {
         all: None,
         watch: None,
         hashkv: None,
+        members: Vec::new(),
+        leader_changes: Vec::new(),
+        server: vec![member("m0", 40001, 0), member("m1", 40003, 1), member("m2", 40005, 2)],
+        client: Some(ClientUsage { user_cpu_s: 1.25, system_cpu_s: 0.5, max_rss_bytes: 48 << 20 }),
         scenario,
+    }
+}
+
+/// The server metrics of member `name` of [`range_report`]'s cluster: the `i`th member
+/// (`m1`, the leader, committed the most; only two members exported the database size).
+fn member(name: &str, port: u16, i: u64) -> MemberMetrics {
+    MemberMetrics {
+        name: name.to_owned(),
+        url: format!("http://127.0.0.1:{port}/metrics"),
+        samples: 4,
+        failed_samples: 0,
+        last_error: None,
+        rss_avg_bytes: Some((30 + i) << 20),
+        rss_max_bytes: Some((32 + 2 * i) << 20),
+        cpu_s: Some(0.25 * (i + 1) as f64),
+        db_size_bytes: (i < 2).then_some(20 << 20),
+        wal_fsync_p50_us: Some(600 + 10 * i),
+        wal_fsync_p99_us: Some(1_900 + 100 * i),
+        backend_commit_p50_us: Some(1_200),
+        backend_commit_p99_us: Some(7_500 + 250 * i),
+        proposals_committed: Some(if i == 1 { 12 } else { 11 }),
+        proposals_failed: Some(0),
+        proposals_pending_max: Some(i),
+        leader_changes: Some(0),
+        peer_sent_bytes: Some(10_000 + i),
+        peer_received_bytes: Some(9_000 + i),
+        grpc_sent_bytes: Some(450_000),
+        grpc_received_bytes: Some(60_000),
     }
 }
 

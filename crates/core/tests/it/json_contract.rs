@@ -38,6 +38,12 @@ struct Run {
     /// The HashKV comparison, when asked for.
     #[serde(default)]
     hashkv: Option<HashKv>,
+    /// Server metrics per member, when scraped.
+    #[serde(default)]
+    server: Vec<Member>,
+    /// The etcdlat process's own use.
+    #[serde(default)]
+    client: Option<Client>,
     /// The scenario as run; its own layout is the scenario file format.
     scenario: serde_json::Value,
 }
@@ -65,6 +71,43 @@ struct HashKv {
     compact_revision: i64,
     members: BTreeMap<String, u32>,
     consistent: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Member {
+    name: String,
+    url: String,
+    samples: u32,
+    failed_samples: u32,
+    #[serde(default)]
+    last_error: Option<String>,
+    rss_avg_bytes: Option<u64>,
+    rss_max_bytes: Option<u64>,
+    cpu_s: Option<f64>,
+    db_size_bytes: Option<u64>,
+    wal_fsync_p50_us: Option<u64>,
+    wal_fsync_p99_us: Option<u64>,
+    backend_commit_p50_us: Option<u64>,
+    backend_commit_p99_us: Option<u64>,
+    proposals_committed: Option<u64>,
+    proposals_failed: Option<u64>,
+    proposals_pending_max: Option<u64>,
+    leader_changes: Option<u64>,
+    peer_sent_bytes: Option<u64>,
+    peer_received_bytes: Option<u64>,
+    grpc_sent_bytes: Option<u64>,
+    grpc_received_bytes: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Client {
+    user_cpu_s: f64,
+    system_cpu_s: f64,
+    max_rss_bytes: u64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -179,6 +222,25 @@ fn output_has_exactly_the_contract_layout() {
     assert_eq!(top.runs[1].params.consistency.as_deref(), Some("s"));
     assert!(top.runs[1].target.local);
     assert!(top.runs[0].scenario.is_object());
+    // Server metrics and client usage are left out when not measured.
+    assert!(top.runs[0].server.is_empty() && top.runs[0].client.is_none());
+    let members: Vec<&str> = top.runs[1].server.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(members, ["m0", "m1", "m2"]);
+    assert_eq!(top.runs[1].server[2].db_size_bytes, None);
+    assert_eq!(top.runs[1].client.as_ref().map(|c| c.max_rss_bytes), Some(48 << 20));
+}
+
+#[test]
+fn reports_without_server_metrics_still_read() {
+    // A report written before `server` and `client` existed.
+    let mut json: serde_json::Value =
+        serde_json::from_str(&render::json(&ReportSet::new(vec![range_report()])))
+            .expect("the output is JSON");
+    let run = json["runs"][0].as_object_mut().expect("a run is an object");
+    assert!(run.remove("server").is_some() && run.remove("client").is_some());
+    let back: ReportSet = serde_json::from_value(json).expect("an older report reads");
+    assert!(back.runs[0].server.is_empty());
+    assert_eq!(back.runs[0].client, None);
 }
 
 #[test]

@@ -1,13 +1,19 @@
 //! The driver against real etcd servers started by the testkit.
 //!
+//! - `cluster`: targeting on 3-member clusters (leader, followers, member, all), proven by
+//!   response headers and the members' own counters; a killed leader is detected and followed.
 //! - `ops`: the other request workloads (txn-put, txn-mixed, delete, leases, STM, mixes,
 //!   zipf keys), background compaction and the HashKV check, checked on the server.
+//! - `metrics`: every member's `/metrics` and the client's own CPU time and memory are in
+//!   the report, and move as the load says (proposals committed, fsyncs, bytes).
 //! - `put`: puts change the store as the report says (revision, keys, big values).
 //! - `range`: reads return the data put; consistency, limit, count-only.
 //! - `run`: how runs connect and stop (connections, rate, duration, shutdown, bad endpoints).
 //! - `watch`: watch, watch-latency and watch-get deliver every expected event exactly once;
 //!   event latency from the put; stopping a watch run.
 
+mod cluster;
+mod metrics;
 mod ops;
 mod put;
 mod range;

@@ -1,0 +1,581 @@
+//! Resource figures of a run: every member's Prometheus `/metrics`, scraped at the start,
+//! every second and at the end ([`Sampler`]), and the etcdlat process's own CPU time and
+//! memory ([`Usage`]).
+//!
+//! Neither ever fails a run: a member that cannot be scraped is reported with what was
+//! sampled and why the rest was not, and a figure that is not exported stays `None`.
+
+use std::time::Duration;
+
+use etcd_client::{Client, ConnectOptions};
+use etcdlat_core::{ClientUsage, MemberMetrics};
+use prometheus_parse::{Scrape, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::{oneshot, watch};
+use tokio::task::JoinHandle;
+
+use crate::connection::{source_chain, url};
+
+/// Time between two scrapes of a member during a run.
+pub(crate) const SAMPLE_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Longest one scrape may take, from connecting to the last byte.
+const FETCH_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Largest `/metrics` body read; etcd's is a few hundred kilobytes.
+const MAX_BODY: u64 = 16 << 20;
+
+/// Every member's name (its id in hex when unnamed) and metrics URL (`/metrics` on its first
+/// plain-HTTP client URL), from the member list of the first endpoint that answers; empty,
+/// with a warning, when none does.
+pub(crate) async fn members(endpoints: &[String], timeout: Duration) -> Vec<(String, String)> {
+    let mut why = String::from("no endpoints");
+    for endpoint in endpoints {
+        match member_list(endpoint, timeout).await {
+            Ok(members) => return members,
+            Err(e) => why = format!("{endpoint}: {e}"),
+        }
+    }
+    tracing::warn!("server metrics are not scraped: no member list ({why})");
+    Vec::new()
+}
+
+async fn member_list(endpoint: &str, timeout: Duration) -> Result<Vec<(String, String)>, String> {
+    let endpoint = url(endpoint).map_err(|e| e.to_string())?;
+    let opts = ConnectOptions::new()
+        .with_connect_timeout(timeout)
+        .with_timeout(timeout.max(Duration::from_secs(5)));
+    let mut client = Client::connect([endpoint], Some(opts)).await.map_err(|e| source_chain(&e))?;
+    let list = client.member_list().await.map_err(|e| source_chain(&e))?;
+    Ok(list
+        .members()
+        .iter()
+        .filter_map(|m| {
+            let urls = m.client_urls();
+            let base = urls.iter().find(|u| u.starts_with("http://")).or(urls.first())?;
+            let name =
+                if m.name().is_empty() { format!("{:x}", m.id()) } else { m.name().to_owned() };
+            Some((name, format!("{}/metrics", base.trim_end_matches('/'))))
+        })
+        .collect())
+}
+
+/// Scrapes members' `/metrics` on the caller's runtime, one task per member, from
+/// [`Sampler::start`] to [`Sampler::finish`].
+pub(crate) struct Sampler {
+    stop: watch::Sender<bool>,
+    members: Vec<JoinHandle<MemberMetrics>>,
+}
+
+impl Sampler {
+    /// Starts sampling `members` (name, metrics URL) every `interval`. Returns once every
+    /// member's first scrape is done (or has failed), so that the baseline precedes the load.
+    pub(crate) async fn start(members: Vec<(String, String)>, interval: Duration) -> Self {
+        let (stop, stop_rx) = watch::channel(false);
+        let mut first = Vec::with_capacity(members.len());
+        let members = members
+            .into_iter()
+            .map(|(name, url)| {
+                let (first_tx, first_rx) = oneshot::channel();
+                first.push(first_rx);
+                tokio::spawn(sample(Series::new(name, url), interval, first_tx, stop_rx.clone()))
+            })
+            .collect();
+        for scraped in first {
+            let _ = scraped.await;
+        }
+        Self { stop, members }
+    }
+
+    /// Takes the last scrape of every member and returns their figures, in the order given
+    /// to [`Sampler::start`].
+    pub(crate) async fn finish(self) -> Vec<MemberMetrics> {
+        let _ = self.stop.send(true);
+        let mut out = Vec::with_capacity(self.members.len());
+        for member in self.members {
+            match member.await {
+                Ok(metrics) => out.push(metrics),
+                Err(e) => tracing::warn!("a metrics sampler stopped: {e}"),
+            }
+        }
+        out
+    }
+}
+
+/// One member's sampling loop: a scrape now, one every `interval`, one when told to stop.
+/// When the [`Sampler`] is dropped instead (the run failed), it ends without the last scrape.
+async fn sample(
+    mut series: Series,
+    interval: Duration,
+    first: oneshot::Sender<()>,
+    mut stop: watch::Receiver<bool>,
+) -> MemberMetrics {
+    series.add(scrape(&series.url).await);
+    let _ = first.send(());
+    let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            biased;
+            changed = stop.changed() => {
+                if changed.is_err() {
+                    return series.finish();
+                }
+                break;
+            }
+            _ = tick.tick() => series.add(scrape(&series.url).await),
+        }
+    }
+    series.add(scrape(&series.url).await);
+    series.finish()
+}
+
+/// Fetches and reads one member's metrics.
+async fn scrape(url: &str) -> Result<Snapshot, String> {
+    let text = match tokio::time::timeout(FETCH_TIMEOUT, fetch(url)).await {
+        Ok(fetched) => fetched?,
+        Err(_) => return Err(format!("no answer within {FETCH_TIMEOUT:?}")),
+    };
+    Snapshot::parse(&text)
+}
+
+/// `GET`s a plain-HTTP URL with HTTP/1.0 (so the body is never chunked) and returns the body
+/// of a 200 answer.
+async fn fetch(url: &str) -> Result<String, String> {
+    let uri: http::Uri = url.parse().map_err(|e| format!("{url}: {e}"))?;
+    if uri.scheme_str() != Some("http") {
+        return Err(format!("{url}: only plain http:// metrics URLs are scraped"));
+    }
+    let authority = uri.authority().ok_or_else(|| format!("{url}: no host"))?;
+    let host = authority.as_str();
+    let addr = if authority.port().is_some() { host.to_owned() } else { format!("{host}:80") };
+    let path = uri.path_and_query().map_or("/metrics", http::uri::PathAndQuery::as_str);
+    let io = |e: std::io::Error| format!("{addr}: {e}");
+    let mut stream = tokio::net::TcpStream::connect(&addr).await.map_err(io)?;
+    let request = format!(
+        "GET {path} HTTP/1.0\r\nHost: {host}\r\nAccept: text/plain\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).await.map_err(io)?;
+    let mut answer = Vec::new();
+    stream.take(MAX_BODY).read_to_end(&mut answer).await.map_err(io)?;
+    let answer = String::from_utf8(answer).map_err(|_| format!("{url}: not UTF-8 text"))?;
+    let (head, body) =
+        answer.split_once("\r\n\r\n").ok_or_else(|| format!("{url}: not an HTTP answer"))?;
+    let status = head.lines().next().unwrap_or_default();
+    match status.split_whitespace().nth(1) {
+        Some("200") => Ok(body.to_owned()),
+        _ => Err(format!("{url}: {status}")),
+    }
+}
+
+/// A histogram's cumulative buckets: (upper bound `le` in seconds, count), ascending, the
+/// last one `+Inf`.
+type Buckets = Vec<(f64, f64)>;
+
+/// The figures of one scrape that a report uses.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Snapshot {
+    rss: Option<f64>,
+    cpu: Option<f64>,
+    db_size: Option<f64>,
+    committed: Option<f64>,
+    failed: Option<f64>,
+    pending: Option<f64>,
+    leader_changes: Option<f64>,
+    peer_sent: Option<f64>,
+    peer_received: Option<f64>,
+    grpc_sent: Option<f64>,
+    grpc_received: Option<f64>,
+    wal_fsync: Option<Buckets>,
+    backend_commit: Option<Buckets>,
+}
+
+impl Snapshot {
+    /// Reads a Prometheus text exposition.
+    fn parse(text: &str) -> Result<Self, String> {
+        let scrape = Scrape::parse(text.lines().map(|l| Ok(l.to_owned())))
+            .map_err(|e| format!("not Prometheus text: {e}"))?;
+        let scalar = |name: &str| scalar(&scrape, name);
+        let snapshot = Self {
+            rss: scalar("process_resident_memory_bytes"),
+            cpu: scalar("process_cpu_seconds_total"),
+            db_size: scalar("etcd_mvcc_db_total_size_in_bytes")
+                .or_else(|| scalar("etcd_debugging_mvcc_db_total_size_in_bytes")),
+            committed: scalar("etcd_server_proposals_committed_total"),
+            failed: scalar("etcd_server_proposals_failed_total"),
+            pending: scalar("etcd_server_proposals_pending"),
+            leader_changes: scalar("etcd_server_leader_changes_seen_total"),
+            peer_sent: scalar("etcd_network_peer_sent_bytes_total"),
+            peer_received: scalar("etcd_network_peer_received_bytes_total"),
+            grpc_sent: scalar("etcd_network_client_grpc_sent_bytes_total"),
+            grpc_received: scalar("etcd_network_client_grpc_received_bytes_total"),
+            wal_fsync: buckets(&scrape, "etcd_disk_wal_fsync_duration_seconds"),
+            backend_commit: buckets(&scrape, "etcd_disk_backend_commit_duration_seconds"),
+        };
+        if snapshot == Self::default() {
+            return Err("no etcd or process metrics in the answer".to_owned());
+        }
+        Ok(snapshot)
+    }
+}
+
+/// The sum of a counter or gauge over all its label sets (peers, for the peer byte counts).
+fn scalar(scrape: &Scrape, name: &str) -> Option<f64> {
+    let mut sum = None;
+    for sample in scrape.samples.iter().filter(|s| s.metric == name) {
+        if let Value::Counter(v) | Value::Gauge(v) | Value::Untyped(v) = sample.value {
+            *sum.get_or_insert(0.0) += v;
+        }
+    }
+    sum
+}
+
+/// A histogram's buckets, summed over its label sets.
+fn buckets(scrape: &Scrape, name: &str) -> Option<Buckets> {
+    let mut out: Buckets = Vec::new();
+    for sample in scrape.samples.iter().filter(|s| s.metric == name) {
+        let Value::Histogram(counts) = &sample.value else { continue };
+        for c in counts {
+            match out.iter_mut().find(|(le, _)| *le == c.less_than) {
+                Some(bucket) => bucket.1 += c.count,
+                None => out.push((c.less_than, c.count)),
+            }
+        }
+    }
+    out.sort_by(|a, b| a.0.total_cmp(&b.0));
+    (!out.is_empty()).then_some(out)
+}
+
+/// The observations between two scrapes of a histogram: `last` minus `first`, bucket by
+/// bucket. When the layouts differ or a count went down (the member restarted), `last`
+/// alone.
+fn delta(first: &Buckets, last: &Buckets) -> Buckets {
+    let comparable =
+        first.len() == last.len() && first.iter().zip(last).all(|(a, b)| a.0 == b.0 && b.1 >= a.1);
+    if comparable {
+        last.iter().zip(first).map(|(b, a)| (b.0, b.1 - a.1)).collect()
+    } else {
+        last.clone()
+    }
+}
+
+/// The `q` quantile of cumulative buckets, as Prometheus's `histogram_quantile` computes it:
+/// linear interpolation within the bucket the rank falls in (from 0 for the first), and the
+/// highest finite bound when it falls in `+Inf`. `None` when the buckets count nothing.
+fn quantile(buckets: &Buckets, q: f64) -> Option<f64> {
+    let total = buckets.last()?.1;
+    if total <= 0.0 || (buckets.len() < 2 && buckets[0].0.is_infinite()) {
+        return None;
+    }
+    let rank = q.clamp(0.0, 1.0) * total;
+    let i = buckets.iter().position(|b| b.1 >= rank).unwrap_or(buckets.len() - 1);
+    let (upper, count) = buckets[i];
+    if upper.is_infinite() {
+        return Some(buckets[i - 1].0);
+    }
+    let (lower, below) = if i == 0 { (0.0_f64.min(upper), 0.0) } else { buckets[i - 1] };
+    let within = count - below;
+    if within <= 0.0 {
+        return Some(upper);
+    }
+    Some(lower + (upper - lower) * (rank - below) / within)
+}
+
+/// One member's scrapes so far: running figures and the first and last snapshot.
+struct Series {
+    name: String,
+    url: String,
+    samples: u32,
+    failed: u32,
+    last_error: Option<String>,
+    rss_sum: f64,
+    rss_count: u32,
+    rss_max: Option<f64>,
+    pending_max: Option<f64>,
+    first: Option<Snapshot>,
+    /// The latest snapshot after the first; `None` until a second scrape succeeds.
+    last: Option<Snapshot>,
+}
+
+impl Series {
+    fn new(name: String, url: String) -> Self {
+        Self {
+            name,
+            url,
+            samples: 0,
+            failed: 0,
+            last_error: None,
+            rss_sum: 0.0,
+            rss_count: 0,
+            rss_max: None,
+            pending_max: None,
+            first: None,
+            last: None,
+        }
+    }
+
+    fn add(&mut self, scraped: Result<Snapshot, String>) {
+        let snapshot = match scraped {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::debug!(member = %self.name, "scraping {} failed: {e}", self.url);
+                self.failed += 1;
+                self.last_error = Some(e);
+                return;
+            }
+        };
+        self.samples += 1;
+        if let Some(rss) = snapshot.rss {
+            self.rss_sum += rss;
+            self.rss_count += 1;
+            self.rss_max = Some(self.rss_max.map_or(rss, |m| m.max(rss)));
+        }
+        if let Some(p) = snapshot.pending {
+            self.pending_max = Some(self.pending_max.map_or(p, |m| m.max(p)));
+        }
+        if self.first.is_none() {
+            self.first = Some(snapshot);
+        } else {
+            self.last = Some(snapshot);
+        }
+    }
+
+    fn finish(self) -> MemberMetrics {
+        let count = |x: f64| x.round().max(0.0) as u64;
+        let end = self.last.as_ref().or(self.first.as_ref());
+        let pair = self.first.as_ref().zip(self.last.as_ref());
+        // A counter that went down was reset by a restart: what it counted since.
+        let increase = |get: fn(&Snapshot) -> Option<f64>| {
+            let (a, b) = pair?;
+            let (a, b) = (get(a)?, get(b)?);
+            Some(if b >= a { b - a } else { b })
+        };
+        let observed = |get: fn(&Snapshot) -> &Option<Buckets>| {
+            let (a, b) = pair?;
+            match (get(a), get(b)) {
+                (Some(a), Some(b)) => Some(delta(a, b)),
+                _ => None,
+            }
+        };
+        let micros = |buckets: &Option<Buckets>, q: f64| {
+            buckets.as_ref().and_then(|b| quantile(b, q)).map(|s| count(s * 1e6))
+        };
+        let wal_fsync = observed(|s| &s.wal_fsync);
+        let backend_commit = observed(|s| &s.backend_commit);
+        MemberMetrics {
+            samples: self.samples,
+            failed_samples: self.failed,
+            last_error: self.last_error,
+            rss_avg_bytes: (self.rss_count > 0)
+                .then(|| count(self.rss_sum / f64::from(self.rss_count))),
+            rss_max_bytes: self.rss_max.map(count),
+            cpu_s: increase(|s| s.cpu).map(|s| (s * 1000.0).round() / 1000.0),
+            db_size_bytes: end.and_then(|s| s.db_size).map(count),
+            wal_fsync_p50_us: micros(&wal_fsync, 0.5),
+            wal_fsync_p99_us: micros(&wal_fsync, 0.99),
+            backend_commit_p50_us: micros(&backend_commit, 0.5),
+            backend_commit_p99_us: micros(&backend_commit, 0.99),
+            proposals_committed: increase(|s| s.committed).map(count),
+            proposals_failed: increase(|s| s.failed).map(count),
+            proposals_pending_max: self.pending_max.map(count),
+            leader_changes: increase(|s| s.leader_changes).map(count),
+            peer_sent_bytes: increase(|s| s.peer_sent).map(count),
+            peer_received_bytes: increase(|s| s.peer_received).map(count),
+            grpc_sent_bytes: increase(|s| s.grpc_sent).map(count),
+            grpc_received_bytes: increase(|s| s.grpc_received).map(count),
+            name: self.name,
+            url: self.url,
+        }
+    }
+}
+
+/// The etcdlat process's CPU time when a run started, to report what the run used.
+pub(crate) struct Usage {
+    start: Option<Rusage>,
+}
+
+impl Usage {
+    /// Notes the CPU time used so far.
+    pub(crate) fn start() -> Self {
+        Self { start: rusage() }
+    }
+
+    /// CPU time used since [`Usage::start`], and the process's peak memory; `None` where the
+    /// platform does not tell.
+    pub(crate) fn finish(&self) -> Option<ClientUsage> {
+        let (start, end) = (self.start.as_ref()?, rusage()?);
+        Some(ClientUsage {
+            user_cpu_s: (end.user_s - start.user_s).max(0.0),
+            system_cpu_s: (end.system_s - start.system_s).max(0.0),
+            max_rss_bytes: end.max_rss_bytes,
+        })
+    }
+}
+
+/// `getrusage(RUSAGE_SELF)`: every thread of the process.
+struct Rusage {
+    user_s: f64,
+    system_s: f64,
+    max_rss_bytes: u64,
+}
+
+#[cfg(unix)]
+fn rusage() -> Option<Rusage> {
+    use nix::sys::resource::{UsageWho, getrusage};
+    use nix::sys::time::TimeValLike;
+    let usage = getrusage(UsageWho::RUSAGE_SELF).ok()?;
+    let secs = |t: nix::sys::time::TimeVal| t.num_microseconds() as f64 / 1e6;
+    let max_rss = u64::try_from(usage.max_rss()).unwrap_or(0);
+    // macOS counts bytes; Linux and the BSDs count kilobytes.
+    let max_rss_bytes = if cfg!(target_vendor = "apple") { max_rss } else { max_rss * 1024 };
+    Some(Rusage {
+        user_s: secs(usage.user_time()),
+        system_s: secs(usage.system_time()),
+        max_rss_bytes,
+    })
+}
+
+#[cfg(not(unix))]
+fn rusage() -> Option<Rusage> {
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two scrapes of a member, as etcd writes them: 100 fsyncs before the run, then 100
+    /// more during it, of which 50 took under 1 ms, 40 under 2 ms, 9 under 4 ms and one
+    /// over 8 ms.
+    const BEFORE: &str = "\
+# HELP etcd_disk_wal_fsync_duration_seconds The latency distributions of fsync called by WAL.
+# TYPE etcd_disk_wal_fsync_duration_seconds histogram
+etcd_disk_wal_fsync_duration_seconds_bucket{le=\"0.001\"} 100
+etcd_disk_wal_fsync_duration_seconds_bucket{le=\"0.002\"} 100
+etcd_disk_wal_fsync_duration_seconds_bucket{le=\"0.004\"} 100
+etcd_disk_wal_fsync_duration_seconds_bucket{le=\"0.008\"} 100
+etcd_disk_wal_fsync_duration_seconds_bucket{le=\"+Inf\"} 100
+etcd_disk_wal_fsync_duration_seconds_sum 0.05
+etcd_disk_wal_fsync_duration_seconds_count 100
+# HELP etcd_network_peer_sent_bytes_total The total number of bytes sent to peers.
+# TYPE etcd_network_peer_sent_bytes_total counter
+etcd_network_peer_sent_bytes_total{To=\"8211f1d0f64f3269\"} 1000
+etcd_network_peer_sent_bytes_total{To=\"91bc3c398fb3c146\"} 2000
+# HELP etcd_server_proposals_committed_total The total number of consensus proposals committed.
+# TYPE etcd_server_proposals_committed_total gauge
+etcd_server_proposals_committed_total 10
+# HELP process_resident_memory_bytes Resident memory size in bytes.
+# TYPE process_resident_memory_bytes gauge
+process_resident_memory_bytes 2.5e+07
+# HELP process_cpu_seconds_total Total user and system CPU time spent in seconds.
+# TYPE process_cpu_seconds_total counter
+process_cpu_seconds_total 1.5
+";
+
+    fn after() -> String {
+        BEFORE
+            .replace("\"0.001\"} 100", "\"0.001\"} 150")
+            .replace("\"0.002\"} 100", "\"0.002\"} 190")
+            .replace("\"0.004\"} 100", "\"0.004\"} 199")
+            .replace("\"0.008\"} 100", "\"0.008\"} 199")
+            .replace("\"+Inf\"} 100", "\"+Inf\"} 200")
+            .replace("} 1000", "} 1500")
+            .replace("committed_total 10", "committed_total 510")
+            .replace("2.5e+07", "3.5e+07")
+            .replace("total 1.5", "total 2.25")
+    }
+
+    #[test]
+    fn quantiles_come_from_the_histogram_delta() {
+        let before = Snapshot::parse(BEFORE).unwrap();
+        let after = Snapshot::parse(&after()).unwrap();
+        let fsync = delta(before.wal_fsync.as_ref().unwrap(), after.wal_fsync.as_ref().unwrap());
+        assert_eq!(
+            fsync,
+            [(0.001, 50.0), (0.002, 90.0), (0.004, 99.0), (0.008, 99.0), (f64::INFINITY, 100.0)]
+        );
+        let q = |q: f64| quantile(&fsync, q).map(|s| (s * 1e6).round());
+        // Rank 50 is the last of the first bucket; rank 70 is half-way into (1 ms, 2 ms].
+        assert_eq!(q(0.5), Some(1000.0));
+        assert_eq!(q(0.7), Some(1500.0));
+        assert_eq!(q(0.25), Some(500.0));
+        // Rank 99 ends the (2 ms, 4 ms] bucket; past it lies only +Inf, which reports the
+        // highest finite bound.
+        assert_eq!(q(0.99), Some(4000.0));
+        assert_eq!(q(0.999), Some(8000.0));
+        // Nothing observed: no quantile.
+        let none = delta(before.wal_fsync.as_ref().unwrap(), before.wal_fsync.as_ref().unwrap());
+        assert_eq!(quantile(&none, 0.99), None);
+        // A reset (a count went down) keeps the later scrape alone.
+        let reset = delta(after.wal_fsync.as_ref().unwrap(), before.wal_fsync.as_ref().unwrap());
+        assert_eq!(reset, *before.wal_fsync.as_ref().unwrap());
+    }
+
+    #[test]
+    fn a_series_reports_deltas_sums_and_peaks() {
+        let mut series = Series::new("m0".into(), "http://127.0.0.1:1/metrics".into());
+        series.add(Snapshot::parse(BEFORE));
+        series.add(Err("connection refused".into()));
+        series.add(Snapshot::parse(&after()));
+        let m = series.finish();
+        assert_eq!((m.samples, m.failed_samples), (2, 1));
+        assert_eq!(m.last_error.as_deref(), Some("connection refused"));
+        assert_eq!(m.rss_avg_bytes, Some(30_000_000));
+        assert_eq!(m.rss_max_bytes, Some(35_000_000));
+        assert_eq!(m.cpu_s, Some(0.75));
+        assert_eq!(m.proposals_committed, Some(500));
+        // Summed over both peers.
+        assert_eq!(m.peer_sent_bytes, Some(500));
+        assert_eq!(m.wal_fsync_p50_us, Some(1000));
+        assert_eq!(m.wal_fsync_p99_us, Some(4000));
+        // Not exported by this member.
+        assert_eq!(
+            (m.db_size_bytes, m.backend_commit_p99_us, m.grpc_sent_bytes),
+            (None, None, None)
+        );
+    }
+
+    #[test]
+    fn one_scrape_gives_levels_but_no_deltas() {
+        let mut series = Series::new("m0".into(), String::new());
+        series.add(Snapshot::parse(BEFORE));
+        let m = series.finish();
+        assert_eq!(m.rss_max_bytes, Some(25_000_000));
+        assert_eq!((m.cpu_s, m.proposals_committed, m.wal_fsync_p99_us), (None, None, None));
+    }
+
+    #[test]
+    fn text_without_metrics_is_an_error() {
+        assert!(Snapshot::parse("<html>404 page not found</html>").is_err());
+    }
+
+    #[tokio::test]
+    async fn an_unreachable_member_is_reported_with_its_error() {
+        // A port nobody listens on: bind, note it, free it.
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let url = format!("http://127.0.0.1:{port}/metrics");
+        let sampler =
+            Sampler::start(vec![("gone".into(), url.clone())], Duration::from_millis(20)).await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let got = sampler.finish().await;
+        assert_eq!(got.len(), 1);
+        assert_eq!((got[0].name.as_str(), got[0].url.as_str()), ("gone", url.as_str()));
+        assert_eq!(got[0].samples, 0);
+        assert!(got[0].failed_samples >= 2, "{got:?}");
+        assert!(got[0].last_error.is_some());
+        assert_eq!(got[0].rss_max_bytes, None);
+    }
+
+    #[test]
+    fn the_process_measures_itself() {
+        let usage = Usage::start();
+        let mut x = 0u64;
+        for i in 0..5_000_000u64 {
+            x = x.wrapping_mul(31).wrapping_add(i);
+        }
+        std::hint::black_box(x);
+        let used = usage.finish().unwrap();
+        assert!(used.user_cpu_s + used.system_cpu_s > 0.0, "{used:?}");
+        assert!(used.max_rss_bytes > 1 << 20, "{used:?}");
+    }
+}
