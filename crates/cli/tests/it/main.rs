@@ -8,6 +8,8 @@
 //!   report counts exactly the keys the server holds under the range.
 //! - `run`: `etcdlat run` with shipped and own scenario files, `etcdlat scenarios`, and the
 //!   report files (`--json`, `--markdown`, `--csv`).
+//! - `cluster`: `[matrix]` scenarios (one run and one markdown row per combination),
+//!   `--target`, and `etcdlat cluster`.
 //! - `error`: exit code 2 and one `etcdlat: ` line on stderr for bad input, an unreachable
 //!   endpoint and a missing etcd binary.
 //! - `workload`: `txn-put`, `txn-mixed`, `lease-keepalive`, `stm`, and put's compaction and
@@ -15,6 +17,7 @@
 //! - `interrupt`: SIGINT during a run: exit code 130, the report written and marked
 //!   interrupted, and a throwaway etcd killed and removed.
 
+mod cluster;
 mod error;
 mod interrupt;
 mod put;

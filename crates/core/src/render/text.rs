@@ -149,6 +149,22 @@ impl Writer<'_> {
                 w.before_ack,
             );
         }
+        if !report.members.is_empty() {
+            self.out.push_str("\nServed by:\n");
+            for m in &report.members {
+                let _ = write!(self.out, "  {}:\t{} ok, {:.1}/s, p50 ", m.name, m.ok, m.throughput);
+                self.secs_us(m.latency.quantile_us(0.5) as f64);
+                self.out.push_str(", p99 ");
+                self.secs_us(m.latency.quantile_us(0.99) as f64);
+                self.out.push('\n');
+            }
+        }
+        if !report.leader_changes.is_empty() {
+            self.out.push_str("\nLeader changes:\n");
+            for c in &report.leader_changes {
+                let _ = writeln!(self.out, "  at {:.3} s:\t{} -> {}", c.t_s, c.from, c.to);
+            }
+        }
         if let Some(h) = &report.hashkv {
             let _ = writeln!(
                 self.out,

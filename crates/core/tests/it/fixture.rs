@@ -5,8 +5,8 @@
 use std::time::{Duration, Instant};
 
 use etcdlat_core::{
-    ClientUsage, Consistency, ErrorCode, MemberMetrics, OpKind, OpReport, Operation, Params, PutOp,
-    RangeOp, Recorder, Report, Scenario, TargetInfo,
+    ClientUsage, Consistency, Distribution, ErrorCode, LeaderChange, MemberMetrics, MemberReport,
+    OpKind, OpReport, Operation, Params, PutOp, RangeOp, Recorder, Report, Scenario, TargetInfo,
 };
 
 /// When measurement started in every fixture.
@@ -145,12 +145,36 @@ pub fn range_report() -> Report {
         all: None,
         watch: None,
         hashkv: None,
-        members: Vec::new(),
-        leader_changes: Vec::new(),
+        members: served_by(),
+        leader_changes: vec![LeaderChange {
+            t_s: 1.25,
+            from: "m0".to_owned(),
+            to: "m1".to_owned(),
+        }],
         server: vec![member("m0", 40001, 0), member("m1", 40003, 1), member("m2", 40005, 2)],
         client: Some(ClientUsage { user_cpu_s: 1.25, system_cpu_s: 0.5, max_rss_bytes: 48 << 20 }),
         scenario,
     }
+}
+
+/// [`range_report`]'s requests by the member that answered them: 1,300 over three members.
+fn served_by() -> Vec<MemberReport> {
+    [("m0", "a0", 400, 900), ("m1", "a1", 500, 1_100), ("m2", "a2", 400, 1_300)]
+        .into_iter()
+        .map(|(name, id, ok, base_us)| {
+            let mut h = etcdlat_core::recorder::new_histogram();
+            for i in 0..ok {
+                h.record(base_us + i).unwrap();
+            }
+            MemberReport {
+                name: name.to_owned(),
+                id: id.to_owned(),
+                ok,
+                throughput: ok as f64 / 2.0,
+                latency: Distribution::new(h),
+            }
+        })
+        .collect()
 }
 
 /// The server metrics of member `name` of [`range_report`]'s cluster: the `i`th member

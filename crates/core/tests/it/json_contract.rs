@@ -38,6 +38,12 @@ struct Run {
     /// The HashKV comparison, when asked for.
     #[serde(default)]
     hashkv: Option<HashKv>,
+    /// Successful requests by the member that answered them.
+    #[serde(default)]
+    members: Vec<ServedBy>,
+    /// Leader changes seen during the run.
+    #[serde(default)]
+    leader_changes: Vec<LeaderChange>,
     /// Server metrics per member, when scraped.
     #[serde(default)]
     server: Vec<Member>,
@@ -61,6 +67,26 @@ struct Watch {
     duplicate: u64,
     out_of_order: u64,
     before_ack: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct ServedBy {
+    name: String,
+    id: String,
+    ok: u64,
+    throughput: f64,
+    latency_us: Dist,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct LeaderChange {
+    t_s: f64,
+    from: String,
+    to: String,
 }
 
 #[derive(Debug, Deserialize)]

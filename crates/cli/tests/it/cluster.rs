@@ -1,0 +1,127 @@
+//! Cluster-aware commands: `[matrix]` scenarios (one run per combination, one markdown row
+//! each), `--target`, and `etcdlat cluster`.
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use etcdlat_testkit::Etcd;
+
+use crate::{count, etcdlat, parse_report, text};
+
+#[tokio::test]
+async fn a_two_by_two_matrix_is_four_runs_and_four_rows() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    let etcd = Etcd::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("m.toml"),
+        "name = \"m\"\n[load]\ntotal = 50\n[op.put]\nkey-space-size = 50\n\
+         [matrix]\n\"load.clients\" = [1, 4]\nop.put.val-size = [16, 1024]\n",
+    )
+    .unwrap();
+    let out = etcdlat()
+        .current_dir(dir.path())
+        .arg(format!("--endpoints={}", etcd.endpoint()))
+        .args(["run", "m.toml", "--markdown", "t.md", "--json", "-"])
+        .assert()
+        .success();
+    let report = parse_report(&out.get_output().stdout);
+    let runs = report["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 4);
+    let names: Vec<&str> = runs.iter().map(|r| text(r, "/name")).collect();
+    assert_eq!(
+        names,
+        [
+            "m [clients=1, val-size=16]",
+            "m [clients=1, val-size=1024]",
+            "m [clients=4, val-size=16]",
+            "m [clients=4, val-size=1024]"
+        ]
+    );
+    assert_eq!(count(&runs[3], "/params/clients"), 4);
+    assert_eq!(count(&runs[3], "/params/val_size"), 1024);
+    assert_eq!(count(&runs[3], "/ops/put/value_bytes"), 50 * 1024);
+    let table = std::fs::read_to_string(dir.path().join("t.md")).unwrap();
+    let rows: Vec<&str> = table.lines().skip(2).collect();
+    assert_eq!(rows.len(), 4, "{table}");
+    assert!(rows[1].starts_with("| m [clients=1, val-size=1024] |"), "{table}");
+}
+
+#[tokio::test]
+async fn target_flag_sends_the_load_to_the_leader() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    let etcd = Etcd::start_cluster(3).await;
+    let leader = etcd.leader_name().await;
+    let out = etcdlat()
+        .arg(format!("--endpoints={}", etcd.endpoints().join(",")))
+        .args(["--target=leader", "--clients=4", "put", "--total=100", "--json", "-"])
+        .assert()
+        .success();
+    let report = parse_report(&out.get_output().stdout);
+    let members = report["runs"][0]["members"].as_array().unwrap();
+    assert_eq!(members.len(), 1);
+    assert_eq!(text(&members[0], "/name"), leader);
+    assert_eq!(count(&members[0], "/ok"), 100);
+    assert_eq!(
+        report["runs"][0]["server"].as_array().map(Vec::len),
+        Some(3),
+        "every member's metrics"
+    );
+}
+
+#[test]
+fn cluster_command_serves_until_interrupted() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let mut child = Command::new(assert_cmd::cargo::cargo_bin("etcdlat"))
+        .args(["cluster", "--members", "3"])
+        .env("TMPDIR", tmp.path())
+        .env_remove("ETCDLAT_LOG")
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut endpoints = Vec::new();
+    for line in lines.by_ref() {
+        let line = line.unwrap();
+        if let Some(eps) = line.strip_prefix("ETCDCTL_ENDPOINTS=") {
+            endpoints = eps.split(',').map(str::to_owned).collect();
+            break;
+        }
+    }
+    assert_eq!(endpoints.len(), 3, "three endpoints printed");
+    // The cluster works: a put run against it.
+    etcdlat()
+        .arg(format!("--endpoints={}", endpoints.join(",")))
+        .args(["put", "--total=20", "--quiet"])
+        .assert()
+        .success();
+    Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "etcdlat cluster did not stop");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status}");
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+    assert!(left.is_empty(), "the cluster's directory is removed");
+    let ports: Vec<&str> = endpoints.iter().filter_map(|e| e.rsplit(':').next()).collect();
+    for port in ports {
+        let addr = format!("127.0.0.1:{port}");
+        assert!(std::net::TcpStream::connect(&addr).is_err(), "nothing listens on {addr} any more");
+    }
+}
