@@ -75,8 +75,10 @@ fn sample_report() -> Report {
         hashkv: None,
         members: Vec::new(),
         leader_changes: Vec::new(),
+        pacing: None,
         server: Vec::new(),
         client: None,
+        shards: Vec::new(),
         scenario,
     }
 }

@@ -104,9 +104,25 @@ pub struct Global {
     #[arg(long, global = true, value_name = "FILE")]
     pub csv: Option<PathBuf>,
 
+    /// Write the report as one self-contained HTML page, with tables and plots, to FILE.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+
+    /// Write SVG plots into DIR, which must exist: per run N (from 1) and operation kind OP,
+    /// N-OP-latency.svg (percentiles per interval) and N-OP-spectrum.svg (latency and service
+    /// time by percentile), and N-throughput.svg.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub plots: Option<PathBuf>,
+
     /// No text report and no progress.
     #[arg(long, short, global = true)]
     pub quiet: bool,
+
+    /// Fail (exit 1) unless every report meets EXPR, like 'p99 < "20ms"', 'errors == 0' or
+    /// 'put.error_rate < 0.001' (metrics p50 p90 p99 p99_9 p99_99 max mean error_rate errors
+    /// throughput ok; repeatable; added to the scenarios' own `thresholds`).
+    #[arg(long, global = true, value_name = "EXPR")]
+    pub threshold: Vec<String>,
 }
 
 /// The commands.
@@ -142,6 +158,12 @@ pub enum Command {
     Scenarios,
     /// Start a throwaway local etcd cluster, print its endpoints, and keep it until Ctrl-C.
     Cluster(ClusterArgs),
+    /// Merge the JSON reports of shards of one run (machines started together) into one:
+    /// histograms are added and counts summed, so its percentiles are those of every sample.
+    Merge(MergeArgs),
+    /// Compare two JSON reports, run by run, as markdown tables (throughput, p50, p99, p99.9,
+    /// errors), marking the changes beyond the run-to-run noise seen in their intervals.
+    Compare(CompareArgs),
 }
 
 /// Load flags shared by `put` and `range`, beyond etcd's.
@@ -162,6 +184,15 @@ pub struct LoadArgs {
     /// Run this long before measuring, e.g. "5s".
     #[arg(long, value_name = "DURATION")]
     pub warmup: Option<String>,
+
+    /// Make --rate an open-loop arrival rate: requests arrive on schedule whatever etcd does,
+    /// and latency counts from the intended arrival (no coordinated omission).
+    #[arg(long)]
+    pub open_loop: bool,
+
+    /// Open-loop arrivals as a Poisson process instead of evenly spaced.
+    #[arg(long, requires = "open_loop")]
+    pub poisson: bool,
 }
 
 /// `etcdlat put`.
@@ -452,6 +483,25 @@ pub struct RangeArgs {
 #[derive(Debug, Args)]
 pub struct ClusterArgs {}
 
+/// `etcdlat merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// JSON reports (`--json`) of the shards, each with the same runs in the same order.
+    #[arg(id = "merge_reports", required = true, value_name = "REPORT")]
+    pub reports: Vec<PathBuf>,
+}
+
+/// `etcdlat compare`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The JSON report compared against.
+    #[arg(id = "compare_base", value_name = "BASE")]
+    pub base: PathBuf,
+    /// The JSON report compared with it.
+    #[arg(id = "compare_new", value_name = "NEW")]
+    pub new: PathBuf,
+}
+
 /// `etcdlat run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -474,6 +524,10 @@ pub struct RunArgs {
     /// Override the scenarios' warm-up, e.g. "5s".
     #[arg(long, value_name = "DURATION")]
     pub warmup: Option<String>,
+
+    /// Run the scenarios as open loops at their rate (see `put --open-loop`).
+    #[arg(long)]
+    pub open_loop: bool,
 
     /// Multiply every total and duration by F, so a large published test runs in minutes.
     #[arg(long, value_name = "F")]

@@ -1,7 +1,8 @@
 //! `etcdlat`: the command line. Parses flags, installs logging and signal handling, runs
-//! the library, writes reports. Exit codes: 0 ok, 1 a check failed, 2 error, 130 interrupted
+//! the library, writes reports. Exit codes: 0 ok, 1 a check failed or a threshold was not met, 2 error, 130 interrupted
 //! (report written).
 
+mod analysis;
 mod args;
 mod builtin;
 mod output;
@@ -61,7 +62,7 @@ fn main() -> ExitCode {
 
 enum Status {
     Done,
-    /// A check failed (HashKV mismatch, watch events lost): exit 1.
+    /// A check failed (HashKV mismatch, watch events lost) or a threshold was not met: exit 1.
     Failed,
     Interrupted,
 }
@@ -78,6 +79,8 @@ async fn execute(action: Action) -> Result<Status> {
         }
         Action::Run(plan) => *plan,
         Action::Cluster { members, etcd_bin } => return hold_cluster(members, &etcd_bin).await,
+        Action::Merge(m) => return analysis::merge(&m),
+        Action::Compare(c) => return analysis::compare(&c),
     };
     let stop = shutdown_signal();
     let mut reports = Vec::new();
@@ -100,13 +103,10 @@ async fn execute(action: Action) -> Result<Status> {
     }
     let interrupted = reports.iter().any(|r| r.interrupted) || *stop.borrow();
     write_outputs(&plan, &reports)?;
-    let failures: Vec<String> = reports.iter().flat_map(Report::failures).collect();
-    for f in &failures {
-        eprintln!("etcdlat: check failed: {f}");
-    }
+    let passed = analysis::passed(&reports);
     Ok(if interrupted {
         Status::Interrupted
-    } else if failures.is_empty() {
+    } else if passed {
         Status::Done
     } else {
         Status::Failed
@@ -216,6 +216,12 @@ fn write_outputs(plan: &Plan, reports: &[Report]) -> Result<()> {
             });
         }
         t.write(&text)?;
+    }
+    if let Some(t) = &plan.html {
+        t.write(&render::html(&ReportSet::new(reports.to_vec())))?;
+    }
+    if let Some(dir) = &plan.plots {
+        output::write_plots(dir, reports)?;
     }
     Ok(())
 }

@@ -6,6 +6,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+use etcdlat_core::Report;
+use etcdlat_core::render::plot;
 
 /// Where a report goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,6 +63,34 @@ impl Target {
     }
 }
 
+/// Fails unless `dir` is an existing directory that files can be created in (`--plots`).
+pub fn check_dir(dir: &Path, flag: &str) -> Result<()> {
+    if !dir.is_dir() {
+        bail!("{flag} {}: no such directory", dir.display());
+    }
+    tempfile::NamedTempFile::new_in(dir)
+        .with_context(|| format!("{flag} {}: cannot write in it", dir.display()))?;
+    Ok(())
+}
+
+/// Writes the SVG plots of every run into `dir`, each file atomically: for run `n` (from 1,
+/// as the HTML page numbers them) `n-OP-latency.svg` and `n-OP-spectrum.svg` per operation
+/// kind, and `n-throughput.svg`.
+pub fn write_plots(dir: &Path, reports: &[Report]) -> Result<()> {
+    for (i, report) in reports.iter().enumerate() {
+        let n = i + 1;
+        for &kind in report.ops.keys() {
+            Target::File(dir.join(format!("{n}-{kind}-latency.svg")))
+                .write(&plot::latency_over_time(report, kind))?;
+            Target::File(dir.join(format!("{n}-{kind}-spectrum.svg")))
+                .write(&plot::percentile_spectrum(report, kind))?;
+        }
+        Target::File(dir.join(format!("{n}-throughput.svg")))
+            .write(&plot::throughput_over_time(report))?;
+    }
+    Ok(())
+}
+
 fn parent(path: &Path) -> &Path {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
@@ -92,5 +122,16 @@ mod tests {
                 .contains("is a directory")
         );
         assert_eq!(Target::new(Path::new("-")), Target::Stdout);
+    }
+
+    #[test]
+    fn plot_directories_must_exist() {
+        let dir = tempfile::tempdir().unwrap();
+        check_dir(dir.path(), "--plots").unwrap();
+        let err = check_dir(&dir.path().join("nope"), "--plots").unwrap_err().to_string();
+        assert!(err.contains("no such directory"), "{err}");
+        let file = dir.path().join("f");
+        std::fs::write(&file, "").unwrap();
+        assert!(check_dir(&file, "--plots").is_err(), "a file is not a directory");
     }
 }

@@ -7,16 +7,17 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow, bail};
 use etcdlat_core::render::TextOptions;
 use etcdlat_core::scenario::check_endpoint;
+use etcdlat_core::threshold::Threshold;
 use etcdlat_core::unit::{parse_duration, parse_size};
 use etcdlat_core::{
-    Compaction, Consistency, Isolation, LeaseOp, Load, Operation, PutOp, RangeOp, Scenario,
-    ScenarioError, StmLocker, StmOp, Targeting, TxnMixedOp, TxnPutOp, WatchGetOp, WatchLatencyOp,
-    WatchOp,
+    Arrivals, Compaction, Consistency, Isolation, LeaseOp, Load, Operation, PutOp, RangeOp,
+    Scenario, ScenarioError, Schedule, StmLocker, StmOp, Targeting, TxnMixedOp, TxnPutOp,
+    WatchGetOp, WatchLatencyOp, WatchOp,
 };
 
 use crate::args::{
-    Cli, Command, Global, LeaseKeepaliveArgs, LoadArgs, PutArgs, RangeArgs, RunArgs, StmArgs,
-    TxnMixedArgs, TxnPutArgs, WatchArgs, WatchGetArgs, WatchLatencyArgs,
+    Cli, Command, CompareArgs, Global, LeaseKeepaliveArgs, LoadArgs, MergeArgs, PutArgs, RangeArgs,
+    RunArgs, StmArgs, TxnMixedArgs, TxnPutArgs, WatchArgs, WatchGetArgs, WatchLatencyArgs,
 };
 use crate::builtin;
 use crate::output::Target;
@@ -58,6 +59,10 @@ pub struct Plan {
     pub markdown: Option<Target>,
     /// Interval CSV destination.
     pub csv: Option<Target>,
+    /// HTML page destination.
+    pub html: Option<Target>,
+    /// Directory the SVG plots are written into.
+    pub plots: Option<PathBuf>,
     /// The etcd binary for local clusters.
     pub etcd_bin: PathBuf,
     /// The endpoints were etcd benchmark's default rather than given.
@@ -78,6 +83,10 @@ pub enum Action {
         /// The etcd binary.
         etcd_bin: PathBuf,
     },
+    /// Merge shards' reports.
+    Merge(MergePlan),
+    /// Compare two reports.
+    Compare(ComparePlan),
 }
 
 impl Action {
@@ -85,8 +94,13 @@ impl Action {
     pub fn from_cli(cli: Cli, etcd_bin: PathBuf) -> Result<Self> {
         let g = &cli.global;
         reject_unsupported(g)?;
+        for t in &g.threshold {
+            t.parse::<Threshold>().map_err(|e| anyhow!("--threshold: {e}"))?;
+        }
         let (scenarios, default_cluster) = match &cli.command {
             Command::Scenarios => return Ok(Self::ListScenarios),
+            Command::Merge(args) => return merge_plan(args, g).map(Self::Merge),
+            Command::Compare(args) => return compare_plan(args, g).map(Self::Compare),
             Command::Cluster(_) => {
                 if g.endpoints.is_some() {
                     bail!("cluster starts a local cluster; --endpoints does not apply");
@@ -109,7 +123,11 @@ impl Action {
                     Command::WatchLatency(a) => watch_latency_scenario(a)?,
                     Command::LeaseKeepalive(a) => lease_keepalive_scenario(a)?,
                     Command::Stm(a) => stm_scenario(a)?,
-                    Command::Scenarios | Command::Run(_) | Command::Cluster(_) => {
+                    Command::Scenarios
+                    | Command::Run(_)
+                    | Command::Cluster(_)
+                    | Command::Merge(_)
+                    | Command::Compare(_) => {
                         unreachable!("matched above")
                     }
                 };
@@ -174,10 +192,15 @@ impl Action {
         let json = g.json.as_deref().map(Target::new);
         let markdown = g.markdown.as_deref().map(Target::new);
         let csv = g.csv.as_deref().map(Target::new);
-        let to_stdout =
-            [&json, &markdown, &csv].iter().filter(|t| matches!(t, Some(Target::Stdout))).count();
+        let html = g.html.as_deref().map(Target::new);
+        let to_stdout = [&json, &markdown, &csv, &html]
+            .iter()
+            .filter(|t| matches!(t, Some(Target::Stdout)))
+            .count();
         if to_stdout > 1 {
-            bail!("only one of --json, --markdown and --csv can write to standard output (-)");
+            bail!(
+                "only one of --json, --markdown, --csv and --html can write to standard output (-)"
+            );
         }
         if let Some(t) = &json {
             t.check("--json")?;
@@ -187,6 +210,12 @@ impl Action {
         }
         if let Some(t) = &csv {
             t.check("--csv")?;
+        }
+        if let Some(t) = &html {
+            t.check("--html")?;
+        }
+        if let Some(dir) = &g.plots {
+            crate::output::check_dir(dir, "--plots")?;
         }
         Ok(Self::Run(Box::new(Plan {
             scenarios,
@@ -199,6 +228,8 @@ impl Action {
             json,
             markdown,
             csv,
+            html,
+            plots: g.plots.clone(),
             etcd_bin,
             default_endpoint,
         })))
@@ -238,7 +269,18 @@ fn apply_global(s: &mut Scenario, g: &Global) -> Result<(), ScenarioError> {
     if let Some(t) = g.target.as_deref().and_then(|t| t.parse().ok()) {
         s.target = t;
     }
+    add_thresholds(s, &g.threshold);
     s.validate()
+}
+
+/// Adds `--threshold` expressions (checked already) to a scenario's own, each once, so the
+/// report records every threshold the run was held to.
+fn add_thresholds(s: &mut Scenario, thresholds: &[String]) {
+    for t in thresholds {
+        if !s.thresholds.contains(t) {
+            s.thresholds.push(t.clone());
+        }
+    }
 }
 
 /// A scenario error in the words of the command line: `load.clients` becomes `--clients`.
@@ -272,6 +314,9 @@ fn load_from(args: &LoadArgs) -> Result<Load> {
         duration,
         rate: args.rate,
         warmup: warmup.unwrap_or_default(),
+        schedule: if args.open_loop { Schedule::Open } else { Schedule::Closed },
+        arrivals: if args.poisson { Arrivals::Poisson } else { Arrivals::Constant },
+        stages: Vec::new(),
     })
 }
 
@@ -496,6 +541,9 @@ fn run_scenarios(args: &RunArgs) -> Result<Vec<Scenario>> {
         if let Some(w) = warmup {
             s.load.warmup = w;
         }
+        if args.open_loop {
+            s.load.schedule = Schedule::Open;
+        }
         let runs = s.expand().with_context(|| format!("scenario {label}"))?;
         for run in runs {
             out.push(match args.scale {
@@ -507,6 +555,86 @@ fn run_scenarios(args: &RunArgs) -> Result<Vec<Scenario>> {
     Ok(out)
 }
 
+/// `etcdlat merge`, validated.
+#[derive(Debug)]
+pub struct MergePlan {
+    /// The shards' reports, in order.
+    pub inputs: Vec<PathBuf>,
+    /// `--threshold` expressions, checked on the merged report with the scenario's own.
+    pub thresholds: Vec<String>,
+    /// Text report options.
+    pub text: TextOptions,
+    /// Print the text report of the merged runs.
+    pub print_text: bool,
+    /// Merged JSON report destination.
+    pub json: Option<Target>,
+    /// Markdown table destination.
+    pub markdown: Option<Target>,
+    /// Interval CSV destination.
+    pub csv: Option<Target>,
+}
+
+/// `etcdlat compare`, validated.
+#[derive(Debug)]
+pub struct ComparePlan {
+    /// The report compared against.
+    pub base: PathBuf,
+    /// The report compared with it.
+    pub new: PathBuf,
+    /// Print the markdown comparison on standard output.
+    pub print: bool,
+    /// Markdown comparison destination.
+    pub markdown: Option<Target>,
+    /// JSON comparison destination.
+    pub json: Option<Target>,
+}
+
+/// The report files of `merge` and `compare`, checked; at most one writes to standard output.
+fn output_flags(g: &Global) -> Result<[Option<Target>; 3]> {
+    let targets = [&g.json, &g.markdown, &g.csv].map(|p| p.as_deref().map(Target::new));
+    if targets.iter().filter(|t| matches!(t, Some(Target::Stdout))).count() > 1 {
+        bail!("only one of --json, --markdown and --csv can write to standard output (-)");
+    }
+    for (t, flag) in targets.iter().zip(["--json", "--markdown", "--csv"]) {
+        if let Some(t) = t {
+            t.check(flag)?;
+        }
+    }
+    Ok(targets)
+}
+
+fn merge_plan(args: &MergeArgs, g: &Global) -> Result<MergePlan> {
+    let [json, markdown, csv] = output_flags(g)?;
+    let to_stdout = [&json, &markdown, &csv].iter().any(|t| matches!(t, Some(Target::Stdout)));
+    Ok(MergePlan {
+        inputs: args.reports.clone(),
+        thresholds: g.threshold.clone(),
+        text: TextOptions { precise: g.precise, sample: g.sample },
+        print_text: !g.quiet && !to_stdout,
+        json,
+        markdown,
+        csv,
+    })
+}
+
+fn compare_plan(args: &CompareArgs, g: &Global) -> Result<ComparePlan> {
+    if !g.threshold.is_empty() {
+        bail!("--threshold applies to runs and merged reports, not to compare");
+    }
+    let [json, markdown, csv] = output_flags(g)?;
+    if csv.is_some() {
+        bail!("--csv does not apply to compare");
+    }
+    let to_stdout = [&json, &markdown].iter().any(|t| matches!(t, Some(Target::Stdout)));
+    Ok(ComparePlan {
+        base: args.base.clone(),
+        new: args.new.clone(),
+        print: !g.quiet && !to_stdout,
+        markdown,
+        json,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -516,7 +644,10 @@ mod tests {
         let cli = Cli::try_parse_from(std::iter::once("etcdlat").chain(args.iter().copied()))?;
         match Action::from_cli(cli, PathBuf::from("etcd"))? {
             Action::Run(p) => Ok(*p),
-            Action::ListScenarios | Action::Cluster { .. } => bail!("not a run"),
+            Action::ListScenarios
+            | Action::Cluster { .. }
+            | Action::Merge(_)
+            | Action::Compare(_) => bail!("not a run"),
         }
     }
 

@@ -31,7 +31,7 @@ impl Display {
         bar.set_draw_target(ProgressDrawTarget::stderr());
         bar.set_style(
             ProgressStyle::with_template(
-                "{elapsed_precise} [{bar:30}] {pos}/{len} requests, {per_sec}",
+                "{elapsed_precise} [{bar:30}] {pos}/{len} requests, {per_sec:.0}, {msg}",
             )
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> "),
@@ -42,6 +42,11 @@ impl Display {
             loop {
                 tick.tick().await;
                 b.set_position(progress.completed());
+                b.set_message(format!(
+                    "{} errors, p99 {:.1} ms this interval",
+                    progress.errors(),
+                    progress.interval_p99_us() as f64 / 1000.0
+                ));
             }
         });
         Some(Self { bar, task })

@@ -27,26 +27,34 @@
 //! # Ok::<(), etcdlat_core::ScenarioError>(())
 //! ```
 
+pub mod compare;
 pub mod keyspace;
+pub mod merge;
 pub mod metrics;
 pub mod op;
 pub mod recorder;
 pub mod render;
 pub mod report;
 pub mod scenario;
+pub mod schedule;
+pub mod threshold;
 pub mod unit;
 pub mod workload;
 
+pub use compare::{Comparison, compare};
+pub use merge::{MergeError, merge};
 pub use metrics::{ClientUsage, MemberMetrics};
 pub use op::{ErrorCode, OpKind};
 pub use recorder::Recorder;
 pub use report::{
-    Distribution, HashKvCheck, Interval, LeaderChange, MemberReport, OpReport, Params, Report,
-    ReportSet, TargetInfo, WatchAccounting,
+    Distribution, HashKvCheck, Interval, LeaderChange, MemberReport, OpReport, PacingReport,
+    Params, Report, ReportSet, ShardInfo, TargetInfo, WatchAccounting,
 };
 pub use scenario::{
     Checks, Cluster, Compaction, Load, ReportOptions, Scenario, ScenarioError, Setup, Targeting,
 };
+pub use schedule::{Arrivals, Pacer, Rate, Schedule, Stage};
+pub use threshold::{Threshold, ThresholdError, Violation};
 pub use workload::{
     Consistency, DeleteOp, Isolation, LeaseOp, Operation, PutOp, RangeOp, StmLocker, StmOp,
     TxnMixedOp, TxnPutOp, WatchGetOp, WatchLatencyOp, WatchOp, Weighted,

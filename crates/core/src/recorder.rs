@@ -167,11 +167,42 @@ pub struct MemberRecord {
     pub latency: Histogram<u64>,
 }
 
+/// How well requests kept to a paced schedule.
+#[derive(Debug, Clone)]
+pub struct Pacing {
+    /// Requests started by the schedule.
+    pub paced: u64,
+    /// Requests that started more than [`LATE_AFTER`] after their intended start.
+    pub late: u64,
+    /// Actual send minus intended start, us (0 when on time).
+    pub lateness: Histogram<u64>,
+    /// How late the client woke up for slots it slept until, us: etcdlat's own timer and
+    /// scheduler lateness, as opposed to waiting for a free client.
+    pub timer: Histogram<u64>,
+}
+
+/// A request that starts later than this after its intended start is counted as late.
+pub const LATE_AFTER: Duration = Duration::from_millis(1);
+
+impl Pacing {
+    fn new() -> Self {
+        Self { paced: 0, late: 0, lateness: new_histogram(), timer: new_histogram() }
+    }
+
+    fn merge(&mut self, other: &Pacing) {
+        self.paced += other.paced;
+        self.late += other.late;
+        self.lateness.add(&other.lateness).expect("same bounds");
+        self.timer.add(&other.timer).expect("same bounds");
+    }
+}
+
 /// Records the outcome of every request of one worker.
 #[derive(Debug, Clone)]
 pub struct Recorder {
     ops: Vec<Option<OpRecord>>,
     members: Vec<MemberRecord>,
+    pacing: Option<Box<Pacing>>,
     start: Instant,
     interval: Duration,
 }
@@ -202,7 +233,7 @@ impl Recorder {
         for k in kinds {
             ops[k.index()] = Some(OpRecord::new());
         }
-        Self { ops, members: Vec::new(), start, interval }
+        Self { ops, members: Vec::new(), pacing: None, start, interval }
     }
 
     /// Forgets everything recorded and starts counting intervals from `start` (after warm-up).
@@ -211,6 +242,7 @@ impl Recorder {
             *op = OpRecord::new();
         }
         self.members.clear();
+        self.pacing = None;
         self.start = start;
     }
 
@@ -267,6 +299,30 @@ impl Recorder {
         m.latency.record(us).expect("value within bounds");
     }
 
+    /// Records how a paced request started: `intended` by the schedule, actually `sent`,
+    /// and, when the client slept until its slot, how late it woke (`timer`).
+    #[inline]
+    pub fn record_start(&mut self, intended: Instant, sent: Instant, timer: Option<Duration>) {
+        let p = self.pacing.get_or_insert_with(|| Box::new(Pacing::new()));
+        let late = sent.saturating_duration_since(intended);
+        p.paced += 1;
+        if late > LATE_AFTER {
+            p.late += 1;
+        }
+        let (us, _) = to_us(late);
+        p.lateness.record(us).expect("value within bounds");
+        if let Some(t) = timer {
+            let (us, _) = to_us(t);
+            p.timer.record(us).expect("value within bounds");
+        }
+    }
+
+    /// How paced requests kept to their schedule, if any were paced.
+    #[must_use]
+    pub fn pacing(&self) -> Option<&Pacing> {
+        self.pacing.as_deref()
+    }
+
     /// The members that served requests, in the order first seen.
     #[must_use]
     pub fn members(&self) -> &[MemberRecord] {
@@ -315,6 +371,25 @@ impl Recorder {
         self.ops.iter().flatten().map(|o| o.ok + o.errors_total()).sum()
     }
 
+    /// Failed requests recorded so far, all kinds.
+    #[must_use]
+    pub fn errors(&self) -> u64 {
+        self.ops.iter().flatten().map(OpRecord::errors_total).sum()
+    }
+
+    /// The highest p99 latency of the interval in progress over every kind, us (0 when it
+    /// has no request yet): for live progress.
+    #[must_use]
+    pub fn current_p99_us(&self) -> u64 {
+        self.ops
+            .iter()
+            .flatten()
+            .filter(|o| !o.current.is_empty())
+            .map(|o| o.current.value_at_quantile(0.99))
+            .max()
+            .unwrap_or(0)
+    }
+
     /// Requests of one kind recorded so far, ok and failed.
     #[must_use]
     pub fn requests_of(&self, kind: OpKind) -> u64 {
@@ -323,6 +398,9 @@ impl Recorder {
 
     /// Adds another worker's recorder into this one.
     pub fn merge(&mut self, other: Recorder) {
+        if let Some(theirs) = &other.pacing {
+            self.pacing.get_or_insert_with(|| Box::new(Pacing::new())).merge(theirs);
+        }
         for theirs in other.members {
             match self.members.iter_mut().find(|m| m.id == theirs.id) {
                 Some(m) => {

@@ -19,6 +19,7 @@ use crate::recorder::{
     HIGHEST_US, INTERVAL_SIGFIG, IntervalSample, LOWEST_US, OpRecord, new_histogram,
 };
 use crate::scenario::Scenario;
+use crate::threshold::{Threshold, Violation};
 
 /// Version of the JSON layout; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -77,6 +78,9 @@ pub struct Report {
     /// Leader changes seen during the run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub leader_changes: Vec<LeaderChange>,
+    /// How requests kept to the schedule, when a rate paced them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pacing: Option<PacingReport>,
     /// Every member's server metrics over the run, in member-list order (empty when none
     /// were scraped).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -84,8 +88,31 @@ pub struct Report {
     /// What the etcdlat process itself used during the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<ClientUsage>,
+    /// The shards this report was merged from ([`crate::merge`]), each with its own figures;
+    /// empty for a run measured by one process.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<ShardInfo>,
     /// The scenario as run.
     pub scenario: Scenario,
+}
+
+/// One shard of a merged report: what one machine (or process) measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ShardInfo {
+    /// The shard's label: the report file it was read from.
+    pub name: String,
+    /// When its measurement started, RFC 3339, UTC.
+    pub started_at: String,
+    /// Its measured wall time, seconds.
+    pub duration_s: f64,
+    /// Its logical clients.
+    pub clients: u32,
+    /// Its gRPC connections.
+    pub conns: u32,
+    /// Its successful requests, all kinds.
+    pub ok: u64,
+    /// Its failed requests, all kinds.
+    pub errors_total: u64,
 }
 
 impl Report {
@@ -148,6 +175,22 @@ impl Report {
         }
         out
     }
+
+    /// The thresholds of the scenario (`thresholds`, including those given with `--threshold`
+    /// on the command line) that this run did not meet; see [`crate::threshold`].
+    ///
+    /// Kept apart from [`Report::failures`], the run's correctness checks; a run passed when
+    /// both are empty. A threshold that does not parse is not checked: scenarios are validated
+    /// when read, so that happens only to a scenario deserialized without validation.
+    #[must_use]
+    pub fn violations(&self) -> Vec<Violation> {
+        self.scenario
+            .thresholds
+            .iter()
+            .filter_map(|t| t.parse::<Threshold>().ok())
+            .flat_map(|t| t.check(self))
+            .collect()
+    }
 }
 
 /// The requests one member answered.
@@ -164,6 +207,33 @@ pub struct MemberReport {
     /// Their latency, microseconds.
     #[serde(rename = "latency_us")]
     pub latency: Distribution,
+}
+
+/// How requests kept to a paced schedule, and whether the client kept up.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PacingReport {
+    /// `closed` (a capped closed loop) or `open`.
+    pub schedule: String,
+    /// `constant` or `poisson` (open loop).
+    pub arrivals: String,
+    /// The rate asked for, requests per second (the mean over stages).
+    pub target_rate: f64,
+    /// Requests started per second of measured time.
+    pub achieved_rate: f64,
+    /// Requests the schedule started.
+    pub paced: u64,
+    /// Of those, started more than 1 ms after their intended start.
+    pub late: u64,
+    /// Actual send minus intended start, microseconds.
+    #[serde(rename = "lateness_us")]
+    pub lateness: Distribution,
+    /// How late etcdlat woke for the slots it slept until (its own timer and scheduler
+    /// lateness), microseconds.
+    #[serde(rename = "timer_lateness_us")]
+    pub timer_lateness: Distribution,
+    /// Who held the rate back, in words, when the target was not reached.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<String>,
 }
 
 /// A change of leader seen during a run.
@@ -581,6 +651,8 @@ mod tests {
             client: None,
             members: Vec::new(),
             leader_changes: Vec::new(),
+            pacing: None,
+            shards: Vec::new(),
             scenario: Scenario::new(crate::Operation::Put(crate::PutOp::default())),
         };
         assert!(report.failures().is_empty());

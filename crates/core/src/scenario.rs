@@ -8,6 +8,7 @@
 //! description = "256 B puts, one client"
 //!
 //! target = "leader"               # where the load goes (default: the endpoints as given)
+//! thresholds = ['p99 < "20ms"', "errors == 0"]   # exit 1 when not met
 //!
 //! [cluster]
 //! endpoints = ["127.0.0.1:2379"]   # absent: a throwaway local etcd
@@ -29,6 +30,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::schedule::{Arrivals, Rate, Schedule, Stage};
 use crate::unit;
 #[cfg(test)]
 use crate::workload::Consistency;
@@ -53,6 +55,11 @@ pub struct Scenario {
     /// Which members the load goes to.
     #[serde(default, skip_serializing_if = "is_default")]
     pub target: Targeting,
+    /// Conditions the run must meet, like `p99 < "20ms"` or `put.error_rate < 0.001`
+    /// ([`crate::threshold`]); one that is not met fails the run (exit 1), see
+    /// [`crate::Report::violations`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thresholds: Vec<String>,
     /// The etcd cluster to run against.
     #[serde(default, skip_serializing_if = "is_default")]
     pub cluster: Cluster,
@@ -210,6 +217,30 @@ pub struct Load {
     /// Time run before measuring; its requests are not in any figure.
     #[serde(default, with = "unit::duration", skip_serializing_if = "Duration::is_zero")]
     pub warmup: Duration,
+    /// `closed` (default: each client sends when its previous request completes, the rate
+    /// a cap) or `open` (requests arrive at the rate whatever the server does).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub schedule: Schedule,
+    /// Open-loop arrivals: `constant` (default) or `poisson`.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub arrivals: Arrivals,
+    /// A shaped rate instead of `rate`: stages of rate and duration, stepped or ramped.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<Stage>,
+}
+
+impl Load {
+    /// The rate over time: the stages, the constant rate, or unlimited.
+    #[must_use]
+    pub fn rate_shape(&self) -> Rate {
+        if !self.stages.is_empty() {
+            Rate::Stages(self.stages.clone())
+        } else if self.rate > 0 {
+            Rate::Constant(self.rate as f64)
+        } else {
+            Rate::Unlimited
+        }
+    }
 }
 
 impl Default for Load {
@@ -221,6 +252,9 @@ impl Default for Load {
             duration: None,
             rate: 0,
             warmup: Duration::ZERO,
+            schedule: Schedule::default(),
+            arrivals: Arrivals::default(),
+            stages: Vec::new(),
         }
     }
 }
@@ -360,6 +394,7 @@ impl Scenario {
             checks: Checks::default(),
             matrix: toml::Table::new(),
             report: ReportOptions::default(),
+            thresholds: Vec::new(),
         }
     }
 
@@ -544,7 +579,7 @@ impl Scenario {
             }
         }
         match (l.total, l.duration) {
-            (None, None) if self.is_stream() => {}
+            (None, None) if self.is_stream() || !l.stages.is_empty() => {}
             (None, None) => {
                 return Err(ScenarioError::invalid(
                     "load",
@@ -558,6 +593,38 @@ impl Scenario {
                 return Err(ScenarioError::invalid("load.duration", "must be more than 0"));
             }
             _ => {}
+        }
+        if l.schedule == Schedule::Open && l.rate == 0 && l.stages.is_empty() {
+            return Err(ScenarioError::invalid(
+                "load.schedule",
+                "an open loop needs a rate (requests per second) or stages",
+            ));
+        }
+        if l.arrivals == Arrivals::Poisson && l.schedule != Schedule::Open {
+            return Err(ScenarioError::invalid(
+                "load.arrivals",
+                "applies to an open loop (schedule = \"open\")",
+            ));
+        }
+        if !l.stages.is_empty() && l.rate > 0 {
+            return Err(ScenarioError::invalid(
+                "load.stages",
+                "replace rate; give one or the other",
+            ));
+        }
+        for (i, st) in l.stages.iter().enumerate() {
+            if st.duration.is_zero() {
+                return Err(ScenarioError::invalid(
+                    &format!("load.stages.{i}.duration"),
+                    "must be more than 0",
+                ));
+            }
+            if st.rate > 100_000_000 {
+                return Err(ScenarioError::invalid(
+                    &format!("load.stages.{i}.rate"),
+                    "is beyond any etcd",
+                ));
+            }
         }
         if l.rate > 100_000_000 {
             return Err(ScenarioError::invalid(
@@ -624,6 +691,9 @@ impl Scenario {
             }
         }
 
+        if let Err(e) = crate::threshold::Threshold::parse_all(&self.thresholds) {
+            return Err(ScenarioError::invalid("thresholds", e.to_string()));
+        }
         if self.report.interval < Duration::from_millis(10) {
             return Err(ScenarioError::invalid("report.interval", "must be at least 10ms"));
         }

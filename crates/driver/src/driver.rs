@@ -199,19 +199,46 @@ pub struct Driver {
 /// published by each worker a few times a second (never per request).
 #[derive(Debug, Clone, Default)]
 pub struct Progress {
-    workers: Arc<std::sync::Mutex<Vec<Arc<AtomicU64>>>>,
+    workers: Arc<std::sync::Mutex<Vec<Arc<WorkerProgress>>>>,
+}
+
+/// One worker's published progress.
+#[derive(Debug, Default)]
+pub(crate) struct WorkerProgress {
+    pub requests: AtomicU64,
+    pub errors: AtomicU64,
+    pub p99_us: AtomicU64,
 }
 
 impl Progress {
+    fn sum(&self, f: impl Fn(&WorkerProgress) -> u64) -> u64 {
+        self.workers.lock().map(|w| w.iter().map(|p| f(p)).sum()).unwrap_or(0)
+    }
+
     /// Requests completed (ok or failed) in the measured part of the current or last run.
     #[must_use]
     pub fn completed(&self) -> u64 {
-        self.workers.lock().map(|w| w.iter().map(|c| c.load(Ordering::Relaxed)).sum()).unwrap_or(0)
+        self.sum(|p| p.requests.load(Ordering::Relaxed))
     }
 
-    fn reset(&self, workers: usize) -> Vec<Arc<AtomicU64>> {
-        let counters: Vec<Arc<AtomicU64>> =
-            (0..workers).map(|_| Arc::new(AtomicU64::new(0))).collect();
+    /// Failed requests so far.
+    #[must_use]
+    pub fn errors(&self) -> u64 {
+        self.sum(|p| p.errors.load(Ordering::Relaxed))
+    }
+
+    /// The worst p99 latency of the current interval across workers, microseconds.
+    #[must_use]
+    pub fn interval_p99_us(&self) -> u64 {
+        self.workers
+            .lock()
+            .map(|w| w.iter().map(|p| p.p99_us.load(Ordering::Relaxed)).max().unwrap_or(0))
+            .unwrap_or(0)
+    }
+
+    fn reset(&self, workers: usize) -> Vec<Arc<WorkerProgress>> {
+        let counters: Vec<Arc<WorkerProgress>> =
+            (0..workers).map(|_| Arc::new(WorkerProgress::default())).collect();
         if let Ok(mut w) = self.workers.lock() {
             w.clone_from(&counters);
         }
@@ -366,6 +393,7 @@ impl Driver {
         let (server, client) = (sampler.finish().await, usage.finish());
         let mut recorder = measured.recorder;
         let recorder_members = recorder.members().to_vec();
+        let recorder_pacing = recorder.pacing().cloned();
         if let Some(compactor) = compactor {
             if let Ok(compactions) = compactor.await {
                 recorder.merge(compactions);
@@ -402,8 +430,12 @@ impl Driver {
             hashkv,
             members: member_reports(&recorder_members, &members, duration),
             leader_changes,
+            pacing: recorder_pacing
+                .as_ref()
+                .map(|p| pacing_report(p, &scenario.load, duration, client.as_ref(), workers)),
             server,
             client,
+            shards: Vec::new(),
             scenario: scenario.clone(),
         })
     }
@@ -443,7 +475,12 @@ impl Driver {
                 seed: seed.wrapping_add(w as u64 + 1),
                 quota: quotas.as_ref().map(|q| q[w]),
                 clients: std::mem::take(&mut clients[w]),
-                rate: load.rate as f64 * share,
+                pacing: crate::worker::Pacing {
+                    schedule: load.schedule,
+                    arrivals: load.arrivals,
+                    rate: load.rate_shape(),
+                    share,
+                },
                 start_at,
                 warmup: load.warmup,
                 duration: load.duration,
@@ -514,6 +551,57 @@ fn member_reports(
         .collect();
     out.sort_by(|a, b| a.name.cmp(&b.name));
     out
+}
+
+/// How paced requests kept to their schedule, with a verdict in words when the target rate
+/// was missed: the client's CPU, its timer, or busy clients (the server, or too few clients).
+fn pacing_report(
+    p: &etcdlat_core::recorder::Pacing,
+    load: &etcdlat_core::Load,
+    duration: Duration,
+    client: Option<&etcdlat_core::ClientUsage>,
+    workers: usize,
+) -> etcdlat_core::PacingReport {
+    let secs = duration.as_secs_f64();
+    let target = load.rate_shape().mean();
+    let achieved = if secs > 0.0 { p.paced as f64 / secs } else { 0.0 };
+    let timer_p99_us = if p.timer.is_empty() { 0 } else { p.timer.value_at_quantile(0.99) };
+    let late_share = if p.paced > 0 { p.late as f64 / p.paced as f64 } else { 0.0 };
+    let verdict = (target > 0.0 && achieved < 0.99 * target).then(|| {
+        let cpu = client.map_or(0.0, |c| c.user_cpu_s + c.system_cpu_s);
+        let cpu_share = if secs > 0.0 { cpu / (secs * workers.max(1) as f64) } else { 0.0 };
+        let missed = format!("{achieved:.1}/s achieved of {target:.1}/s asked");
+        if cpu_share > 0.9 {
+            format!(
+                "{missed}: the client was the bottleneck, using {:.0}% of its {workers} worker thread(s)",
+                cpu_share * 100.0
+            )
+        } else if timer_p99_us > 5_000 {
+            format!(
+                "{missed}: the client could not keep time, waking up to {:.1} ms late for its slots (p99)",
+                timer_p99_us as f64 / 1000.0
+            )
+        } else if late_share > 0.05 {
+            format!(
+                "{missed}: every logical client was busy when {:.0}% of the requests were due; etcd (or too few clients) held the rate back",
+                late_share * 100.0
+            )
+        } else {
+            missed
+        }
+    });
+    let name = |v: &dyn std::fmt::Debug| format!("{v:?}").to_lowercase();
+    etcdlat_core::PacingReport {
+        schedule: name(&load.schedule),
+        arrivals: name(&load.arrivals),
+        target_rate: target,
+        achieved_rate: achieved,
+        paced: p.paced,
+        late: p.late,
+        lateness: etcdlat_core::Distribution::new(p.lateness.clone()),
+        timer_lateness: etcdlat_core::Distribution::new(p.timer.clone()),
+        verdict,
+    }
 }
 
 /// What a run measured, before it becomes a report.

@@ -278,6 +278,26 @@ impl LocalCluster {
         true
     }
 
+    /// Pauses one member (SIGSTOP): it keeps its connections but answers nothing, like a
+    /// stalled disk or a long GC pause. Returns false when there is no such running member.
+    pub fn pause(&self, name: &str) -> bool {
+        self.signal(name, nix::sys::signal::Signal::SIGSTOP)
+    }
+
+    /// Resumes a paused member (SIGCONT).
+    pub fn resume(&self, name: &str) -> bool {
+        self.signal(name, nix::sys::signal::Signal::SIGCONT)
+    }
+
+    fn signal(&self, name: &str, signal: nix::sys::signal::Signal) -> bool {
+        let Some(pid) = self.members.iter().find(|m| m.name == name).and_then(LocalMember::pid)
+        else {
+            return false;
+        };
+        let Ok(pid) = i32::try_from(pid) else { return false };
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), signal).is_ok()
+    }
+
     /// Kills every member and removes the data. Also done on drop.
     pub fn shutdown(&mut self) {
         for m in &mut self.members {

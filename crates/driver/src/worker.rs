@@ -12,19 +12,20 @@
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use std::future::Future;
 use std::pin::Pin;
 
-use etcdlat_core::{ErrorCode, OpKind, Recorder};
+use etcdlat_core::{Arrivals, ErrorCode, OpKind, Pacer, Rate, Recorder, Schedule};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
 use tonic::transport::Channel;
 
 use crate::connection;
+use crate::driver::WorkerProgress;
 use crate::error::DriverError;
 use crate::request::{ClientState, Conn, Ops, Work};
 use crate::rpc::Kv;
@@ -44,15 +45,15 @@ pub(crate) struct Job {
     pub clients: Vec<usize>,
     /// Request indices `[start, start + count)` this worker issues, if bounded by count.
     pub quota: Option<(u64, u64)>,
-    /// Requests per second for this worker; 0 = unlimited.
-    pub rate: f64,
+    /// The schedule and this worker's share of its rate.
+    pub pacing: Pacing,
     pub start_at: Instant,
     pub warmup: Duration,
     pub duration: Option<Duration>,
     pub interval: Duration,
     pub stop: watch::Receiver<bool>,
     /// Where this worker publishes its request count, a few times a second.
-    pub progress: Arc<AtomicU64>,
+    pub progress: Arc<WorkerProgress>,
     /// New endpoints for every connection when the target moves (the leader changed):
     /// connection `c` (this worker's local `l` is `c = l * workers + index`) goes to
     /// `endpoints[c % len]`.
@@ -60,6 +61,16 @@ pub(crate) struct Job {
     /// This worker's index and the number of workers, to place its connections.
     pub placement: (usize, usize),
     pub dial_timeout: Duration,
+}
+
+/// A run's schedule as one worker paces it.
+#[derive(Debug, Clone)]
+pub(crate) struct Pacing {
+    pub schedule: Schedule,
+    pub arrivals: Arrivals,
+    pub rate: Rate,
+    /// This worker's fraction of the rate.
+    pub share: f64,
 }
 
 /// What a worker hands back once, at the end of a run.
@@ -233,13 +244,6 @@ async fn serve(
     }
 }
 
-/// The slot clock of a rate-capped closed loop: like etcd's token bucket with a burst of
-/// one, a request may start no earlier than one interval after the previous one.
-struct Pacer {
-    next: Cell<Instant>,
-    every: Duration,
-}
-
 /// State shared by the logical clients of one worker.
 struct Shared {
     ops: Ops,
@@ -252,7 +256,8 @@ struct Shared {
     end_index: Cell<u64>,
     deadline: Cell<Option<Instant>>,
     stop: Cell<bool>,
-    pacer: Option<Pacer>,
+    /// The schedule's slots; `None` for an unpaced closed loop.
+    pacer: Option<RefCell<Pacer>>,
     issued: [Cell<u64>; OpKind::COUNT],
 }
 
@@ -267,7 +272,9 @@ impl Shared {
         if i >= self.end_index.get() {
             return None;
         }
-        if let Some(deadline) = self.deadline.get() {
+        // With a schedule the pacer ends the phase at the deadline by slot, not by clock: in
+        // an open loop a backlog of slots due before the deadline is still sent after it.
+        if let (Some(deadline), None) = (self.deadline.get(), &self.pacer) {
             if Instant::now() >= deadline {
                 return None;
             }
@@ -276,22 +283,28 @@ impl Shared {
         Some(i)
     }
 
-    /// Waits for the request's slot when a rate is set; returns the send time, or `None`
-    /// when the slot falls after the deadline (the request is then never sent).
+    /// Waits for the request's slot when a rate is set; returns (intended start, send
+    /// time), or `None` when the schedule is over or the slot falls after the deadline (the
+    /// request is then never sent). In a closed loop the intended start is the send time;
+    /// in an open loop it is the slot, however late the request starts.
     #[inline]
-    async fn pace(&self) -> Option<Instant> {
+    async fn pace(&self) -> Option<(Instant, Instant)> {
         let now = Instant::now();
-        let Some(p) = &self.pacer else { return Some(now) };
-        let slot = p.next.get().max(now);
-        if self.deadline.get().is_some_and(|d| slot >= d) {
-            return None;
-        }
-        p.next.set(slot + p.every);
-        if slot > now {
+        let Some(pacer) = &self.pacer else { return Some((now, now)) };
+        let (slot, open) = {
+            let mut p = pacer.borrow_mut();
+            (p.next(now, self.deadline.get())?, p.schedule() == Schedule::Open)
+        };
+        let (sent, timer) = if slot > now {
             tokio::time::sleep_until(slot.into()).await;
-            return Some(Instant::now());
-        }
-        Some(now)
+            let woke = Instant::now();
+            (woke, Some(woke.saturating_duration_since(slot)))
+        } else {
+            (now, None)
+        };
+        let intended = if open { slot } else { sent };
+        self.recorder.borrow_mut().record_start(slot, sent, timer);
+        Some((intended, sent))
     }
 }
 
@@ -318,9 +331,7 @@ async fn client_loop(shared: Rc<Shared>, index: usize) {
             shared.recorder.borrow_mut().record_error(kind, code(&status), Instant::now());
             continue;
         }
-        let Some(sent) = shared.pace().await else { break };
-        // Closed loop: the intended start is the send time.
-        let intended = sent;
+        let Some((intended, sent)) = shared.pace().await else { break };
         let issued = &shared.issued[kind.index()];
         issued.set(issued.get() + 1);
         let result = shared.ops.execute(op, kind, i, &mut kv, conn, &mut state).await;
@@ -383,6 +394,13 @@ async fn follow_target(
     }
 }
 
+/// Publishes a worker's progress: a few atomic stores, a few times a second.
+fn publish(recorder: &Recorder, progress: &WorkerProgress) {
+    progress.requests.store(recorder.requests(), Ordering::Relaxed);
+    progress.errors.store(recorder.errors(), Ordering::Relaxed);
+    progress.p99_us.store(recorder.current_p99_us(), Ordering::Relaxed);
+}
+
 /// How often a worker publishes its progress. Publishing is one atomic store per worker per
 /// tick, never per request.
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
@@ -393,7 +411,7 @@ async fn phase(
     shared: &Rc<Shared>,
     clients: &[usize],
     stop: &mut watch::Receiver<bool>,
-    progress: Option<&Arc<AtomicU64>>,
+    progress: Option<&Arc<WorkerProgress>>,
 ) -> bool {
     let mut set = JoinSet::new();
     for &c in clients {
@@ -406,8 +424,7 @@ async fn phase(
             let mut tick = tokio::time::interval(PROGRESS_EVERY);
             loop {
                 tick.tick().await;
-                let done = shared.recorder.borrow().requests();
-                progress.store(done, Ordering::Relaxed);
+                publish(&shared.recorder.borrow(), &progress);
             }
         })
     });
@@ -435,17 +452,22 @@ async fn phase(
         publisher.abort();
         let _ = publisher.await;
         if let Some(progress) = progress {
-            progress.store(shared.recorder.borrow().requests(), Ordering::Relaxed);
+            publish(&shared.recorder.borrow(), progress);
         }
     }
     shared.stop.get()
 }
 
 async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> Outcome {
-    let pacer = (job.rate > 0.0).then(|| Pacer {
-        next: Cell::new(job.start_at),
-        every: Duration::from_secs_f64(1.0 / job.rate),
-    });
+    let pacer = Pacer::new(
+        job.pacing.schedule,
+        job.pacing.arrivals,
+        job.pacing.rate.clone(),
+        job.pacing.share,
+        job.start_at,
+        job.seed,
+    );
+    let pacer = pacer.is_paced().then(|| RefCell::new(pacer));
     let shared = Rc::new(Shared {
         ops: job.work.instantiate(job.seed),
         conns: RefCell::new(Rc::clone(conns)),
@@ -483,7 +505,7 @@ async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> Outcome {
     shared.end_index.set(start.saturating_add(count));
     shared.deadline.set(job.duration.map(|d| measure_start + d));
     if let Some(p) = &shared.pacer {
-        p.next.set(measure_start);
+        p.borrow_mut().restart(measure_start);
     }
     let interrupted = if job.clients.is_empty() || count == 0 {
         shared.stop.get()

@@ -93,6 +93,22 @@ impl Etcd {
         &self.cluster
     }
 
+    /// Pauses one member (SIGSTOP) until [`Etcd::resume`].
+    ///
+    /// # Panics
+    /// When there is no such running member.
+    pub fn pause(&self, name: &str) {
+        assert!(self.cluster.pause(name), "no running member named {name}");
+    }
+
+    /// Resumes a paused member (SIGCONT).
+    ///
+    /// # Panics
+    /// When there is no such running member.
+    pub fn resume(&self, name: &str) {
+        assert!(self.cluster.resume(name), "no running member named {name}");
+    }
+
     /// Kills one member by name (SIGKILL), leaving the others running.
     ///
     /// # Panics

@@ -14,14 +14,21 @@
 //!   endpoint and a missing etcd binary.
 //! - `workload`: `txn-put`, `txn-mixed`, `lease-keepalive`, `stm`, and put's compaction and
 //!   HashKV check; each report checked against the server.
+//! - `report_tools`: `etcdlat merge` and `etcdlat compare` on reports of real runs, and
+//!   thresholds (`--threshold`, a scenario's `thresholds`): exit 1 naming the threshold not
+//!   met, exit 2 naming the file for bad input.
+//! - `html`: `--html` and `--plots` on a real run; the page opened in headless Chromium
+//!   (which must be installed: the test fails without it) loads cleanly and shows the plots.
 //! - `interrupt`: SIGINT during a run: exit code 130, the report written and marked
 //!   interrupted, and a throwaway etcd killed and removed.
 
 mod cluster;
 mod error;
+mod html;
 mod interrupt;
 mod put;
 mod range;
+mod report_tools;
 mod run;
 mod workload;
 

@@ -124,12 +124,12 @@ fn missing() -> String {
 }
 
 /// `1234567` as `1,234,567`.
-fn thousands(n: u64) -> String {
+pub(crate) fn thousands(n: u64) -> String {
     group(&n.to_string())
 }
 
 /// Requests per second with one decimal and thousands separators: `44,341.0`.
-fn qps(x: f64) -> String {
+pub(crate) fn qps(x: f64) -> String {
     if !x.is_finite() {
         return MISSING.to_owned();
     }

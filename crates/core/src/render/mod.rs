@@ -1,4 +1,4 @@
-//! Renderers: turn reports into text, JSON, markdown and CSV.
+//! Renderers: turn reports into text, JSON, markdown, CSV, SVG plots and an HTML page.
 //!
 //! Each renderer is a pure function from reports to a `String`; none prints or fails.
 //! Writing the result somewhere is the caller's business.
@@ -13,11 +13,14 @@
 
 pub mod csv;
 mod go;
+pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod plot;
 pub mod text;
 
 pub use csv::{INTERVALS_CSV_HEADER, intervals_csv};
+pub use html::html;
 pub use json::json;
 pub use markdown::markdown;
 pub use text::{TextOptions, text};

@@ -30,6 +30,14 @@
 //!   Service time p50/p99:    0.0006 / 0.0027 secs.
 //! ```
 //!
+//! A report merged from shards (`etcdlat merge`) lists each shard's own figures:
+//!
+//! ```text
+//!
+//! Shards:
+//!   a.json:    started 2026-11-21T21:00:00.123Z, 3.0000 secs., 10 clients, 1 conns, 1500 ok, 3 errors
+//! ```
+//!
 //! When the run scraped the members' `/metrics` and measured itself, one line per member and
 //! one for etcdlat follow (sizes in decimal megabytes, durations in milliseconds, `-` where a
 //! member does not export the figure):
@@ -149,6 +157,28 @@ impl Writer<'_> {
                 w.before_ack,
             );
         }
+        if let Some(p) = &report.pacing {
+            let _ = writeln!(
+                self.out,
+                "\nSchedule:\t{} loop{}, {:.1}/s asked, {:.1}/s achieved",
+                p.schedule,
+                if p.schedule == "open" {
+                    format!(", {} arrivals", p.arrivals)
+                } else {
+                    String::new()
+                },
+                p.target_rate,
+                p.achieved_rate,
+            );
+            let _ = write!(self.out, "  Late starts:\t{} of {} (p99 ", p.late, p.paced);
+            self.secs_us(p.lateness.quantile_us(0.99) as f64);
+            self.out.push_str(" late)\n  Timer lateness p99:\t");
+            self.secs_us(p.timer_lateness.quantile_us(0.99) as f64);
+            self.out.push_str(".\n");
+            if let Some(v) = &p.verdict {
+                let _ = writeln!(self.out, "  Note:\t{v}");
+            }
+        }
         if !report.members.is_empty() {
             self.out.push_str("\nServed by:\n");
             for m in &report.members {
@@ -163,6 +193,16 @@ impl Writer<'_> {
             self.out.push_str("\nLeader changes:\n");
             for c in &report.leader_changes {
                 let _ = writeln!(self.out, "  at {:.3} s:\t{} -> {}", c.t_s, c.from, c.to);
+            }
+        }
+        if !report.shards.is_empty() {
+            self.out.push_str("\nShards:\n");
+            for s in &report.shards {
+                let _ = writeln!(
+                    self.out,
+                    "  {}:\tstarted {}, {:.4} secs., {} clients, {} conns, {} ok, {} errors",
+                    s.name, s.started_at, s.duration_s, s.clients, s.conns, s.ok, s.errors_total
+                );
             }
         }
         if let Some(h) = &report.hashkv {

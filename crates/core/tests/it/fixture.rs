@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 
 use etcdlat_core::{
     ClientUsage, Consistency, Distribution, ErrorCode, LeaderChange, MemberMetrics, MemberReport,
-    OpKind, OpReport, Operation, Params, PutOp, RangeOp, Recorder, Report, Scenario, TargetInfo,
+    OpKind, OpReport, Operation, PacingReport, Params, PutOp, RangeOp, Recorder, Report, Scenario,
+    TargetInfo,
 };
 
 /// When measurement started in every fixture.
@@ -88,8 +89,10 @@ pub fn put_report() -> Report {
         hashkv: None,
         members: Vec::new(),
         leader_changes: Vec::new(),
+        pacing: Some(pacing()),
         server: Vec::new(),
         client: None,
+        shards: Vec::new(),
         scenario,
     }
 }
@@ -151,8 +154,10 @@ pub fn range_report() -> Report {
             from: "m0".to_owned(),
             to: "m1".to_owned(),
         }],
+        pacing: None,
         server: vec![member("m0", 40001, 0), member("m1", 40003, 1), member("m2", 40005, 2)],
         client: Some(ClientUsage { user_cpu_s: 1.25, system_cpu_s: 0.5, max_rss_bytes: 48 << 20 }),
+        shards: Vec::new(),
         scenario,
     }
 }
@@ -175,6 +180,29 @@ fn served_by() -> Vec<MemberReport> {
             }
         })
         .collect()
+}
+
+/// [`put_report`]'s schedule: an open loop at 1,000/s that fell behind, with a verdict.
+fn pacing() -> PacingReport {
+    let mut lateness = etcdlat_core::recorder::new_histogram();
+    let mut timer = etcdlat_core::recorder::new_histogram();
+    for i in 0..2_005u64 {
+        lateness.record(if i < 1_900 { 50 + i % 40 } else { 20_000 + i }).unwrap();
+        timer.record(20 + i % 30).unwrap();
+    }
+    PacingReport {
+        schedule: "open".to_owned(),
+        arrivals: "constant".to_owned(),
+        target_rate: 1_000.0,
+        achieved_rate: 802.0,
+        paced: 2_005,
+        late: 105,
+        lateness: Distribution::new(lateness),
+        timer_lateness: Distribution::new(timer),
+        verdict: Some(
+            "802.0/s achieved of 1000.0/s asked: every logical client was busy".to_owned(),
+        ),
+    }
 }
 
 /// The server metrics of member `name` of [`range_report`]'s cluster: the `i`th member

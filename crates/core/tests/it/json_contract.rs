@@ -50,6 +50,12 @@ struct Run {
     /// The etcdlat process's own use.
     #[serde(default)]
     client: Option<Client>,
+    /// How requests kept to a paced schedule.
+    #[serde(default)]
+    pacing: Option<Pacing>,
+    /// The shards a merged report was made from.
+    #[serde(default)]
+    shards: Vec<Shard>,
     /// The scenario as run; its own layout is the scenario file format.
     scenario: serde_json::Value,
 }
@@ -78,6 +84,22 @@ struct ServedBy {
     ok: u64,
     throughput: f64,
     latency_us: Dist,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Pacing {
+    schedule: String,
+    arrivals: String,
+    target_rate: f64,
+    achieved_rate: f64,
+    paced: u64,
+    late: u64,
+    lateness_us: Dist,
+    timer_lateness_us: Dist,
+    #[serde(default)]
+    verdict: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -125,6 +147,19 @@ struct Member {
     peer_received_bytes: Option<u64>,
     grpc_sent_bytes: Option<u64>,
     grpc_received_bytes: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Shard {
+    name: String,
+    started_at: String,
+    duration_s: f64,
+    clients: u32,
+    conns: u32,
+    ok: u64,
+    errors_total: u64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -306,4 +341,15 @@ fn report_set_reads_back_equal() {
     let back: ReportSet = serde_json::from_str(&render::json(&set)).expect("the output reads back");
     assert_eq!(back, set);
     assert_eq!(back.runs[2].op(OpKind::Range).ok, 0);
+}
+
+#[test]
+fn merged_reports_keep_the_contract() {
+    let set = sample_set();
+    let merged = etcdlat_core::merge(&[set.clone(), set]).expect("a set merges with itself");
+    let top = parse(&merged);
+    let shards: Vec<(&str, u64)> =
+        top.runs[1].shards.iter().map(|s| (s.name.as_str(), s.ok)).collect();
+    assert_eq!(shards, [("shard 1", 1_500), ("shard 2", 1_500)]);
+    assert_eq!(top.runs[1].ops["range"].ok, 3_000);
 }

@@ -2,4 +2,6 @@
 
 mod fixture;
 mod json_contract;
+mod merge;
+mod plot;
 mod render;

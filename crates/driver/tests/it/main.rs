@@ -9,6 +9,8 @@
 //! - `put`: puts change the store as the report says (revision, keys, big values).
 //! - `range`: reads return the data put; consistency, limit, count-only.
 //! - `run`: how runs connect and stop (connections, rate, duration, shutdown, bad endpoints).
+//! - `schedule`: open-loop schedules (a SIGSTOP stall shows in the corrected percentiles,
+//!   rates kept, Poisson arrivals, stages).
 //! - `watch`: watch, watch-latency and watch-get deliver every expected event exactly once;
 //!   event latency from the put; stopping a watch run.
 
@@ -18,6 +20,7 @@ mod ops;
 mod put;
 mod range;
 mod run;
+mod schedule;
 mod watch;
 
 use etcdlat_core::Scenario;

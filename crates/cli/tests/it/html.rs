@@ -1,0 +1,130 @@
+//! `--html` and `--plots` on a real run, and the page opened in a real browser (headless
+//! Chromium): it loads without a console message (its content security policy would log
+//! any load it blocked), its DOM holds the plots, and it renders to a screenshot. The
+//! screenshot is kept as `html-report.png` in the target directory's test scratch space
+//! (`CARGO_TARGET_TMPDIR`) for a person to look at.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::{count, etcdlat, only_run, read_report};
+
+/// The browser, from Debian's `chromium` package.
+const CHROMIUM: &str = "chromium";
+
+/// Chromium on PATH; fails (never skips) when it is missing, saying how to install it.
+fn chromium() -> PathBuf {
+    std::env::var_os("PATH")
+        .and_then(|paths| {
+            std::env::split_paths(&paths).map(|dir| dir.join(CHROMIUM)).find(|p| p.is_file())
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "`{CHROMIUM}` is not on PATH: this test opens the HTML report in headless \
+                 Chromium. Install the Debian package `chromium` (apt-get install chromium), \
+                 or run .ci/deps"
+            )
+        })
+}
+
+/// Headless Chromium with a throwaway profile, no background traffic, and the page's
+/// console messages logged to stderr (`INFO:CONSOLE`).
+fn browser(bin: &Path, profile: &Path) -> assert_cmd::Command {
+    let mut cmd = assert_cmd::Command::new(bin);
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        "--enable-logging=stderr",
+        "--v=0",
+    ])
+    .arg(format!("--user-data-dir={}", profile.display()))
+    .timeout(Duration::from_secs(90));
+    cmd
+}
+
+/// The console messages of the page in Chromium's log.
+fn console_messages(stderr: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .filter(|l| l.contains(":CONSOLE"))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn the_html_report_loads_in_a_browser() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    let chromium = chromium();
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("r.html");
+    let json = dir.path().join("r.json");
+    let plots = dir.path().join("plots");
+    std::fs::create_dir(&plots).unwrap();
+
+    etcdlat()
+        .args(["--local", "put", "--total=200", "--html"])
+        .arg(&page)
+        .arg("--plots")
+        .arg(&plots)
+        .arg("--json")
+        .arg(&json)
+        .assert()
+        .success();
+    let report = read_report(&json);
+    assert_eq!(count(only_run(&report), "/ops/put/ok"), 200);
+
+    let mut written: Vec<String> = std::fs::read_dir(&plots)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    written.sort();
+    assert_eq!(written, ["1-put-latency.svg", "1-put-spectrum.svg", "1-throughput.svg"]);
+    for name in &written {
+        let svg = std::fs::read_to_string(plots.join(name)).unwrap();
+        assert!(svg.starts_with("<svg") && svg.trim_end().ends_with("</svg>"), "{name}: {svg}");
+    }
+
+    let url = format!("file://{}", page.display());
+    let profile = dir.path().join("profile");
+    let out = browser(&chromium, &profile).arg("--dump-dom").arg(&url).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "chromium --dump-dom failed: {}\n{stderr}", out.status);
+    assert_eq!(console_messages(&out.stderr), Vec::<String>::new(), "the page logged messages");
+    let dom = String::from_utf8_lossy(&out.stdout);
+    assert!(dom.contains("<h2>Run 1: put</h2>"), "the run's heading in the DOM:\n{dom}");
+    assert!(dom.contains("</footer>"), "the whole page was loaded:\n{dom}");
+    // Latency per interval and spectrum of the puts, and throughput; parsed as SVG, not text.
+    assert_eq!(dom.matches("<svg ").count(), 3, "three inline SVGs:\n{dom}");
+    assert_eq!(dom.matches("</svg>").count(), 3);
+    assert!(dom.contains("put latency by percentile (200 requests)"), "{dom}");
+
+    let png = dir.path().join("r.png");
+    let out = browser(&chromium, &profile)
+        .arg(format!("--screenshot={}", png.display()))
+        .arg("--window-size=1280,2000")
+        .arg(&url)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "chromium --screenshot failed: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(console_messages(&out.stderr), Vec::<String>::new(), "the page logged messages");
+    let image = std::fs::read(&png).expect("the screenshot was written");
+    assert_eq!(&image[..8], b"\x89PNG\r\n\x1a\n", "a PNG");
+    let dimension = |at: usize| u32::from_be_bytes(image[at..at + 4].try_into().unwrap());
+    assert_eq!((dimension(16), dimension(20)), (1280, 2000), "the window's size");
+    // A blank page compresses to almost nothing; tables and plots do not.
+    assert!(image.len() > 50_000, "a screenshot of {} bytes looks blank", image.len());
+    let kept = Path::new(env!("CARGO_TARGET_TMPDIR")).join("html-report.png");
+    std::fs::copy(&png, &kept).unwrap();
+}

@@ -1,0 +1,194 @@
+//! `etcdlat merge`, `etcdlat compare` and thresholds (`--threshold`, a scenario's
+//! `thresholds`), on reports of real runs against a real etcd: merged counts and histograms
+//! are the sums of the shards', a comparison is a table per operation, a threshold not met
+//! exits 1 naming it, and bad input exits 2 with one line naming the file.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use etcdlat_core::{OpKind, ReportSet};
+use etcdlat_testkit::Etcd;
+
+use crate::{count, etcdlat, only_run, read_report};
+
+/// A `put` run of `total` requests from `clients` clients, its JSON report written to
+/// `dir/name`.
+fn put_report(etcd: &Etcd, dir: &Path, name: &str, clients: u32, total: u64) -> PathBuf {
+    let json = dir.join(name);
+    etcdlat()
+        .arg(format!("--endpoints={}", etcd.endpoint()))
+        .arg(format!("--clients={clients}"))
+        .args(["--conns=2", "--quiet", "put", "--key-space-size=1000"])
+        .arg(format!("--total={total}"))
+        .arg("--json")
+        .arg(&json)
+        .assert()
+        .success();
+    json
+}
+
+fn read_set(path: &Path) -> ReportSet {
+    serde_json::from_value(read_report(path)).expect("an etcdlat report")
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+#[tokio::test]
+async fn merge_adds_shards_and_compare_tabulates_them() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    let etcd = Etcd::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let a = put_report(&etcd, dir.path(), "a.json", 4, 300);
+    let b = put_report(&etcd, dir.path(), "b.json", 2, 200);
+    let merged = dir.path().join("merged.json");
+    let table = dir.path().join("merged.md");
+
+    let out = etcdlat()
+        .arg("merge")
+        .args([&a, &b])
+        .arg("--json")
+        .arg(&merged)
+        .arg("--markdown")
+        .arg(&table)
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(stdout.contains("Summary:") && stdout.contains("Shards:"), "{stdout}");
+    assert!(out.get_output().stderr.is_empty(), "{}", stderr(out.get_output()));
+
+    let report = read_report(&merged);
+    let run = only_run(&report);
+    assert_eq!(count(run, "/ops/put/ok"), 500);
+    assert_eq!(count(run, "/ops/put/errors_total"), 0);
+    assert_eq!(count(run, "/ops/put/latency_us/count"), 500);
+    assert_eq!(count(run, "/ops/put/keys"), 500);
+    assert_eq!(count(run, "/params/clients"), 6);
+    assert_eq!(count(run, "/params/conns"), 4);
+    let shards = run["shards"].as_array().expect("the shards are listed");
+    assert_eq!(shards.len(), 2);
+    assert_eq!(count(&shards[0], "/ok"), 300);
+    assert_eq!(shards[1]["name"], b.display().to_string());
+    assert!(std::fs::read_to_string(&table).unwrap().contains("| put |"));
+
+    // The merged histogram is the sum of the shards' histograms, bucket for bucket.
+    let (a_set, b_set, m_set) = (read_set(&a), read_set(&b), read_set(&merged));
+    let mut sum = a_set.runs[0].op(OpKind::Put).latency.histogram().clone();
+    sum.add(b_set.runs[0].op(OpKind::Put).latency.histogram()).unwrap();
+    assert_eq!(m_set.runs[0].op(OpKind::Put).latency.histogram(), &sum);
+    let mut service = a_set.runs[0].op(OpKind::Put).service_time.histogram().clone();
+    service.add(b_set.runs[0].op(OpKind::Put).service_time.histogram()).unwrap();
+    assert_eq!(m_set.runs[0].op(OpKind::Put).service_time.histogram(), &service);
+
+    // `--json -` writes the merged report alone on stdout.
+    let out = etcdlat().arg("merge").args([&a, &b]).args(["--json", "-"]).assert().success();
+    let set: ReportSet = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(set, m_set);
+
+    // compare: a markdown table per operation, on stdout and in --markdown.
+    let md = dir.path().join("cmp.md");
+    let out = etcdlat().arg("compare").args([&a, &b]).arg("--markdown").arg(&md).assert().success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(stdout.contains("### put") && stdout.contains("| Metric | Base | New |"), "{stdout}");
+    assert!(stdout.contains("| p99 |") && stdout.contains("| Throughput (ops/s) |"), "{stdout}");
+    assert_eq!(std::fs::read_to_string(&md).unwrap(), stdout);
+}
+
+#[tokio::test]
+async fn thresholds_fail_a_run_by_name_and_pass_when_met() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    let etcd = Etcd::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+
+    let out = etcdlat()
+        .arg(format!("--endpoints={}", etcd.endpoint()))
+        .args(["put", "--total=100", "--quiet", "--threshold", r#"p99 < "1us""#])
+        .args(["--threshold", "errors == 0", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "one line per threshold not met:\n{err}");
+    assert!(lines[0].starts_with("etcdlat: threshold failed: put p99 < 1us (was "), "{err}");
+    // The report is written, and records the thresholds it was held to.
+    let report = read_report(&json);
+    let thresholds = &only_run(&report)["scenario"]["thresholds"];
+    assert_eq!(thresholds, &serde_json::json!([r#"p99 < "1us""#, "errors == 0"]));
+
+    // Thresholds in a scenario file, all met: exit 0.
+    let scenario = dir.path().join("met.toml");
+    let text = format!(
+        "name = \"met\"\nthresholds = ['p99 < \"1h\"', \"errors == 0\", \"put.ok == 50\"]\n\n[cluster]\nendpoints = [\"{}\"]\n\n[load]\ntotal = 50\n\n[op.put]\n",
+        etcd.endpoint()
+    );
+    std::fs::write(&scenario, text).unwrap();
+    let out = etcdlat().args(["run", "--quiet"]).arg(&scenario).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(out.stderr.is_empty(), "{}", stderr(&out));
+
+    // A threshold on a merge is checked on the merged report: 2 x 100 puts.
+    let out = etcdlat()
+        .args(["merge", "--quiet", "--threshold", "ok == 100"])
+        .args([&json, &json])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("threshold failed: put ok == 100 (was 200)"), "{}", stderr(&out));
+}
+
+#[tokio::test]
+async fn bad_input_exits_2_naming_the_file() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    let etcd = Etcd::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let good = put_report(&etcd, dir.path(), "good.json", 1, 20);
+    let file = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    };
+    let mut value = read_report(&good);
+    value["schema_version"] = 99.into();
+    let newer = file("newer.json", &value.to_string());
+    let mut value = read_report(&good);
+    value["runs"][0]["name"] = "other".into();
+    let renamed = file("renamed.json", &value.to_string());
+    let not_json = file("notes.json", "hello\n");
+    let not_report = file("object.json", "{\"runs\": []}\n");
+    let bad_scenario = file("bad.toml", "thresholds = ['p99 < 20']\n[load]\ntotal = 1\n[op.put]\n");
+    let missing = dir.path().join("missing.json").display().to_string();
+    let good = good.display().to_string();
+
+    let cases: &[(Vec<&str>, &[&str])] = &[
+        (vec!["merge", &good, &missing], &["missing.json", "No such file"]),
+        (vec!["compare", &missing, &good], &["missing.json"]),
+        (vec!["merge", &good, &not_json], &["notes.json", "not an etcdlat JSON report"]),
+        (vec!["compare", &good, &not_report], &["object.json", "no schema_version"]),
+        (vec!["merge", &good, &newer], &["newer.json", "schema_version 99"]),
+        (vec!["compare", &newer, &good], &["newer.json", "schema_version 99"]),
+        (vec!["merge", &good, &renamed], &["renamed.json", "run 1 is \"other\"", "good.json"]),
+        (vec!["put", "--threshold", "p99 < 20"], &["--threshold", "p99 is a latency"]),
+        (vec!["run", &bad_scenario], &["bad.toml", "thresholds", "p99 < 20"]),
+        (vec!["compare", &good, &good, "--threshold", "errors == 0"], &["--threshold"]),
+    ];
+    for (args, needles) in cases {
+        let out = etcdlat().args(args).output().unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        let lines: Vec<&str> = err.lines().collect();
+        assert!(lines.len() == 1 && lines[0].starts_with("etcdlat: "), "{args:?}: {err}");
+        for needle in *needles {
+            assert!(lines[0].contains(needle), "{args:?}: {needle:?} not in {err}");
+        }
+    }
+}

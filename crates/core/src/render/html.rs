@@ -1,0 +1,622 @@
+//! One self-contained HTML page of every run: what ran, a summary table per run, the plots
+//! of [`crate::render::plot`] inline, and the server, member and watch figures when the run
+//! has them.
+//!
+//! The page needs nothing but itself: the style is inline, the plots are inline SVG, and it
+//! refers to no script, stylesheet, font or image, so it can be mailed, attached to an issue
+//! or opened offline; its content security policy has the browser refuse anything else.
+//! It is also well-formed XML, so tools can parse it. Every text from a report (scenario
+//! and member names, endpoints, error codes) is escaped.
+//!
+//! Latencies in the tables are milliseconds with three decimals; sizes are in decimal units
+//! (`33.6 MB`).
+//!
+//! ```
+//! use etcdlat_core::{ReportSet, render};
+//! # fn page(runs: Vec<etcdlat_core::Report>) {
+//! let page = render::html(&ReportSet::new(runs));
+//! assert!(page.starts_with("<!DOCTYPE html>"));
+//! # }
+//! ```
+
+use std::fmt::Write;
+
+use crate::metrics::MemberMetrics;
+use crate::render::markdown::{qps, thousands};
+use crate::render::plot;
+use crate::report::{OpReport, Report, ReportSet};
+
+/// Shown where a cell has no value.
+const MISSING: &str = "–";
+
+/// A content security policy that holds the page to what it is: nothing to load, nothing to
+/// run, only its inline style.
+const CSP: &str = concat!(
+    "<meta http-equiv=\"Content-Security-Policy\" ",
+    "content=\"default-src 'none'; style-src 'unsafe-inline'\"/>\n"
+);
+
+/// The page's style: readable tables with right-aligned numbers, plots scaled to the width.
+const STYLE: &str = "
+:root { color-scheme: light; }
+body { font-family: system-ui, -apple-system, 'Segoe UI', Roboto, Helvetica, Arial, sans-serif;
+  margin: 0 auto; padding: 1.5rem 2rem 3rem; max-width: 1280px; color: #1f2328; background: #fff;
+  line-height: 1.45; }
+h1 { font-size: 1.7rem; margin: 0 0 .25rem; }
+h2 { font-size: 1.35rem; margin: 2.5rem 0 .5rem; padding-top: .75rem;
+  border-top: 2px solid #d0d7de; }
+h3 { font-size: 1.1rem; margin: 1.5rem 0 .5rem; }
+p.meta { color: #59636e; margin: 0 0 1rem; }
+p.description { margin: .25rem 0 .75rem; }
+.warning, .failure { padding: .5rem .75rem; border-radius: 4px; }
+.warning { background: #fff8c5; border: 1px solid #d4a72c; }
+.failure { background: #ffebe9; border: 1px solid #cf222e; }
+.grid { display: flex; flex-wrap: wrap; gap: 1rem 2.5rem; align-items: flex-start; }
+table { border-collapse: collapse; font-size: .9rem; margin: .25rem 0 1rem; }
+th, td { border: 1px solid #d0d7de; padding: .3rem .6rem; text-align: left; vertical-align: top; }
+thead th { background: #f6f8fa; }
+table.kv th { background: #f6f8fa; font-weight: 600; }
+table.kv td.n { text-align: left; }
+caption { text-align: left; font-weight: 600; padding: .25rem 0; }
+td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+.scroll { overflow-x: auto; }
+.bad { color: #cf222e; font-weight: 600; }
+.plots { display: grid; grid-template-columns: repeat(auto-fill, minmax(480px, 1fr)); gap: 1rem; }
+figure { margin: 0; border: 1px solid #d0d7de; border-radius: 4px; padding: .25rem; }
+figure svg { display: block; width: 100%; height: auto; }
+pre { background: #f6f8fa; padding: .75rem; overflow-x: auto; font-size: .85rem; }
+footer { margin-top: 3rem; color: #59636e; font-size: .85rem; }
+";
+
+/// Renders every run of `set` as one HTML page.
+///
+/// For each run, in order: what ran (scenario, target, etcd version and members, load
+/// parameters); a results table with a row per operation kind (requests, errors by code,
+/// throughput, latency min/mean/p50/p90/p99/p99.9/p99.99/max and service time p50/p99);
+/// per kind, its latency per interval and percentile spectrum; the throughput per
+/// interval; then, when present, requests by member, leader changes, server metrics,
+/// etcdlat's own usage, watch accounting and the HashKV check; and the scenario itself.
+#[must_use]
+pub fn html(set: &ReportSet) -> String {
+    let mut p = Page { out: String::with_capacity(64 * 1024) };
+    let names: Vec<&str> = set.runs.iter().map(|r| r.name.as_str()).collect();
+    p.raw("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n");
+    // The browser itself refuses anything but the inline style: no script, no fetch.
+    p.raw(CSP);
+    p.raw("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"/>\n");
+    p.raw("<title>");
+    p.text(&format!("etcdlat report: {}", names.join(", ")));
+    p.raw("</title>\n<style>");
+    p.raw(STYLE);
+    p.raw("</style>\n</head>\n<body>\n<header>\n<h1>etcdlat report</h1>\n<p class=\"meta\">");
+    let s = if set.runs.len() == 1 { "" } else { "s" };
+    p.text(&format!(
+        "{} run{s} · etcdlat {} · report schema {}",
+        set.runs.len(),
+        set.etcdlat_version,
+        set.schema_version
+    ));
+    p.raw("</p>\n");
+    if set.runs.len() > 1 {
+        p.raw("<nav>\n<ol>\n");
+        for (i, r) in set.runs.iter().enumerate() {
+            let _ = write!(p.out, "<li><a href=\"#run-{}\">", i + 1);
+            p.text(&r.name);
+            p.raw("</a></li>\n");
+        }
+        p.raw("</ol>\n</nav>\n");
+    }
+    p.raw("</header>\n<main>\n");
+    if set.runs.is_empty() {
+        p.raw("<p>No runs.</p>\n");
+    }
+    for (i, run) in set.runs.iter().enumerate() {
+        p.run(i + 1, run);
+    }
+    p.raw("</main>\n<footer>Written by etcdlat ");
+    p.text(&set.etcdlat_version);
+    p.raw(". Latency counts from a request's intended start, service time from its send.");
+    p.raw("</footer>\n</body>\n</html>\n");
+    p.out
+}
+
+/// A row of the server metrics table: its name, and the figure of one member.
+type Figure = (&'static str, fn(&MemberMetrics) -> String);
+
+/// The page being written.
+struct Page {
+    out: String,
+}
+
+/// A table cell: escaped text, right-aligned when numeric, flagged when it reports a fault.
+struct Cell {
+    text: String,
+    numeric: bool,
+    bad: bool,
+}
+
+fn cell(text: impl Into<String>) -> Cell {
+    Cell { text: text.into(), numeric: false, bad: false }
+}
+
+fn num(text: impl Into<String>) -> Cell {
+    Cell { text: text.into(), numeric: true, bad: false }
+}
+
+/// A count, flagged when it is not zero.
+fn fault(n: u64) -> Cell {
+    Cell { text: thousands(n), numeric: true, bad: n > 0 }
+}
+
+impl Page {
+    fn raw(&mut self, html: &str) {
+        self.out.push_str(html);
+    }
+
+    fn text(&mut self, text: &str) {
+        escape_into(&mut self.out, text);
+    }
+
+    fn heading(&mut self, level: u8, text: &str) {
+        let _ = write!(self.out, "<h{level}>");
+        self.text(text);
+        let _ = writeln!(self.out, "</h{level}>");
+    }
+
+    fn run(&mut self, n: usize, run: &Report) {
+        let _ = writeln!(self.out, "<section id=\"run-{n}\">");
+        self.heading(2, &format!("Run {n}: {}", run.name));
+        if !run.scenario.description.is_empty() {
+            self.raw("<p class=\"description\">");
+            self.text(&run.scenario.description);
+            self.raw("</p>\n");
+        }
+        if run.interrupted {
+            self.raw(
+                "<p class=\"warning\">Interrupted: the figures cover what ran before the stop.",
+            );
+            self.raw("</p>\n");
+        }
+        for failure in run.failures() {
+            self.raw("<p class=\"failure\">Check failed: ");
+            self.text(&failure);
+            self.raw("</p>\n");
+        }
+
+        self.heading(3, "What ran");
+        self.raw("<div class=\"grid\">\n");
+        self.kv_table("Target", &target_rows(run));
+        self.kv_table("Load", &load_rows(run));
+        self.raw("</div>\n");
+
+        self.heading(3, "Results");
+        self.results(run);
+
+        for &kind in run.ops.keys() {
+            self.heading(3, &format!("{kind}: latency"));
+            self.raw("<div class=\"plots\">\n");
+            self.figure(&plot::latency_over_time(run, kind));
+            self.figure(&plot::percentile_spectrum(run, kind));
+            self.raw("</div>\n");
+        }
+        self.heading(3, "Throughput");
+        self.raw("<div class=\"plots\">\n");
+        self.figure(&plot::throughput_over_time(run));
+        self.raw("</div>\n");
+
+        if !run.members.is_empty() {
+            self.heading(3, "Requests by member");
+            let rows = run
+                .members
+                .iter()
+                .map(|m| {
+                    vec![
+                        cell(&m.name),
+                        cell(&m.id),
+                        num(thousands(m.ok)),
+                        num(qps(m.throughput)),
+                        num(ms(m.latency.quantile_us(0.5))),
+                        num(ms(m.latency.quantile_us(0.99))),
+                        num(ms(m.latency.max_us())),
+                    ]
+                })
+                .collect();
+            self.table(
+                &[
+                    "Member",
+                    "ID",
+                    "OK",
+                    "Throughput (ops/s)",
+                    "Latency p50 (ms)",
+                    "Latency p99 (ms)",
+                    "Latency max (ms)",
+                ],
+                rows,
+            );
+        }
+        if !run.leader_changes.is_empty() {
+            self.heading(3, "Leader changes");
+            let rows = run
+                .leader_changes
+                .iter()
+                .map(|c| vec![num(format!("{:.3}", c.t_s)), cell(&c.from), cell(&c.to)])
+                .collect();
+            self.table(&["At (s since start)", "From", "To"], rows);
+        }
+        if !run.server.is_empty() {
+            self.heading(3, "Server metrics");
+            self.server(&run.server);
+        }
+        if let Some(c) = &run.client {
+            self.heading(3, "Client (etcdlat)");
+            self.kv_table(
+                "",
+                &[
+                    ("CPU user", num(format!("{:.2} s", c.user_cpu_s))),
+                    ("CPU system", num(format!("{:.2} s", c.system_cpu_s))),
+                    ("Max RSS", num(bytes(Some(c.max_rss_bytes)))),
+                ],
+            );
+        }
+        if let Some(w) = &run.watch {
+            self.heading(3, "Watch accounting");
+            self.kv_table(
+                "",
+                &[
+                    ("Streams", num(thousands(w.streams))),
+                    ("Watchers", num(thousands(w.watchers))),
+                    ("Puts", num(thousands(w.puts))),
+                    ("Events expected", num(thousands(w.expected))),
+                    ("Events received", num(thousands(w.received))),
+                    ("Missing", fault(w.missing)),
+                    ("Duplicate", fault(w.duplicate)),
+                    ("Out of order", fault(w.out_of_order)),
+                    ("Before put acknowledged", num(thousands(w.before_ack))),
+                ],
+            );
+        }
+        if let Some(h) = &run.hashkv {
+            self.heading(3, "HashKV check");
+            let mut rows = vec![
+                ("Revision", num(h.revision.to_string())),
+                ("Compact revision", num(h.compact_revision.to_string())),
+            ];
+            for (member, hash) in &h.members {
+                rows.push((member.as_str(), num(hash.to_string())));
+            }
+            rows.push((
+                "Consistent",
+                Cell {
+                    text: if h.consistent { "yes" } else { "NO" }.to_owned(),
+                    numeric: false,
+                    bad: !h.consistent,
+                },
+            ));
+            self.kv_table("", &rows);
+        }
+
+        self.raw("<details>\n<summary>Scenario</summary>\n<pre>");
+        let scenario = toml::to_string_pretty(&run.scenario)
+            .or_else(|_| serde_json::to_string_pretty(&run.scenario))
+            .unwrap_or_default();
+        self.text(&scenario);
+        self.raw("</pre>\n</details>\n</section>\n");
+    }
+
+    /// One row per operation kind (and one for all kinds together, if the run has it).
+    fn results(&mut self, run: &Report) {
+        self.raw("<div class=\"scroll\">\n<table class=\"results\">\n<thead>\n<tr>");
+        self.raw("<th rowspan=\"2\">Operation</th><th rowspan=\"2\" class=\"n\">OK</th>");
+        self.raw("<th rowspan=\"2\" class=\"n\">Errors</th><th rowspan=\"2\">Errors by code</th>");
+        self.raw("<th rowspan=\"2\" class=\"n\">Throughput (ops/s)</th>");
+        self.raw("<th colspan=\"8\">Latency (ms)</th>");
+        self.raw("<th colspan=\"2\">Service time (ms)</th></tr>\n<tr>");
+        for h in ["min", "mean", "p50", "p90", "p99", "p99.9", "p99.99", "max", "p50", "p99"] {
+            let _ = write!(self.out, "<th class=\"n\">{h}</th>");
+        }
+        self.raw("</tr>\n</thead>\n<tbody>\n");
+        let all = run.all.as_ref().map(|a| ("all", a));
+        for (name, op) in run.ops.iter().map(|(k, o)| (k.name(), o)).chain(all) {
+            self.row(result_row(name, op));
+        }
+        self.raw("</tbody>\n</table>\n</div>\n");
+        let mut notes = Vec::new();
+        for (kind, op) in &run.ops {
+            if op.clamped > 0 {
+                notes.push(format!(
+                    "{kind}: {} values outside 1 µs .. 1 h were clamped into the histograms",
+                    thousands(op.clamped)
+                ));
+            }
+            if op.retries > 0 {
+                notes.push(format!(
+                    "{kind}: {} retries (counted in latency)",
+                    thousands(op.retries)
+                ));
+            }
+            if op.keys > 0 || op.value_bytes > 0 {
+                notes.push(format!(
+                    "{kind}: {} keys, {} of values",
+                    thousands(op.keys),
+                    bytes(Some(op.value_bytes))
+                ));
+            }
+        }
+        if !notes.is_empty() {
+            self.raw("<ul class=\"notes\">\n");
+            for n in notes {
+                self.raw("<li>");
+                self.text(&n);
+                self.raw("</li>\n");
+            }
+            self.raw("</ul>\n");
+        }
+    }
+
+    /// Server metrics with a column per member and a row per figure.
+    fn server(&mut self, members: &[MemberMetrics]) {
+        let figures: [Figure; 18] = [
+            ("Scrapes ok / failed", |m| format!("{} / {}", m.samples, m.failed_samples)),
+            ("RSS avg", |m| bytes(m.rss_avg_bytes)),
+            ("RSS max", |m| bytes(m.rss_max_bytes)),
+            ("CPU", |m| m.cpu_s.map_or_else(|| MISSING.to_owned(), |s| format!("{s:.2} s"))),
+            ("DB size", |m| bytes(m.db_size_bytes)),
+            ("WAL fsync p50 (ms)", |m| opt_ms(m.wal_fsync_p50_us)),
+            ("WAL fsync p99 (ms)", |m| opt_ms(m.wal_fsync_p99_us)),
+            ("Backend commit p50 (ms)", |m| opt_ms(m.backend_commit_p50_us)),
+            ("Backend commit p99 (ms)", |m| opt_ms(m.backend_commit_p99_us)),
+            ("Proposals committed", |m| opt_count(m.proposals_committed)),
+            ("Proposals failed", |m| opt_count(m.proposals_failed)),
+            ("Proposals pending (max)", |m| opt_count(m.proposals_pending_max)),
+            ("Leader changes seen", |m| opt_count(m.leader_changes)),
+            ("Peer sent", |m| bytes(m.peer_sent_bytes)),
+            ("Peer received", |m| bytes(m.peer_received_bytes)),
+            ("gRPC sent", |m| bytes(m.grpc_sent_bytes)),
+            ("gRPC received", |m| bytes(m.grpc_received_bytes)),
+            ("Last scrape error", |m| m.last_error.clone().unwrap_or_else(|| MISSING.to_owned())),
+        ];
+        self.raw("<div class=\"scroll\">\n<table class=\"server\">\n<thead>\n<tr><th>Metric</th>");
+        for m in members {
+            self.raw("<th class=\"n\">");
+            self.text(&m.name);
+            self.raw("</th>");
+        }
+        self.raw("</tr>\n</thead>\n<tbody>\n");
+        for (name, figure) in figures {
+            let values: Vec<String> = members.iter().map(figure).collect();
+            if name == "Last scrape error" && values.iter().all(|v| v == MISSING) {
+                continue;
+            }
+            let mut row = vec![Cell { text: name.to_owned(), numeric: false, bad: false }];
+            row.extend(values.into_iter().map(num));
+            self.row(row);
+        }
+        self.raw("</tbody>\n</table>\n</div>\n");
+    }
+
+    fn figure(&mut self, svg: &str) {
+        self.raw("<figure>\n");
+        // plotters writes an XML prolog-free <svg> root: it embeds in HTML as it is.
+        self.raw(svg.trim());
+        self.raw("\n</figure>\n");
+    }
+
+    fn table(&mut self, headers: &[&str], rows: Vec<Vec<Cell>>) {
+        self.raw("<div class=\"scroll\">\n<table>\n<thead>\n<tr>");
+        let numeric: Vec<bool> =
+            rows.first().map_or_else(Vec::new, |r| r.iter().map(|c| c.numeric).collect());
+        for (i, h) in headers.iter().enumerate() {
+            self.raw(if numeric.get(i) == Some(&true) { "<th class=\"n\">" } else { "<th>" });
+            self.text(h);
+            self.raw("</th>");
+        }
+        self.raw("</tr>\n</thead>\n<tbody>\n");
+        for row in rows {
+            self.row(row);
+        }
+        self.raw("</tbody>\n</table>\n</div>\n");
+    }
+
+    fn kv_table(&mut self, caption: &str, rows: &[(&str, Cell)]) {
+        self.raw("<table class=\"kv\">\n");
+        if !caption.is_empty() {
+            self.raw("<caption>");
+            self.text(caption);
+            self.raw("</caption>\n");
+        }
+        for (name, value) in rows {
+            self.raw("<tr><th>");
+            self.text(name);
+            self.raw("</th>");
+            self.cell(value);
+            self.raw("</tr>\n");
+        }
+        self.raw("</table>\n");
+    }
+
+    fn row(&mut self, cells: Vec<Cell>) {
+        self.raw("<tr>");
+        for c in &cells {
+            self.cell(c);
+        }
+        self.raw("</tr>\n");
+    }
+
+    fn cell(&mut self, c: &Cell) {
+        self.raw(match (c.numeric, c.bad) {
+            (true, true) => "<td class=\"n bad\">",
+            (true, false) => "<td class=\"n\">",
+            (false, true) => "<td class=\"bad\">",
+            (false, false) => "<td>",
+        });
+        self.text(&c.text);
+        self.raw("</td>");
+    }
+}
+
+fn result_row(name: &str, op: &OpReport) -> Vec<Cell> {
+    let errors_by_code = if op.errors.is_empty() {
+        MISSING.to_owned()
+    } else {
+        op.errors
+            .iter()
+            .map(|(code, n)| format!("{code} {}", thousands(*n)))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let lat = &op.latency;
+    let svc = &op.service_time;
+    let latency = |us: u64| if lat.count() > 0 { ms(us) } else { MISSING.to_owned() };
+    let service = |us: u64| if svc.count() > 0 { ms(us) } else { MISSING.to_owned() };
+    let mut row = vec![
+        cell(name),
+        num(thousands(op.ok)),
+        fault(op.errors_total),
+        Cell { text: errors_by_code, numeric: false, bad: op.errors_total > 0 },
+        num(qps(op.throughput)),
+        num(latency(lat.min_us())),
+        num(if lat.count() > 0 {
+            format!("{:.3}", lat.mean_us() / 1e3)
+        } else {
+            MISSING.to_owned()
+        }),
+    ];
+    for q in [0.5, 0.9, 0.99, 0.999, 0.9999] {
+        row.push(num(latency(lat.quantile_us(q))));
+    }
+    row.push(num(latency(lat.max_us())));
+    row.push(num(service(svc.quantile_us(0.5))));
+    row.push(num(service(svc.quantile_us(0.99))));
+    row
+}
+
+fn target_rows(run: &Report) -> Vec<(&'static str, Cell)> {
+    let t = &run.target;
+    let or_missing = |s: &str| if s.is_empty() { MISSING.to_owned() } else { s.to_owned() };
+    let endpoints =
+        if t.endpoints.is_empty() { MISSING.to_owned() } else { t.endpoints.join(", ") };
+    vec![
+        ("Cluster", cell(if t.local { "throwaway local cluster" } else { "given endpoints" })),
+        ("Endpoints", cell(endpoints)),
+        ("Load sent to", cell(run.scenario.target.to_string())),
+        ("etcd version", cell(or_missing(&t.etcd_version))),
+        ("Members", num(t.members.to_string())),
+        ("Leader", cell(or_missing(&t.leader))),
+        ("Cluster ID", cell(or_missing(&t.cluster_id))),
+        ("Started", cell(or_missing(&run.started_at))),
+        ("Measured time", num(format!("{:.3} s", run.duration_s))),
+    ]
+}
+
+fn load_rows(run: &Report) -> Vec<(&'static str, Cell)> {
+    let p = &run.params;
+    let mut rows = vec![
+        ("Operation", cell(&p.op)),
+        ("Connections", num(thousands(u64::from(p.conns)))),
+        ("Clients", num(thousands(u64::from(p.clients)))),
+        ("Workers", num(thousands(u64::from(p.workers)))),
+        (
+            "Rate",
+            num(if p.rate == 0 {
+                "unlimited (closed loop)".to_owned()
+            } else {
+                format!("{} req/s (open loop)", thousands(p.rate))
+            }),
+        ),
+    ];
+    if let Some(total) = p.total {
+        rows.push(("Total requests", num(thousands(total))));
+    }
+    if let Some(d) = p.duration_s {
+        rows.push(("Duration", num(format!("{d} s"))));
+    }
+    if p.warmup_s > 0.0 {
+        rows.push(("Warm-up", num(format!("{} s", p.warmup_s))));
+    }
+    if let Some(v) = p.key_size {
+        rows.push(("Key size", num(format!("{} B", thousands(v)))));
+    }
+    if let Some(v) = p.val_size {
+        rows.push(("Value size", num(format!("{} B", thousands(v)))));
+    }
+    if let Some(v) = p.key_space_size {
+        rows.push(("Key space", num(thousands(v))));
+    }
+    if let Some(v) = p.sequential_keys {
+        rows.push(("Sequential keys", cell(if v { "yes" } else { "no" })));
+    }
+    if let Some(c) = &p.consistency {
+        let name = match c.as_str() {
+            "l" => "linearizable (l)",
+            "s" => "serializable (s)",
+            other => other,
+        };
+        rows.push(("Consistency", cell(name)));
+    }
+    rows.push(("Seed", num(p.seed.to_string())));
+    rows
+}
+
+/// Microseconds as milliseconds with three decimals.
+fn ms(us: u64) -> String {
+    format!("{:.3}", us as f64 / 1e3)
+}
+
+fn opt_ms(us: Option<u64>) -> String {
+    us.map_or_else(|| MISSING.to_owned(), ms)
+}
+
+fn opt_count(n: Option<u64>) -> String {
+    n.map_or_else(|| MISSING.to_owned(), thousands)
+}
+
+/// Bytes in decimal units with one decimal: `33.6 MB`, `10.0 kB`, `512 B`.
+fn bytes(n: Option<u64>) -> String {
+    let Some(b) = n else { return MISSING.to_owned() };
+    let b = b as f64;
+    if b >= 1e9 {
+        format!("{:.1} GB", b / 1e9)
+    } else if b >= 1e6 {
+        format!("{:.1} MB", b / 1e6)
+    } else if b >= 1e3 {
+        format!("{:.1} kB", b / 1e3)
+    } else {
+        format!("{b} B")
+    }
+}
+
+/// Escapes text for HTML element content and double-quoted attribute values.
+fn escape_into(out: &mut String, text: &str) {
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_is_escaped() {
+        let mut out = String::new();
+        escape_into(&mut out, "<a href='x'>&\"</a>");
+        assert_eq!(out, "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;");
+    }
+
+    #[test]
+    fn figures_are_formatted_with_units() {
+        assert_eq!(ms(815), "0.815");
+        assert_eq!(ms(4_000_000), "4000.000");
+        assert_eq!(bytes(Some(33_600_000)), "33.6 MB");
+        assert_eq!(bytes(Some(10_001)), "10.0 kB");
+        assert_eq!(bytes(Some(512)), "512 B");
+        assert_eq!(bytes(None), MISSING);
+    }
+}
