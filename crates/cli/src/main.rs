@@ -21,6 +21,12 @@ use etcdlat_driver::{Driver, DriverError, LocalCluster};
 use tokio::sync::watch;
 
 use crate::args::Cli;
+
+/// mimalloc instead of the system allocator: tonic, hyper and h2 allocate per request, and
+/// glibc's malloc was a fifth of the client's CPU per request (see benches/README.md). Built
+/// without transparent huge pages, which otherwise add ~30 MB of resident memory at start.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use crate::plan::{Action, Cluster, Plan};
 
 fn main() -> ExitCode {
