@@ -110,6 +110,16 @@ pub fn compare(plan: &ComparePlan) -> Result<Status> {
 /// Prints every failed check and every threshold not met, one line each on stderr (the run
 /// named when there are several); true when there was none.
 pub fn passed(reports: &[Report]) -> bool {
+    verdict(reports, true)
+}
+
+/// As [`passed`], for the checks alone: a shard's thresholds are held against the whole, by
+/// `etcdlat merge`.
+pub fn checks_passed(reports: &[Report]) -> bool {
+    verdict(reports, false)
+}
+
+fn verdict(reports: &[Report], thresholds: bool) -> bool {
     let mut passed = true;
     for r in reports {
         let run = if reports.len() > 1 { format!("{}: ", r.name) } else { String::new() };
@@ -117,7 +127,8 @@ pub fn passed(reports: &[Report]) -> bool {
             eprintln!("etcdlat: check failed: {run}{f}");
             passed = false;
         }
-        for v in r.violations() {
+        let violations = if thresholds { r.violations() } else { Vec::new() };
+        for v in violations {
             eprintln!("etcdlat: threshold failed: {run}{v}");
             passed = false;
         }

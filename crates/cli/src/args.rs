@@ -88,6 +88,11 @@ pub struct Global {
     #[arg(long, global = true, value_name = "N")]
     pub members: Option<u32>,
 
+    /// Pin the worker threads to these CPUs, round robin (e.g. "2,3"), to keep the client off
+    /// the cores etcd uses on a shared machine. Defaults the worker count to their number.
+    #[arg(long, global = true, value_delimiter = ',', value_name = "CPUS")]
+    pub pin_cpus: Option<Vec<usize>>,
+
     /// Worker threads (default: the number of CPUs, at most one per connection).
     #[arg(long, global = true, value_name = "N")]
     pub workers: Option<usize>,
@@ -532,4 +537,27 @@ pub struct RunArgs {
     /// Multiply every total and duration by F, so a large published test runs in minutes.
     #[arg(long, value_name = "F")]
     pub scale: Option<f64>,
+
+    /// Run the I-th of N equal parts of each scenario (I counts from 0, like a Kubernetes
+    /// Indexed Job's completion index): its share of clients, conns, rate and total, and
+    /// its own part of the key space, so that N shards together run the whole scenario
+    /// against one cluster. Merge their --json reports with `etcdlat merge`.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<String>,
+
+    /// Start measuring at this time, RFC 3339 (2025-06-01T12:00:00Z or with an offset,
+    /// +02:00), after connecting and any setup; for shards on machines with synchronized
+    /// clocks.
+    #[arg(long, value_name = "TIME", conflicts_with = "barrier")]
+    pub start_at: Option<String>,
+
+    /// Start measuring when all N shards are ready: each registers a key under PREFIX on
+    /// the cluster under test (with a lease) and waits until all N are there; the keys are
+    /// removed as soon as all have started. Use a prefix of its own per run.
+    #[arg(long, value_name = "PREFIX", requires = "shard")]
+    pub barrier: Option<String>,
+
+    /// How long --barrier waits for every shard before failing. Default 5m.
+    #[arg(long, value_name = "DURATION", requires = "barrier")]
+    pub barrier_timeout: Option<String>,
 }

@@ -5,9 +5,13 @@
 mod analysis;
 mod args;
 mod builtin;
+#[cfg(test)]
+mod fuzz;
 mod output;
 mod plan;
+mod preflight;
 mod progress;
+mod start;
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -32,6 +36,13 @@ use crate::plan::{Action, Cluster, Plan};
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
+        Err(e)
+            if e.use_stderr()
+                && e.kind() != clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand =>
+        {
+            eprintln!("etcdlat: {}", one_line(&e));
+            return ExitCode::from(2);
+        }
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
             let _ = e.print();
@@ -66,6 +77,24 @@ fn main() -> ExitCode {
     }
 }
 
+/// clap's message on one line, like every other error: what is wrong and clap's tip, without
+/// the usage lines.
+fn one_line(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let mut out = String::new();
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if line.starts_with("Usage:") || line.starts_with("For more information") {
+            break;
+        }
+        let line = line.strip_prefix("error: ").unwrap_or(line);
+        if !out.is_empty() {
+            out.push_str(if out.ends_with(':') { " " } else { "; " });
+        }
+        out.push_str(line);
+    }
+    out
+}
+
 enum Status {
     Done,
     /// A check failed (HashKV mismatch, watch events lost) or a threshold was not met: exit 1.
@@ -88,13 +117,16 @@ async fn execute(action: Action) -> Result<Status> {
         Action::Merge(m) => return analysis::merge(&m),
         Action::Compare(c) => return analysis::compare(&c),
     };
+    for warning in preflight::warnings(&plan) {
+        eprintln!("etcdlat: warning: {warning}");
+    }
     let stop = shutdown_signal();
     let mut reports = Vec::new();
-    for scenario in &plan.scenarios {
+    for (round, scenario) in plan.scenarios.iter().enumerate() {
         if *stop.borrow() {
             break;
         }
-        let Some(report) = run_one(&plan, scenario, stop.clone()).await? else {
+        let Some(report) = run_one(&plan, round, scenario, stop.clone()).await? else {
             // Stopped before measuring started: nothing of this run to report.
             break;
         };
@@ -109,7 +141,12 @@ async fn execute(action: Action) -> Result<Status> {
     }
     let interrupted = reports.iter().any(|r| r.interrupted) || *stop.borrow();
     write_outputs(&plan, &reports)?;
-    let passed = analysis::passed(&reports);
+    // A shard's thresholds are held against the whole, by `etcdlat merge`.
+    let passed = if plan.shard.is_some() {
+        analysis::checks_passed(&reports)
+    } else {
+        analysis::passed(&reports)
+    };
     Ok(if interrupted {
         Status::Interrupted
     } else if passed {
@@ -131,12 +168,21 @@ async fn unless_stopped<T>(
     }
 }
 
-/// Runs one scenario; `None` when a stop came before measurement started.
+/// Runs one scenario (the plan's `round`-th); `None` when a stop came before measurement
+/// started.
 async fn run_one(
     plan: &Plan,
+    round: usize,
     scenario: &Scenario,
     stop: watch::Receiver<bool>,
 ) -> Result<Option<Report>> {
+    // A shard runs its part of the scenario, and its report carries the whole (start.rs).
+    let whole = scenario;
+    let part = match plan.shard {
+        Some(shard) => shard.part(whole)?,
+        None => whole.clone(),
+    };
+    let scenario = &part;
     let endpoints = match &plan.cluster {
         Cluster::Endpoints(eps) => Some(eps.clone()),
         Cluster::FromScenario if !scenario.cluster.endpoints.is_empty() => {
@@ -155,6 +201,10 @@ async fn run_one(
     if let Some(w) = plan.workers {
         builder = builder.workers(w);
     }
+    if !plan.pin_cpus.is_empty() {
+        builder = builder.pin_cpus(plan.pin_cpus.iter().copied());
+    }
+    let barrier_endpoints = endpoints.clone().unwrap_or_default();
     let mut local = None;
     builder = match endpoints {
         Some(eps) => builder.endpoints(eps),
@@ -192,11 +242,17 @@ async fn run_one(
     let shutdown = async move {
         let _ = stop.wait_for(|s| *s).await;
     };
-    let report = match driver.run_until(scenario, shutdown).await {
-        Ok(report) => Some(report),
-        Err(DriverError::Interrupted) => None,
-        Err(e) => return Err(anyhow::Error::new(e).context(format!("running {}", scenario.name))),
+    let sync = start::Sync {
+        start: &plan.start,
+        shard: plan.shard,
+        round,
+        endpoints: &barrier_endpoints,
+        dial_timeout,
     };
+    let mut report = start::run_until(&driver, scenario, &sync, shutdown).await?;
+    if let (Some(report), Some(_)) = (&mut report, plan.shard) {
+        report.scenario = whole.clone();
+    }
     drop(display);
     drop(driver);
     drop(local);

@@ -49,6 +49,8 @@ pub struct Plan {
     pub dial_timeout: Option<Duration>,
     /// Worker threads.
     pub workers: Option<usize>,
+    /// CPUs to pin the worker threads to.
+    pub pin_cpus: Vec<usize>,
     /// Text report options.
     pub text: TextOptions,
     /// Print the text report (and progress) at all.
@@ -67,6 +69,11 @@ pub struct Plan {
     pub etcd_bin: PathBuf,
     /// The endpoints were etcd benchmark's default rather than given.
     pub default_endpoint: bool,
+    /// The part of every scenario this process runs (`--shard`); the scenarios above are
+    /// whole.
+    pub shard: Option<etcdlat_core::Shard>,
+    /// When measurement starts (`--start-at`, `--barrier`).
+    pub start: crate::start::Start,
 }
 
 /// What to do.
@@ -173,6 +180,11 @@ impl Action {
         for s in &mut scenarios {
             apply_global(s, g).map_err(flag_error)?;
         }
+        crate::preflight::check(&scenarios, &cluster)?;
+        let (shard, start) = match &cli.command {
+            Command::Run(run) => crate::start::flags(run, &scenarios, &cluster)?,
+            _ => (None, crate::start::Start::Now),
+        };
         let target = match (&g.target, g.target_leader) {
             (Some(_), true) => bail!("--target and --target-leader cannot be used together"),
             (Some(t), false) => Some(t.parse::<Targeting>().map_err(|e| anyhow!("--target: {e}"))?),
@@ -223,6 +235,7 @@ impl Action {
             target,
             dial_timeout,
             workers: g.workers,
+            pin_cpus: g.pin_cpus.clone().unwrap_or_default(),
             text: TextOptions { precise: g.precise, sample: g.sample },
             print_text: !g.quiet && to_stdout == 0,
             json,
@@ -232,6 +245,8 @@ impl Action {
             plots: g.plots.clone(),
             etcd_bin,
             default_endpoint,
+            shard,
+            start,
         })))
     }
 }
@@ -407,6 +422,7 @@ fn txn_mixed_scenario(args: &TxnMixedArgs) -> Result<Scenario> {
         key_size: args.key_size,
         val_size: size_flag("--val-size", &args.val_size)?,
         key_space_size: positive("key-space-size", args.key_space_size)?,
+        key_starts: 0,
         seed: None,
     };
     request_scenario(Operation::TxnMixed(op), &args.load)

@@ -28,6 +28,7 @@
 //! ```
 
 pub mod compare;
+pub mod fault;
 pub mod keyspace;
 pub mod merge;
 pub mod metrics;
@@ -37,11 +38,13 @@ pub mod render;
 pub mod report;
 pub mod scenario;
 pub mod schedule;
+pub mod shard;
 pub mod threshold;
 pub mod unit;
 pub mod workload;
 
 pub use compare::{Comparison, compare};
+pub use fault::{FaultAction, FaultReport, FaultStep, MemberRef};
 pub use merge::{MergeError, merge};
 pub use metrics::{ClientUsage, MemberMetrics};
 pub use op::{ErrorCode, OpKind};
@@ -54,6 +57,7 @@ pub use scenario::{
     Checks, Cluster, Compaction, Load, ReportOptions, Scenario, ScenarioError, Setup, Targeting,
 };
 pub use schedule::{Arrivals, Pacer, Rate, Schedule, Stage};
+pub use shard::{Shard, ShardError};
 pub use threshold::{Threshold, ThresholdError, Violation};
 pub use workload::{
     Consistency, DeleteOp, Isolation, LeaseOp, Operation, PutOp, RangeOp, StmLocker, StmOp,

@@ -296,12 +296,19 @@ fn merge_run(index: usize, shards: &[(&str, &Report)]) -> Result<Report, MergeEr
     };
 
     if shards.iter().any(|(_, r)| r.client.is_some()) {
-        let mut usage =
-            crate::metrics::ClientUsage { user_cpu_s: 0.0, system_cpu_s: 0.0, max_rss_bytes: 0 };
+        let mut usage = crate::metrics::ClientUsage {
+            user_cpu_s: 0.0,
+            system_cpu_s: 0.0,
+            max_rss_bytes: 0,
+            worker_cpu_s: None,
+        };
         for c in shards.iter().filter_map(|(_, r)| r.client.as_ref()) {
             usage.user_cpu_s += c.user_cpu_s;
             usage.system_cpu_s += c.system_cpu_s;
             usage.max_rss_bytes = usage.max_rss_bytes.max(c.max_rss_bytes);
+            if let Some(w) = c.worker_cpu_s {
+                usage.worker_cpu_s = Some(usage.worker_cpu_s.unwrap_or(0.0) + w);
+            }
         }
         out.client = Some(usage);
     }

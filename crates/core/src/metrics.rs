@@ -81,4 +81,8 @@ pub struct ClientUsage {
     pub system_cpu_s: f64,
     /// Peak resident memory of the process since it started (not only this run), bytes.
     pub max_rss_bytes: u64,
+    /// CPU time of the worker threads alone (the request path: clients, connections,
+    /// recording) during the measured run, seconds; `None` when not measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_cpu_s: Option<f64>,
 }

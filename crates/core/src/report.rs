@@ -13,6 +13,7 @@ use hdrhistogram::serialization::{
 };
 use serde::{Deserialize, Serialize};
 
+use crate::fault::FaultReport;
 use crate::metrics::{ClientUsage, MemberMetrics};
 use crate::op::{ErrorCode, OpKind};
 use crate::recorder::{
@@ -78,6 +79,10 @@ pub struct Report {
     /// Leader changes seen during the run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub leader_changes: Vec<LeaderChange>,
+    /// The scenario's fault steps, each with what it did to the service
+    /// ([`crate::fault`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<FaultReport>,
     /// How requests kept to the schedule, when a rate paced them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pacing: Option<PacingReport>,
@@ -651,6 +656,7 @@ mod tests {
             client: None,
             members: Vec::new(),
             leader_changes: Vec::new(),
+            faults: Vec::new(),
             pacing: None,
             shards: Vec::new(),
             scenario: Scenario::new(crate::Operation::Put(crate::PutOp::default())),

@@ -30,6 +30,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::fault::FaultStep;
 use crate::schedule::{Arrivals, Rate, Schedule, Stage};
 use crate::unit;
 #[cfg(test)]
@@ -41,6 +42,10 @@ pub const MAX_CLIENTS: u32 = 10_000_000;
 
 /// The most gRPC connections one run may open.
 pub const MAX_CONNS: u32 = 100_000;
+
+/// The longest duration any field may hold (ten years of 365 days): longer ones are typos,
+/// and past a point no clock can add them to "now".
+pub const MAX_DURATION: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
 
 /// A validated description of one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -81,6 +86,10 @@ pub struct Scenario {
     /// Checks after the run.
     #[serde(default, skip_serializing_if = "is_default")]
     pub checks: Checks,
+    /// Scripted faults during the run (`[[faults]]`): kill, pause, resume or restart a
+    /// member, move the leader, compact, defragment; see [`crate::fault`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub faults: Vec<FaultStep>,
     /// Axes over any parameter, by dotted path (`"load.clients" = [1, 1000]`); every
     /// combination is one run ([`Scenario::expand`]).
     #[serde(default, skip_serializing_if = "toml::Table::is_empty")]
@@ -392,6 +401,7 @@ impl Scenario {
             setup: None,
             compaction: None,
             checks: Checks::default(),
+            faults: Vec::new(),
             matrix: toml::Table::new(),
             report: ReportOptions::default(),
             thresholds: Vec::new(),
@@ -499,12 +509,24 @@ impl Scenario {
     #[must_use]
     pub fn scaled(&self, factor: f64) -> Scenario {
         let scale_n = |n: u64| ((n as f64 * factor).round() as u64).max(1);
+        // Saturating at MAX_DURATION (so that validation names the field) rather than
+        // panicking as `Duration::mul_f64` does past its range.
+        let scale_d = |d: Duration| {
+            Duration::try_from_secs_f64(d.as_secs_f64() * factor)
+                .map_or(MAX_DURATION + Duration::from_secs(1), |d| {
+                    d.min(MAX_DURATION + Duration::from_secs(1))
+                })
+        };
         let mut s = self.clone();
         s.load.total = s.load.total.map(scale_n);
-        s.load.duration = s.load.duration.map(|d| d.mul_f64(factor).max(Duration::from_millis(1)));
-        s.load.warmup = s.load.warmup.mul_f64(factor);
+        s.load.duration = s.load.duration.map(|d| scale_d(d).max(Duration::from_millis(1)));
+        s.load.warmup = scale_d(s.load.warmup);
         if let Some(setup) = &mut s.setup {
             setup.total = scale_n(setup.total);
+        }
+        for step in &mut s.faults {
+            step.at = scale_d(step.at);
+            step.pause_for = step.pause_for.map(|d| scale_d(d).max(Duration::from_millis(1)));
         }
         let scale_op = |op: &mut Operation| match op {
             Operation::Watch(w) => w.put_total = scale_n(w.put_total),
@@ -691,6 +713,27 @@ impl Scenario {
             }
         }
 
+        let durations = [
+            ("cluster.dial-timeout", t.dial_timeout),
+            ("load.duration", l.duration),
+            ("load.warmup", Some(l.warmup)),
+            ("compaction.interval", self.compaction.as_ref().map(|c| c.interval)),
+            ("report.interval", Some(self.report.interval)),
+        ];
+        let stages = l.stages.iter().enumerate().map(|(i, st)| (i, st.duration));
+        let faults = self.faults.iter().enumerate();
+        for (field, d) in durations
+            .into_iter()
+            .map(|(f, d)| (f.to_owned(), d))
+            .chain(stages.map(|(i, d)| (format!("load.stages.{i}.duration"), Some(d))))
+            .chain(faults.clone().map(|(i, f)| (format!("faults.{i}.at"), Some(f.at))))
+            .chain(faults.map(|(i, f)| (format!("faults.{i}.for"), f.pause_for)))
+        {
+            if d.is_some_and(|d| d > MAX_DURATION) {
+                return Err(ScenarioError::invalid(&field, "must be at most 10 years"));
+            }
+        }
+        crate::fault::validate(&self.faults, &self.cluster, &self.load)?;
         if let Err(e) = crate::threshold::Threshold::parse_all(&self.thresholds) {
             return Err(ScenarioError::invalid("thresholds", e.to_string()));
         }
@@ -821,7 +864,8 @@ fn line_col(text: &str, offset: usize) -> (usize, usize) {
 }
 
 /// The byte offset of a dotted field's value in the TOML text, found by walking the
-/// spanned document; `None` when the field is not written in the file (a default).
+/// spanned document: where the deepest part of the path that is written in the file starts
+/// (a missing `faults.0.member` points at its step); `None` when none of it is (a default).
 fn field_offset(text: &str, field: &str) -> Option<usize> {
     use toml::de::{DeTable, DeValue};
     let doc = DeTable::parse(text).ok()?;
@@ -837,7 +881,7 @@ fn field_offset(text: &str, field: &str) -> Option<usize> {
                 (if parts.peek().is_none() { v.span().start } else { k.span().start }, v)
             }),
         };
-        let (offset, v) = found?;
+        let Some((offset, v)) = found else { break };
         best = Some(offset);
         value = Some(v.get_ref());
         if let DeValue::Table(t) = v.get_ref() {

@@ -531,6 +531,10 @@ pub struct TxnPutOp {
     /// Bytes put before every key.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub prefix: String,
+    /// First key index: keys are `key-starts .. key-starts + key-space-size` (how shards
+    /// split the key space).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub key_starts: u64,
     /// Seed of the value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
@@ -544,6 +548,7 @@ impl Default for TxnPutOp {
             val_size: 8,
             key_space_size: 1,
             prefix: String::new(),
+            key_starts: 0,
             seed: None,
         }
     }
@@ -557,14 +562,14 @@ impl TxnPutOp {
             prefix: self.prefix.as_bytes().to_vec(),
             key_size: self.key_size,
             space: self.key_space_size,
-            start: 0,
+            start: self.key_starts,
             dist: KeyDist::Sequential,
         }
     }
 
     pub(crate) fn validate_at(&self, at: &str) -> Result<(), ScenarioError> {
         check_positive(at, "txn-ops", self.txn_ops)?;
-        check_key_space(at, self.key_size, self.key_space_size, 0)?;
+        check_key_space(at, self.key_size, self.key_space_size, self.key_starts)?;
         if self.txn_ops > self.key_space_size {
             return Err(invalid(
                 at,
@@ -611,6 +616,10 @@ pub struct TxnMixedOp {
     /// Distinct keys written (sequentially). Default 1.
     #[serde(default = "one")]
     pub key_space_size: u64,
+    /// First key index written: `key-starts .. key-starts + key-space-size` (how shards
+    /// split the key space).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub key_starts: u64,
     /// Seed of the value and of the read/write choice.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
@@ -627,6 +636,7 @@ impl Default for TxnMixedOp {
             key_size: 8,
             val_size: 8,
             key_space_size: 1,
+            key_starts: 0,
             seed: None,
         }
     }
@@ -640,7 +650,7 @@ impl TxnMixedOp {
             prefix: self.key.as_bytes().to_vec(),
             key_size: self.key_size,
             space: self.key_space_size,
-            start: 0,
+            start: self.key_starts,
             dist: KeyDist::Sequential,
         }
     }
@@ -676,7 +686,7 @@ impl TxnMixedOp {
         if i64::try_from(self.limit).is_err() {
             return Err(invalid(at, "limit", "is too large"));
         }
-        check_key_space(at, self.key_size, self.key_space_size, 0)?;
+        check_key_space(at, self.key_size, self.key_space_size, self.key_starts)?;
         check_val_size(at, self.val_size)
     }
 }
@@ -996,6 +1006,9 @@ impl Consistency {
     }
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
 fn one() -> u64 {
     1
 }

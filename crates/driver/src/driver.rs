@@ -12,7 +12,7 @@ use tokio::sync::{Mutex, watch};
 use crate::cluster;
 use crate::connection::DEFAULT_DIAL_TIMEOUT;
 use crate::error::DriverError;
-use crate::local::LocalCluster;
+use crate::local::{LocalCluster, MemberControl};
 use crate::metrics::{self, SAMPLE_INTERVAL, Sampler, Usage};
 use crate::request::Work;
 use crate::worker::{Job, Worker};
@@ -27,6 +27,9 @@ pub struct DriverBuilder {
     workers: Option<usize>,
     local: bool,
     targeting: Targeting,
+    /// The local cluster's member processes, for fault steps ([`crate::fault`]).
+    control: Option<MemberControl>,
+    cpus: Vec<usize>,
 }
 
 impl Default for DriverBuilder {
@@ -38,6 +41,8 @@ impl Default for DriverBuilder {
             workers: None,
             local: false,
             targeting: Targeting::Endpoints,
+            control: None,
+            cpus: Vec::new(),
         }
     }
 }
@@ -54,10 +59,13 @@ impl DriverBuilder {
         self
     }
 
-    /// Connect to a throwaway local cluster (reports then say `local: true`).
+    /// Connect to a throwaway local cluster (reports then say `local: true`). The driver
+    /// can then also kill, pause and restart its members for a scenario's fault steps; from
+    /// endpoints, only move-leader, compact and defrag steps can run.
     pub fn local_cluster(mut self, cluster: &LocalCluster) -> Self {
         self.endpoints = cluster.endpoints();
         self.local = true;
+        self.control = Some(cluster.control());
         self
     }
 
@@ -89,6 +97,13 @@ impl DriverBuilder {
     /// through the endpoints; a scenario with a `target` of its own overrides this.
     pub fn target(mut self, targeting: Targeting) -> Self {
         self.targeting = targeting;
+        self
+    }
+
+    /// Pins worker `i` to CPU `cpus[i % cpus.len()]` (Linux), so that on a machine shared with
+    /// etcd the client stays on the cores given to it. Empty (the default): no pinning.
+    pub fn pin_cpus(mut self, cpus: impl IntoIterator<Item = usize>) -> Self {
+        self.cpus = cpus.into_iter().collect();
         self
     }
 
@@ -160,7 +175,11 @@ impl Pool {
         endpoints: Vec<String>,
     ) -> Result<Self, DriverError> {
         let threads = config.workers.unwrap_or_else(|| {
-            std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+            if config.cpus.is_empty() {
+                std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+            } else {
+                config.cpus.len()
+            }
         });
         let count = threads.min(conns as usize).max(1);
         // Connection c lives on worker c % count and goes to endpoint c % endpoints.
@@ -170,7 +189,8 @@ impl Pool {
         }
         let mut workers = Vec::with_capacity(count);
         for (i, eps) in per_worker.into_iter().enumerate() {
-            workers.push(Worker::spawn(i, eps, config.dial_timeout).await?);
+            let cpu = (!config.cpus.is_empty()).then(|| config.cpus[i % config.cpus.len()]);
+            workers.push(Worker::spawn(i, eps, config.dial_timeout, cpu).await?);
         }
         Ok(Self { workers, conns, endpoints })
     }
@@ -270,6 +290,14 @@ impl Driver {
         self.progress.clone()
     }
 
+    fn fault_target(&self) -> crate::fault::Target {
+        crate::fault::Target {
+            control: self.config.control.clone(),
+            endpoints: self.config.endpoints.clone(),
+            dial_timeout: self.config.dial_timeout,
+        }
+    }
+
     /// Runs `scenario` to completion.
     ///
     /// # Errors
@@ -291,6 +319,7 @@ impl Driver {
         shutdown: impl Future<Output = ()>,
     ) -> Result<Report, DriverError> {
         scenario.validate()?;
+        crate::fault::check(&scenario.faults, &self.fault_target()).await?;
         if let Some(setup) = &scenario.setup {
             let mut fill = Scenario::new(Operation::Put(setup.put.clone()));
             fill.load.clients = setup.clients;
@@ -368,6 +397,13 @@ impl Driver {
             (*targeting == Targeting::Leader).then_some(retarget_tx),
             stop_rx.clone(),
         ));
+        // Timed from here, as the workers time their start, so that `at` is on the report's
+        // clock (measure_from is earlier by the member-list round trip above).
+        let faults = (!scenario.faults.is_empty()).then(|| {
+            let steps = scenario.faults.clone();
+            let start = Instant::now() + Duration::from_millis(5) + scenario.load.warmup;
+            crate::fault::spawn(self.fault_target(), steps, start, stop_rx.clone())
+        });
         let measured = if scenario.is_stream() {
             let run = crate::watch::run(&pool.workers, scenario, seed, stop_rx.clone());
             let mut run = std::pin::pin!(run);
@@ -389,8 +425,16 @@ impl Driver {
         let workers = pool.workers.len();
         drop(pool);
         let _ = stop_tx.send(true);
+        // First, so that members paused until the end are resumed before anyone asks them.
+        let applied = match faults {
+            Some(f) => f.await.unwrap_or_default(),
+            None => Vec::new(),
+        };
         let leader_changes = leader_watch.await.unwrap_or_default();
-        let (server, client) = (sampler.finish().await, usage.finish());
+        let (server, mut client) = (sampler.finish().await, usage.finish());
+        if let Some(c) = &mut client {
+            c.worker_cpu_s = measured.worker_cpu.map(|d| d.as_secs_f64());
+        }
         let mut recorder = measured.recorder;
         let recorder_members = recorder.members().to_vec();
         let recorder_pacing = recorder.pacing().cloned();
@@ -417,6 +461,8 @@ impl Driver {
             .iter()
             .map(|(kind, rec)| (*kind, OpReport::from_record(rec, duration, interval)))
             .collect();
+        let applied: Vec<_> = applied.iter().map(|a| a.since(measured.measure_start)).collect();
+        let faults = etcdlat_core::fault::analyze(&records, &applied, duration, interval);
         Ok(Report {
             name: scenario.name.clone(),
             started_at: humantime::format_rfc3339_millis(started_at).to_string(),
@@ -430,6 +476,7 @@ impl Driver {
             hashkv,
             members: member_reports(&recorder_members, &members, duration),
             leader_changes,
+            faults,
             pacing: recorder_pacing
                 .as_ref()
                 .map(|p| pacing_report(p, &scenario.load, duration, client.as_ref(), workers)),
@@ -515,10 +562,11 @@ impl Driver {
         let last_done = outcomes.iter().map(|o| o.last_done).max().unwrap_or(measure_start);
         let interrupted = outcomes.iter().any(|o| o.interrupted);
         let mut recorder = Recorder::new(&[], measure_start, scenario.report.interval);
+        let worker_cpu = outcomes.iter().map(|o| o.cpu).sum::<Option<Duration>>();
         for o in outcomes {
             recorder.merge(o.recorder);
         }
-        Ok(Measured { recorder, measure_start, last_done, interrupted, watch: None })
+        Ok(Measured { recorder, measure_start, last_done, interrupted, watch: None, worker_cpu })
     }
 }
 
@@ -611,6 +659,8 @@ pub(crate) struct Measured {
     pub last_done: Instant,
     pub interrupted: bool,
     pub watch: Option<etcdlat_core::WatchAccounting>,
+    /// CPU time of the worker threads during the measured run, when measured.
+    pub worker_cpu: Option<Duration>,
 }
 
 fn op_seed(scenario: &Scenario) -> u64 {

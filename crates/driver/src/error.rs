@@ -103,6 +103,16 @@ pub enum DriverError {
         reason: String,
     },
 
+    /// A scripted fault step cannot be carried out against this cluster (checked before the
+    /// run starts).
+    #[error("faults.{step}: {reason}")]
+    Fault {
+        /// Index of the step in the scenario's `faults`.
+        step: usize,
+        /// Why not.
+        reason: String,
+    },
+
     /// This build cannot run the workload.
     #[error("{what} is not supported yet")]
     Unsupported {

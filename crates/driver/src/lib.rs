@@ -55,11 +55,13 @@
 //! durations, proposals, bytes) and `client` what the etcdlat process itself used. A member
 //! that cannot be scraped never fails a run.
 
+mod barrier;
 mod cluster;
 mod compaction;
 mod connection;
 mod driver;
 mod error;
+mod fault;
 mod local;
 mod metrics;
 mod request;
@@ -68,6 +70,7 @@ mod stm;
 mod watch;
 mod worker;
 
+pub use barrier::{Barrier, BarrierError, DEFAULT_BARRIER_TIMEOUT, LEASE_TTL};
 pub use connection::DEFAULT_DIAL_TIMEOUT;
 pub use driver::{Driver, DriverBuilder, Progress};
 pub use error::DriverError;

@@ -4,12 +4,14 @@
 //!
 //! The CLI starts one when no endpoints are given; the testkit uses the same code.
 
+use std::ffi::OsString;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::net::{Ipv4Addr, TcpListener};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use etcd_client::{Client, ConnectOptions};
@@ -81,7 +83,134 @@ pub struct LocalMember {
     client_url: String,
     peer_url: String,
     log: PathBuf,
+    process: Arc<Process>,
+}
+
+/// A member's etcd process: how it is started, and the running child. Shared with the
+/// drivers built from the cluster ([`MemberControl`]), so that a run's fault steps can kill,
+/// pause and restart members while the [`LocalCluster`] keeps owning them.
+#[derive(Debug, Default)]
+struct Process {
+    bin: PathBuf,
+    args: Vec<OsString>,
+    log: PathBuf,
+    state: Mutex<ProcessState>,
+}
+
+#[derive(Debug, Default)]
+struct ProcessState {
     child: Option<Child>,
+    /// Set when the cluster is shut down: the process is never started again.
+    closed: bool,
+}
+
+impl Process {
+    fn state(&self) -> MutexGuard<'_, ProcessState> {
+        // A panic while holding the lock leaves nothing half-done worth refusing over.
+        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Starts etcd, appending to its log, in a process group of its own (so that a Ctrl-C
+    /// at the terminal stops etcdlat, which then tears the cluster down, rather than
+    /// killing etcd under a running measurement).
+    fn spawn(&self) -> std::io::Result<Child> {
+        let log = File::options().create(true).append(true).open(&self.log)?;
+        let log2 = log.try_clone()?;
+        Command::new(&self.bin)
+            .args(&self.args)
+            .process_group(0)
+            .stdin(Stdio::null())
+            .stdout(log)
+            .stderr(log2)
+            .spawn()
+    }
+
+    fn pid(&self) -> Option<u32> {
+        self.state().child.as_ref().map(Child::id)
+    }
+
+    /// SIGKILL and wait; false when not running.
+    fn kill(&self) -> bool {
+        let Some(mut child) = self.state().child.take() else { return false };
+        let _ = child.kill();
+        let _ = child.wait();
+        true
+    }
+
+    /// Kills the process if it runs, then starts it again with the same flags and data.
+    fn restart(&self) -> Result<(), String> {
+        let mut state = self.state();
+        if state.closed {
+            return Err("the cluster has been shut down".to_owned());
+        }
+        if let Some(mut child) = state.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let child = self.spawn().map_err(|e| format!("starting {}: {e}", self.bin.display()))?;
+        state.child = Some(child);
+        Ok(())
+    }
+
+    fn signal(&self, signal: nix::sys::signal::Signal) -> bool {
+        let Some(pid) = self.pid().and_then(|p| i32::try_from(p).ok()) else { return false };
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), signal).is_ok()
+    }
+
+    /// Kills the process for good.
+    fn close(&self) {
+        let mut state = self.state();
+        state.closed = true;
+        if let Some(mut child) = state.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Kills, pauses, resumes and restarts the members of a [`LocalCluster`] from another
+/// owner: a driver built with [`crate::DriverBuilder::local_cluster`] holds one for the
+/// scenario's fault steps. The cluster still owns the members: once it is shut down or
+/// dropped, nothing here starts a process again.
+#[derive(Debug, Clone)]
+pub(crate) struct MemberControl {
+    members: Vec<(String, String, Arc<Process>)>,
+}
+
+impl MemberControl {
+    /// Member names and client URLs, in name order.
+    pub(crate) fn members(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.members.iter().map(|(name, url, _)| (name.as_str(), url.as_str()))
+    }
+
+    fn process(&self, name: &str) -> Option<&Process> {
+        self.members.iter().find(|(n, _, _)| n == name).map(|(_, _, p)| p.as_ref())
+    }
+
+    /// Whether the member's process is running (possibly paused).
+    pub(crate) fn is_running(&self, name: &str) -> bool {
+        self.process(name).is_some_and(|p| p.pid().is_some())
+    }
+
+    /// SIGKILL; false when no such member runs.
+    pub(crate) fn kill(&self, name: &str) -> bool {
+        self.process(name).is_some_and(Process::kill)
+    }
+
+    /// SIGSTOP; false when no such member runs.
+    pub(crate) fn pause(&self, name: &str) -> bool {
+        self.process(name).is_some_and(|p| p.signal(nix::sys::signal::Signal::SIGSTOP))
+    }
+
+    /// SIGCONT; false when no such member runs.
+    pub(crate) fn resume(&self, name: &str) -> bool {
+        self.process(name).is_some_and(|p| p.signal(nix::sys::signal::Signal::SIGCONT))
+    }
+
+    /// Kills the member if it runs and starts it again with the same data dir and flags.
+    pub(crate) fn restart(&self, name: &str) -> Result<(), String> {
+        self.process(name).ok_or_else(|| format!("no member named {name:?}"))?.restart()
+    }
 }
 
 impl LocalMember {
@@ -100,7 +229,7 @@ impl LocalMember {
     /// Process id, while running.
     #[must_use]
     pub fn pid(&self) -> Option<u32> {
-        self.child.as_ref().map(Child::id)
+        self.process.pid()
     }
 
     /// The last lines of the member's log.
@@ -153,7 +282,7 @@ impl LocalCluster {
                 peer_url: format!("http://127.0.0.1:{}", free_port()?),
                 log: dir.path().join(format!("{name}.log")),
                 name,
-                child: None,
+                process: Arc::default(),
             });
         }
         let initial_cluster = members
@@ -167,41 +296,33 @@ impl LocalCluster {
         let data_root = cluster.dir.as_ref().map(|d| d.path().to_path_buf()).unwrap_or_default();
 
         for m in &mut cluster.members {
-            let log = File::create(&m.log)
-                .map_err(|e| DriverError::io("creating the etcd log file", e))?;
-            let log2 =
-                log.try_clone().map_err(|e| DriverError::io("creating the etcd log file", e))?;
-            let child = Command::new(&opts.etcd_bin)
-                .arg("--name")
-                .arg(&m.name)
-                .arg("--data-dir")
-                .arg(data_root.join(&m.name))
-                .arg("--listen-client-urls")
-                .arg(&m.client_url)
-                .arg("--advertise-client-urls")
-                .arg(&m.client_url)
-                .arg("--listen-peer-urls")
-                .arg(&m.peer_url)
-                .arg("--initial-advertise-peer-urls")
-                .arg(&m.peer_url)
-                .arg("--initial-cluster")
-                .arg(&initial_cluster)
-                .arg("--initial-cluster-state")
-                .arg("new")
-                .arg("--initial-cluster-token")
-                .arg(&token)
-                .arg("--logger=zap")
-                .arg("--log-outputs=stderr")
-                .args(&opts.extra_args)
-                // Its own process group, so a Ctrl-C at the terminal stops etcdlat (which then
-                // tears the cluster down) rather than killing etcd under a running measurement.
-                .process_group(0)
-                .stdin(Stdio::null())
-                .stdout(log)
-                .stderr(log2)
-                .spawn();
-            match child {
-                Ok(c) => m.child = Some(c),
+            let flags: [(&str, OsString); 10] = [
+                ("--name", (&m.name).into()),
+                ("--data-dir", data_root.join(&m.name).into_os_string()),
+                ("--listen-client-urls", (&m.client_url).into()),
+                ("--advertise-client-urls", (&m.client_url).into()),
+                ("--listen-peer-urls", (&m.peer_url).into()),
+                ("--initial-advertise-peer-urls", (&m.peer_url).into()),
+                ("--initial-cluster", (&initial_cluster).into()),
+                // On a restart, etcd finds its data dir and ignores the initial-cluster flags.
+                ("--initial-cluster-state", "new".into()),
+                ("--initial-cluster-token", (&token).into()),
+                ("--logger", "zap".into()),
+            ];
+            let args: Vec<OsString> = flags
+                .into_iter()
+                .flat_map(|(flag, value)| [OsString::from(flag), value])
+                .chain(["--log-outputs=stderr".into()])
+                .chain(opts.extra_args.iter().map(OsString::from))
+                .collect();
+            let process = Process {
+                bin: opts.etcd_bin.clone(),
+                args,
+                log: m.log.clone(),
+                state: Mutex::default(),
+            };
+            match process.spawn() {
+                Ok(c) => process.state().child = Some(c),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                     return Err(DriverError::EtcdNotFound { binary: opts.etcd_bin.clone() });
                 }
@@ -212,6 +333,7 @@ impl LocalCluster {
                     ));
                 }
             }
+            m.process = Arc::new(process);
         }
         cluster.wait_ready(opts.ready_timeout).await?;
         tracing::debug!(members = cluster.members.len(), "local etcd cluster ready");
@@ -222,8 +344,9 @@ impl LocalCluster {
         let deadline = Instant::now() + timeout;
         for i in 0..self.members.len() {
             loop {
-                let m = &mut self.members[i];
-                if let Some(Ok(Some(status))) = m.child.as_mut().map(Child::try_wait) {
+                let m = &self.members[i];
+                let exited = m.process.state().child.as_mut().map(Child::try_wait);
+                if let Some(Ok(Some(status))) = exited {
                     return Err(DriverError::LocalNotReady {
                         member: m.name.clone(),
                         timeout,
@@ -271,11 +394,34 @@ impl LocalCluster {
     /// Kills one member (SIGKILL) and waits for it to exit; its data stays. Returns false when
     /// there is no such running member.
     pub fn kill(&mut self, name: &str) -> bool {
-        let Some(m) = self.members.iter_mut().find(|m| m.name == name) else { return false };
-        let Some(mut child) = m.child.take() else { return false };
-        let _ = child.kill();
-        let _ = child.wait();
-        true
+        self.members.iter().find(|m| m.name == name).is_some_and(|m| m.process.kill())
+    }
+
+    /// Starts one member again with the same data dir and flags (killing it first if it
+    /// runs), as after a crash; it rejoins the cluster with its data. Returns without waiting
+    /// for it to be ready.
+    ///
+    /// # Errors
+    /// [`DriverError::Target`] when there is no such member, [`DriverError::Io`] when etcd
+    /// cannot be started.
+    pub fn restart(&mut self, name: &str) -> Result<(), DriverError> {
+        let Some(m) = self.members.iter().find(|m| m.name == name) else {
+            return Err(DriverError::Target { reason: format!("no member named {name:?}") });
+        };
+        m.process.restart().map_err(|reason| {
+            DriverError::io(format!("restarting {name}"), std::io::Error::other(reason))
+        })
+    }
+
+    /// A handle that kills, pauses and restarts members, for a driver's fault steps.
+    pub(crate) fn control(&self) -> MemberControl {
+        MemberControl {
+            members: self
+                .members
+                .iter()
+                .map(|m| (m.name.clone(), m.client_url.clone(), Arc::clone(&m.process)))
+                .collect(),
+        }
     }
 
     /// Pauses one member (SIGSTOP): it keeps its connections but answers nothing, like a
@@ -290,21 +436,14 @@ impl LocalCluster {
     }
 
     fn signal(&self, name: &str, signal: nix::sys::signal::Signal) -> bool {
-        let Some(pid) = self.members.iter().find(|m| m.name == name).and_then(LocalMember::pid)
-        else {
-            return false;
-        };
-        let Ok(pid) = i32::try_from(pid) else { return false };
-        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), signal).is_ok()
+        self.members.iter().find(|m| m.name == name).is_some_and(|m| m.process.signal(signal))
     }
 
-    /// Kills every member and removes the data. Also done on drop.
+    /// Kills every member and removes the data. Also done on drop. Members are never started
+    /// again afterwards, not even by a driver's fault steps.
     pub fn shutdown(&mut self) {
-        for m in &mut self.members {
-            if let Some(mut child) = m.child.take() {
-                let _ = child.kill();
-                let _ = child.wait();
-            }
+        for m in &self.members {
+            m.process.close();
         }
         if let Some(dir) = self.dir.take() {
             let _ = dir.close();

@@ -408,6 +408,7 @@ impl Usage {
             user_cpu_s: (end.user_s - start.user_s).max(0.0),
             system_cpu_s: (end.system_s - start.system_s).max(0.0),
             max_rss_bytes: end.max_rss_bytes,
+            worker_cpu_s: None,
         })
     }
 }

@@ -10,8 +10,8 @@
 use bytes::{Buf, BufMut, Bytes};
 use http::uri::PathAndQuery;
 use prost::encoding::{self, DecodeContext, WireType};
-use tonic::transport::Channel;
 use tonic::codec::BufferSettings;
+use tonic::transport::Channel;
 use tonic_prost::ProstCodec;
 
 /// Largest response accepted: ranges over many 1 MB values are large.

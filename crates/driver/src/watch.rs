@@ -516,6 +516,7 @@ async fn orchestrate(
         last_done: last,
         interrupted: stopped,
         watch: Some(watch),
+        worker_cpu: None,
     })
 }
 

@@ -75,6 +75,8 @@ pub(crate) struct Pacing {
 
 /// What a worker hands back once, at the end of a run.
 pub(crate) struct Outcome {
+    /// CPU time of this worker thread during the measured phase.
+    pub cpu: Option<Duration>,
     pub recorder: Recorder,
     pub measure_start: Instant,
     pub last_done: Instant,
@@ -103,12 +105,22 @@ impl Worker {
         index: usize,
         endpoints: Vec<String>,
         dial_timeout: Duration,
+        cpu: Option<usize>,
     ) -> Result<Self, DriverError> {
         let (tx, rx) = mpsc::unbounded_channel();
         let (ready_tx, ready_rx) = oneshot::channel();
         let thread = std::thread::Builder::new()
             .name(format!("etcdlat-worker-{index}"))
             .spawn(move || {
+                if let Some(cpu) = cpu {
+                    if let Err(e) = pin_to(cpu) {
+                        let _ = ready_tx.send(Err(DriverError::io(
+                            format!("pinning worker {index} to CPU {cpu}"),
+                            e,
+                        )));
+                        return;
+                    }
+                }
                 let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
                     Ok(rt) => rt,
                     Err(e) => {
@@ -394,6 +406,33 @@ async fn follow_target(
     }
 }
 
+/// Pins the calling thread to one CPU.
+fn pin_to(cpu: usize) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    {
+        let mut set = nix::sched::CpuSet::new();
+        set.set(cpu).map_err(std::io::Error::from)?;
+        nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)
+            .map_err(std::io::Error::from)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = cpu;
+        Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "CPU pinning needs Linux"))
+    }
+}
+
+/// CPU time this thread has used.
+fn thread_cpu() -> Option<Duration> {
+    #[cfg(unix)]
+    {
+        let t = nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID).ok()?;
+        Some(Duration::new(u64::try_from(t.tv_sec()).ok()?, u32::try_from(t.tv_nsec()).ok()?))
+    }
+    #[cfg(not(unix))]
+    None
+}
+
 /// Publishes a worker's progress: a few atomic stores, a few times a second.
 fn publish(recorder: &Recorder, progress: &WorkerProgress) {
     progress.requests.store(recorder.requests(), Ordering::Relaxed);
@@ -496,6 +535,7 @@ async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> Outcome {
     }
 
     let measure_start = Instant::now().max(job.start_at + job.warmup);
+    let cpu_at_start = thread_cpu();
     shared.recorder.borrow_mut().reset(measure_start);
     for c in &shared.issued {
         c.set(0);
@@ -513,6 +553,7 @@ async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> Outcome {
         phase(&shared, &job.clients, &mut job.stop, Some(&job.progress)).await
     };
     let last_done = Instant::now();
+    let cpu = thread_cpu().zip(cpu_at_start).map(|(end, start)| end.saturating_sub(start));
     retargeting.abort();
     let _ = retargeting.await;
 
@@ -526,5 +567,5 @@ async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> Outcome {
         let abandoned = shared.issued[k.index()].get().saturating_sub(recorder.requests_of(k));
         recorder.record_errors(k, ErrorCode::Cancelled, abandoned, last_done);
     }
-    Outcome { recorder, measure_start, last_done, interrupted }
+    Outcome { cpu, recorder, measure_start, last_done, interrupted }
 }

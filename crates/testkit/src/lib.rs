@@ -17,7 +17,11 @@
 //! # }
 //! ```
 
+mod null;
+
 use std::path::PathBuf;
+
+pub use null::NullServer;
 
 use etcdlat_driver::{DriverError, LocalCluster};
 
@@ -115,6 +119,17 @@ impl Etcd {
     /// When there is no such running member.
     pub fn kill(&mut self, name: &str) {
         assert!(self.cluster.kill(name), "no running member named {name}");
+    }
+
+    /// Starts a member again with the same data dir and flags (killing it first if it
+    /// runs); returns without waiting for it to be ready.
+    ///
+    /// # Panics
+    /// When there is no such member or it cannot be started.
+    pub fn restart(&mut self, name: &str) {
+        if let Err(e) = self.cluster.restart(name) {
+            panic!("restarting {name}: {e}");
+        }
     }
 
     /// The name of the current leader.

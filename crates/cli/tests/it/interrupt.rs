@@ -1,6 +1,6 @@
-//! SIGINT (Ctrl-C) during a run: exit code 130 soon after, the report written and marked
-//! interrupted, counting exactly what reached the server, and a throwaway etcd killed and
-//! its directory removed.
+//! SIGINT (Ctrl-C) and SIGTERM during a run: exit code 130 soon after, the report written
+//! and marked interrupted, counting exactly what reached the server, and a throwaway etcd
+//! (even one a fault step holds paused) killed and its directory removed.
 //!
 //! etcdlat runs in a process group of its own and the signal goes to the whole group, as a
 //! terminal sends Ctrl-C to its foreground group.
@@ -81,10 +81,17 @@ impl Running {
 
     /// Sends SIGINT and returns the exit status, which must come within [`STOP_WITHIN`].
     fn interrupt(&mut self) -> ExitStatus {
-        assert!(self.signal("INT"), "sending SIGINT");
+        self.stop("INT")
+    }
+
+    /// Sends `signal` and returns the exit status, which must come within [`STOP_WITHIN`].
+    fn stop(&mut self, signal: &str) -> ExitStatus {
+        assert!(self.signal(signal), "sending SIG{signal}");
         let sent = Instant::now();
         let status = self.wait(STOP_WITHIN);
-        status.unwrap_or_else(|| panic!("etcdlat still running {:?} after SIGINT", sent.elapsed()))
+        status.unwrap_or_else(|| {
+            panic!("etcdlat still running {:?} after SIG{signal}", sent.elapsed())
+        })
     }
 }
 
@@ -136,6 +143,18 @@ async fn sigint_stops_a_run_and_reports_what_reached_the_server() {
     if etcdlat_testkit::skip() {
         return;
     }
+    stops_a_run_and_reports_what_reached_the_server("INT").await;
+}
+
+#[tokio::test]
+async fn sigterm_stops_a_run_and_reports_what_reached_the_server() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    stops_a_run_and_reports_what_reached_the_server("TERM").await;
+}
+
+async fn stops_a_run_and_reports_what_reached_the_server(signal: &str) {
     let etcd = Etcd::start().await;
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
@@ -158,8 +177,13 @@ async fn sigint_stops_a_run_and_reports_what_reached_the_server() {
         assert!(Instant::now() < deadline, "no puts reached the server within {START_WITHIN:?}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let status = run.interrupt();
-    assert_eq!(status.code(), Some(130), "exit code 130 after SIGINT; stderr:\n{}", run.stderr());
+    let status = run.stop(signal);
+    assert_eq!(
+        status.code(),
+        Some(130),
+        "exit code 130 after SIG{signal}; stderr:\n{}",
+        run.stderr()
+    );
 
     let report = read_report(&json);
     let report = only_run(&report);
@@ -179,6 +203,18 @@ async fn sigint_stops_a_throwaway_etcd_and_removes_it() {
     if etcdlat_testkit::skip() {
         return;
     }
+    stops_a_throwaway_etcd_and_removes_it("INT").await;
+}
+
+#[tokio::test]
+async fn sigterm_stops_a_throwaway_etcd_and_removes_it() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    stops_a_throwaway_etcd_and_removes_it("TERM").await;
+}
+
+async fn stops_a_throwaway_etcd_and_removes_it(signal: &str) {
     let tmp = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     let json = out.path().join("r.json");
@@ -207,8 +243,13 @@ async fn sigint_stops_a_throwaway_etcd_and_removes_it() {
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let status = run.interrupt();
-    assert_eq!(status.code(), Some(130), "exit code 130 after SIGINT; stderr:\n{}", run.stderr());
+    let status = run.stop(signal);
+    assert_eq!(
+        status.code(),
+        Some(130),
+        "exit code 130 after SIG{signal}; stderr:\n{}",
+        run.stderr()
+    );
 
     let report = read_report(&json);
     let report = only_run(&report);
@@ -299,4 +340,59 @@ async fn sigint_during_setup_exits_130_with_a_report() {
     let status = run.interrupt();
     assert_eq!(status.code(), Some(130), "stderr:\n{}", run.stderr());
     assert_eq!(read_report(&json)["runs"].as_array().map(Vec::len), Some(0));
+}
+
+#[tokio::test]
+async fn sigterm_while_a_fault_step_holds_a_member_paused_leaves_nothing_behind() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let scenario = out.path().join("pause.toml");
+    // The follower stays paused until the run ends (no `for`, no resume step).
+    std::fs::write(
+        &scenario,
+        "[cluster]\nmembers = 3\n[load]\nclients = 2\nduration = \"60s\"\n[op.put]\n\
+         [[faults]]\nat = \"0s\"\naction = \"pause\"\nmember = \"follower\"\n",
+    )
+    .unwrap();
+    let json = out.path().join("r.json");
+    let args = ["run", scenario.to_str().unwrap(), "--json", json.to_str().unwrap()];
+    let mut run = Running::spawn(&args, tmp.path(), out.path().join("stderr"));
+
+    // Stop once a member of the throwaway cluster is stopped (state T in /proc).
+    let deadline = Instant::now() + START_WITHIN;
+    loop {
+        run.assert_running();
+        assert!(Instant::now() < deadline, "no member was paused within {START_WITHIN:?}");
+        let paused = processes_mentioning(tmp.path()).len() == 3 && any_stopped(tmp.path());
+        if paused {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let status = run.stop("TERM");
+    assert_eq!(status.code(), Some(130), "stderr:\n{}", run.stderr());
+    let report = read_report(&json);
+    let report = only_run(&report);
+    assert!(flag(report, "/interrupted"));
+    assert_eq!(report["faults"][0]["action"], "pause", "{report:#}");
+    assert!(report["faults"][0]["resumed_s"].as_f64().is_some(), "resumed at the end: {report:#}");
+    assert_eq!(processes_mentioning(tmp.path()), Vec::<Vec<String>>::new(), "no etcd left running");
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().collect();
+    assert!(left.is_empty(), "temp dirs left behind: {left:?}");
+}
+
+/// Whether a process whose command line mentions `dir` is stopped (SIGSTOP).
+fn any_stopped(dir: &Path) -> bool {
+    let dir = dir.display().to_string();
+    std::fs::read_dir("/proc").unwrap().flatten().any(|entry| {
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        String::from_utf8_lossy(&cmdline).contains(&dir)
+            // The state follows the command name in parentheses.
+            && stat.rsplit_once(") ").is_some_and(|(_, rest)| rest.starts_with('T'))
+    })
 }

@@ -10,6 +10,9 @@
 //!   report files (`--json`, `--markdown`, `--csv`).
 //! - `cluster`: `[matrix]` scenarios (one run and one markdown row per combination),
 //!   `--target`, and `etcdlat cluster`.
+//! - `bad_input`: a table of bad scenario files, flags, output paths and endpoints, each
+//!   exit code 2 with one line naming the problem; more connections than clients warns.
+//! - `fault`: scripted faults in a scenario run by the binary: the report's `faults`.
 //! - `error`: exit code 2 and one `etcdlat: ` line on stderr for bad input, an unreachable
 //!   endpoint and a missing etcd binary.
 //! - `workload`: `txn-put`, `txn-mixed`, `lease-keepalive`, `stm`, and put's compaction and
@@ -19,17 +22,25 @@
 //!   met, exit 2 naming the file for bad input.
 //! - `html`: `--html` and `--plots` on a real run; the page opened in headless Chromium
 //!   (which must be installed: the test fails without it) loads cleanly and shows the plots.
-//! - `interrupt`: SIGINT during a run: exit code 130, the report written and marked
-//!   interrupted, and a throwaway etcd killed and removed.
+//! - `interrupt`: SIGINT and SIGTERM during a run: exit code 130, the report written and
+//!   marked interrupted, and a throwaway etcd killed and removed.
+//! - `shard`: distributed runs: `--shard I/N` processes with `--barrier` or `--start-at`
+//!   against one etcd add up to the scenario, and `etcdlat merge` of them is the whole.
+//! - `kubernetes`: the Kubernetes example's manifests are a valid Indexed Job and ConfigMap
+//!   (no cluster runs here), and the Dockerfile is multi-stage.
 
+mod bad_input;
 mod cluster;
 mod error;
+mod fault;
 mod html;
 mod interrupt;
+mod kubernetes;
 mod put;
 mod range;
 mod report_tools;
 mod run;
+mod shard;
 mod workload;
 
 use std::path::Path;

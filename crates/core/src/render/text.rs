@@ -47,7 +47,7 @@
 //! Server:
 //!   m0:    RSS avg/max 31.5 MB / 33.6 MB, CPU 0.25 s, db 21.0 MB, WAL fsync p99 1.900 ms, backend commit p99 7.500 ms, proposals committed 11
 //!
-//! Client:    CPU user/system 1.25 / 0.50 s, max RSS 50.3 MB
+//! Client:    CPU user/system 1.25 / 0.50 s (1164.2 us per request), max RSS 50.3 MB
 //! ```
 
 use std::fmt::Write;
@@ -195,6 +195,9 @@ impl Writer<'_> {
                 let _ = writeln!(self.out, "  at {:.3} s:\t{} -> {}", c.t_s, c.from, c.to);
             }
         }
+        if !report.faults.is_empty() {
+            self.faults(&report.faults);
+        }
         if !report.shards.is_empty() {
             self.out.push_str("\nShards:\n");
             for s in &report.shards {
@@ -219,13 +222,21 @@ impl Writer<'_> {
         }
         self.server(&report.server);
         if let Some(c) = &report.client {
-            let _ = writeln!(
+            let requests = report.requests().max(1) as f64;
+            let per_request_us = (c.user_cpu_s + c.system_cpu_s) / requests * 1e6;
+            let _ = write!(
                 self.out,
-                "\nClient:\tCPU user/system {:.2} / {:.2} s, max RSS {}",
-                c.user_cpu_s,
-                c.system_cpu_s,
-                megabytes(Some(c.max_rss_bytes)),
+                "\nClient:\tCPU user/system {:.2} / {:.2} s ({per_request_us:.1} us per request)",
+                c.user_cpu_s, c.system_cpu_s,
             );
+            if let Some(w) = c.worker_cpu_s {
+                let _ = write!(
+                    self.out,
+                    ", worker threads {w:.2} s ({:.1} us per request)",
+                    w / requests * 1e6
+                );
+            }
+            let _ = writeln!(self.out, ", max RSS {}", megabytes(Some(c.max_rss_bytes)));
         }
     }
 
@@ -273,6 +284,44 @@ impl Writer<'_> {
     }
 
     /// `<number> secs`, microseconds given.
+    /// One block per fault step: what it did, the unavailability window, the first write
+    /// after it, and the load before, during and after it.
+    fn faults(&mut self, faults: &[crate::fault::FaultReport]) {
+        self.out.push_str("\nFaults:\n");
+        for f in faults {
+            let _ = writeln!(
+                self.out,
+                "  {}. {} at {:.3} s (started {:.3} s):\t{}",
+                f.step + 1,
+                f.action,
+                f.at_s,
+                f.started_s,
+                f.what
+            );
+            if let Some(e) = &f.error {
+                let _ = writeln!(self.out, "     not done:\t{e}");
+            }
+            let at = |t: Option<f64>| t.map_or_else(|| "-".to_owned(), |t| format!("{t:.3} s"));
+            let _ = writeln!(
+                self.out,
+                "     unavailable:\t{:.3} s (last success {}, first after {}), first write after {}",
+                f.unavailable_s,
+                at(f.last_success_before_s),
+                at(f.first_success_after_s),
+                f.first_write_after_s.map_or_else(|| "-".to_owned(), |t| format!("{t:.3} s")),
+            );
+            for (label, w) in [("before", &f.before), ("during", &f.during), ("after", &f.after)] {
+                let _ = write!(
+                    self.out,
+                    "     {label}:\t{:.1}-{:.1} s, {} ok, {} errors, {:.1}/s, p99 ",
+                    w.from_s, w.to_s, w.ok, w.errors, w.throughput
+                );
+                self.secs_us(w.p99_us as f64);
+                self.out.push('\n');
+            }
+        }
+    }
+
     fn secs_us(&mut self, us: f64) {
         self.number(us / 1e6);
         self.out.push_str(" secs");

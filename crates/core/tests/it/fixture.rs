@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant};
 
+use etcdlat_core::fault::{FaultAction, FaultReport, Window};
 use etcdlat_core::{
     ClientUsage, Consistency, Distribution, ErrorCode, LeaderChange, MemberMetrics, MemberReport,
     OpKind, OpReport, Operation, PacingReport, Params, PutOp, RangeOp, Recorder, Report, Scenario,
@@ -89,6 +90,7 @@ pub fn put_report() -> Report {
         hashkv: None,
         members: Vec::new(),
         leader_changes: Vec::new(),
+        faults: Vec::new(),
         pacing: Some(pacing()),
         server: Vec::new(),
         client: None,
@@ -154,11 +156,50 @@ pub fn range_report() -> Report {
             from: "m0".to_owned(),
             to: "m1".to_owned(),
         }],
+        faults: vec![paused_leader()],
         pacing: None,
         server: vec![member("m0", 40001, 0), member("m1", 40003, 1), member("m2", 40005, 2)],
-        client: Some(ClientUsage { user_cpu_s: 1.25, system_cpu_s: 0.5, max_rss_bytes: 48 << 20 }),
+        client: Some(ClientUsage {
+            user_cpu_s: 1.25,
+            system_cpu_s: 0.5,
+            max_rss_bytes: 48 << 20,
+            worker_cpu_s: Some(1.5),
+        }),
         shards: Vec::new(),
         scenario,
+    }
+}
+
+/// [`range_report`]'s fault step: the leader paused for a second, with the figures
+/// [`etcdlat_core::fault::analyze`] would give.
+fn paused_leader() -> FaultReport {
+    let window = |from_s: f64, to_s: f64, ok: u64, errors: u64, p99_us: u64| Window {
+        from_s,
+        to_s,
+        ok,
+        errors,
+        throughput: if to_s > from_s { ok as f64 / (to_s - from_s) } else { 0.0 },
+        p50_us: p99_us / 4,
+        p99_us,
+        max_us: p99_us * 2,
+    };
+    FaultReport {
+        step: 0,
+        action: FaultAction::Pause,
+        member: Some("m0".to_owned()),
+        what: "paused m0 (the leader) for 1s".to_owned(),
+        at_s: 1.0,
+        started_s: 1.0004,
+        finished_s: 1.0005,
+        resumed_s: Some(2.0011),
+        error: None,
+        last_success_before_s: Some(0.999),
+        first_success_after_s: Some(2.25),
+        unavailable_s: 1.251,
+        first_write_after_s: None,
+        before: window(0.0, 1.0, 700, 0, 1_200),
+        during: window(1.0, 2.0, 100, 12, 1_250_000),
+        after: window(2.0, 2.0, 0, 0, 0),
     }
 }
 

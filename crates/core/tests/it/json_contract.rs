@@ -44,6 +44,9 @@ struct Run {
     /// Leader changes seen during the run.
     #[serde(default)]
     leader_changes: Vec<LeaderChange>,
+    /// The scenario's fault steps and what they did to the service.
+    #[serde(default)]
+    faults: Vec<Fault>,
     /// Server metrics per member, when scraped.
     #[serde(default)]
     server: Vec<Member>,
@@ -114,6 +117,45 @@ struct LeaderChange {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Fault {
+    step: usize,
+    action: String,
+    #[serde(default)]
+    member: Option<String>,
+    what: String,
+    at_s: f64,
+    started_s: f64,
+    finished_s: f64,
+    #[serde(default)]
+    resumed_s: Option<f64>,
+    #[serde(default)]
+    error: Option<String>,
+    last_success_before_s: Option<f64>,
+    first_success_after_s: Option<f64>,
+    unavailable_s: f64,
+    first_write_after_s: Option<f64>,
+    before: FaultWindow,
+    during: FaultWindow,
+    after: FaultWindow,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct FaultWindow {
+    from_s: f64,
+    to_s: f64,
+    ok: u64,
+    errors: u64,
+    throughput: f64,
+    p50_us: u64,
+    p99_us: u64,
+    max_us: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
 struct HashKv {
     revision: i64,
     compact_revision: i64,
@@ -169,6 +211,8 @@ struct Client {
     user_cpu_s: f64,
     system_cpu_s: f64,
     max_rss_bytes: u64,
+    #[serde(default)]
+    worker_cpu_s: Option<f64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -289,6 +333,9 @@ fn output_has_exactly_the_contract_layout() {
     assert_eq!(members, ["m0", "m1", "m2"]);
     assert_eq!(top.runs[1].server[2].db_size_bytes, None);
     assert_eq!(top.runs[1].client.as_ref().map(|c| c.max_rss_bytes), Some(48 << 20));
+    assert_eq!(top.runs[1].faults.len(), 1);
+    assert_eq!(top.runs[1].faults[0].action, "pause");
+    assert!(top.runs[0].faults.is_empty());
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Integration tests of etcdlat-core, one module per subject.
 
 mod fixture;
+mod fuzz;
 mod json_contract;
 mod merge;
 mod plot;

@@ -77,7 +77,7 @@ async fn a_killed_leader_is_detected_and_followed() {
     let leader = etcd.leader_name().await;
     let driver = Driver::builder().local_cluster(etcd.local()).conns(2).connect().await.unwrap();
     let mut s =
-        scenario("[load]\nclients = 4\nduration = \"5s\"\n[op.put]\nkey-space-size = 100\n");
+        scenario("[load]\nclients = 4\nduration = \"8s\"\n[op.put]\nkey-space-size = 100\n");
     s.target = Targeting::Leader;
     let run = driver.run(&s);
     let kill = async {
@@ -91,7 +91,7 @@ async fn a_killed_leader_is_detected_and_followed() {
     let change = &report.leader_changes[0];
     assert_eq!(change.from, leader);
     assert_ne!(change.to, leader);
-    assert!((1.0..5.0).contains(&change.t_s), "seen at {} s", change.t_s);
+    assert!((1.0..8.0).contains(&change.t_s), "seen at {} s", change.t_s);
     let put = report.op(OpKind::Put);
     assert!(put.errors_total > 0, "requests to the dead leader fail and are counted");
     let new_leader =

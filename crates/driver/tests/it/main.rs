@@ -1,9 +1,16 @@
 //! The driver against real etcd servers started by the testkit.
 //!
+//! - `barrier`: the start barrier of distributed runs: parties arriving apart pass
+//!   together, leave no key, and must agree on their number.
 //! - `cluster`: targeting on 3-member clusters (leader, followers, member, all), proven by
 //!   response headers and the members' own counters; a killed leader is detected and followed.
 //! - `ops`: the other request workloads (txn-put, txn-mixed, delete, leases, STM, mixes,
 //!   zipf keys), background compaction and the HashKV check, checked on the server.
+//! - `fault`: scripted faults during a run (a killed follower, a paused leader, the only
+//!   server killed and restarted, compact / defrag / move-leader against endpoints), and the
+//!   report of what each did to the service.
+//! - `load`: 10,000 watchers over 1,000 connections get every event, and 10,000 put clients
+//!   over 1,000 connections all complete (with timings printed).
 //! - `metrics`: every member's `/metrics` and the client's own CPU time and memory are in
 //!   the report, and move as the load says (proposals committed, fsyncs, bytes).
 //! - `put`: puts change the store as the report says (revision, keys, big values).
@@ -14,7 +21,10 @@
 //! - `watch`: watch, watch-latency and watch-get deliver every expected event exactly once;
 //!   event latency from the put; stopping a watch run.
 
+mod barrier;
 mod cluster;
+mod fault;
+mod load;
 mod metrics;
 mod ops;
 mod put;

@@ -1,0 +1,81 @@
+//! The client's own cost, end to end, against an in-process null server that answers etcd's
+//! KV API instantly (`etcdlat_testkit::NullServer`, on its own thread): the ceiling etcdlat
+//! can reach, and what each request costs the client.
+//!
+//! - `worker-cpu`: CPU time of the worker threads (clients, connections, recording) per put;
+//!   criterion's "time" is that CPU time per request.
+//! - `wall`: wall time per put at full speed, the inverse of throughput.
+//! - `p50-added` (1 connection, 1 client): the median latency the client adds on its own,
+//!   the null server answering instantly.
+//!
+//! `cargo bench --bench client`; figures and method in benches/README.md.
+
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use etcdlat::core::{OpKind, Operation, PutOp, Scenario};
+use etcdlat::driver::Driver;
+use etcdlat_testkit::NullServer;
+
+/// The allocator the `etcdlat` binary uses, so that the figures are the binary's.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+fn put_scenario(total: u64, clients: u32) -> Scenario {
+    let mut s = Scenario::new(Operation::Put(PutOp {
+        val_size: 256,
+        key_space_size: 10_000,
+        seed: Some(1),
+        ..PutOp::default()
+    }));
+    s.load.clients = clients;
+    // Enough requests for every client to be busy.
+    s.load.total = Some(total.max(u64::from(clients) * 4));
+    s
+}
+
+fn end_to_end(c: &mut Criterion) {
+    let server = NullServer::start();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    for (conns, clients) in [(1u32, 1u32), (4, 256)] {
+        let driver = rt
+            .block_on(Driver::builder().endpoints([server.endpoint()]).conns(conns).connect())
+            .expect("connecting to the null server");
+        let mut group = c.benchmark_group(format!("put-null/{conns}x{clients}"));
+        group.sample_size(10).warm_up_time(Duration::from_secs(1));
+        group.measurement_time(Duration::from_secs(5));
+        group.bench_function("worker-cpu", |b| {
+            b.iter_custom(|iters| {
+                let s = put_scenario(iters, clients);
+                let report = rt.block_on(driver.run(&s)).expect("a run");
+                let cpu = report
+                    .client
+                    .as_ref()
+                    .and_then(|c| c.worker_cpu_s)
+                    .expect("worker CPU measured");
+                // Scaled to the requests criterion asked for.
+                Duration::from_secs_f64(cpu * iters as f64 / report.requests() as f64)
+            });
+        });
+        group.bench_function("wall", |b| {
+            b.iter_custom(|iters| {
+                let s = put_scenario(iters, clients);
+                let report = rt.block_on(driver.run(&s)).expect("a run");
+                Duration::from_secs_f64(report.duration_s * iters as f64 / report.requests() as f64)
+            });
+        });
+        if clients == 1 {
+            group.bench_function("p50-added", |b| {
+                b.iter_custom(|iters| {
+                    let s = put_scenario(iters.max(100), clients);
+                    let report = rt.block_on(driver.run(&s)).expect("a run");
+                    report.op(OpKind::Put).latency.quantile(0.5).mul_f64(iters as f64)
+                });
+            });
+        }
+        group.finish();
+    }
+}
+
+criterion_group!(benches, end_to_end);
+criterion_main!(benches);

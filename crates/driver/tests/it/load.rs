@@ -1,0 +1,85 @@
+//! Load at the scale of a published capacity test, on one small machine: 10,000 watchers on
+//! 1,000 watch streams over 1,000 connections with every event accounted for, and 10,000
+//! logical put clients over 1,000 connections with every put accounted for. Each test prints
+//! how long its parts took, so that a slower machine shows where the time went.
+
+use std::time::Instant;
+
+use etcdlat_core::OpKind;
+use etcdlat_driver::Driver;
+use etcdlat_testkit::{Etcd, skip};
+
+use crate::scenario;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_watchers_over_a_thousand_connections_get_every_event() {
+    if skip() {
+        return;
+    }
+    let etcd = Etcd::start().await;
+    let t0 = Instant::now();
+    let driver = Driver::builder().local_cluster(etcd.local()).conns(1000).connect().await.unwrap();
+    let connected = t0.elapsed();
+    let before = etcd.revision().await;
+    // 1,000 keys with 10 watchers each (one stream per connection, 10 watchers per stream),
+    // then 2,000 puts over them: 20,000 events.
+    let report = driver
+        .run(&scenario(
+            "[load]\nclients = 100\n[op.watch]\nstreams = 1000\nwatch-per-stream = 10\n\
+             watched-key-total = 1000\nkey-space-size = 1000\nsequential-keys = true\nput-total = 2000\n",
+        ))
+        .await
+        .unwrap();
+    eprintln!(
+        "watch: 1000 connections in {connected:?}, run {:.1} s, {:?} in all",
+        report.duration_s,
+        t0.elapsed()
+    );
+    let w = report.watch.clone().expect("watch accounting");
+    assert_eq!((w.streams, w.watchers, w.puts), (1000, 10_000, 2000), "{w:?}");
+    assert_eq!(w.expected, 20_000, "{w:?}");
+    assert_eq!(w.received, w.expected, "{w:?}");
+    assert_eq!((w.missing, w.duplicate, w.out_of_order), (0, 0, 0), "{w:?}");
+    assert!(report.failures().is_empty(), "{:?}", report.failures());
+    assert!(!report.interrupted);
+    assert_eq!(report.op(OpKind::WatchCreate).ok, 10_000);
+    assert_eq!(report.op(OpKind::WatchCreate).errors_total, 0);
+    assert_eq!(report.op(OpKind::WatchEvent).ok, 20_000);
+    assert_eq!(report.op(OpKind::Put).ok, 2000);
+    assert_eq!(report.op(OpKind::Put).errors_total, 0);
+    assert_eq!(etcd.revision().await - before, 2000, "exactly the puts were written");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ten_thousand_put_clients_over_a_thousand_connections_all_complete() {
+    if skip() {
+        return;
+    }
+    let etcd = Etcd::start().await;
+    let t0 = Instant::now();
+    let driver = Driver::builder().local_cluster(etcd.local()).conns(1000).connect().await.unwrap();
+    let connected = t0.elapsed();
+    let before = etcd.revision().await;
+    // Two puts per client: every client runs, and every connection carries ten clients.
+    let report = driver
+        .run(&scenario(
+            "[load]\nclients = 10000\ntotal = 20000\n[op.put]\nkey-space-size = 20000\nsequential-keys = true\n",
+        ))
+        .await
+        .unwrap();
+    eprintln!(
+        "put: 1000 connections in {connected:?}, run {:.1} s ({:.0}/s), {:?} in all",
+        report.duration_s,
+        report.op(OpKind::Put).throughput,
+        t0.elapsed()
+    );
+    assert_eq!(report.params.clients, 10_000);
+    assert_eq!(report.params.conns, 1000);
+    let put = report.op(OpKind::Put);
+    assert_eq!(put.ok, 20_000, "errors: {:?}", put.errors);
+    assert_eq!(put.errors_total, 0, "errors: {:?}", put.errors);
+    assert_eq!(report.requests(), 20_000);
+    assert!(!report.interrupted);
+    assert_eq!(etcd.revision().await - before, 20_000, "the server holds every put");
+    assert_eq!(etcd.key_count().await, 20_000, "sequential keys: one key per put");
+}
