@@ -15,6 +15,7 @@ pub const SCENARIOS: &[(&str, &str)] = &[
     ("put-256b-1000clients", include_str!("../../../configs/scenarios/put-256b-1000clients.toml")),
     ("put-256b-1client", include_str!("../../../configs/scenarios/put-256b-1client.toml")),
     ("put-compaction", include_str!("../../../configs/scenarios/put-compaction.toml")),
+    ("put-faults", include_str!("../../../configs/scenarios/put-faults.toml")),
     ("range-linearizable", include_str!("../../../configs/scenarios/range-linearizable.toml")),
     ("range-serializable", include_str!("../../../configs/scenarios/range-serializable.toml")),
     ("stm", include_str!("../../../configs/scenarios/stm.toml")),

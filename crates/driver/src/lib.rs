@@ -54,6 +54,14 @@
 //! `server` holds what they said over the run (memory, CPU, database size, fsync and commit
 //! durations, proposals, bytes) and `client` what the etcdlat process itself used. A member
 //! that cannot be scraped never fails a run.
+//!
+//! A scenario's scripted faults (`[[faults]]`: kill, pause, resume or restart a member, move
+//! the leader, compact, defragment; [`etcdlat_core::fault`]) run at their times during the
+//! measured run, on a thread of their own. Those that act on a member's process need a
+//! driver built with [`DriverBuilder::local_cluster`], which gives it a handle on the
+//! cluster's processes (the [`LocalCluster`] still owns and tears them down); a driver built
+//! from endpoints runs only move-leader, compact and defrag, and refuses the others before
+//! the run starts.
 
 mod barrier;
 mod cluster;
