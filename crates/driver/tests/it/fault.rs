@@ -110,7 +110,9 @@ async fn a_run_goes_on_through_a_killed_follower_and_a_paused_leader() {
     let resumed = pause.resumed_s.expect("resumed after 1s");
     assert!((resumed - pause.started_s - 1.0).abs() < 0.2, "{pause:#?}");
     // Every write goes through the leader: nothing succeeds until it is back or replaced.
-    assert!((0.5..4.0).contains(&pause.unavailable_s), "{pause:#?}");
+    // Puts proposed during the pause can wait for etcd's request timeout (about 7 s) after
+    // the leader returns, and a busy two-core machine adds to it.
+    assert!((0.5..12.0).contains(&pause.unavailable_s), "{pause:#?}");
     let first_write = pause.first_write_after_s.expect("writes succeeded after the pause");
     let first_after = pause.first_success_after_s.unwrap();
     assert!((first_write - (first_after - pause.started_s)).abs() < 0.002, "{pause:#?}");
