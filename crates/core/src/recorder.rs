@@ -247,6 +247,23 @@ pub struct Pacing {
     /// How late the client woke up for slots it slept until, us: etcdlat's own timer and
     /// scheduler lateness, as opposed to waiting for a free client.
     pub timer: Histogram<u64>,
+    /// The first and the last actual start of a paced request.
+    pub span: Option<(Instant, Instant)>,
+}
+
+impl Pacing {
+    /// Requests started per second: the starts after the first over the time from the first
+    /// to the last. On schedule this is the rate itself, unaffected by how long the last
+    /// requests then take to complete.
+    #[must_use]
+    pub fn start_rate(&self) -> f64 {
+        match self.span {
+            Some((first, last)) if last > first && self.paced > 1 => {
+                (self.paced - 1) as f64 / last.duration_since(first).as_secs_f64()
+            }
+            _ => 0.0,
+        }
+    }
 }
 
 /// A request that starts later than this after its intended start is counted as late.
@@ -254,7 +271,7 @@ pub const LATE_AFTER: Duration = Duration::from_millis(1);
 
 impl Pacing {
     fn new() -> Self {
-        Self { paced: 0, late: 0, lateness: new_histogram(), timer: new_histogram() }
+        Self { paced: 0, late: 0, lateness: new_histogram(), timer: new_histogram(), span: None }
     }
 
     fn merge(&mut self, other: &Pacing) {
@@ -262,6 +279,10 @@ impl Pacing {
         self.late += other.late;
         self.lateness.add(&other.lateness).expect("same bounds");
         self.timer.add(&other.timer).expect("same bounds");
+        self.span = match (self.span, other.span) {
+            (Some((a0, a1)), Some((b0, b1))) => Some((a0.min(b0), a1.max(b1))),
+            (a, b) => a.or(b),
+        };
     }
 }
 
@@ -381,6 +402,8 @@ impl Recorder {
         let p = self.pacing.get_or_insert_with(|| Box::new(Pacing::new()));
         let late = sent.saturating_duration_since(intended);
         p.paced += 1;
+        p.span =
+            Some(p.span.map_or((sent, sent), |(first, last)| (first.min(sent), last.max(sent))));
         if late > LATE_AFTER {
             p.late += 1;
         }
@@ -603,6 +626,24 @@ mod tests {
         assert_eq!(t.first_set_from(6, 100_000), Some(70_000));
         assert_eq!(t.first_set_from(6, 70_000), None);
         assert_eq!(t.first_set_from(70_001, 200_000), None);
+    }
+
+    #[test]
+    fn start_rate_is_the_rate_of_starts_not_completions() {
+        let t0 = Instant::now();
+        let mut a = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1));
+        let mut b = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1));
+        // 11 starts 10 ms apart, split over two workers, one of them 3 ms late.
+        for i in 0..11u64 {
+            let slot = at(t0, 10 * i);
+            let r = if i % 2 == 0 { &mut a } else { &mut b };
+            r.record_start(slot, if i == 4 { slot + Duration::from_millis(3) } else { slot }, None);
+        }
+        a.merge(b);
+        let p = a.pacing().unwrap();
+        assert_eq!(p.paced, 11);
+        assert_eq!(p.late, 1);
+        assert!((p.start_rate() - 100.0).abs() < 1e-6, "{}", p.start_rate());
     }
 
     #[test]

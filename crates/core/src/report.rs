@@ -223,7 +223,8 @@ pub struct PacingReport {
     pub arrivals: String,
     /// The rate asked for, requests per second (the mean over stages).
     pub target_rate: f64,
-    /// Requests started per second of measured time.
+    /// Requests started per second: the starts after the first over the time from the first
+    /// start to the last (the rate itself when on schedule).
     pub achieved_rate: f64,
     /// Requests the schedule started.
     pub paced: u64,

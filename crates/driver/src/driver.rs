@@ -612,7 +612,7 @@ fn pacing_report(
 ) -> etcdlat_core::PacingReport {
     let secs = duration.as_secs_f64();
     let target = load.rate_shape().mean();
-    let achieved = if secs > 0.0 { p.paced as f64 / secs } else { 0.0 };
+    let achieved = p.start_rate();
     let timer_p99_us = if p.timer.is_empty() { 0 } else { p.timer.value_at_quantile(0.99) };
     let late_share = if p.paced > 0 { p.late as f64 / p.paced as f64 } else { 0.0 };
     let verdict = (target > 0.0 && achieved < 0.99 * target).then(|| {
