@@ -307,24 +307,30 @@ async fn hold_cluster(members: u32, etcd_bin: &std::path::Path) -> Result<Status
     Ok(Status::Done)
 }
 
-/// A flag that turns true on Ctrl-C or SIGTERM.
+/// A flag that turns true on Ctrl-C, SIGTERM or SIGHUP (the terminal closed): each stops
+/// the run, writes the report and tears down local clusters, whose etcd processes run in a
+/// process group of their own and would otherwise outlive etcdlat.
 fn shutdown_signal() -> watch::Receiver<bool> {
     let (tx, rx) = watch::channel(false);
     tokio::spawn(async move {
         #[cfg(unix)]
-        let term = async {
-            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-                Ok(mut s) => {
-                    s.recv().await;
+        let other = async {
+            use tokio::signal::unix::{SignalKind, signal};
+            match (signal(SignalKind::terminate()), signal(SignalKind::hangup())) {
+                (Ok(mut term), Ok(mut hup)) => {
+                    tokio::select! {
+                        _ = term.recv() => {}
+                        _ = hup.recv() => {}
+                    }
                 }
-                Err(_) => std::future::pending().await,
+                _ => std::future::pending().await,
             }
         };
         #[cfg(not(unix))]
-        let term = std::future::pending::<()>();
+        let other = std::future::pending::<()>();
         tokio::select! {
             _ = tokio::signal::ctrl_c() => {}
-            () = term => {}
+            () = other => {}
         }
         tracing::info!("stopping: signal received");
         let _ = tx.send(true);

@@ -214,6 +214,16 @@ async fn sigterm_stops_a_throwaway_etcd_and_removes_it() {
     stops_a_throwaway_etcd_and_removes_it("TERM").await;
 }
 
+/// A closed terminal (SIGHUP) tears the throwaway etcd down too: it runs in a process group
+/// of its own, so the hangup reaches only etcdlat.
+#[tokio::test]
+async fn sighup_stops_a_throwaway_etcd_and_removes_it() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    stops_a_throwaway_etcd_and_removes_it("HUP").await;
+}
+
 async fn stops_a_throwaway_etcd_and_removes_it(signal: &str) {
     let tmp = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
