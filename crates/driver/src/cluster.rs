@@ -19,27 +19,25 @@ struct View {
 }
 
 impl View {
-    async fn fetch(endpoint: &str, timeout: Duration) -> Result<Self, DriverError> {
-        let not_answering = |e: etcd_client::Error| DriverError::NotAnswering {
-            endpoint: endpoint.to_owned(),
-            reason: source_chain(&e),
-        };
-        let opts = ConnectOptions::new()
-            .with_connect_timeout(timeout)
-            .with_timeout(timeout.max(Duration::from_secs(5)));
-        let mut client =
-            Client::connect([url(endpoint)?], Some(opts)).await.map_err(not_answering)?;
-        let status = client.status().await.map_err(not_answering)?;
-        let members = client.member_list().await.map_err(not_answering)?;
-        Ok(Self { status, members })
-    }
-
-    /// The view of the first endpoint that answers.
-    async fn first(endpoints: &[String], timeout: Duration) -> Result<Self, DriverError> {
+    /// A control client of the first endpoint that answers, with its view.
+    async fn connect(
+        endpoints: &[String],
+        timeout: Duration,
+    ) -> Result<(Client, Self), DriverError> {
         let mut last_err = None;
-        for ep in endpoints {
-            match Self::fetch(ep, timeout).await {
-                Ok(view) => return Ok(view),
+        for endpoint in endpoints {
+            let opts = ConnectOptions::new()
+                .with_connect_timeout(timeout)
+                .with_timeout(timeout.max(Duration::from_secs(5)));
+            let attempt = async {
+                let mut client = Client::connect([url(endpoint)?], Some(opts))
+                    .await
+                    .map_err(|e| not_answering(endpoint, &e))?;
+                let view = Self::ask(&mut client).await.map_err(|e| not_answering(endpoint, &e))?;
+                Ok::<_, DriverError>((client, view))
+            };
+            match attempt.await {
+                Ok(found) => return Ok(found),
                 Err(e) => last_err = Some(e),
             }
         }
@@ -49,24 +47,61 @@ impl View {
         }))
     }
 
+    /// Status and member list, asked on an open client.
+    async fn ask(client: &mut Client) -> Result<Self, etcd_client::Error> {
+        let status = client.status().await?;
+        let members = client.member_list().await?;
+        Ok(Self { status, members })
+    }
+
+    /// The view of the first endpoint that answers.
+    async fn first(endpoints: &[String], timeout: Duration) -> Result<Self, DriverError> {
+        Ok(Self::connect(endpoints, timeout).await?.1)
+    }
+
+    /// Every member, in name order.
+    fn member_infos(&self) -> Vec<MemberInfo> {
+        let leader = self.status.leader();
+        let mut members: Vec<MemberInfo> = self
+            .members
+            .members()
+            .iter()
+            .map(|m| MemberInfo {
+                name: if m.name().is_empty() {
+                    format!("{:x}", m.id())
+                } else {
+                    m.name().to_owned()
+                },
+                id: m.id(),
+                url: m.client_urls().first().cloned().unwrap_or_default(),
+                client_urls: m.client_urls().to_vec(),
+                leader: m.id() == leader,
+            })
+            .collect();
+        members.sort_by(|a, b| a.name.cmp(&b.name));
+        members
+    }
+
     fn leader(&self) -> Option<&etcd_client::Member> {
         self.members.members().iter().find(|m| m.id() == self.status.leader())
     }
 }
 
 /// Asks the cluster behind `endpoints` (the first that answers) for its version, members and
-/// leader.
+/// leader, once: the report's target and the members that targeting, metrics and the
+/// per-member breakdown use.
 pub(crate) async fn discover(
     endpoints: &[String],
     timeout: Duration,
-) -> Result<TargetInfo, DriverError> {
+) -> Result<(TargetInfo, Vec<MemberInfo>), DriverError> {
     let view = View::first(endpoints, timeout).await?;
+    let members = view.member_infos();
     let leader_id = view.status.leader();
     let leader = view
         .leader()
         .filter(|m| !m.name().is_empty())
         .map_or_else(|| format!("{leader_id:x}"), |m| m.name().to_owned());
-    Ok(TargetInfo {
+    let target = TargetInfo {
         endpoints: endpoints.to_vec(),
         local: false,
         etcd_version: view.status.version().to_owned(),
@@ -77,7 +112,8 @@ pub(crate) async fn discover(
             .header()
             .map(|h| format!("{:x}", h.cluster_id()))
             .unwrap_or_default(),
-    })
+    };
+    Ok((target, members))
 }
 
 /// A member of the cluster, as the member list and Status describe it.
@@ -89,6 +125,8 @@ pub(crate) struct MemberInfo {
     pub id: u64,
     /// Its first client URL.
     pub url: String,
+    /// Every client URL it advertises.
+    pub client_urls: Vec<String>,
     /// Whether it is the leader.
     pub leader: bool,
 }
@@ -98,21 +136,7 @@ pub(crate) async fn members(
     endpoints: &[String],
     timeout: Duration,
 ) -> Result<Vec<MemberInfo>, DriverError> {
-    let view = View::first(endpoints, timeout).await?;
-    let leader = view.status.leader();
-    let mut members: Vec<MemberInfo> = view
-        .members
-        .members()
-        .iter()
-        .map(|m| MemberInfo {
-            name: if m.name().is_empty() { format!("{:x}", m.id()) } else { m.name().to_owned() },
-            id: m.id(),
-            url: m.client_urls().first().cloned().unwrap_or_default(),
-            leader: m.id() == leader,
-        })
-        .collect();
-    members.sort_by(|a, b| a.name.cmp(&b.name));
-    Ok(members)
+    Ok(View::first(endpoints, timeout).await?.member_infos())
 }
 
 /// The endpoints a targeting sends load to: the endpoints as given, or the client URLs of
@@ -290,6 +314,9 @@ pub(crate) async fn watch_leader(
 ) -> Vec<LeaderChange> {
     let mut changes = Vec::new();
     let mut current: Option<MemberInfo> = None;
+    // One control connection, kept while it answers: a new one every poll would cost the
+    // client a TCP and HTTP/2 handshake five times a second during the measurement.
+    let mut client: Option<Client> = None;
     let mut tick = tokio::time::interval(LEADER_POLL);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
@@ -297,8 +324,24 @@ pub(crate) async fn watch_leader(
             _ = tick.tick() => {}
             _ = stop.wait_for(|s| *s) => return changes,
         }
-        let Ok(members) = members(&endpoints, timeout).await else { continue };
-        let Some(leader) = members.into_iter().find(|m| m.leader) else { continue };
+        let view = match client.as_mut() {
+            Some(c) => View::ask(c).await.ok(),
+            None => None,
+        };
+        let view = match view {
+            Some(v) => v,
+            None => match View::connect(&endpoints, timeout).await {
+                Ok((c, v)) => {
+                    client = Some(c);
+                    v
+                }
+                Err(_) => {
+                    client = None;
+                    continue;
+                }
+            },
+        };
+        let Some(leader) = view.member_infos().into_iter().find(|m| m.leader) else { continue };
         match &current {
             Some(c) if c.id == leader.id => {}
             Some(c) => {
@@ -332,6 +375,7 @@ mod tests {
                 name: (*n).to_owned(),
                 id: i as u64 + 10,
                 url: format!("http://127.0.0.1:{}", 2379 + i),
+                client_urls: vec![format!("http://127.0.0.1:{}", 2379 + i)],
                 leader: i == 1,
             })
             .collect()

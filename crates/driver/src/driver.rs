@@ -135,9 +135,19 @@ impl DriverBuilder {
         for ep in &self.endpoints {
             crate::connection::url(ep)?;
         }
-        let selected = self.select(&self.targeting).await?;
-        let pool = Pool::open(&self, self.conns, selected.clone()).await?;
-        let mut target = cluster::discover(&self.endpoints, self.dial_timeout).await?;
+        // With the endpoints as given, the connections are dialled first, so that an endpoint
+        // where nothing listens fails within the dial timeout, naming it; any other target is
+        // chosen from the members first.
+        let (mut target, selected, pool) = if self.targeting == Targeting::Endpoints {
+            let pool = Pool::open(&self, self.conns, self.endpoints.clone()).await?;
+            let (target, _) = cluster::discover(&self.endpoints, self.dial_timeout).await?;
+            (target, self.endpoints.clone(), pool)
+        } else {
+            let (target, members) = cluster::discover(&self.endpoints, self.dial_timeout).await?;
+            let selected = cluster::select(&self.targeting, &self.endpoints, &members)?;
+            let pool = Pool::open(&self, self.conns, selected.clone()).await?;
+            (target, selected, pool)
+        };
         target.local = self.local;
         target.endpoints = selected;
         Ok(Driver {
@@ -146,17 +156,6 @@ impl DriverBuilder {
             target: std::sync::Mutex::new(target),
             progress: Progress::default(),
         })
-    }
-}
-
-impl DriverBuilder {
-    /// The endpoints `targeting` sends load to, learned from the cluster's members.
-    async fn select(&self, targeting: &Targeting) -> Result<Vec<String>, DriverError> {
-        if *targeting == Targeting::Endpoints {
-            return Ok(self.endpoints.clone());
-        }
-        let members = cluster::members(&self.endpoints, self.dial_timeout).await?;
-        cluster::select(targeting, &self.endpoints, &members)
     }
 }
 
@@ -352,23 +351,22 @@ impl Driver {
             Targeting::Endpoints => &self.config.targeting,
             own => own,
         };
-        // Selected afresh for every run: the leader may have moved since the last one.
-        let selected = self.config.select(targeting).await?;
+        // Asked afresh for every run: the leader may have moved since the last one.
+        let (mut target, members) =
+            cluster::discover(&self.config.endpoints, self.config.dial_timeout).await?;
+        let selected = cluster::select(targeting, &self.config.endpoints, &members)?;
         if conns != pool.conns || selected != pool.endpoints {
             // Drop the old connections first so the server never sees both sets.
             pool.workers.clear();
             *pool = Pool::open(&self.config, conns, selected).await?;
         }
-        let mut target =
-            cluster::discover(&self.config.endpoints, self.config.dial_timeout).await?;
         target.local = self.config.local;
         target.endpoints.clone_from(&pool.endpoints);
         if let Ok(mut t) = self.target.lock() {
             *t = target.clone();
         }
         // Every member's /metrics and our own CPU time, from just before the load to its end.
-        let members = metrics::members(&self.config.endpoints, self.config.dial_timeout).await;
-        let sampler = Sampler::start(members, SAMPLE_INTERVAL).await;
+        let sampler = Sampler::start(metrics::targets(&members), SAMPLE_INTERVAL).await;
         let usage = Usage::start();
 
         let seed = op_seed(scenario);
@@ -386,9 +384,6 @@ impl Driver {
                 stop_rx.clone(),
             ))
         });
-        let members = cluster::members(&self.config.endpoints, self.config.dial_timeout)
-            .await
-            .unwrap_or_default();
         let (retarget_tx, retarget_rx) = watch::channel(pool.endpoints.clone());
         let leader_watch = tokio::spawn(cluster::watch_leader(
             self.config.endpoints.clone(),

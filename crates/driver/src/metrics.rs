@@ -7,14 +7,13 @@
 
 use std::time::Duration;
 
-use etcd_client::{Client, ConnectOptions};
 use etcdlat_core::{ClientUsage, MemberMetrics};
 use prometheus_parse::{Scrape, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
-use crate::connection::{source_chain, url};
+use crate::cluster::MemberInfo;
 
 /// Time between two scrapes of a member during a run.
 pub(crate) const SAMPLE_INTERVAL: Duration = Duration::from_secs(1);
@@ -25,39 +24,21 @@ const FETCH_TIMEOUT: Duration = Duration::from_secs(2);
 /// Largest `/metrics` body read; etcd's is a few hundred kilobytes.
 const MAX_BODY: u64 = 16 << 20;
 
-/// Every member's name (its id in hex when unnamed) and metrics URL (`/metrics` on its first
-/// plain-HTTP client URL), from the member list of the first endpoint that answers; empty,
-/// with a warning, when none does.
-pub(crate) async fn members(endpoints: &[String], timeout: Duration) -> Vec<(String, String)> {
-    let mut why = String::from("no endpoints");
-    for endpoint in endpoints {
-        match member_list(endpoint, timeout).await {
-            Ok(members) => return members,
-            Err(e) => why = format!("{endpoint}: {e}"),
-        }
-    }
-    tracing::warn!("server metrics are not scraped: no member list ({why})");
-    Vec::new()
-}
-
-async fn member_list(endpoint: &str, timeout: Duration) -> Result<Vec<(String, String)>, String> {
-    let endpoint = url(endpoint).map_err(|e| e.to_string())?;
-    let opts = ConnectOptions::new()
-        .with_connect_timeout(timeout)
-        .with_timeout(timeout.max(Duration::from_secs(5)));
-    let mut client = Client::connect([endpoint], Some(opts)).await.map_err(|e| source_chain(&e))?;
-    let list = client.member_list().await.map_err(|e| source_chain(&e))?;
-    Ok(list
-        .members()
+/// Every member's name and `/metrics` URL (its first plain `http://` client URL, else its
+/// first), from the member list the run already has.
+pub(crate) fn targets(members: &[MemberInfo]) -> Vec<(String, String)> {
+    let targets: Vec<(String, String)> = members
         .iter()
         .filter_map(|m| {
-            let urls = m.client_urls();
+            let urls = &m.client_urls;
             let base = urls.iter().find(|u| u.starts_with("http://")).or(urls.first())?;
-            let name =
-                if m.name().is_empty() { format!("{:x}", m.id()) } else { m.name().to_owned() };
-            Some((name, format!("{}/metrics", base.trim_end_matches('/'))))
+            Some((m.name.clone(), format!("{}/metrics", base.trim_end_matches('/'))))
         })
-        .collect())
+        .collect();
+    if targets.is_empty() {
+        tracing::warn!("server metrics are not scraped: no member has a client URL");
+    }
+    targets
 }
 
 /// Scrapes members' `/metrics` on the caller's runtime, one task per member, from
