@@ -36,11 +36,10 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use etcd_client::{
-    Client, ConnectOptions, EventType, GetOptions, KeyValue, PutOptions, WatchOptions,
-};
+use etcd_client::{Client, EventType, GetOptions, KeyValue, PutOptions, WatchOptions};
 
-use crate::connection::url;
+use crate::connection::{Dialer, url};
+use crate::security::Security;
 
 /// Time to live of a party's lease: how long a key outlives a party that died.
 pub const LEASE_TTL: Duration = Duration::from_secs(10);
@@ -114,6 +113,7 @@ pub struct Barrier {
     parties: u32,
     timeout: Duration,
     dial_timeout: Duration,
+    security: Security,
 }
 
 impl Barrier {
@@ -131,6 +131,7 @@ impl Barrier {
             parties,
             timeout: DEFAULT_BARRIER_TIMEOUT,
             dial_timeout: crate::DEFAULT_DIAL_TIMEOUT,
+            security: Security::default(),
         }
     }
 
@@ -138,6 +139,13 @@ impl Barrier {
     #[must_use]
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
+        self
+    }
+
+    /// TLS and credentials for the connection to etcd.
+    #[must_use]
+    pub fn security(mut self, security: Security) -> Self {
+        self.security = security;
         self
     }
 
@@ -208,23 +216,18 @@ impl Barrier {
     }
 
     async fn connect(&self) -> Result<Client, BarrierError> {
-        let urls = self
-            .endpoints
-            .iter()
-            .map(|e| {
-                url(e).map_err(|err| BarrierError::Endpoint {
-                    endpoint: e.clone(),
-                    reason: err.to_string(),
-                })
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        if urls.is_empty() {
+        for e in &self.endpoints {
+            url(e).map_err(|err| BarrierError::Endpoint {
+                endpoint: e.clone(),
+                reason: err.to_string(),
+            })?;
+        }
+        if self.endpoints.is_empty() {
             return Err(BarrierError::Config("needs the endpoints of the cluster under test"));
         }
-        let opts = ConnectOptions::new()
-            .with_connect_timeout(self.dial_timeout)
-            .with_timeout(self.dial_timeout.max(Duration::from_secs(5)));
-        Client::connect(urls, Some(opts)).await.map_err(|e| self.failed("connecting", e))
+        let dialer = Dialer::new(&self.security, self.dial_timeout)
+            .map_err(|e| self.failed("connecting", e))?;
+        dialer.client_any(&self.endpoints).await.map_err(|e| self.failed("connecting", e))
     }
 
     fn failed(&self, what: &'static str, reason: impl std::fmt::Display) -> BarrierError {

@@ -3,13 +3,13 @@
 
 use std::time::Duration;
 
-use etcd_client::{Client, ConnectOptions, MemberListResponse, StatusResponse};
+use etcd_client::{Client, MemberListResponse, StatusResponse};
 use std::time::Instant;
 
 use etcdlat_core::{LeaderChange, TargetInfo, Targeting};
 use tokio::sync::watch;
 
-use crate::connection::{source_chain, url};
+use crate::connection::{Dialer, source_chain};
 use crate::error::DriverError;
 
 /// Status and member list, as one member sees them.
@@ -20,20 +20,14 @@ struct View {
 
 impl View {
     /// A control client of the first endpoint that answers, with its view.
-    async fn connect(
-        endpoints: &[String],
-        timeout: Duration,
-    ) -> Result<(Client, Self), DriverError> {
+    async fn connect(endpoints: &[String], dialer: &Dialer) -> Result<(Client, Self), DriverError> {
         let mut last_err = None;
         for endpoint in endpoints {
-            let opts = ConnectOptions::new()
-                .with_connect_timeout(timeout)
-                .with_timeout(timeout.max(Duration::from_secs(5)));
             let attempt = async {
-                let mut client = Client::connect([url(endpoint)?], Some(opts))
+                let mut client = dialer.client(endpoint).await?;
+                let view = Self::ask(&mut client, dialer)
                     .await
                     .map_err(|e| not_answering(endpoint, &e))?;
-                let view = Self::ask(&mut client).await.map_err(|e| not_answering(endpoint, &e))?;
                 Ok::<_, DriverError>((client, view))
             };
             match attempt.await {
@@ -47,16 +41,25 @@ impl View {
         }))
     }
 
-    /// Status and member list, asked on an open client.
-    async fn ask(client: &mut Client) -> Result<Self, etcd_client::Error> {
-        let status = client.status().await?;
-        let members = client.member_list().await?;
-        Ok(Self { status, members })
+    /// Status and member list, asked on an open client; a member that does not answer
+    /// within the dial timeout (5 s at least) is given up on.
+    async fn ask(client: &mut Client, dialer: &Dialer) -> Result<Self, etcd_client::Error> {
+        let ask = async {
+            let status = client.status().await?;
+            let members = client.member_list().await?;
+            Ok(Self { status, members })
+        };
+        let limit = dialer.timeout().max(Duration::from_secs(5));
+        tokio::time::timeout(limit, ask).await.unwrap_or_else(|_| {
+            Err(etcd_client::Error::GRpcStatus(tonic::Status::deadline_exceeded(format!(
+                "no answer to Status and MemberList within {limit:?}"
+            ))))
+        })
     }
 
     /// The view of the first endpoint that answers.
-    async fn first(endpoints: &[String], timeout: Duration) -> Result<Self, DriverError> {
-        Ok(Self::connect(endpoints, timeout).await?.1)
+    async fn first(endpoints: &[String], dialer: &Dialer) -> Result<Self, DriverError> {
+        Ok(Self::connect(endpoints, dialer).await?.1)
     }
 
     /// Every member, in name order.
@@ -92,9 +95,9 @@ impl View {
 /// per-member breakdown use.
 pub(crate) async fn discover(
     endpoints: &[String],
-    timeout: Duration,
+    dialer: &Dialer,
 ) -> Result<(TargetInfo, Vec<MemberInfo>), DriverError> {
-    let view = View::first(endpoints, timeout).await?;
+    let view = View::first(endpoints, dialer).await?;
     let members = view.member_infos();
     let leader_id = view.status.leader();
     let leader = view
@@ -134,9 +137,9 @@ pub(crate) struct MemberInfo {
 /// Every member, in name order, asked of the first endpoint that answers.
 pub(crate) async fn members(
     endpoints: &[String],
-    timeout: Duration,
+    dialer: &Dialer,
 ) -> Result<Vec<MemberInfo>, DriverError> {
-    Ok(View::first(endpoints, timeout).await?.member_infos())
+    Ok(View::first(endpoints, dialer).await?.member_infos())
 }
 
 /// The endpoints a targeting sends load to: the endpoints as given, or the client URLs of
@@ -199,9 +202,9 @@ const HASHKV_ROUNDS: u32 = 50;
 /// current one.
 pub(crate) async fn hashkv(
     endpoints: &[String],
-    timeout: Duration,
+    dialer: &Dialer,
 ) -> Result<etcdlat_core::HashKvCheck, DriverError> {
-    let view = View::first(endpoints, timeout).await?;
+    let view = View::first(endpoints, dialer).await?;
     let mut revision = view.status.header().map_or(0, etcd_client::ResponseHeader::revision);
     let mut members = Vec::new();
     for member in view.members.members() {
@@ -211,12 +214,7 @@ pub(crate) async fn hashkv(
         } else {
             member.name().to_owned()
         };
-        let opts = ConnectOptions::new()
-            .with_connect_timeout(timeout)
-            .with_timeout(Duration::from_secs(30));
-        let client = Client::connect([member_url.as_str()], Some(opts))
-            .await
-            .map_err(|e| not_answering(member_url, &e))?;
+        let client = dialer.client(member_url).await?;
         members.push((name, member_url.clone(), client));
     }
     let mut round = 0;
@@ -225,7 +223,10 @@ pub(crate) async fn hashkv(
         let mut asked = tokio::task::JoinSet::new();
         for (i, (_, _, client)) in members.iter().enumerate() {
             let client = client.clone();
-            asked.spawn(async move { (i, member_hash(client, revision).await) });
+            asked.spawn(async move {
+                let hash = tokio::time::timeout(HASHKV_TIMEOUT, member_hash(client, revision));
+                (i, hash.await.unwrap_or_else(|_| Err(no_hash_in_time())))
+            });
         }
         let mut hashes = vec![(0, 0); members.len()];
         let mut compacted = false;
@@ -269,6 +270,15 @@ pub(crate) async fn hashkv(
     }
 }
 
+/// How long a member may take to answer HashKV (it hashes its whole key space).
+const HASHKV_TIMEOUT: Duration = Duration::from_secs(30);
+
+fn no_hash_in_time() -> etcd_client::Error {
+    etcd_client::Error::GRpcStatus(tonic::Status::deadline_exceeded(format!(
+        "no HashKV answer within {HASHKV_TIMEOUT:?}"
+    )))
+}
+
 fn not_answering(endpoint: &str, e: &etcd_client::Error) -> DriverError {
     DriverError::NotAnswering { endpoint: endpoint.to_owned(), reason: source_chain(e) }
 }
@@ -307,7 +317,7 @@ const LEADER_POLL: Duration = Duration::from_millis(200);
 /// leader's client URL is sent on it so the workers move their connections there.
 pub(crate) async fn watch_leader(
     endpoints: Vec<String>,
-    timeout: Duration,
+    dialer: Dialer,
     since: Instant,
     follow: Option<watch::Sender<Vec<String>>>,
     mut stop: watch::Receiver<bool>,
@@ -325,12 +335,12 @@ pub(crate) async fn watch_leader(
             _ = stop.wait_for(|s| *s) => return changes,
         }
         let view = match client.as_mut() {
-            Some(c) => View::ask(c).await.ok(),
+            Some(c) => View::ask(c, &dialer).await.ok(),
             None => None,
         };
         let view = match view {
             Some(v) => v,
-            None => match View::connect(&endpoints, timeout).await {
+            None => match View::connect(&endpoints, &dialer).await {
                 Ok((c, v)) => {
                     client = Some(c);
                     v

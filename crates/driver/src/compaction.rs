@@ -5,29 +5,25 @@
 
 use std::time::{Duration, Instant};
 
-use etcd_client::{Client, CompactionOptions, ConnectOptions};
+use etcd_client::CompactionOptions;
 use etcdlat_core::{Compaction, ErrorCode, OpKind, Recorder};
 use tokio::sync::watch;
 
-use crate::connection::url;
+use crate::connection::Dialer;
 use crate::request::status;
 
 /// Compacts every `cfg.interval` until `stop` turns true; records the compactions that
 /// complete from `measure_start` on, in intervals counted from it.
 pub(crate) async fn run(
     endpoints: Vec<String>,
-    dial_timeout: Duration,
+    dialer: Dialer,
     cfg: Compaction,
     measure_start: Instant,
     interval: Duration,
     mut stop: watch::Receiver<bool>,
 ) -> Recorder {
     let mut recorder = Recorder::new(&[OpKind::Compact], measure_start, interval);
-    let urls: Vec<String> = endpoints.iter().filter_map(|e| url(e).ok()).collect();
-    let opts = ConnectOptions::new()
-        .with_connect_timeout(dial_timeout)
-        .with_timeout(Duration::from_secs(30));
-    let Ok(mut client) = Client::connect(urls, Some(opts)).await else {
+    let Ok(mut client) = dialer.client_any(&endpoints).await else {
         recorder.record_error(OpKind::Compact, ErrorCode::Unavailable, Instant::now());
         return recorder;
     };

@@ -1,96 +1,330 @@
-//! Opening gRPC connections: one HTTP/2 connection per [`tonic::transport::Channel`],
-//! dialled eagerly and warmed with one request before any clock starts.
+//! Opening connections: TCP, TLS when asked for, HTTP/2, the run's auth token, and one
+//! warm-up read before any clock starts.
+//!
+//! A [`Dialer`] carries everything a connection needs (dial timeout, TLS configuration,
+//! credentials) and is shared by every connection of a driver: the load's, the control
+//! clients' (status, member list, compaction, faults, barrier) and local clusters' probes.
 
+use std::pin::Pin;
+use std::sync::{Arc, OnceLock};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use tonic::transport::{Channel, Endpoint};
+use http::uri::{Authority, Scheme};
+use rustls::ClientConfig;
+use rustls::pki_types::ServerName;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tonic::{Code, Status};
 
+use crate::auth::Auth;
 use crate::error::DriverError;
+use crate::grpc::{GrpcConn, Live, spawn_connection};
 use crate::rpc::{Kv, RangeRequest};
-
-/// HTTP/2 keep-alive ping interval. etcd closes connections that ping more often than its
-/// `--grpc-keepalive-min-time` (5 s by default), so stay well above it.
-pub(crate) const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
+use crate::security::{Security, TlsOptions};
 
 /// The dial timeout used when none is given.
 pub const DEFAULT_DIAL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// HTTP/2 flow-control windows: large, so that 1 MB values are not throttled.
+const STREAM_WINDOW: u32 = 8 << 20;
+const CONNECTION_WINDOW: u32 = 32 << 20;
 
 /// Turns `host:port` into `http://host:port`; keeps `http://` and `https://` URLs.
 pub(crate) fn url(endpoint: &str) -> Result<String, DriverError> {
     etcdlat_core::scenario::check_endpoint(endpoint)
         .map_err(|reason| DriverError::Endpoint { endpoint: endpoint.to_owned(), reason })?;
-    if endpoint.starts_with("https://") {
-        return Err(DriverError::Endpoint {
-            endpoint: endpoint.to_owned(),
-            reason: "TLS endpoints are not supported yet".to_owned(),
-        });
-    }
-    Ok(if endpoint.starts_with("http://") {
+    Ok(if endpoint.starts_with("http://") || endpoint.starts_with("https://") {
         endpoint.to_owned()
     } else {
         format!("http://{endpoint}")
     })
 }
 
-/// Dials one connection and checks that etcd answers on it.
-pub(crate) async fn open(endpoint: &str, dial_timeout: Duration) -> Result<Channel, DriverError> {
-    let url = url(endpoint)?;
-    let ep = Endpoint::from_shared(url).map_err(|e| DriverError::Endpoint {
-        endpoint: endpoint.to_owned(),
-        reason: source_chain(&e),
-    })?;
-    let ep = ep
-        .connect_timeout(dial_timeout)
-        .tcp_nodelay(true)
-        .http2_keep_alive_interval(KEEPALIVE_INTERVAL)
-        .keep_alive_timeout(Duration::from_secs(20))
-        .keep_alive_while_idle(false)
-        // Large windows so that 1 MB values are not throttled by flow control.
-        .initial_stream_window_size(Some(8 << 20))
-        .initial_connection_window_size(Some(32 << 20));
-    let channel = match tokio::time::timeout(dial_timeout, ep.connect()).await {
-        Ok(Ok(channel)) => channel,
-        Ok(Err(e)) => {
-            return Err(DriverError::Connect {
-                endpoint: endpoint.to_owned(),
-                reason: source_chain(&e),
-            });
-        }
-        Err(_) => {
-            return Err(DriverError::Connect {
-                endpoint: endpoint.to_owned(),
-                reason: format!("no connection within the dial timeout ({dial_timeout:?})"),
-            });
-        }
-    };
-    warm(&channel, endpoint, dial_timeout).await?;
-    Ok(channel)
+/// Dials connections for one driver.
+#[derive(Clone, Debug)]
+pub(crate) struct Dialer(Arc<Inner>);
+
+#[derive(Debug)]
+struct Inner {
+    timeout: Duration,
+    tls: TlsOptions,
+    /// Built on first use: with options at construction (so a bad file fails early), with
+    /// the system's roots on the first `https://` endpoint otherwise.
+    tls_config: OnceLock<Result<Arc<ClientConfig>, String>>,
+    auth: Option<Arc<Auth>>,
 }
 
-/// Sends one cheap serializable read so that the connection, its HTTP/2 stream machinery and
-/// the server's handler are warm before measurement starts.
-async fn warm(channel: &Channel, endpoint: &str, timeout: Duration) -> Result<(), DriverError> {
-    let mut kv = Kv::new(channel.clone());
-    let req = RangeRequest {
-        key: Bytes::from_static(b"\0etcdlat-warm-up"),
-        range_end: Bytes::new(),
-        limit: 1,
-        serializable: true,
-        keys_only: true,
-        count_only: true,
-        ..RangeRequest::default()
+impl Dialer {
+    /// A dialer for `security`; checks the TLS files now.
+    pub(crate) fn new(security: &Security, timeout: Duration) -> Result<Self, DriverError> {
+        let inner = Inner {
+            timeout,
+            tls: security.tls.clone(),
+            tls_config: OnceLock::new(),
+            auth: security.credentials.clone().map(|c| Arc::new(Auth::new(c))),
+        };
+        if security.tls.is_set() {
+            let config = security.tls.client_config()?;
+            let _ = inner.tls_config.set(Ok(config));
+        }
+        Ok(Self(Arc::new(inner)))
+    }
+
+    /// A dialer for plain connections without credentials.
+    pub(crate) fn plain(timeout: Duration) -> Self {
+        Self::new(&Security::default(), timeout).expect("no TLS files to read")
+    }
+
+    /// The dial timeout.
+    pub(crate) fn timeout(&self) -> Duration {
+        self.0.timeout
+    }
+
+    /// The security settings' TLS options (for local clusters' probes and metrics).
+    pub(crate) fn uses_tls(&self, endpoint: &str) -> bool {
+        endpoint.starts_with("https://") || (!endpoint.contains("://") && self.0.tls.is_set())
+    }
+
+    fn tls_config(&self) -> Result<Arc<ClientConfig>, DriverError> {
+        self.0
+            .tls_config
+            .get_or_init(|| self.0.tls.client_config().map_err(|e| e.to_string()))
+            .clone()
+            .map_err(|reason| DriverError::TlsConfig { reason })
+    }
+
+    /// Opens one connection to `endpoint` (TCP, TLS if asked for, HTTP/2) without sending
+    /// anything on it yet.
+    pub(crate) async fn connect(&self, endpoint: &str) -> Result<GrpcConn, DriverError> {
+        let (live, origin) = self.handshake(endpoint).await?;
+        Ok(GrpcConn::new(live, endpoint, self.clone(), origin, self.0.auth.clone()))
+    }
+
+    /// Dials `endpoint` and runs the HTTP/2 connection; the handle and the scheme and
+    /// authority requests are addressed to.
+    pub(crate) async fn handshake(
+        &self,
+        endpoint: &str,
+    ) -> Result<(Live, (Scheme, Authority)), DriverError> {
+        let url = url(endpoint)?;
+        let tls = self.uses_tls(endpoint);
+        let uri: http::Uri = url.parse().map_err(|e: http::uri::InvalidUri| {
+            DriverError::Endpoint { endpoint: endpoint.to_owned(), reason: e.to_string() }
+        })?;
+        let authority = uri.authority().cloned().ok_or_else(|| DriverError::Endpoint {
+            endpoint: endpoint.to_owned(),
+            reason: "no host and port".to_owned(),
+        })?;
+        let connect_error =
+            |reason: String| DriverError::Connect { endpoint: endpoint.to_owned(), reason };
+        let within = |what: &str| format!("{what} within the dial timeout ({:?})", self.0.timeout);
+
+        let port = authority.port_u16().unwrap_or(if tls { 443 } else { 80 });
+        let host = authority.host().trim_start_matches('[').trim_end_matches(']').to_owned();
+        let tcp =
+            match tokio::time::timeout(self.0.timeout, TcpStream::connect((host.as_str(), port)))
+                .await
+            {
+                Ok(Ok(tcp)) => tcp,
+                Ok(Err(e)) => return Err(connect_error(e.to_string())),
+                Err(_) => return Err(connect_error(within("no connection"))),
+            };
+        let _ = tcp.set_nodelay(true);
+        let (io, scheme) = if tls {
+            let config = self.tls_config()?;
+            let name = ServerName::try_from(host.clone()).map_err(|e| DriverError::Endpoint {
+                endpoint: endpoint.to_owned(),
+                reason: format!("not a TLS server name: {e}"),
+            })?;
+            let handshake = tokio_rustls::TlsConnector::from(config).connect(name, tcp);
+            match tokio::time::timeout(self.0.timeout, handshake).await {
+                Ok(Ok(stream)) => (Io::Tls(Box::new(stream)), Scheme::HTTPS),
+                Ok(Err(e)) => {
+                    return Err(DriverError::Tls {
+                        endpoint: endpoint.to_owned(),
+                        reason: tls_reason(&e),
+                    });
+                }
+                Err(_) => return Err(connect_error(within("no TLS handshake"))),
+            }
+        } else {
+            (Io::Plain(tcp), Scheme::HTTP)
+        };
+        let handshake = h2::client::Builder::new()
+            .initial_window_size(STREAM_WINDOW)
+            .initial_connection_window_size(CONNECTION_WINDOW)
+            .handshake::<_, Bytes>(io);
+        let (send, conn) = match tokio::time::timeout(self.0.timeout, handshake).await {
+            Ok(Ok(pair)) => pair,
+            Ok(Err(e)) => return Err(connect_error(format!("HTTP/2 handshake failed: {e}"))),
+            Err(_) => return Err(connect_error(within("no HTTP/2 handshake"))),
+        };
+        Ok((spawn_connection(send, conn), (scheme, authority)))
+    }
+
+    /// Opens one connection and checks that etcd answers on it, with the run's token, so
+    /// that the connection, its HTTP/2 stream machinery and the server's handler are warm
+    /// before measurement starts.
+    pub(crate) async fn open(&self, endpoint: &str) -> Result<GrpcConn, DriverError> {
+        let conn = self.connect(endpoint).await?;
+        let mut kv = Kv::new(conn.clone());
+        let req = RangeRequest {
+            key: Bytes::from_static(b"\0etcdlat-warm-up"),
+            range_end: Bytes::new(),
+            limit: 1,
+            serializable: true,
+            keys_only: true,
+            count_only: true,
+            ..RangeRequest::default()
+        };
+        match tokio::time::timeout(self.0.timeout, kv.range(req)).await {
+            Ok(Ok(_)) => Ok(conn),
+            Ok(Err(status)) => Err(self.refused(endpoint, &status)),
+            Err(_) => Err(DriverError::NotAnswering {
+                endpoint: endpoint.to_owned(),
+                reason: "no answer to a read within the dial timeout".to_owned(),
+            }),
+        }
+    }
+
+    /// Why a connection's first request failed, naming the likely cause.
+    fn refused(&self, endpoint: &str, status: &Status) -> DriverError {
+        let message = status.message();
+        let auth_failure = status.code() == Code::Unauthenticated
+            || status.code() == Code::PermissionDenied
+            || message.contains("authentication failed")
+            || message.contains("user name is empty");
+        if auth_failure {
+            let reason = match &self.0.auth {
+                None if message.contains("user name is empty") => {
+                    "the cluster requires authentication; pass --user".to_owned()
+                }
+                Some(auth) if message.contains("authentication failed") => {
+                    format!("user {:?}: wrong user name or password", auth.user())
+                }
+                _ => message.trim_start_matches("etcdserver: ").to_owned(),
+            };
+            return DriverError::Auth { endpoint: endpoint.to_owned(), reason };
+        }
+        let mut reason = format!("{:?}: {message}", status.code());
+        if message.starts_with("connection:") {
+            let hint = if self.uses_tls(endpoint) {
+                if message.contains("alert") {
+                    " (the server refused this client's certificate: check --cert and --key)"
+                } else {
+                    ""
+                }
+            } else {
+                " (if the server uses TLS, use an https:// endpoint or --cacert)"
+            };
+            reason.push_str(hint);
+        }
+        DriverError::NotAnswering { endpoint: endpoint.to_owned(), reason }
+    }
+
+    /// An etcd-client over one new connection to `endpoint`, with the run's TLS and token.
+    pub(crate) async fn client(&self, endpoint: &str) -> Result<etcd_client::Client, DriverError> {
+        let conn = self.connect(endpoint).await?;
+        etcd_client::Client::from_channel(conn.channel(), None).await.map_err(|e| {
+            DriverError::NotAnswering { endpoint: endpoint.to_owned(), reason: e.to_string() }
+        })
+    }
+
+    /// An etcd-client over the first of `endpoints` that can be dialled.
+    pub(crate) async fn client_any(
+        &self,
+        endpoints: &[String],
+    ) -> Result<etcd_client::Client, DriverError> {
+        let mut last = None;
+        for endpoint in endpoints {
+            match self.client(endpoint).await {
+                Ok(client) => return Ok(client),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| DriverError::Endpoint {
+            endpoint: String::new(),
+            reason: "no endpoints".to_owned(),
+        }))
+    }
+}
+
+/// A rustls error in words, with what it usually means.
+fn tls_reason(e: &std::io::Error) -> String {
+    let text = e.to_string();
+    let hint = if text.contains("UnknownIssuer") || text.contains("invalid peer certificate") {
+        " (is --cacert the authority that signed the server's certificate?)"
+    } else if text.contains("corrupt message") || text.contains("InvalidContentType") {
+        " (the server does not speak TLS on this port: use an http:// endpoint)"
+    } else {
+        ""
     };
-    match tokio::time::timeout(timeout, kv.range(req)).await {
-        Ok(Ok(_)) => Ok(()),
-        Ok(Err(status)) => Err(DriverError::NotAnswering {
-            endpoint: endpoint.to_owned(),
-            reason: format!("{:?}: {}", status.code(), status.message()),
-        }),
-        Err(_) => Err(DriverError::NotAnswering {
-            endpoint: endpoint.to_owned(),
-            reason: "no answer to a read within the dial timeout".to_owned(),
-        }),
+    format!("TLS handshake failed: {text}{hint}")
+}
+
+/// A connection's byte stream: TCP, or TLS over TCP.
+pub(crate) enum Io {
+    Plain(TcpStream),
+    Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
+}
+
+impl AsyncRead for Io {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Io::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            Io::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Io {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            Io::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            Io::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            Io::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            Io::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            Io::Plain(s) => s.is_write_vectored(),
+            Io::Tls(s) => s.is_write_vectored(),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Io::Plain(s) => Pin::new(s).poll_flush(cx),
+            Io::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Io::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            Io::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
+        }
     }
 }
 
@@ -117,6 +351,22 @@ mod tests {
     fn urls() {
         assert_eq!(url("127.0.0.1:2379").unwrap(), "http://127.0.0.1:2379");
         assert_eq!(url("http://h:1").unwrap(), "http://h:1");
+        assert_eq!(url("https://h:1").unwrap(), "https://h:1");
         assert!(matches!(url("h"), Err(DriverError::Endpoint { .. })));
+    }
+
+    #[test]
+    fn tls_is_used_for_https_and_for_bare_endpoints_when_options_are_set() {
+        let plain = Dialer::plain(DEFAULT_DIAL_TIMEOUT);
+        assert!(plain.uses_tls("https://h:1"));
+        assert!(!plain.uses_tls("h:1"));
+        let tls = Dialer(Arc::new(Inner {
+            timeout: DEFAULT_DIAL_TIMEOUT,
+            tls: TlsOptions { insecure_skip_verify: true, ..TlsOptions::default() },
+            tls_config: OnceLock::new(),
+            auth: None,
+        }));
+        assert!(tls.uses_tls("h:1"));
+        assert!(!tls.uses_tls("http://h:1"));
     }
 }

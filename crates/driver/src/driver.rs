@@ -10,11 +10,12 @@ use etcdlat_core::{OpKind, OpReport, Operation, Params, Report, Scenario, Target
 use tokio::sync::{Mutex, watch};
 
 use crate::cluster;
-use crate::connection::DEFAULT_DIAL_TIMEOUT;
+use crate::connection::{DEFAULT_DIAL_TIMEOUT, Dialer};
 use crate::error::DriverError;
 use crate::local::{LocalCluster, MemberControl};
 use crate::metrics::{self, SAMPLE_INTERVAL, Sampler, Usage};
 use crate::request::Work;
+use crate::security::Security;
 use crate::worker::{Job, Worker};
 
 /// Builds a [`Driver`]: where to connect and how.
@@ -24,6 +25,7 @@ pub struct DriverBuilder {
     endpoints: Vec<String>,
     conns: u32,
     dial_timeout: Duration,
+    security: Security,
     workers: Option<usize>,
     local: bool,
     targeting: Targeting,
@@ -38,6 +40,7 @@ impl Default for DriverBuilder {
             endpoints: Vec::new(),
             conns: 1,
             dial_timeout: DEFAULT_DIAL_TIMEOUT,
+            security: Security::default(),
             workers: None,
             local: false,
             targeting: Targeting::Endpoints,
@@ -76,7 +79,15 @@ impl DriverBuilder {
         self
     }
 
-    /// How long one connection may take to establish (default 5 s).
+    /// TLS and credentials for every connection: the load's, the control clients' and the
+    /// barrier's. Without it connections are plain and carry no token.
+    pub fn security(mut self, security: Security) -> Self {
+        self.security = security;
+        self
+    }
+
+    /// How long one connection may take to establish: TCP, TLS, and the first answer
+    /// (default 5 s).
     pub fn dial_timeout(mut self, timeout: Duration) -> Self {
         self.dial_timeout = timeout;
         self
@@ -135,23 +146,25 @@ impl DriverBuilder {
         for ep in &self.endpoints {
             crate::connection::url(ep)?;
         }
+        let dialer = Dialer::new(&self.security, self.dial_timeout)?;
         // With the endpoints as given, the connections are dialled first, so that an endpoint
         // where nothing listens fails within the dial timeout, naming it; any other target is
         // chosen from the members first.
         let (mut target, selected, pool) = if self.targeting == Targeting::Endpoints {
-            let pool = Pool::open(&self, self.conns, self.endpoints.clone()).await?;
-            let (target, _) = cluster::discover(&self.endpoints, self.dial_timeout).await?;
+            let pool = Pool::open(&self, &dialer, self.conns, self.endpoints.clone()).await?;
+            let (target, _) = cluster::discover(&self.endpoints, &dialer).await?;
             (target, self.endpoints.clone(), pool)
         } else {
-            let (target, members) = cluster::discover(&self.endpoints, self.dial_timeout).await?;
+            let (target, members) = cluster::discover(&self.endpoints, &dialer).await?;
             let selected = cluster::select(&self.targeting, &self.endpoints, &members)?;
-            let pool = Pool::open(&self, self.conns, selected.clone()).await?;
+            let pool = Pool::open(&self, &dialer, self.conns, selected.clone()).await?;
             (target, selected, pool)
         };
         target.local = self.local;
         target.endpoints = selected;
         Ok(Driver {
             config: self,
+            dialer,
             pool: Mutex::new(pool),
             target: std::sync::Mutex::new(target),
             progress: Progress::default(),
@@ -170,6 +183,7 @@ struct Pool {
 impl Pool {
     async fn open(
         config: &DriverBuilder,
+        dialer: &Dialer,
         conns: u32,
         endpoints: Vec<String>,
     ) -> Result<Self, DriverError> {
@@ -189,7 +203,7 @@ impl Pool {
         let mut workers = Vec::with_capacity(count);
         for (i, eps) in per_worker.into_iter().enumerate() {
             let cpu = (!config.cpus.is_empty()).then(|| config.cpus[i % config.cpus.len()]);
-            workers.push(Worker::spawn(i, eps, config.dial_timeout, cpu).await?);
+            workers.push(Worker::spawn(i, eps, dialer.clone(), cpu).await?);
         }
         Ok(Self { workers, conns, endpoints })
     }
@@ -209,6 +223,7 @@ impl Pool {
 /// ```
 pub struct Driver {
     config: DriverBuilder,
+    dialer: Dialer,
     pool: Mutex<Pool>,
     target: std::sync::Mutex<TargetInfo>,
     progress: Progress,
@@ -293,7 +308,7 @@ impl Driver {
         crate::fault::Target {
             control: self.config.control.clone(),
             endpoints: self.config.endpoints.clone(),
-            dial_timeout: self.config.dial_timeout,
+            dialer: self.dialer.clone(),
         }
     }
 
@@ -352,13 +367,12 @@ impl Driver {
             own => own,
         };
         // Asked afresh for every run: the leader may have moved since the last one.
-        let (mut target, members) =
-            cluster::discover(&self.config.endpoints, self.config.dial_timeout).await?;
+        let (mut target, members) = cluster::discover(&self.config.endpoints, &self.dialer).await?;
         let selected = cluster::select(targeting, &self.config.endpoints, &members)?;
         if conns != pool.conns || selected != pool.endpoints {
             // Drop the old connections first so the server never sees both sets.
             pool.workers.clear();
-            *pool = Pool::open(&self.config, conns, selected).await?;
+            *pool = Pool::open(&self.config, &self.dialer, conns, selected).await?;
         }
         target.local = self.config.local;
         target.endpoints.clone_from(&pool.endpoints);
@@ -377,7 +391,7 @@ impl Driver {
         let compactor = scenario.compaction.as_ref().map(|c| {
             tokio::spawn(crate::compaction::run(
                 self.config.endpoints.clone(),
-                self.config.dial_timeout,
+                self.dialer.clone(),
                 c.clone(),
                 measure_from,
                 scenario.report.interval,
@@ -387,7 +401,7 @@ impl Driver {
         let (retarget_tx, retarget_rx) = watch::channel(pool.endpoints.clone());
         let leader_watch = tokio::spawn(cluster::watch_leader(
             self.config.endpoints.clone(),
-            self.config.dial_timeout,
+            self.dialer.clone(),
             measure_from,
             (*targeting == Targeting::Leader).then_some(retarget_tx),
             stop_rx.clone(),
@@ -439,7 +453,7 @@ impl Driver {
             }
         }
         let hashkv = if scenario.checks.hashkv {
-            Some(cluster::hashkv(&self.config.endpoints, self.config.dial_timeout).await?)
+            Some(cluster::hashkv(&self.config.endpoints, &self.dialer).await?)
         } else {
             None
         };
@@ -531,7 +545,7 @@ impl Driver {
                 progress: Arc::clone(&progress[w]),
                 retarget: retarget.clone(),
                 placement: (w, workers),
-                dial_timeout: self.config.dial_timeout,
+                dialer: self.dialer.clone(),
             };
             receivers.push((worker.index(), worker.run(job)?));
         }

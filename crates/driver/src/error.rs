@@ -32,6 +32,33 @@ pub enum DriverError {
         reason: String,
     },
 
+    /// The TLS handshake with an endpoint failed (untrusted certificate, refused client
+    /// certificate, a server that does not speak TLS).
+    #[error("cannot connect to etcd at {endpoint}: {reason}")]
+    Tls {
+        /// The endpoint dialled.
+        endpoint: String,
+        /// rustls' explanation and the likely cause.
+        reason: String,
+    },
+
+    /// The TLS options cannot be used (unreadable or empty certificate files, a
+    /// certificate without its key).
+    #[error("TLS: {reason}")]
+    TlsConfig {
+        /// What is wrong.
+        reason: String,
+    },
+
+    /// etcd refused the credentials, or needs some and none were given.
+    #[error("authentication with etcd at {endpoint} failed: {reason}")]
+    Auth {
+        /// The endpoint asked.
+        endpoint: String,
+        /// What the server said, without any secret.
+        reason: String,
+    },
+
     /// A connection was established but the etcd API did not answer on it.
     #[error("etcd at {endpoint} did not answer: {reason}")]
     NotAnswering {

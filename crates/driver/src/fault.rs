@@ -23,13 +23,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use etcd_client::{Client, ConnectOptions};
+use etcd_client::Client;
 use etcdlat_core::fault::AppliedFault;
 use etcdlat_core::{FaultAction, FaultStep, MemberRef};
 use tokio::sync::watch;
 
 use crate::cluster;
-use crate::connection::{source_chain, url};
+use crate::connection::{Dialer, source_chain};
 use crate::error::DriverError;
 use crate::local::MemberControl;
 
@@ -38,7 +38,7 @@ use crate::local::MemberControl;
 pub(crate) struct Target {
     pub control: Option<MemberControl>,
     pub endpoints: Vec<String>,
-    pub dial_timeout: Duration,
+    pub dialer: Dialer,
 }
 
 /// How long a step may wait for the cluster to have a leader (one it needs to name).
@@ -58,7 +58,7 @@ pub(crate) async fn check(steps: &[FaultStep], target: &Target) -> Result<(), Dr
     }
     let names: Vec<String> = match &target.control {
         Some(control) => control.members().map(|(name, _)| name.to_owned()).collect(),
-        None => cluster::members(&target.endpoints, target.dial_timeout)
+        None => cluster::members(&target.endpoints, &target.dialer)
             .await?
             .into_iter()
             .map(|m| m.name)
@@ -322,13 +322,7 @@ impl Executor {
                 .filter(|(name, _)| control.is_running(name) && !self.paused.contains_key(*name))
                 .map(|(name, url)| (name.to_owned(), url.to_owned()))
                 .collect(),
-            None => self
-                .target
-                .endpoints
-                .iter()
-                .filter_map(|e| url(e).ok())
-                .map(|u| (u.clone(), u))
-                .collect(),
+            None => self.target.endpoints.iter().map(|e| (e.clone(), e.clone())).collect(),
         }
     }
 
@@ -346,7 +340,7 @@ impl Executor {
 
     async fn ask_roster(&mut self) -> Result<Roster, String> {
         if self.target.control.is_none() {
-            let members = cluster::members(&self.target.endpoints, self.target.dial_timeout)
+            let members = cluster::members(&self.target.endpoints, &self.target.dialer)
                 .await
                 .map_err(|e| e.to_string())?;
             let leader = members.iter().find(|m| m.leader).map(|m| m.id);
@@ -360,8 +354,9 @@ impl Executor {
         let mut asked = tokio::task::JoinSet::new();
         for (name, member_url) in self.live_urls() {
             let client = self.status_clients.get(&member_url).cloned();
+            let dialer = self.target.dialer.clone();
             asked.spawn(async move {
-                let (client, status) = status(&member_url, client).await;
+                let (client, status) = status(&dialer, &member_url, client).await;
                 (name, member_url, client, status)
             });
         }
@@ -566,8 +561,8 @@ impl Executor {
             }
             applied.member = Some(to.name.clone());
             applied.started = Instant::now();
-            let mut client = connect(&leader.url).await?;
-            match client.move_leader(to.id).await {
+            let mut client = connect(&self.target.dialer, &leader.url).await?;
+            match within(client.move_leader(to.id)).await {
                 Ok(_) => {
                     applied.what = format!("moved the leader from {} to {}", leader.name, to.name);
                     return Ok(());
@@ -588,15 +583,13 @@ impl Executor {
         let mut last = String::from("no member answers");
         for member_url in urls {
             let attempt = async {
-                let mut client = connect(&member_url).await?;
-                let revision = client
-                    .get("\0etcdlat-fault-probe", None)
+                let mut client = connect(&self.target.dialer, &member_url).await?;
+                let revision = within(client.get("\0etcdlat-fault-probe", None))
                     .await
                     .map_err(|e| source_chain(&e))?
                     .header()
                     .map_or(0, etcd_client::ResponseHeader::revision);
-                client
-                    .compact(revision, None::<etcd_client::CompactionOptions>)
+                within(client.compact(revision, None::<etcd_client::CompactionOptions>))
                     .await
                     .map_err(|e| source_chain(&e))?;
                 Ok::<i64, String>(revision)
@@ -634,8 +627,10 @@ impl Executor {
             Some(targets.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", "));
         applied.started = Instant::now();
         for (name, member_url) in &targets {
-            let mut client = connect(member_url).await?;
-            client.defragment().await.map_err(|e| format!("{name}: {}", source_chain(&e)))?;
+            let mut client = connect(&self.target.dialer, member_url).await?;
+            within(client.defragment())
+                .await
+                .map_err(|e| format!("{name}: {}", source_chain(&e)))?;
         }
         applied.what = format!(
             "defragmented {}",
@@ -645,25 +640,33 @@ impl Executor {
     }
 }
 
-async fn connect(member_url: &str) -> Result<Client, String> {
-    let opts = ConnectOptions::new()
-        .with_connect_timeout(STATUS_TIMEOUT.max(Duration::from_secs(2)))
-        .with_timeout(REQUEST_TIMEOUT);
-    Client::connect([member_url], Some(opts))
-        .await
-        .map_err(|e| format!("{member_url}: {}", source_chain(&e)))
+async fn connect(dialer: &Dialer, member_url: &str) -> Result<Client, String> {
+    dialer.client(member_url).await.map_err(|e| e.to_string())
+}
+
+/// A control request, given up after [`REQUEST_TIMEOUT`].
+async fn within<T>(
+    request: impl std::future::Future<Output = Result<T, etcd_client::Error>>,
+) -> Result<T, etcd_client::Error> {
+    tokio::time::timeout(REQUEST_TIMEOUT, request).await.unwrap_or_else(|_| {
+        Err(etcd_client::Error::GRpcStatus(tonic::Status::deadline_exceeded(format!(
+            "no answer within {REQUEST_TIMEOUT:?}"
+        ))))
+    })
 }
 
 /// A member's own id and the leader it knows, if it answers within [`STATUS_TIMEOUT`], asked
 /// on `client` or a new connection; with the client to ask it again next time (`None` when
 /// it failed).
-async fn status(member_url: &str, client: Option<Client>) -> (Option<Client>, Option<(u64, u64)>) {
-    let opts =
-        ConnectOptions::new().with_connect_timeout(STATUS_TIMEOUT).with_timeout(STATUS_TIMEOUT);
+async fn status(
+    dialer: &Dialer,
+    member_url: &str,
+    client: Option<Client>,
+) -> (Option<Client>, Option<(u64, u64)>) {
     let ask = async {
         let mut client = match client {
             Some(c) => c,
-            None => Client::connect([member_url], Some(opts)).await.ok()?,
+            None => dialer.client(member_url).await.ok()?,
         };
         let status = client.status().await.ok()?;
         let answer = (status.header()?.member_id(), status.leader());

@@ -63,6 +63,7 @@
 //! from endpoints runs only move-leader, compact and defrag, and refuses the others before
 //! the run starts.
 
+mod auth;
 mod barrier;
 mod cluster;
 mod compaction;
@@ -70,10 +71,12 @@ mod connection;
 mod driver;
 mod error;
 mod fault;
+mod grpc;
 mod local;
 mod metrics;
 mod request;
 mod rpc;
+mod security;
 mod stm;
 mod watch;
 mod worker;
@@ -83,3 +86,4 @@ pub use connection::DEFAULT_DIAL_TIMEOUT;
 pub use driver::{Driver, DriverBuilder, Progress};
 pub use error::DriverError;
 pub use local::{LocalCluster, LocalClusterOptions, LocalMember};
+pub use security::{Credentials, Security, TlsOptions};

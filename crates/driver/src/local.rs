@@ -14,7 +14,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use etcd_client::{Client, ConnectOptions};
+use crate::connection::Dialer;
 
 use crate::error::DriverError;
 
@@ -458,10 +458,11 @@ impl Drop for LocalCluster {
 }
 
 async fn status_leader(url: &str) -> Result<u64, String> {
-    let opts = ConnectOptions::new()
-        .with_connect_timeout(Duration::from_millis(500))
-        .with_timeout(Duration::from_secs(1));
-    let mut client = Client::connect([url], Some(opts)).await.map_err(|e| e.to_string())?;
-    let status = client.status().await.map_err(|e| e.to_string())?;
-    Ok(status.leader())
+    let dialer = Dialer::plain(Duration::from_millis(500));
+    let mut client = dialer.client(url).await.map_err(|e| e.to_string())?;
+    match tokio::time::timeout(Duration::from_secs(1), client.status()).await {
+        Ok(Ok(status)) => Ok(status.leader()),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(_) => Err("no answer to Status within 1s".to_owned()),
+    }
 }

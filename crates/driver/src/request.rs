@@ -17,6 +17,8 @@ use etcdlat_core::{OpKind, Scenario};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+use crate::connection::Dialer;
+use crate::error::DriverError;
 use crate::rpc::{
     DeleteRangeRequest, Key, Kv, PutRequest, RangeRequest, Request, RequestOp, TxnRequest,
 };
@@ -26,11 +28,23 @@ use crate::stm;
 const MAX_HELD_LEASES: usize = 1024;
 
 /// A connection as the operations see it: the hot-path KV client and etcd-client for the
-/// rest (leases, locks), both over the same HTTP/2 connection.
+/// rest (leases, locks, watches), both over the same HTTP/2 connection.
 #[derive(Clone)]
 pub(crate) struct Conn {
     pub kv: Kv,
     pub client: etcd_client::Client,
+}
+
+impl Conn {
+    /// Opens and warms one connection to `endpoint`.
+    pub(crate) async fn open(dialer: &Dialer, endpoint: &str) -> Result<Self, DriverError> {
+        let conn = dialer.open(endpoint).await?;
+        let client =
+            etcd_client::Client::from_channel(conn.channel(), None).await.map_err(|e| {
+                DriverError::NotAnswering { endpoint: endpoint.to_owned(), reason: e.to_string() }
+            })?;
+        Ok(Self { kv: Kv::new(conn), client })
+    }
 }
 
 /// One operation, prepared from the scenario.

@@ -7,12 +7,14 @@
 //! allocates nothing of ours. Field numbers are etcd's `rpc.proto`; fields the client
 //! does not need are skipped when decoding responses.
 
+use std::sync::Arc;
+
 use bytes::{Buf, BufMut, Bytes};
-use http::uri::PathAndQuery;
+use http::HeaderValue;
 use prost::encoding::{self, DecodeContext, WireType};
-use tonic::codec::BufferSettings;
-use tonic::transport::Channel;
-use tonic_prost::ProstCodec;
+
+use crate::auth::Auth;
+use crate::grpc::{Body, GrpcConn, frame, frame_put};
 
 /// Largest response accepted: ranges over many 1 MB values are large.
 pub(crate) const MAX_DECODING_BYTES: usize = 512 << 20;
@@ -59,8 +61,10 @@ pub(crate) struct PutRequest {
     pub value: Bytes,
 }
 
-impl prost::Message for PutRequest {
-    fn encode_raw(&self, buf: &mut impl BufMut) {
+impl PutRequest {
+    /// Everything of the encoded message but the value's bytes: the key field and the
+    /// value's tag and length.
+    pub(crate) fn encode_head(&self, buf: &mut impl BufMut) {
         let key = self.key.as_slice();
         if !key.is_empty() {
             encoding::encode_key(1, WireType::LengthDelimited, buf);
@@ -68,8 +72,16 @@ impl prost::Message for PutRequest {
             buf.put_slice(key);
         }
         if !self.value.is_empty() {
-            encoding::bytes::encode(2, &self.value, buf);
+            encoding::encode_key(2, WireType::LengthDelimited, buf);
+            encoding::encode_varint(self.value.len() as u64, buf);
         }
+    }
+}
+
+impl prost::Message for PutRequest {
+    fn encode_raw(&self, buf: &mut impl BufMut) {
+        self.encode_head(buf);
+        buf.put_slice(&self.value);
     }
 
     fn merge_field(
@@ -281,104 +293,72 @@ pub(crate) struct TxnResponse {
     pub responses: Vec<ResponseOp>,
 }
 
-/// A prost codec whose buffers are sized for the call: tonic otherwise allocates 8 KiB to
-/// encode and 8 KiB to decode every call, which for thousands of small requests in flight
-/// is most of the client's memory and a good part of its CPU.
-struct SizedCodec<T, U> {
-    encode: usize,
-    decode: usize,
-    _messages: std::marker::PhantomData<(T, U)>,
-}
-
-/// Bytes a response buffer starts with; it grows (doubling) when a response is larger.
-const RESPONSE_BUFFER: usize = 256;
-
-impl<T: prost::Message, U> SizedCodec<T, U> {
-    fn for_request(req: &T) -> Self {
-        // The gRPC frame header is 5 bytes; round up so a slightly larger message never
-        // reallocates.
-        let encode = (req.encoded_len() + 5).next_power_of_two().max(64);
-        Self { encode, decode: RESPONSE_BUFFER, _messages: std::marker::PhantomData }
-    }
-}
-
-impl<T, U> tonic::codec::Codec for SizedCodec<T, U>
-where
-    T: prost::Message + Send + 'static,
-    U: prost::Message + Default + Send + 'static,
-{
-    type Encode = T;
-    type Decode = U;
-    type Encoder = tonic_prost::ProstEncoder<T>;
-    type Decoder = tonic_prost::ProstDecoder<U>;
-
-    fn encoder(&mut self) -> Self::Encoder {
-        ProstCodec::<T, U>::raw_encoder(BufferSettings::new(self.encode, YIELD_THRESHOLD))
-    }
-
-    fn decoder(&mut self) -> Self::Decoder {
-        ProstCodec::<T, U>::raw_decoder(BufferSettings::new(self.decode, YIELD_THRESHOLD))
-    }
-}
-
-/// tonic's default: yield to the runtime after this many bytes of one message.
-const YIELD_THRESHOLD: usize = 32 * 1024;
-
-/// A KV client over one connection.
+/// A KV client over one connection, carrying the run's token when it has one.
 #[derive(Clone, Debug)]
 pub(crate) struct Kv {
-    grpc: tonic::client::Grpc<Channel>,
+    conn: GrpcConn,
+    /// The token last used and its generation, so a request reads the shared token only
+    /// when it has changed.
+    token: Option<(u64, Option<HeaderValue>)>,
 }
 
 impl Kv {
-    pub(crate) fn new(channel: Channel) -> Self {
-        let grpc = tonic::client::Grpc::new(channel)
-            .max_decoding_message_size(MAX_DECODING_BYTES)
-            .max_encoding_message_size(usize::MAX);
-        Self { grpc }
+    pub(crate) fn new(conn: GrpcConn) -> Self {
+        Self { conn, token: None }
     }
 
-    async fn ready(&mut self) -> Result<(), tonic::Status> {
-        self.grpc
-            .ready()
-            .await
-            .map_err(|e| tonic::Status::unavailable(format!("connection not ready: {e}")))
+    async fn call<R: prost::Message + Default>(
+        &mut self,
+        path: &'static str,
+        body: Body,
+    ) -> Result<R, tonic::Status> {
+        let Some(auth) = self.conn.auth() else {
+            return self.conn.unary(path, &body, None).await;
+        };
+        let auth = Arc::clone(auth);
+        let mut renewed = false;
+        loop {
+            let generation = auth.generation();
+            let cached = match &self.token {
+                Some((g, token)) if *g == generation && generation != 0 => token.clone(),
+                _ => {
+                    let (g, token) = auth.token(&self.conn).await?;
+                    self.token = Some((g, token.clone()));
+                    token
+                }
+            };
+            let used = self.token.as_ref().map_or(0, |(g, _)| *g);
+            match self.conn.unary(path, &body, cached.as_ref()).await {
+                Err(status) if !renewed && Auth::is_stale_token(&status) => {
+                    // A member restarted or the token expired: renew it once and resend.
+                    auth.refresh(&self.conn, used).await?;
+                    renewed = true;
+                }
+                result => return result,
+            }
+        }
     }
 
     pub(crate) async fn put(&mut self, req: PutRequest) -> Result<PutResponse, tonic::Status> {
-        self.ready().await?;
-        let path = PathAndQuery::from_static("/etcdserverpb.KV/Put");
-        let codec = SizedCodec::<PutRequest, PutResponse>::for_request(&req);
-        Ok(self.grpc.unary(tonic::Request::new(req), path, codec).await?.into_inner())
+        self.call("/etcdserverpb.KV/Put", frame_put(&req)).await
     }
 
     pub(crate) async fn range(
         &mut self,
         req: RangeRequest,
     ) -> Result<RangeResponse, tonic::Status> {
-        self.ready().await?;
-        let path = PathAndQuery::from_static("/etcdserverpb.KV/Range");
-        let codec = SizedCodec::<RangeRequest, RangeResponse>::for_request(&req);
-        Ok(self.grpc.unary(tonic::Request::new(req), path, codec).await?.into_inner())
+        self.call("/etcdserverpb.KV/Range", frame(&req)).await
     }
-}
 
-impl Kv {
     pub(crate) async fn delete(
         &mut self,
         req: DeleteRangeRequest,
     ) -> Result<DeleteRangeResponse, tonic::Status> {
-        self.ready().await?;
-        let path = PathAndQuery::from_static("/etcdserverpb.KV/DeleteRange");
-        let codec = SizedCodec::<DeleteRangeRequest, DeleteRangeResponse>::for_request(&req);
-        Ok(self.grpc.unary(tonic::Request::new(req), path, codec).await?.into_inner())
+        self.call("/etcdserverpb.KV/DeleteRange", frame(&req)).await
     }
 
     pub(crate) async fn txn(&mut self, req: TxnRequest) -> Result<TxnResponse, tonic::Status> {
-        self.ready().await?;
-        let path = PathAndQuery::from_static("/etcdserverpb.KV/Txn");
-        let codec = SizedCodec::<TxnRequest, TxnResponse>::for_request(&req);
-        Ok(self.grpc.unary(tonic::Request::new(req), path, codec).await?.into_inner())
+        self.call("/etcdserverpb.KV/Txn", frame(&req)).await
     }
 }
 

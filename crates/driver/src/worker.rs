@@ -22,13 +22,11 @@ use std::pin::Pin;
 use etcdlat_core::{Arrivals, ErrorCode, OpKind, Pacer, Rate, Recorder, Schedule};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
-use tonic::transport::Channel;
 
-use crate::connection;
+use crate::connection::Dialer;
 use crate::driver::WorkerProgress;
 use crate::error::DriverError;
 use crate::request::{ClientState, Conn, Ops, Work};
-use crate::rpc::Kv;
 
 /// How long in-flight requests may take to finish after a stop before they are abandoned
 /// and counted as `Cancelled`.
@@ -60,7 +58,7 @@ pub(crate) struct Job {
     pub retarget: watch::Receiver<Vec<String>>,
     /// This worker's index and the number of workers, to place its connections.
     pub placement: (usize, usize),
-    pub dial_timeout: Duration,
+    pub dialer: Dialer,
 }
 
 /// A run's schedule as one worker paces it.
@@ -104,7 +102,7 @@ impl Worker {
     pub(crate) async fn spawn(
         index: usize,
         endpoints: Vec<String>,
-        dial_timeout: Duration,
+        dialer: Dialer,
         cpu: Option<usize>,
     ) -> Result<Self, DriverError> {
         let (tx, rx) = mpsc::unbounded_channel();
@@ -129,7 +127,7 @@ impl Worker {
                     }
                 };
                 let local = tokio::task::LocalSet::new();
-                local.block_on(&rt, serve(endpoints, dial_timeout, rx, ready_tx));
+                local.block_on(&rt, serve(endpoints, dialer, rx, ready_tx));
             })
             .map_err(|e| DriverError::io("starting a worker thread", e))?;
         let mut worker = Self { index, tx: Some(tx), thread: Some(thread) };
@@ -201,18 +199,19 @@ impl Drop for Worker {
 
 async fn serve(
     endpoints: Vec<String>,
-    dial_timeout: Duration,
+    dialer: Dialer,
     mut rx: mpsc::UnboundedReceiver<Command>,
     ready: oneshot::Sender<Result<(), DriverError>>,
 ) {
     let mut dials = JoinSet::new();
     for (i, ep) in endpoints.into_iter().enumerate() {
-        dials.spawn_local(async move { (i, connection::open(&ep, dial_timeout).await) });
+        let dialer = dialer.clone();
+        dials.spawn_local(async move { (i, Conn::open(&dialer, &ep).await) });
     }
-    let mut channels: Vec<Option<Channel>> = vec![None; dials.len()];
+    let mut opened: Vec<Option<Conn>> = vec![None; dials.len()];
     while let Some(joined) = dials.join_next().await {
         match joined {
-            Ok((i, Ok(ch))) => channels[i] = Some(ch),
+            Ok((i, Ok(conn))) => opened[i] = Some(conn),
             Ok((_, Err(e))) => {
                 let _ = ready.send(Err(e));
                 return;
@@ -223,22 +222,7 @@ async fn serve(
             }
         }
     }
-    let mut conns = Vec::with_capacity(channels.len());
-    for channel in channels.into_iter().flatten() {
-        let client = match etcd_client::Client::from_channel(
-            etcd_client::Channel::Tonic(channel.clone()),
-            None,
-        )
-        .await
-        {
-            Ok(c) => c,
-            Err(e) => {
-                let _ = ready.send(Err(DriverError::Worker { index: 0, reason: e.to_string() }));
-                return;
-            }
-        };
-        conns.push(Conn { kv: Kv::new(channel), client });
-    }
+    let conns: Vec<Conn> = opened.into_iter().flatten().collect();
     let conns: Rc<[Conn]> = conns.into();
     if ready.send(Ok(())).is_err() {
         return;
@@ -375,7 +359,7 @@ async fn follow_target(
     mut retarget: watch::Receiver<Vec<String>>,
     (index, workers): (usize, usize),
     count: usize,
-    dial_timeout: Duration,
+    dialer: Dialer,
 ) {
     while retarget.changed().await.is_ok() {
         let endpoints = retarget.borrow_and_update().clone();
@@ -386,14 +370,8 @@ async fn follow_target(
         let mut fresh = Vec::with_capacity(count);
         for local in 0..count {
             let endpoint = &endpoints[(local * workers + index) % endpoints.len()];
-            let opened = match connection::open(endpoint, dial_timeout).await {
-                Ok(channel) => etcd_client::Client::from_channel(
-                    etcd_client::Channel::Tonic(channel.clone()),
-                    None,
-                )
-                .await
-                .ok()
-                .map(|client| Conn { kv: Kv::new(channel), client }),
+            let opened = match Conn::open(&dialer, endpoint).await {
+                Ok(conn) => Some(conn),
                 Err(e) => {
                     tracing::warn!(%endpoint, error = %e, "cannot follow the target");
                     None
@@ -525,7 +503,7 @@ async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> Outcome {
         job.retarget.clone(),
         job.placement,
         conns.len(),
-        job.dial_timeout,
+        job.dialer.clone(),
     ));
 
     tokio::time::sleep_until(job.start_at.into()).await;

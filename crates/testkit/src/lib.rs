@@ -18,10 +18,12 @@
 //! ```
 
 mod null;
+pub mod pki;
 
 use std::path::PathBuf;
 
 pub use null::NullServer;
+pub use pki::Pki;
 
 use etcdlat_driver::{DriverError, LocalCluster};
 
