@@ -59,23 +59,25 @@ pub struct Global {
     #[arg(long, global = true, value_name = "TARGET")]
     pub target: Option<String>,
 
-    /// Username[:password] for etcd auth (not supported yet: exits with an error).
+    /// etcd user, as user[:password]; without a password it is read from ETCDLAT_PASSWORD,
+    /// else asked for on the terminal.
     #[arg(long, global = true)]
     pub user: Option<String>,
 
-    /// CA bundle to verify TLS servers (not supported yet: exits with an error).
+    /// PEM bundle of the authorities that sign the servers' certificates; enables TLS for
+    /// endpoints given without a scheme.
     #[arg(long, global = true)]
     pub cacert: Option<PathBuf>,
 
-    /// TLS client certificate (not supported yet: exits with an error).
+    /// PEM client certificate, for servers that require one (with --key).
     #[arg(long, global = true)]
     pub cert: Option<PathBuf>,
 
-    /// TLS client key (not supported yet: exits with an error).
+    /// PEM private key of --cert.
     #[arg(long, global = true)]
     pub key: Option<PathBuf>,
 
-    /// Skip TLS server verification (not supported yet: exits with an error).
+    /// Use TLS without verifying the server's certificate (encrypted, not authenticated).
     #[arg(long, global = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
     pub insecure_skip_tls_verify: bool,
 

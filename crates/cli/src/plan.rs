@@ -14,6 +14,7 @@ use etcdlat_core::{
     Scenario, ScenarioError, Schedule, StmLocker, StmOp, Targeting, TxnMixedOp, TxnPutOp,
     WatchGetOp, WatchLatencyOp, WatchOp,
 };
+use etcdlat_driver::{Credentials, Security, TlsOptions};
 
 use crate::args::{
     Cli, Command, CompareArgs, Global, LeaseKeepaliveArgs, LoadArgs, MergeArgs, PutArgs, RangeArgs,
@@ -47,6 +48,8 @@ pub struct Plan {
     pub target: Option<Targeting>,
     /// Dial timeout given on the command line.
     pub dial_timeout: Option<Duration>,
+    /// TLS and credentials (its `Debug` hides the password).
+    pub security: Security,
     /// Worker threads.
     pub workers: Option<usize>,
     /// CPUs to pin the worker threads to.
@@ -100,7 +103,6 @@ impl Action {
     /// Builds the action from parsed flags; `etcd_bin` comes from the environment.
     pub fn from_cli(cli: Cli, etcd_bin: PathBuf) -> Result<Self> {
         let g = &cli.global;
-        reject_unsupported(g)?;
         for t in &g.threshold {
             t.parse::<Threshold>().map_err(|e| anyhow!("--threshold: {e}"))?;
         }
@@ -191,6 +193,7 @@ impl Action {
             (None, true) => Some(Targeting::Leader),
             (None, false) => None,
         };
+        let security = security(g, std::env::var("ETCDLAT_PASSWORD").ok(), ask_password)?;
         let dial_timeout = match &g.dial_timeout {
             Some(text) => {
                 let d = parse_duration(text).map_err(|e| anyhow!("--dial-timeout: {e}"))?;
@@ -234,6 +237,7 @@ impl Action {
             cluster,
             target,
             dial_timeout,
+            security,
             workers: g.workers,
             pin_cpus: g.pin_cpus.clone().unwrap_or_default(),
             text: TextOptions { precise: g.precise, sample: g.sample },
@@ -251,18 +255,61 @@ impl Action {
     }
 }
 
-fn reject_unsupported(g: &Global) -> Result<()> {
-    let unsupported = [
-        ("--user", g.user.is_some()),
-        ("--cacert", g.cacert.is_some()),
-        ("--cert", g.cert.is_some()),
-        ("--key", g.key.is_some()),
-        ("--insecure-skip-tls-verify", g.insecure_skip_tls_verify),
-    ];
-    if let Some((flag, _)) = unsupported.iter().find(|(_, given)| *given) {
-        bail!("{flag}: TLS and auth are not supported by this version of etcdlat");
+/// TLS and credentials from the flags. `--user name` without a password takes it from
+/// `env_password` (ETCDLAT_PASSWORD), else from `prompt` (the terminal).
+fn security(
+    g: &Global,
+    env_password: Option<String>,
+    prompt: impl FnOnce(&str) -> std::io::Result<String>,
+) -> Result<Security> {
+    let tls = TlsOptions {
+        ca: g.cacert.clone(),
+        cert: g.cert.clone(),
+        key: g.key.clone(),
+        insecure_skip_verify: g.insecure_skip_tls_verify,
+    };
+    if tls.cert.is_some() != tls.key.is_some() {
+        bail!("--cert and --key: give both or neither");
     }
-    Ok(())
+    for (flag, path) in [("--cacert", &tls.ca), ("--cert", &tls.cert), ("--key", &tls.key)] {
+        if let Some(path) = path {
+            if !path.is_file() {
+                bail!("{flag} {}: no such file", path.display());
+            }
+        }
+    }
+    let credentials = match g.user.as_deref() {
+        None => None,
+        Some(text) => {
+            let (user, password) = match text.split_once(':') {
+                Some((user, password)) => (user, Some(password.to_owned())),
+                None => (text, None),
+            };
+            if user.is_empty() {
+                bail!("--user: no user name before the ':'");
+            }
+            let password = match password.or(env_password) {
+                Some(p) => p,
+                None => prompt(user).map_err(|e| {
+                    anyhow!(
+                        "--user {user}: no password (give user:password, set ETCDLAT_PASSWORD, \
+                         or run on a terminal to be asked): {e}"
+                    )
+                })?,
+            };
+            Some(Credentials::new(user, password))
+        }
+    };
+    Ok(Security { tls, credentials })
+}
+
+/// Asks for `user`'s password on the terminal, without echo.
+fn ask_password(user: &str) -> std::io::Result<String> {
+    use std::io::IsTerminal;
+    if !std::io::stdin().is_terminal() {
+        return Err(std::io::Error::other("not a terminal"));
+    }
+    rpassword::prompt_password(format!("Password for {user}: "))
 }
 
 /// Applies the global load flags to a scenario and validates it, naming flags in errors.
@@ -732,9 +779,31 @@ mod tests {
         assert!(msg(&["range", "k", "--consistency=x"]).starts_with("--consistency:"));
         assert!(msg(&["--endpoints=nohost", "put"]).contains("no port"));
         assert!(msg(&["put", "--val-size=lots"]).starts_with("--val-size:"));
-        assert!(msg(&["--user=root", "put"]).starts_with("--user:"));
+        assert!(msg(&["--user=:pw", "put"]).starts_with("--user:"));
+        assert!(msg(&["--cert=/etc/hostname", "put"]).starts_with("--cert and --key"));
+        assert!(msg(&["--cacert=/nonexistent/ca.pem", "put"]).contains("no such file"));
         assert!(msg(&["--json=/nonexistent-dir/r.json", "put"]).contains("does not exist"));
         assert!(msg(&["put", "--key-size=1", "--key-space-size=1000"]).starts_with("--key-size:"));
+    }
+
+    #[test]
+    fn passwords_come_from_the_flag_the_environment_or_the_terminal() {
+        let global = |user: &str| {
+            let cli = Cli::try_parse_from(["etcdlat", "--user", user, "put"]).unwrap();
+            cli.global
+        };
+        let never = |_: &str| -> std::io::Result<String> { panic!("asked the terminal") };
+        let s = security(&global("root:pw:with:colons"), Some("env".into()), never).unwrap();
+        assert_eq!(s.credentials, Some(Credentials::new("root", "pw:with:colons")));
+        let s = security(&global("root"), Some("from-env".into()), never).unwrap();
+        assert_eq!(s.credentials, Some(Credentials::new("root", "from-env")));
+        let s = security(&global("root"), None, |user| Ok(format!("typed-for-{user}"))).unwrap();
+        assert_eq!(s.credentials, Some(Credentials::new("root", "typed-for-root")));
+        let e = security(&global("root"), None, |_| Err(std::io::Error::other("not a terminal")))
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("--user root: no password"), "{e}");
+        assert!(!format!("{s:?}").contains("typed-for-root"), "Debug hides the password");
     }
 
     #[test]

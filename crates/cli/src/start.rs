@@ -136,6 +136,8 @@ pub struct Sync<'a> {
     pub endpoints: &'a [String],
     /// Dial timeout for the barrier's connection.
     pub dial_timeout: Duration,
+    /// TLS and credentials for the barrier's connection.
+    pub security: &'a etcdlat_driver::Security,
 }
 
 /// Runs `scenario` (this shard's part already) once its start has come, until it
@@ -207,6 +209,7 @@ async fn wait(sync: &Sync<'_>) -> Result<()> {
                 Barrier::new(sync.endpoints.iter().cloned(), prefix.clone(), shard.count())
                     .timeout(*timeout)
                     .dial_timeout(sync.dial_timeout)
+                    .security(sync.security.clone())
                     .wait(sync.round, shard.index())
                     .await?;
             tracing::info!(?waited, "every shard reached the barrier");

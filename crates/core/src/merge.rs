@@ -20,6 +20,7 @@
 //!   percentile of the merged report is that of one histogram of all the samples;
 //! - ok, errors (by code), keys, value bytes, retries, clamped values and the watch
 //!   accounting are summed;
+//! - the sample message of each error code is the first shard's that has one;
 //! - the duration is the longest shard's (the shards ran concurrently), and throughput is
 //!   the total of successful requests divided by it;
 //! - intervals are merged by index, which assumes the shards started together: counts and
@@ -344,6 +345,12 @@ fn merge_op<'a>(ops: &[(&'a str, &OpReport)], interval_s: f64) -> Result<OpRepor
         out.errors_total += op.errors_total;
         for (code, n) in &op.errors {
             *out.errors.entry(code.clone()).or_insert(0) += n;
+        }
+        for (code, message) in op.error_messages.iter().filter(|(_, m)| !m.is_empty()) {
+            let kept = out.error_messages.entry(code.clone()).or_default();
+            if kept.is_empty() {
+                kept.clone_from(message);
+            }
         }
         out.latency = add(&out.latency, &op.latency).ok_or(label)?;
         out.service_time = add(&out.service_time, &op.service_time).ok_or(label)?;

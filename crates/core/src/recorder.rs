@@ -1,8 +1,9 @@
 //! Per-worker measurement: HDR histograms of latency and service time per operation kind,
-//! error counts by code, and a time series of intervals.
+//! error counts by code with one sample message per code, and a time series of intervals.
 //!
-//! A worker owns one [`Recorder`]; recording never locks, allocates or formats. Recorders are
-//! merged once at the end of a run ([`Recorder::merge`]) and turned into a report.
+//! A worker owns one [`Recorder`]; recording never locks, allocates or formats, except to
+//! keep the first message of each error code. Recorders are merged once at the end of a run
+//! ([`Recorder::merge`]) and turned into a report.
 //!
 //! Values are microseconds, 3 significant digits, from 1 us to 1 hour; a value past the
 //! range is clamped to it and counted in `clamped`.
@@ -59,6 +60,11 @@ pub struct OpRecord {
     pub ok: u64,
     /// Failed requests by code, indexed by [`ErrorCode::index`].
     pub errors: [u64; ErrorCode::COUNT],
+    /// The first message seen per code, indexed by [`ErrorCode::index`]: why requests failed,
+    /// as the server said it (`etcdserver: too many requests` behind a count of `Unknown`).
+    /// Trimmed, control characters made spaces, at most [`ERROR_MESSAGE_MAX_CHARS`]
+    /// characters; `None` until [`Recorder::record_error_message`] gives one.
+    pub error_messages: [Option<Box<str>>; ErrorCode::COUNT],
     /// Values outside 1 us .. 1 h that were clamped into it.
     pub clamped: u64,
     /// Keys written or read by the successful requests (a count-only range counts the keys
@@ -85,6 +91,7 @@ impl OpRecord {
             service: new_histogram(),
             ok: 0,
             errors: [0; ErrorCode::COUNT],
+            error_messages: [const { None }; ErrorCode::COUNT],
             clamped: 0,
             keys: 0,
             value_bytes: 0,
@@ -150,6 +157,11 @@ impl OpRecord {
         self.ok += other.ok;
         for (a, b) in self.errors.iter_mut().zip(other.errors) {
             *a += b;
+        }
+        for (mine, theirs) in self.error_messages.iter_mut().zip(other.error_messages) {
+            if mine.is_none() {
+                *mine = theirs;
+            }
         }
         self.clamped += other.clamped;
         self.keys += other.keys;
@@ -264,6 +276,23 @@ impl Pacing {
             _ => 0.0,
         }
     }
+}
+
+/// The longest sample error message kept, in characters; a longer one is cut there.
+pub const ERROR_MESSAGE_MAX_CHARS: usize = 200;
+
+/// `message` as kept in [`OpRecord::error_messages`]: trimmed, on one line, at most
+/// [`ERROR_MESSAGE_MAX_CHARS`] characters (so cut on a character boundary). `None` when
+/// nothing is left.
+#[cold]
+fn sample_message(message: &str) -> Option<Box<str>> {
+    let kept: String = message
+        .trim()
+        .chars()
+        .take(ERROR_MESSAGE_MAX_CHARS)
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    (!kept.is_empty()).then(|| kept.into_boxed_str())
 }
 
 /// A request that starts later than this after its intended start is counted as late.
@@ -451,6 +480,19 @@ impl Recorder {
         op.current_errors += 1;
     }
 
+    /// Keeps `message` as the sample of why requests of `kind` failed with `code`, unless
+    /// one is kept already (the first wins; see [`OpRecord::error_messages`] for how it is
+    /// cut). Call it beside [`Recorder::record_error`] for every failure that has a message:
+    /// once a message is kept this is an array check, with no allocation. An empty message
+    /// is not kept.
+    #[inline]
+    pub fn record_error_message(&mut self, kind: OpKind, code: ErrorCode, message: &str) {
+        let slot = &mut self.op_mut(kind).error_messages[code.index()];
+        if slot.is_none() {
+            *slot = sample_message(message);
+        }
+    }
+
     /// Records `n` failures of one code at once (requests abandoned at a hard stop).
     pub fn record_errors(&mut self, kind: OpKind, code: ErrorCode, n: u64, done: Instant) {
         if n == 0 {
@@ -575,6 +617,41 @@ mod tests {
         assert_eq!(put.latency.len(), 1);
         assert_eq!(put.errors[ErrorCode::InvalidArgument.index()], 1);
         assert_eq!(put.errors_total(), 4);
+    }
+
+    #[test]
+    fn first_error_message_is_kept_cut_and_merged() {
+        let t0 = Instant::now();
+        let unknown = ErrorCode::Unknown.index();
+        let mut a = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1));
+        a.record_error(OpKind::Put, ErrorCode::Unknown, at(t0, 1));
+        a.record_error_message(OpKind::Put, ErrorCode::Unknown, "");
+        a.record_error_message(OpKind::Put, ErrorCode::Unknown, " etcdserver: too many requests\n");
+        a.record_error_message(OpKind::Put, ErrorCode::Unknown, "etcdserver: request timed out");
+        // Cut after 200 characters, each of them two bytes here.
+        let long = "é".repeat(ERROR_MESSAGE_MAX_CHARS + 50);
+        a.record_error_message(OpKind::Put, ErrorCode::Unavailable, &long);
+        a.record_error_message(OpKind::Put, ErrorCode::Unavailable, "connection refused");
+
+        let mut b = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1));
+        b.record_error_message(OpKind::Put, ErrorCode::Unknown, "from b");
+        b.record_error_message(OpKind::Put, ErrorCode::ResourceExhausted, "from b only");
+        b.record_error_message(OpKind::Range, ErrorCode::Unknown, "a range");
+        a.merge(b);
+
+        let ops = a.finish();
+        let put = &ops[0].1;
+        assert_eq!(put.error_messages[unknown].as_deref(), Some("etcdserver: too many requests"));
+        let cut = put.error_messages[ErrorCode::Unavailable.index()].as_deref().unwrap();
+        assert_eq!(cut.chars().count(), ERROR_MESSAGE_MAX_CHARS);
+        assert_eq!(cut, &long[..2 * ERROR_MESSAGE_MAX_CHARS]);
+        assert_eq!(
+            put.error_messages[ErrorCode::ResourceExhausted.index()].as_deref(),
+            Some("from b only")
+        );
+        assert_eq!(put.error_messages.iter().flatten().count(), 3);
+        // A kind with messages and no request is not reported, as any kind without requests.
+        assert_eq!(ops.len(), 1);
     }
 
     #[test]

@@ -348,6 +348,10 @@ pub struct OpReport {
     pub errors: BTreeMap<String, u64>,
     /// Failed requests, all codes.
     pub errors_total: u64,
+    /// Why requests failed: the first message seen per gRPC code name, for codes in
+    /// `errors` whose failures carried one (at most 200 characters, on one line).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub error_messages: BTreeMap<String, String>,
     /// Measured wall time, seconds.
     pub duration_s: f64,
     /// Successful requests per second of measured wall time.
@@ -381,10 +385,19 @@ impl OpReport {
             .filter(|c| record.errors[c.index()] > 0)
             .map(|c| (c.name().to_owned(), record.errors[c.index()]))
             .collect();
+        let error_messages = ErrorCode::ALL
+            .into_iter()
+            .filter(|c| record.errors[c.index()] > 0)
+            .filter_map(|c| {
+                let message = record.error_messages[c.index()].as_deref()?;
+                Some((c.name().to_owned(), message.to_owned()))
+            })
+            .collect();
         let secs = duration.as_secs_f64();
         Self {
             ok: record.ok,
             errors,
+            error_messages,
             errors_total: record.errors_total(),
             duration_s: secs,
             throughput: if secs > 0.0 { record.ok as f64 / secs } else { 0.0 },

@@ -72,11 +72,6 @@ impl Dialer {
         Ok(Self(Arc::new(inner)))
     }
 
-    /// A dialer for plain connections without credentials.
-    pub(crate) fn plain(timeout: Duration) -> Self {
-        Self::new(&Security::default(), timeout).expect("no TLS files to read")
-    }
-
     /// The dial timeout.
     pub(crate) fn timeout(&self) -> Duration {
         self.0.timeout
@@ -164,6 +159,27 @@ impl Dialer {
         Ok((spawn_connection(send, conn), (scheme, authority)))
     }
 
+    /// A byte stream to `url` (`http://` or `https://`) for HTTP/1.1, with the run's TLS for
+    /// `https://`: for scraping `/metrics`.
+    pub(crate) async fn http1_stream(&self, uri: &http::Uri) -> Result<Io, String> {
+        let authority = uri.authority().ok_or("no host")?;
+        let tls = uri.scheme_str() == Some("https");
+        let host = authority.host().trim_start_matches('[').trim_end_matches(']').to_owned();
+        let port = authority.port_u16().unwrap_or(if tls { 443 } else { 80 });
+        let tcp = TcpStream::connect((host.as_str(), port)).await.map_err(|e| e.to_string())?;
+        if !tls {
+            return Ok(Io::Plain(tcp));
+        }
+        let mut config = (*self.tls_config().map_err(|e| e.to_string())?).clone();
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let name = ServerName::try_from(host).map_err(|e| e.to_string())?;
+        let stream = tokio_rustls::TlsConnector::from(Arc::new(config))
+            .connect(name, tcp)
+            .await
+            .map_err(|e| tls_reason(&e))?;
+        Ok(Io::Tls(Box::new(stream)))
+    }
+
     /// Opens one connection and checks that etcd answers on it, with the run's token, so
     /// that the connection, its HTTP/2 stream machinery and the server's handler are warm
     /// before measurement starts.
@@ -211,11 +227,10 @@ impl Dialer {
         let mut reason = format!("{:?}: {message}", status.code());
         if message.starts_with("connection:") {
             let hint = if self.uses_tls(endpoint) {
-                if message.contains("alert") {
-                    " (the server refused this client's certificate: check --cert and --key)"
-                } else {
-                    ""
-                }
+                // With TLS 1.3 a server that refuses the client's certificate (or its lack
+                // of one) says so only after the handshake, by closing the connection.
+                " (the server closed the TLS connection: if it requires client certificates, \
+                 check --cert and --key and that --cacert's authority signed them)"
             } else {
                 " (if the server uses TLS, use an https:// endpoint or --cacert)"
             };
@@ -258,6 +273,8 @@ fn tls_reason(e: &std::io::Error) -> String {
         " (is --cacert the authority that signed the server's certificate?)"
     } else if text.contains("corrupt message") || text.contains("InvalidContentType") {
         " (the server does not speak TLS on this port: use an http:// endpoint)"
+    } else if text.contains("eof") {
+        " (the server closed the connection: it may not speak TLS on this port)"
     } else {
         ""
     };
@@ -357,7 +374,7 @@ mod tests {
 
     #[test]
     fn tls_is_used_for_https_and_for_bare_endpoints_when_options_are_set() {
-        let plain = Dialer::plain(DEFAULT_DIAL_TIMEOUT);
+        let plain = Dialer::new(&Security::default(), DEFAULT_DIAL_TIMEOUT).unwrap();
         assert!(plain.uses_tls("https://h:1"));
         assert!(!plain.uses_tls("h:1"));
         let tls = Dialer(Arc::new(Inner {

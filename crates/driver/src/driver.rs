@@ -380,7 +380,8 @@ impl Driver {
             *t = target.clone();
         }
         // Every member's /metrics and our own CPU time, from just before the load to its end.
-        let sampler = Sampler::start(metrics::targets(&members), SAMPLE_INTERVAL).await;
+        let sampler =
+            Sampler::start(metrics::targets(&members), SAMPLE_INTERVAL, &self.dialer).await;
         let usage = Usage::start();
 
         let seed = op_seed(scenario);

@@ -85,5 +85,19 @@ pub use barrier::{Barrier, BarrierError, DEFAULT_BARRIER_TIMEOUT, LEASE_TTL};
 pub use connection::DEFAULT_DIAL_TIMEOUT;
 pub use driver::{Driver, DriverBuilder, Progress};
 pub use error::DriverError;
-pub use local::{LocalCluster, LocalClusterOptions, LocalMember};
+pub use local::{LocalCluster, LocalClusterOptions, LocalMember, LocalTls};
 pub use security::{Credentials, Security, TlsOptions};
+
+/// An etcd-client connected to the first of `endpoints` that answers, with `security`'s TLS
+/// and a token for its credentials (renewed when the server stops accepting it): for the
+/// setup and checks around a run on a secured cluster.
+///
+/// # Errors
+/// As [`DriverBuilder::connect`]: unreadable TLS files, a failed TLS handshake, no answer.
+pub async fn connect_client(
+    endpoints: &[String],
+    security: &Security,
+    dial_timeout: std::time::Duration,
+) -> Result<etcd_client::Client, DriverError> {
+    connection::Dialer::new(security, dial_timeout)?.client_any(endpoints).await
+}

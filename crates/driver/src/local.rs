@@ -26,6 +26,36 @@ pub struct LocalClusterOptions {
     etcd_bin: PathBuf,
     ready_timeout: Duration,
     extra_args: Vec<String>,
+    tls: Option<LocalTls>,
+}
+
+/// TLS on a local cluster's client URLs (peers stay plain).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LocalTls {
+    /// The members' certificate (PEM), valid for 127.0.0.1.
+    pub cert: PathBuf,
+    /// Its private key (PEM).
+    pub key: PathBuf,
+    /// The authority that signed `cert` (and the client certificates, when they are
+    /// required).
+    pub ca: PathBuf,
+    /// Require client certificates signed by `ca` (etcd's `--client-cert-auth`).
+    pub client_cert_auth: bool,
+    /// The client certificate and key the readiness probe shows when they are required.
+    pub probe_identity: Option<(PathBuf, PathBuf)>,
+}
+
+impl LocalTls {
+    /// How a client reaches members with this TLS (the probe's identity, if any).
+    #[must_use]
+    pub fn client_tls(&self) -> crate::TlsOptions {
+        crate::TlsOptions {
+            ca: Some(self.ca.clone()),
+            cert: self.probe_identity.as_ref().map(|(c, _)| c.clone()),
+            key: self.probe_identity.as_ref().map(|(_, k)| k.clone()),
+            insecure_skip_verify: false,
+        }
+    }
 }
 
 impl Default for LocalClusterOptions {
@@ -35,6 +65,7 @@ impl Default for LocalClusterOptions {
             etcd_bin: PathBuf::from("etcd"),
             ready_timeout: Duration::from_secs(30),
             extra_args: Vec::new(),
+            tls: None,
         }
     }
 }
@@ -61,6 +92,12 @@ impl LocalClusterOptions {
     /// Extra flags passed to every member (for example `--max-request-bytes=...`).
     pub fn arg(mut self, arg: impl Into<String>) -> Self {
         self.extra_args.push(arg.into());
+        self
+    }
+
+    /// Serve clients over TLS: client URLs are `https://`.
+    pub fn tls(mut self, tls: LocalTls) -> Self {
+        self.tls = Some(tls);
         self
     }
 
@@ -278,7 +315,11 @@ impl LocalCluster {
         for i in 0..opts.members {
             let name = format!("m{i}");
             members.push(LocalMember {
-                client_url: format!("http://127.0.0.1:{}", free_port()?),
+                client_url: format!(
+                    "{}://127.0.0.1:{}",
+                    if opts.tls.is_some() { "https" } else { "http" },
+                    free_port()?
+                ),
                 peer_url: format!("http://127.0.0.1:{}", free_port()?),
                 log: dir.path().join(format!("{name}.log")),
                 name,
@@ -309,10 +350,28 @@ impl LocalCluster {
                 ("--initial-cluster-token", (&token).into()),
                 ("--logger", "zap".into()),
             ];
+            let tls_flags: Vec<OsString> = match &opts.tls {
+                None => Vec::new(),
+                Some(tls) => {
+                    let mut f: Vec<OsString> = vec![
+                        "--cert-file".into(),
+                        tls.cert.clone().into(),
+                        "--key-file".into(),
+                        tls.key.clone().into(),
+                    ];
+                    // etcd 3.4 requires client certificates as soon as it has a trusted CA.
+                    if tls.client_cert_auth {
+                        f.extend(["--trusted-ca-file".into(), tls.ca.clone().into()]);
+                        f.push("--client-cert-auth".into());
+                    }
+                    f
+                }
+            };
             let args: Vec<OsString> = flags
                 .into_iter()
                 .flat_map(|(flag, value)| [OsString::from(flag), value])
                 .chain(["--log-outputs=stderr".into()])
+                .chain(tls_flags)
                 .chain(opts.extra_args.iter().map(OsString::from))
                 .collect();
             let process = Process {
@@ -335,12 +394,17 @@ impl LocalCluster {
             }
             m.process = Arc::new(process);
         }
-        cluster.wait_ready(opts.ready_timeout).await?;
+        let probe = crate::Security {
+            tls: opts.tls.as_ref().map(LocalTls::client_tls).unwrap_or_default(),
+            credentials: None,
+        };
+        let probe = Dialer::new(&probe, Duration::from_millis(500))?;
+        cluster.wait_ready(opts.ready_timeout, &probe).await?;
         tracing::debug!(members = cluster.members.len(), "local etcd cluster ready");
         Ok(cluster)
     }
 
-    async fn wait_ready(&mut self, timeout: Duration) -> Result<(), DriverError> {
+    async fn wait_ready(&mut self, timeout: Duration, probe: &Dialer) -> Result<(), DriverError> {
         let deadline = Instant::now() + timeout;
         for i in 0..self.members.len() {
             loop {
@@ -354,7 +418,7 @@ impl LocalCluster {
                         log_tail: m.log_tail(),
                     });
                 }
-                let last = match status_leader(&m.client_url).await {
+                let last = match status_leader(probe, &m.client_url).await {
                     Ok(leader) if leader != 0 => break,
                     Ok(_) => "no leader elected yet".to_owned(),
                     Err(e) => e,
@@ -457,8 +521,7 @@ impl Drop for LocalCluster {
     }
 }
 
-async fn status_leader(url: &str) -> Result<u64, String> {
-    let dialer = Dialer::plain(Duration::from_millis(500));
+async fn status_leader(dialer: &Dialer, url: &str) -> Result<u64, String> {
     let mut client = dialer.client(url).await.map_err(|e| e.to_string())?;
     match tokio::time::timeout(Duration::from_secs(1), client.status()).await {
         Ok(Ok(status)) => Ok(status.leader()),

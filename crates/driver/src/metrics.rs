@@ -14,6 +14,7 @@ use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
 use crate::cluster::MemberInfo;
+use crate::connection::Dialer;
 
 /// Time between two scrapes of a member during a run.
 pub(crate) const SAMPLE_INTERVAL: Duration = Duration::from_secs(1);
@@ -25,7 +26,7 @@ const FETCH_TIMEOUT: Duration = Duration::from_secs(2);
 const MAX_BODY: u64 = 16 << 20;
 
 /// Every member's name and `/metrics` URL (its first plain `http://` client URL, else its
-/// first), from the member list the run already has.
+/// first, scraped over the run's TLS), from the member list the run already has.
 pub(crate) fn targets(members: &[MemberInfo]) -> Vec<(String, String)> {
     let targets: Vec<(String, String)> = members
         .iter()
@@ -51,7 +52,11 @@ pub(crate) struct Sampler {
 impl Sampler {
     /// Starts sampling `members` (name, metrics URL) every `interval`. Returns once every
     /// member's first scrape is done (or has failed), so that the baseline precedes the load.
-    pub(crate) async fn start(members: Vec<(String, String)>, interval: Duration) -> Self {
+    pub(crate) async fn start(
+        members: Vec<(String, String)>,
+        interval: Duration,
+        dialer: &Dialer,
+    ) -> Self {
         let (stop, stop_rx) = watch::channel(false);
         let mut first = Vec::with_capacity(members.len());
         let members = members
@@ -59,7 +64,8 @@ impl Sampler {
             .map(|(name, url)| {
                 let (first_tx, first_rx) = oneshot::channel();
                 first.push(first_rx);
-                tokio::spawn(sample(Series::new(name, url), interval, first_tx, stop_rx.clone()))
+                let series = Series::new(name, url);
+                tokio::spawn(sample(series, dialer.clone(), interval, first_tx, stop_rx.clone()))
             })
             .collect();
         for scraped in first {
@@ -87,11 +93,12 @@ impl Sampler {
 /// When the [`Sampler`] is dropped instead (the run failed), it ends without the last scrape.
 async fn sample(
     mut series: Series,
+    dialer: Dialer,
     interval: Duration,
     first: oneshot::Sender<()>,
     mut stop: watch::Receiver<bool>,
 ) -> MemberMetrics {
-    series.add(scrape(&series.url).await);
+    series.add(scrape(&dialer, &series.url).await);
     let _ = first.send(());
     let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -104,35 +111,33 @@ async fn sample(
                 }
                 break;
             }
-            _ = tick.tick() => series.add(scrape(&series.url).await),
+            _ = tick.tick() => series.add(scrape(&dialer, &series.url).await),
         }
     }
-    series.add(scrape(&series.url).await);
+    series.add(scrape(&dialer, &series.url).await);
     series.finish()
 }
 
 /// Fetches and reads one member's metrics.
-async fn scrape(url: &str) -> Result<Snapshot, String> {
-    let text = match tokio::time::timeout(FETCH_TIMEOUT, fetch(url)).await {
+async fn scrape(dialer: &Dialer, url: &str) -> Result<Snapshot, String> {
+    let text = match tokio::time::timeout(FETCH_TIMEOUT, fetch(dialer, url)).await {
         Ok(fetched) => fetched?,
         Err(_) => return Err(format!("no answer within {FETCH_TIMEOUT:?}")),
     };
     Snapshot::parse(&text)
 }
 
-/// `GET`s a plain-HTTP URL with HTTP/1.0 (so the body is never chunked) and returns the body
-/// of a 200 answer.
-async fn fetch(url: &str) -> Result<String, String> {
+/// `GET`s a URL with HTTP/1.0 (so the body is never chunked) and returns the body of a 200
+/// answer.
+async fn fetch(dialer: &Dialer, url: &str) -> Result<String, String> {
     let uri: http::Uri = url.parse().map_err(|e| format!("{url}: {e}"))?;
-    if uri.scheme_str() != Some("http") {
-        return Err(format!("{url}: only plain http:// metrics URLs are scraped"));
+    if !matches!(uri.scheme_str(), Some("http" | "https")) {
+        return Err(format!("{url}: only http:// and https:// metrics URLs are scraped"));
     }
-    let authority = uri.authority().ok_or_else(|| format!("{url}: no host"))?;
-    let host = authority.as_str();
-    let addr = if authority.port().is_some() { host.to_owned() } else { format!("{host}:80") };
+    let host = uri.authority().ok_or_else(|| format!("{url}: no host"))?.as_str();
     let path = uri.path_and_query().map_or("/metrics", http::uri::PathAndQuery::as_str);
-    let io = |e: std::io::Error| format!("{addr}: {e}");
-    let mut stream = tokio::net::TcpStream::connect(&addr).await.map_err(io)?;
+    let io = |e: std::io::Error| format!("{url}: {e}");
+    let mut stream = dialer.http1_stream(&uri).await.map_err(|e| format!("{url}: {e}"))?;
     let request = format!(
         "GET {path} HTTP/1.0\r\nHost: {host}\r\nAccept: text/plain\r\nConnection: close\r\n\r\n"
     );
@@ -536,8 +541,9 @@ process_cpu_seconds_total 1.5
         // A port nobody listens on: bind, note it, free it.
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let url = format!("http://127.0.0.1:{port}/metrics");
-        let sampler =
-            Sampler::start(vec![("gone".into(), url.clone())], Duration::from_millis(20)).await;
+        let dialer = Dialer::new(&crate::Security::default(), Duration::from_secs(1)).unwrap();
+        let members = vec![("gone".into(), url.clone())];
+        let sampler = Sampler::start(members, Duration::from_millis(20), &dialer).await;
         tokio::time::sleep(Duration::from_millis(50)).await;
         let got = sampler.finish().await;
         assert_eq!(got.len(), 1);

@@ -716,7 +716,10 @@ impl Local {
                     t.expected += watchers;
                 });
             }
-            Err(status) => rec.record_error(OpKind::Put, code(&status), done),
+            Err(status) => {
+                rec.record_error(OpKind::Put, code(&status), done);
+                rec.record_error_message(OpKind::Put, code(&status), status.message());
+            }
         }
         self.last.set(done);
     }
@@ -1012,7 +1015,10 @@ async fn getter(local: Rc<Local>, mut kv: Kv, ctl: watch::Receiver<Phase>) {
                 let bytes = response.kvs.iter().map(|kv| kv.value.len() as u64).sum();
                 rec.record_payload(OpKind::Range, response.kvs.len() as u64, bytes);
             }
-            Err(status) => rec.record_error(OpKind::Range, code(&status), done),
+            Err(status) => {
+                rec.record_error(OpKind::Range, code(&status), done);
+                rec.record_error_message(OpKind::Range, code(&status), status.message());
+            }
         }
         drop(rec);
         local.last.set(done);

@@ -324,7 +324,9 @@ async fn client_loop(shared: Rc<Shared>, index: usize) {
             // The request cannot be sent (its lease could not be granted): a failure of it.
             let issued = &shared.issued[kind.index()];
             issued.set(issued.get() + 1);
-            shared.recorder.borrow_mut().record_error(kind, code(&status), Instant::now());
+            let mut rec = shared.recorder.borrow_mut();
+            rec.record_error(kind, code(&status), Instant::now());
+            rec.record_error_message(kind, code(&status), status.message());
             continue;
         }
         let Some((intended, sent)) = shared.pace().await else { break };
@@ -342,7 +344,10 @@ async fn client_loop(shared: Rc<Shared>, index: usize) {
                     rec.record_retries(kind, d.retries);
                 }
             }
-            Err(status) => rec.record_error(kind, code(&status), done),
+            Err(status) => {
+                rec.record_error(kind, code(&status), done);
+                rec.record_error_message(kind, code(&status), status.message());
+            }
         }
     }
 }

@@ -21,11 +21,12 @@ mod null;
 pub mod pki;
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 pub use null::NullServer;
 pub use pki::Pki;
 
-use etcdlat_driver::{DriverError, LocalCluster};
+use etcdlat_driver::{Credentials, DriverError, LocalCluster, LocalTls, Security};
 
 /// The etcd binary tests use: `ETCD_BIN`, or `etcd` on `PATH`.
 #[must_use]
@@ -48,6 +49,8 @@ pub fn skip() -> bool {
 #[derive(Debug)]
 pub struct Etcd {
     cluster: LocalCluster,
+    /// How a client reaches it: TLS for TLS clusters, root's credentials once auth is on.
+    security: Security,
 }
 
 impl Etcd {
@@ -72,8 +75,33 @@ impl Etcd {
     /// # Panics
     /// As [`Etcd::start`].
     pub async fn start_with(options: etcdlat_driver::LocalClusterOptions) -> Self {
+        Self::start_secured(options, Security::default()).await
+    }
+
+    /// One member serving clients over TLS with `pki`'s server certificate; with `mtls`,
+    /// clients must show a certificate signed by `pki`'s authority.
+    ///
+    /// # Panics
+    /// As [`Etcd::start`].
+    pub async fn start_tls(pki: &Pki, mtls: bool) -> Self {
+        let identity = (pki.client_cert(), pki.client_key());
+        let tls = LocalTls {
+            cert: pki.server_cert(),
+            key: pki.server_key(),
+            ca: pki.ca(),
+            client_cert_auth: mtls,
+            probe_identity: mtls.then_some(identity),
+        };
+        let security = Security { tls: tls.client_tls(), credentials: None };
+        Self::start_secured(LocalCluster::options().tls(tls), security).await
+    }
+
+    async fn start_secured(
+        options: etcdlat_driver::LocalClusterOptions,
+        security: Security,
+    ) -> Self {
         match options.etcd_bin(etcd_bin()).start().await {
-            Ok(cluster) => Self { cluster },
+            Ok(cluster) => Self { cluster, security },
             Err(e @ DriverError::EtcdNotFound { .. }) => panic!(
                 "{e}\n(these tests need a real etcd >= 3.4; set ETCDLAT_SKIP_ETCD=1 only to skip them deliberately)"
             ),
@@ -150,12 +178,36 @@ impl Etcd {
             .expect("the leader is a member")
     }
 
-    /// An etcd-client connected to every member.
+    /// How a client reaches this cluster: its TLS, and root's credentials once
+    /// [`Etcd::enable_auth`] has run.
+    #[must_use]
+    pub fn security(&self) -> &Security {
+        &self.security
+    }
+
+    /// Turns authentication on, with user `root` (role `root`) and `password`; later
+    /// clients of this handle authenticate as root.
+    ///
+    /// # Panics
+    /// When etcd refuses.
+    pub async fn enable_auth(&mut self, password: &str) {
+        let mut c = self.client().await;
+        c.role_add("root").await.expect("adding role root");
+        c.user_add("root", password, None).await.expect("adding user root");
+        c.user_grant_role("root", "root").await.expect("granting root to root");
+        c.auth_enable().await.expect("enabling auth");
+        self.security.credentials = Some(Credentials::new("root", password));
+    }
+
+    /// An etcd-client connected to the first member that answers, with this cluster's TLS
+    /// and credentials.
     ///
     /// # Panics
     /// When the connection fails.
     pub async fn client(&self) -> etcd_client::Client {
-        etcd_client::Client::connect(self.endpoints(), None).await.expect("connecting etcd-client")
+        etcdlat_driver::connect_client(&self.endpoints(), &self.security, Duration::from_secs(5))
+            .await
+            .expect("connecting etcd-client")
     }
 
     /// The store's current revision, read from the first member.

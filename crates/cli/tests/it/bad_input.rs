@@ -230,10 +230,29 @@ fn bad_input_exits_2_with_one_line_naming_the_problem() {
             vec![&nothing_listening, "--dial-timeout=2s", "put", "--total=1"],
             vec![nothing_listening.trim_start_matches("--endpoints="), "cannot connect"],
         ),
-        // TLS and auth: not in this version; each refused in one line, the secret not echoed.
-        ("https endpoint", vec!["--endpoints=https://127.0.0.1:2379", "put"], vec!["TLS"]),
-        ("--cacert", vec!["--cacert=/etc/ssl/ca.pem", "put"], vec!["--cacert", "not supported"]),
-        ("--user with a password", vec!["--user=root:s3cret", "put"], vec!["--user"]),
+        // TLS and auth options that cannot work whatever the server (mismatches with real
+        // servers are in `security`); the secret never echoed.
+        (
+            "--cacert missing",
+            vec!["--cacert=/nonexistent/ca.pem", "put"],
+            vec!["--cacert /nonexistent/ca.pem", "no such file"],
+        ),
+        (
+            "--cacert not PEM",
+            vec!["--endpoints=https://127.0.0.1:1", "--cacert=/etc/hostname", "put"],
+            vec!["--cacert /etc/hostname", "no PEM certificate"],
+        ),
+        ("--cert without --key", vec!["--cert=/etc/hostname", "put"], vec!["--cert and --key"]),
+        (
+            "--user without a password, off a terminal",
+            vec!["--user=root", "put"],
+            vec!["--user root: no password", "ETCDLAT_PASSWORD"],
+        ),
+        (
+            "--user with a password, nothing listening",
+            vec!["--user=root:s3cret", &nothing_listening, "--dial-timeout=2s", "put"],
+            vec!["cannot connect"],
+        ),
     ];
     assert!(cases.len() >= 25);
     for (what, args, needles) in &cases {

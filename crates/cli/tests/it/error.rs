@@ -75,7 +75,7 @@ fn bad_input_is_one_line_naming_what_is_wrong() {
         ("bad --val-size", vec!["put", "--val-size=lots"], &["--val-size"]),
         ("bad --dial-timeout", vec!["--dial-timeout=soon", "put"], &["--dial-timeout"]),
         ("bad --consistency", vec!["range", "k", "--consistency=x"], &["--consistency", "\"x\""]),
-        ("--user", vec!["--user=root", "put"], &["--user", "not supported"]),
+        ("--user", vec!["--user=root", "put"], &["--user root: no password"]),
         (
             "--local with --endpoints",
             vec!["--local", "--endpoints=127.0.0.1:2379", "put"],

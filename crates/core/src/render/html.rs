@@ -71,11 +71,12 @@ footer { margin-top: 3rem; color: #59636e; font-size: .85rem; }
 /// Renders every run of `set` as one HTML page.
 ///
 /// For each run, in order: what ran (scenario, target, etcd version and members, load
-/// parameters); a results table with a row per operation kind (requests, errors by code,
-/// throughput, latency min/mean/p50/p90/p99/p99.9/p99.99/max and service time p50/p99);
-/// per kind, its latency per interval and percentile spectrum; the throughput per
-/// interval; then, when present, requests by member, leader changes, server metrics,
-/// etcdlat's own usage, watch accounting and the HashKV check; and the scenario itself.
+/// parameters); a results table with a row per operation kind (requests, errors by code
+/// with the server's message for each when there was one, throughput, latency
+/// min/mean/p50/p90/p99/p99.9/p99.99/max and service time p50/p99); per kind, its latency
+/// per interval and percentile spectrum; the throughput per interval; then, when present,
+/// requests by member, leader changes, server metrics, etcdlat's own usage, watch
+/// accounting and the HashKV check; and the scenario itself.
 #[must_use]
 pub fn html(set: &ReportSet) -> String {
     let mut p = Page { out: String::with_capacity(64 * 1024) };
@@ -460,7 +461,10 @@ fn result_row(name: &str, op: &OpReport) -> Vec<Cell> {
     } else {
         op.errors
             .iter()
-            .map(|(code, n)| format!("{code} {}", thousands(*n)))
+            .map(|(code, n)| match op.error_messages.get(code) {
+                Some(message) => format!("{code} {} ({message})", thousands(*n)),
+                None => format!("{code} {}", thousands(*n)),
+            })
             .collect::<Vec<_>>()
             .join(", ")
     };

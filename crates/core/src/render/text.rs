@@ -2,7 +2,8 @@
 //! (people and scripts) can compare the two, followed by etcdlat's accounting section.
 //!
 //! For each operation kind (headed `== put ==` when the run has more than one), with a tab
-//! after each label (shown here as spaces):
+//! after each label (shown here as spaces). Each error code is followed, as in etcd's tool,
+//! by a message the server gave for it (the first one seen), when there was one:
 //!
 //! ```text
 //!
@@ -22,7 +23,8 @@
 //!   ...
 //!
 //! Error distribution:
-//!   [3]    InvalidArgument
+//!   [3]    InvalidArgument: etcdserver: request is too large
+//!   [2]    Unavailable
 //!
 //! Accounting:
 //!   Requests:    2005 (ok 2000, errors 5)
@@ -125,7 +127,10 @@ impl Writer<'_> {
             if op.errors_total > 0 {
                 self.out.push_str("\nError distribution:\n");
                 for (code, n) in &op.errors {
-                    let _ = writeln!(self.out, "  [{n}]\t{code}");
+                    let _ = match op.error_messages.get(code) {
+                        Some(message) => writeln!(self.out, "  [{n}]\t{code}: {message}"),
+                        None => writeln!(self.out, "  [{n}]\t{code}"),
+                    };
                 }
             }
             self.accounting(op);

@@ -38,12 +38,17 @@ fn op_report(rec: Recorder, kind: OpKind, duration: Duration) -> OpReport {
 }
 
 /// A 3 s put run: 2,000 puts from 10 clients against one endpoint, with 3 `InvalidArgument`
-/// and 2 `Unavailable` errors.
+/// errors (with the server's message) and 2 `Unavailable` errors (without one).
 pub fn put_report() -> Report {
     let t0 = Instant::now();
     let mut rec = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1));
     record(&mut rec, OpKind::Put, t0, 2_000, 1_490, 400);
     rec.record_errors(OpKind::Put, ErrorCode::InvalidArgument, 3, t0 + Duration::from_millis(100));
+    rec.record_error_message(
+        OpKind::Put,
+        ErrorCode::InvalidArgument,
+        "etcdserver: request is too large",
+    );
     rec.record_error(OpKind::Put, ErrorCode::Unavailable, t0 + Duration::from_millis(2_200));
     rec.record_error(OpKind::Put, ErrorCode::Unavailable, t0 + Duration::from_millis(2_300));
     let duration = Duration::from_secs(3);

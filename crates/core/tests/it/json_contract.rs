@@ -253,6 +253,9 @@ struct Target {
 struct Op {
     ok: u64,
     errors: BTreeMap<String, u64>,
+    /// A message per error code, for codes whose failures carried one.
+    #[serde(default)]
+    error_messages: BTreeMap<String, String>,
     errors_total: u64,
     duration_s: f64,
     throughput: f64,
@@ -349,6 +352,39 @@ fn reports_without_server_metrics_still_read() {
     let back: ReportSet = serde_json::from_value(json).expect("an older report reads");
     assert!(back.runs[0].server.is_empty());
     assert_eq!(back.runs[0].client, None);
+}
+
+#[test]
+fn error_messages_are_written_per_code_and_read_back() {
+    let set = sample_set();
+    let json = render::json(&set);
+    let top = parse(&set);
+    let messages = &top.runs[0].ops["put"].error_messages;
+    assert_eq!(
+        messages.iter().map(|(c, m)| (c.as_str(), m.as_str())).collect::<Vec<_>>(),
+        [("InvalidArgument", "etcdserver: request is too large")]
+    );
+    // A code without a message, and an op without any, write nothing.
+    assert!(top.runs[0].ops["put"].errors.contains_key("Unavailable"));
+    assert!(top.runs[1].ops["range"].error_messages.is_empty());
+    assert_eq!(json.matches("\"error_messages\"").count(), 2, "put-256b and mixed's put");
+
+    let back: ReportSet = serde_json::from_str(&json).expect("the output reads back");
+    assert_eq!(
+        back.runs[0].op(OpKind::Put).error_messages,
+        set.runs[0].op(OpKind::Put).error_messages
+    );
+    assert_eq!(
+        back.runs[0].op(OpKind::Put).error_messages["InvalidArgument"],
+        "etcdserver: request is too large"
+    );
+
+    // A report written before messages existed reads, with none.
+    let mut value: serde_json::Value = serde_json::from_str(&json).expect("the output is JSON");
+    let put = value["runs"][0]["ops"]["put"].as_object_mut().expect("an op is an object");
+    assert!(put.remove("error_messages").is_some());
+    let older: ReportSet = serde_json::from_value(value).expect("an older report reads");
+    assert!(older.runs[0].op(OpKind::Put).error_messages.is_empty());
 }
 
 #[test]

@@ -163,6 +163,27 @@ fn merged_shards_equal_one_run_of_every_sample() {
 }
 
 #[test]
+fn merged_shards_keep_the_first_message_per_code() {
+    let a = one(put_report());
+    let mut b = put_report();
+    let put = b.ops.get_mut(&OpKind::Put).unwrap();
+    put.error_messages.insert("InvalidArgument".to_owned(), "b's message".to_owned());
+    put.error_messages.insert("Unavailable".to_owned(), "connection refused".to_owned());
+    let b = one(b);
+    let merged = round_trip(&merge::merge(&[a, b]).expect("the shards correspond"));
+    let messages = &merged.runs[0].op(OpKind::Put).error_messages;
+    let messages: Vec<(&str, &str)> =
+        messages.iter().map(|(c, m)| (c.as_str(), m.as_str())).collect();
+    assert_eq!(
+        messages,
+        [
+            ("InvalidArgument", "etcdserver: request is too large"),
+            ("Unavailable", "connection refused")
+        ]
+    );
+}
+
+#[test]
 fn merging_merges_is_merging_everything() {
     let parts: Vec<ReportSet> = [(900, 600, 89), (1_100, 700, 53), (1_300, 500, 71)]
         .into_iter()

@@ -2,8 +2,10 @@
 //!
 //! A change in a snapshot is a change in what users read or parse: review it as such.
 
-use etcdlat_core::ReportSet;
+use std::time::{Duration, Instant};
+
 use etcdlat_core::render::{self, TextOptions};
+use etcdlat_core::{ErrorCode, OpKind, OpReport, Recorder, ReportSet};
 
 use crate::fixture::{mixed_interrupted_report, put_report, range_report};
 
@@ -31,6 +33,35 @@ fn text_sample() {
 #[test]
 fn text_interrupted_with_two_kinds_and_a_kind_without_success() {
     insta::assert_snapshot!(render::text(&mixed_interrupted_report(), &TextOptions::default()));
+}
+
+#[test]
+fn text_error_distribution_says_why_requests_failed() {
+    // What one etcd answers 100,000 clients: etcd's tool prints the message, so does etcdlat.
+    let t0 = Instant::now();
+    let mut rec = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1));
+    rec.record_ok(OpKind::Put, t0, t0, t0 + Duration::from_millis(2));
+    for ms in 10..13 {
+        rec.record_error(OpKind::Put, ErrorCode::Unknown, t0 + Duration::from_millis(ms));
+        rec.record_error_message(OpKind::Put, ErrorCode::Unknown, "etcdserver: too many requests");
+    }
+    rec.record_error(OpKind::Put, ErrorCode::Unavailable, t0 + Duration::from_millis(20));
+    let (_, put) = rec.finish().remove(0);
+    let mut report = put_report();
+    report.ops = [(
+        OpKind::Put,
+        OpReport::from_record(&put, Duration::from_secs(1), Duration::from_secs(1)),
+    )]
+    .into();
+
+    let text = render::text(&report, &TextOptions::default());
+    let errors: Vec<&str> = text
+        .lines()
+        .skip_while(|l| *l != "Error distribution:")
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_eq!(errors, ["  [1]\tUnavailable", "  [3]\tUnknown: etcdserver: too many requests"]);
 }
 
 #[test]

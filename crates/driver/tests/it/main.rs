@@ -16,6 +16,10 @@
 //! - `put`: puts change the store as the report says (revision, keys, big values).
 //! - `range`: reads return the data put; consistency, limit, count-only.
 //! - `run`: how runs connect and stop (connections, rate, duration, shutdown, bad endpoints).
+//! - `security`: TLS, mutual TLS and auth against etcd started with them; an untrusted
+//!   certificate, a refused client certificate, plaintext against TLS (and back), a wrong
+//!   password and a missing user each fail naming the cause; one token per run, renewed
+//!   after a restart.
 //! - `schedule`: open-loop schedules (a SIGSTOP stall shows in the corrected percentiles,
 //!   rates kept, Poisson arrivals, stages).
 //! - `watch`: watch, watch-latency and watch-get deliver every expected event exactly once;
@@ -31,6 +35,7 @@ mod put;
 mod range;
 mod run;
 mod schedule;
+mod security;
 mod watch;
 
 use etcdlat_core::Scenario;
