@@ -178,7 +178,8 @@ impl GrpcConn {
                 Ok(()) => return Ok(()),
                 Err(e) => {
                     tracing::debug!(endpoint = %self.slot.endpoint, error = %e, "connection lost");
-                    self.redial().await?;
+                    // Boxed: dialling is a large future, and rare.
+                    Box::pin(self.redial()).await?;
                 }
             }
         }
@@ -249,50 +250,24 @@ impl GrpcConn {
         body: &Body,
         token: Option<&HeaderValue>,
     ) -> Result<R, Status> {
-        let mut request = Request::new(());
-        *request.method_mut() = Method::POST;
-        *request.uri_mut() = self.uri(PathAndQuery::from_static(path));
-        let headers = request.headers_mut();
-        headers.reserve(3);
-        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
-        headers.insert(TE, HeaderValue::from_static("trailers"));
-        if let Some(token) = token {
-            headers.insert(TOKEN.clone(), token.clone());
-        }
-
+        // Only what must live across an await is kept in this future, which every logical
+        // client holds: request and response heads are built and read in plain functions.
         self.ready().await?;
         let _open = Inflight::enter(&self.inflight);
-        let (response, mut stream) = self.send.send_request(request, false).map_err(h2_status)?;
-        match body {
-            Body::One(frame) => stream.send_data(frame.clone(), true),
-            Body::Split(head, value) => stream
-                .send_data(head.clone(), false)
-                .and_then(|()| stream.send_data(value.clone(), true)),
-        }
-        .map_err(h2_status)?;
-
-        let response = response.await.map_err(h2_status)?;
-        let (parts, mut body) = response.into_parts();
-        check_http(parts.status)?;
-        // Errors before any message come as a trailers-only response: the status is in the
-        // headers.
-        if let Some(status) = grpc_status(&parts.headers) {
-            return Err(status.unwrap_err_or_else(|| Status::internal("no message in response")));
-        }
-
+        let uri = self.uri(PathAndQuery::from_static(path));
+        let response = send(&mut self.send, uri, body, token)?;
+        let mut recv = answer_body(response.await.map_err(h2_status)?)?;
         let mut data = Received::None;
-        while let Some(chunk) = body.data().await {
+        while let Some(chunk) = recv.data().await {
             let chunk = chunk.map_err(h2_status)?;
-            let _ = body.flow_control().release_capacity(chunk.len());
+            let _ = recv.flow_control().release_capacity(chunk.len());
             data.push(chunk);
         }
-        let trailers = body.trailers().await.map_err(h2_status)?;
-        match trailers.as_ref().and_then(grpc_status) {
-            Some(Err(status)) => return Err(status),
-            Some(Ok(())) => {}
-            None => return Err(Status::internal("response without grpc-status")),
+        match recv.trailers().await.map_err(h2_status)?.as_ref().and_then(grpc_status) {
+            Some(Ok(())) => decode(data.into_bytes()),
+            Some(Err(status)) => Err(status),
+            None => Err(Status::internal("response without grpc-status")),
         }
-        decode(data.into_bytes())
     }
 
     /// This connection as a tower service for etcd-client (`etcd_client::Channel::Custom`).
@@ -301,17 +276,43 @@ impl GrpcConn {
     }
 }
 
-/// Ends a trailers-only check: `Ok(())` means grpc-status 0.
-trait StatusResult {
-    fn unwrap_err_or_else(self, ok: impl FnOnce() -> Status) -> Status;
+/// Opens a stream for `uri` and sends `body` on it.
+fn send(
+    sender: &mut SendRequest<Bytes>,
+    uri: Uri,
+    body: &Body,
+    token: Option<&HeaderValue>,
+) -> Result<h2::client::ResponseFuture, Status> {
+    let mut request = Request::new(());
+    *request.method_mut() = Method::POST;
+    *request.uri_mut() = uri;
+    let headers = request.headers_mut();
+    headers.reserve(3);
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
+    headers.insert(TE, HeaderValue::from_static("trailers"));
+    if let Some(token) = token {
+        headers.insert(TOKEN.clone(), token.clone());
+    }
+    let (response, mut stream) = sender.send_request(request, false).map_err(h2_status)?;
+    match body {
+        Body::One(frame) => stream.send_data(frame.clone(), true),
+        Body::Split(head, value) => stream
+            .send_data(head.clone(), false)
+            .and_then(|()| stream.send_data(value.clone(), true)),
+    }
+    .map_err(h2_status)?;
+    Ok(response)
 }
 
-impl StatusResult for Result<(), Status> {
-    fn unwrap_err_or_else(self, ok: impl FnOnce() -> Status) -> Status {
-        match self {
-            Ok(()) => ok(),
-            Err(s) => s,
-        }
+/// A response's body, once its head says a message follows: errors before any message
+/// come as a trailers-only response, with the status in the head.
+fn answer_body(response: http::Response<h2::RecvStream>) -> Result<h2::RecvStream, Status> {
+    let (head, body) = response.into_parts();
+    check_http(head.status)?;
+    match grpc_status(&head.headers) {
+        None => Ok(body),
+        Some(Err(status)) => Err(status),
+        Some(Ok(())) => Err(Status::internal("no message in response")),
     }
 }
 

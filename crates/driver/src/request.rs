@@ -242,9 +242,19 @@ pub(crate) struct Ops {
     rng: RefCell<StdRng>,
 }
 
-/// What a logical client keeps between requests.
+/// What a logical client keeps between requests: nothing (one pointer) until an operation
+/// that needs state (leases, keep-alives, STM) first runs.
 #[derive(Default)]
-pub(crate) struct ClientState {
+pub(crate) struct ClientState(Option<Box<State>>);
+
+impl ClientState {
+    fn get(&mut self) -> &mut State {
+        self.0.get_or_insert_with(Box::default)
+    }
+}
+
+#[derive(Default)]
+struct State {
     lease_client: Option<etcd_client::LeaseClient>,
     /// Leases granted and not yet revoked, oldest first; revoke takes the newest.
     leases: VecDeque<i64>,
@@ -252,7 +262,7 @@ pub(crate) struct ClientState {
     stm: stm::ClientState,
 }
 
-impl ClientState {
+impl State {
     fn leases(&mut self, conn: &Conn) -> &mut etcd_client::LeaseClient {
         self.lease_client.get_or_insert_with(|| conn.client.lease_client())
     }
@@ -338,6 +348,26 @@ impl Ops {
         conn: &Conn,
         state: &mut ClientState,
     ) -> Result<(), tonic::Status> {
+        let needed = match &self.items[op].1 {
+            Instance::LeaseRevoke { .. } => state.get().leases.is_empty(),
+            Instance::LeaseKeepalive { .. } => state.get().keepalive.is_none(),
+            Instance::Stm(_) => true,
+            _ => false,
+        };
+        if !needed {
+            return Ok(());
+        }
+        // Boxed: these futures (etcd-client's) are kilobytes, and every logical client's
+        // own future would otherwise be as large.
+        Box::pin(self.prepare_state(op, conn, state.get())).await
+    }
+
+    async fn prepare_state(
+        &self,
+        op: usize,
+        conn: &Conn,
+        state: &mut State,
+    ) -> Result<(), tonic::Status> {
         match &self.items[op].1 {
             Instance::LeaseRevoke { ttl } if state.leases.is_empty() => {
                 let lease = state.leases(conn).grant(*ttl, None).await.map_err(status)?;
@@ -392,6 +422,26 @@ impl Ops {
                 let resp = kv.delete(req).await?;
                 let member = member_of(resp.header.as_ref());
                 Ok(Done { keys: resp.deleted.max(0) as u64, member, ..Done::default() })
+            }
+            _ => Box::pin(self.execute_other(op, kind, i, kv, conn, state.get())).await,
+        }
+    }
+
+    /// The operations other than put, range and delete: boxed, so that their larger
+    /// futures (transactions, etcd-client's lease and STM calls) do not size every logical
+    /// client's future, which 100,000 clients hold at once.
+    async fn execute_other(
+        &self,
+        op: usize,
+        kind: OpKind,
+        i: u64,
+        kv: &mut Kv,
+        conn: &Conn,
+        state: &mut State,
+    ) -> Result<Done, tonic::Status> {
+        match &self.items[op].1 {
+            Instance::Put { .. } | Instance::Range { .. } | Instance::Delete { .. } => {
+                unreachable!("sent by execute")
             }
             Instance::TxnPut { keygen, ops, value } => {
                 let success = (0..*ops)

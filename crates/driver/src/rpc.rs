@@ -322,7 +322,8 @@ impl Kv {
             let cached = match &self.token {
                 Some((g, token)) if *g == generation && generation != 0 => token.clone(),
                 _ => {
-                    let (g, token) = auth.token(&self.conn).await?;
+                    // Boxed, as rare: it may authenticate, a large future.
+                    let (g, token) = Box::pin(auth.token(&self.conn)).await?;
                     self.token = Some((g, token.clone()));
                     token
                 }
@@ -331,7 +332,7 @@ impl Kv {
             match self.conn.unary(path, &body, cached.as_ref()).await {
                 Err(status) if !renewed && Auth::is_stale_token(&status) => {
                     // A member restarted or the token expired: renew it once and resend.
-                    auth.refresh(&self.conn, used).await?;
+                    Box::pin(auth.refresh(&self.conn, used)).await?;
                     renewed = true;
                 }
                 result => return result,
