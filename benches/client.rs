@@ -5,8 +5,12 @@
 //! - `worker-cpu`: CPU time of the worker threads (clients, connections, recording) per put;
 //!   criterion's "time" is that CPU time per request.
 //! - `wall`: wall time per put at full speed, the inverse of throughput.
-//! - `p50-added` (1 connection, 1 client): the median latency the client adds on its own,
-//!   the null server answering instantly.
+//! - `p50-added` (1 connection, 1 client): the median latency of a put, the null server
+//!   answering instantly: what the client, the null server and the kernel's loopback
+//!   round trip add together.
+//! - `p50-bare-h2` (1 connection, 1 client): the same median for the least a client can
+//!   do: one HTTP/2 connection and a loop that sends a framed put and reads the answer, no
+//!   runtime of etcdlat's, no recording. `p50-added` minus this is what etcdlat itself adds.
 //!
 //! `cargo bench --bench client`; figures and method in benches/README.md.
 
@@ -72,9 +76,62 @@ fn end_to_end(c: &mut Criterion) {
                     report.op(OpKind::Put).latency.quantile(0.5).mul_f64(iters as f64)
                 });
             });
+            group.bench_function("p50-bare-h2", |b| {
+                b.iter_custom(|iters| {
+                    let median = rt.block_on(bare_h2_median(&server.endpoint(), iters.max(100)));
+                    median.mul_f64(iters as f64)
+                });
+            });
         }
         group.finish();
     }
+}
+
+/// The median round trip of `n` puts sent one after another on one bare HTTP/2
+/// connection: the floor under `p50-added` on this machine.
+async fn bare_h2_median(endpoint: &str, n: u64) -> Duration {
+    use bytes::{BufMut, Bytes, BytesMut};
+    use prost::Message;
+
+    let addr = endpoint.trim_start_matches("http://").to_owned();
+    let tcp = tokio::net::TcpStream::connect(&addr).await.expect("dialling the null server");
+    tcp.set_nodelay(true).expect("TCP_NODELAY");
+    let (mut send, conn) = h2::client::handshake(tcp).await.expect("HTTP/2 handshake");
+    tokio::spawn(conn);
+    let put = etcd_client::proto::PbPutRequest {
+        key: b"bare".to_vec(),
+        value: vec![7; 256],
+        ..Default::default()
+    };
+    let mut frame = BytesMut::with_capacity(5 + put.encoded_len());
+    frame.put_u8(0);
+    frame.put_u32(u32::try_from(put.encoded_len()).expect("small"));
+    put.encode(&mut frame).expect("encoding");
+    let frame: Bytes = frame.freeze();
+    let uri: http::Uri = format!("{endpoint}/etcdserverpb.KV/Put").parse().expect("a URI");
+
+    let mut took = Vec::with_capacity(n as usize);
+    for _ in 0..n {
+        let started = std::time::Instant::now();
+        let request = http::Request::post(uri.clone())
+            .header("content-type", "application/grpc")
+            .header("te", "trailers")
+            .body(())
+            .expect("a request");
+        send = send.ready().await.expect("connection ready");
+        let (response, mut stream) = send.send_request(request, false).expect("a stream");
+        stream.send_data(frame.clone(), true).expect("sending");
+        let mut body = response.await.expect("an answer").into_body();
+        while let Some(chunk) = body.data().await {
+            let chunk = chunk.expect("data");
+            let _ = body.flow_control().release_capacity(chunk.len());
+        }
+        let trailers = body.trailers().await.expect("trailers");
+        assert!(trailers.is_some_and(|t| t.get("grpc-status").is_some_and(|s| s == "0")));
+        took.push(started.elapsed());
+    }
+    took.sort_unstable();
+    took[took.len() / 2]
 }
 
 criterion_group!(benches, end_to_end);

@@ -312,32 +312,40 @@ impl Kv {
         path: &'static str,
         body: Body,
     ) -> Result<R, tonic::Status> {
-        let Some(auth) = self.conn.auth() else {
-            return self.conn.unary(path, &body, None).await;
-        };
-        let auth = Arc::clone(auth);
+        // One await of `unary` only: every logical client holds this future, and each await
+        // point of a large future would take its own room in it.
         let mut renewed = false;
         loop {
-            let generation = auth.generation();
-            let cached = match &self.token {
-                Some((g, token)) if *g == generation && generation != 0 => token.clone(),
-                _ => {
-                    // Boxed, as rare: it may authenticate, a large future.
-                    let (g, token) = Box::pin(auth.token(&self.conn)).await?;
-                    self.token = Some((g, token.clone()));
-                    token
-                }
-            };
-            let used = self.token.as_ref().map_or(0, |(g, _)| *g);
-            match self.conn.unary(path, &body, cached.as_ref()).await {
+            let token = self.token().await?;
+            match self.conn.unary(path, &body, token.as_ref()).await {
                 Err(status) if !renewed && Auth::is_stale_token(&status) => {
                     // A member restarted or the token expired: renew it once and resend.
+                    let (Some(auth), Some((used, _))) = (self.conn.auth(), &self.token) else {
+                        return Err(status);
+                    };
+                    let (auth, used) = (Arc::clone(auth), *used);
                     Box::pin(auth.refresh(&self.conn, used)).await?;
                     renewed = true;
                 }
                 result => return result,
             }
         }
+    }
+
+    /// The token to send, from the cache while the run's token has not changed.
+    async fn token(&mut self) -> Result<Option<HeaderValue>, tonic::Status> {
+        let Some(auth) = self.conn.auth() else { return Ok(None) };
+        let generation = auth.generation();
+        if let Some((cached, token)) = &self.token {
+            if *cached == generation && generation != 0 {
+                return Ok(token.clone());
+            }
+        }
+        // Boxed, as rare: it may authenticate, a large future.
+        let auth = Arc::clone(auth);
+        let (generation, token) = Box::pin(auth.token(&self.conn)).await?;
+        self.token = Some((generation, token.clone()));
+        Ok(token)
     }
 
     pub(crate) async fn put(&mut self, req: PutRequest) -> Result<PutResponse, tonic::Status> {
