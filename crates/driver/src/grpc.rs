@@ -250,6 +250,17 @@ impl GrpcConn {
         body: &Body,
         token: Option<&HeaderValue>,
     ) -> Result<R, Status> {
+        decode(&self.unary_raw(path, body, token).await?)
+    }
+
+    /// One unary call, answering the response message's bytes (not decoded): one future
+    /// type for every request, whatever it asks.
+    pub(crate) async fn unary_raw(
+        &mut self,
+        path: &'static str,
+        body: &Body,
+        token: Option<&HeaderValue>,
+    ) -> Result<Bytes, Status> {
         // Only what must live across an await is kept in this future, which every logical
         // client holds: request and response heads are built and read in plain functions.
         self.ready().await?;
@@ -264,7 +275,7 @@ impl GrpcConn {
             data.push(chunk);
         }
         match recv.trailers().await.map_err(h2_status)?.as_ref().and_then(grpc_status) {
-            Some(Ok(())) => decode(data.into_bytes()),
+            Some(Ok(())) => message(data.into_bytes()),
             Some(Err(status)) => Err(status),
             None => Err(Status::internal("response without grpc-status")),
         }
@@ -421,7 +432,13 @@ pub(crate) fn frame_put(req: &crate::rpc::PutRequest) -> Body {
     Body::Split(head.freeze(), req.value.clone())
 }
 
-fn decode<R: prost::Message + Default>(mut data: Bytes) -> Result<R, Status> {
+/// Decodes a response message.
+pub(crate) fn decode<R: prost::Message + Default>(message: &Bytes) -> Result<R, Status> {
+    R::decode(message.clone()).map_err(|e| Status::internal(format!("bad response: {e}")))
+}
+
+/// The message in a response's gRPC frame.
+fn message(mut data: Bytes) -> Result<Bytes, Status> {
     if data.len() < FRAME_HEADER {
         return Err(Status::internal(format!(
             "response of {} bytes has no gRPC frame",
@@ -439,7 +456,7 @@ fn decode<R: prost::Message + Default>(mut data: Bytes) -> Result<R, Status> {
             data.len()
         )));
     }
-    R::decode(data.slice(..len)).map_err(|e| Status::internal(format!("bad response: {e}")))
+    Ok(data.slice(..len))
 }
 
 fn check_http(status: http::StatusCode) -> Result<(), Status> {
@@ -665,10 +682,9 @@ mod tests {
     fn frames_round_trip() {
         let req = crate::rpc::RangeResponse { count: 7, ..Default::default() };
         let Body::One(framed) = frame(&req) else { panic!("small message split") };
-        assert_eq!(decode::<crate::rpc::RangeResponse>(framed).unwrap().count, 7);
-        assert!(
-            decode::<crate::rpc::RangeResponse>(Bytes::from_static(b"\0\0\0\0\x09ab")).is_err()
-        );
+        let answer = message(framed).unwrap();
+        assert_eq!(decode::<crate::rpc::RangeResponse>(&answer).unwrap().count, 7);
+        assert!(message(Bytes::from_static(b"\0\0\0\0\x09ab")).is_err(), "a short frame");
     }
 
     #[test]

@@ -19,8 +19,10 @@ use rand::{Rng, SeedableRng};
 
 use crate::connection::Dialer;
 use crate::error::DriverError;
+use crate::grpc::{decode, frame, frame_put};
 use crate::rpc::{
-    DeleteRangeRequest, Key, Kv, PutRequest, RangeRequest, Request, RequestOp, TxnRequest,
+    DELETE_RANGE, DeleteRangeRequest, DeleteRangeResponse, Key, Kv, PUT, PutRequest, PutResponse,
+    RANGE, RangeRequest, RangeResponse, Request, RequestOp, TxnRequest,
 };
 use crate::stm;
 
@@ -395,35 +397,51 @@ impl Ops {
         conn: &Conn,
         state: &mut ClientState,
     ) -> Result<Done, tonic::Status> {
-        match &self.items[op].1 {
+        // Put, range and delete share one await of one future type (`Kv::call`): the
+        // request is framed before it and the answer read after it, so a logical client's
+        // future is no larger than one call.
+        let (path, body) = match &self.items[op].1 {
             Instance::Put { keygen, value } => {
-                let req = PutRequest { key: key_of(keygen, i), value: value.clone() };
-                let resp = kv.put(req).await?;
-                let member = member_of(resp.header.as_ref());
-                Ok(Done { keys: 1, value_bytes: value.len() as u64, retries: 0, member })
+                (PUT, frame_put(&PutRequest { key: key_of(keygen, i), value: value.clone() }))
             }
             Instance::Range { keygen, template } => {
                 let mut req = template.clone();
                 if let Some(keygen) = keygen {
                     req.key = bytes_of(keygen, i);
                 }
-                let count_only = req.count_only;
-                let resp = kv.range(req).await?;
-                let keys =
-                    if count_only { resp.count.max(0) as u64 } else { resp.kvs.len() as u64 };
-                let value_bytes = resp.kvs.iter().map(|kv| kv.value.len() as u64).sum();
-                Ok(Done { keys, value_bytes, retries: 0, member: member_of(resp.header.as_ref()) })
+                (RANGE, frame(&req))
             }
             Instance::Delete { keygen, template } => {
                 let mut req = template.clone();
                 if let Some(keygen) = keygen {
                     req.key = bytes_of(keygen, i);
                 }
-                let resp = kv.delete(req).await?;
+                (DELETE_RANGE, frame(&req))
+            }
+            _ => return Box::pin(self.execute_other(op, kind, i, kv, conn, state.get())).await,
+        };
+        let answer = kv.call(path, body).await?;
+        match &self.items[op].1 {
+            Instance::Put { value, .. } => {
+                let resp: PutResponse = decode(&answer)?;
+                let member = member_of(resp.header.as_ref());
+                Ok(Done { keys: 1, value_bytes: value.len() as u64, retries: 0, member })
+            }
+            Instance::Range { template, .. } => {
+                let resp: RangeResponse = decode(&answer)?;
+                let keys = if template.count_only {
+                    resp.count.max(0) as u64
+                } else {
+                    resp.kvs.len() as u64
+                };
+                let value_bytes = resp.kvs.iter().map(|kv| kv.value.len() as u64).sum();
+                Ok(Done { keys, value_bytes, retries: 0, member: member_of(resp.header.as_ref()) })
+            }
+            _ => {
+                let resp: DeleteRangeResponse = decode(&answer)?;
                 let member = member_of(resp.header.as_ref());
                 Ok(Done { keys: resp.deleted.max(0) as u64, member, ..Done::default() })
             }
-            _ => Box::pin(self.execute_other(op, kind, i, kv, conn, state.get())).await,
         }
     }
 

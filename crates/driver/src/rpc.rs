@@ -14,7 +14,7 @@ use http::HeaderValue;
 use prost::encoding::{self, DecodeContext, WireType};
 
 use crate::auth::Auth;
-use crate::grpc::{Body, GrpcConn, frame, frame_put};
+use crate::grpc::{Body, GrpcConn, decode, frame, frame_put};
 
 /// Largest response accepted: ranges over many 1 MB values are large.
 pub(crate) const MAX_DECODING_BYTES: usize = 512 << 20;
@@ -293,6 +293,11 @@ pub(crate) struct TxnResponse {
     pub responses: Vec<ResponseOp>,
 }
 
+/// The KV methods of the hot path.
+pub(crate) const PUT: &str = "/etcdserverpb.KV/Put";
+pub(crate) const RANGE: &str = "/etcdserverpb.KV/Range";
+pub(crate) const DELETE_RANGE: &str = "/etcdserverpb.KV/DeleteRange";
+
 /// A KV client over one connection, carrying the run's token when it has one.
 #[derive(Clone, Debug)]
 pub(crate) struct Kv {
@@ -307,67 +312,78 @@ impl Kv {
         Self { conn, token: None }
     }
 
-    async fn call<R: prost::Message + Default>(
+    /// Sends `body` to `path`, with the run's token when it has one, and answers the
+    /// response message's bytes. The one await of the hot path: every logical client holds
+    /// this future, so it is the same type for every request and decoding happens after.
+    pub(crate) async fn call(
         &mut self,
         path: &'static str,
         body: Body,
-    ) -> Result<R, tonic::Status> {
-        // One await of `unary` only: every logical client holds this future, and each await
-        // point of a large future would take its own room in it.
-        let mut renewed = false;
-        loop {
-            let token = self.token().await?;
-            match self.conn.unary(path, &body, token.as_ref()).await {
-                Err(status) if !renewed && Auth::is_stale_token(&status) => {
-                    // A member restarted or the token expired: renew it once and resend.
-                    let (Some(auth), Some((used, _))) = (self.conn.auth(), &self.token) else {
-                        return Err(status);
-                    };
-                    let (auth, used) = (Arc::clone(auth), *used);
-                    Box::pin(auth.refresh(&self.conn, used)).await?;
-                    renewed = true;
-                }
-                result => return result,
+    ) -> Result<Bytes, tonic::Status> {
+        let token = match self.cached_token() {
+            Some(token) => token,
+            // Boxed, as rare: it may authenticate, a large future.
+            None => Box::pin(self.fetch_token()).await?,
+        };
+        match self.conn.unary_raw(path, &body, token.as_ref()).await {
+            Err(status) if Auth::is_stale_token(&status) => {
+                Box::pin(self.renew_and_resend(path, body, status)).await
             }
+            result => result,
         }
     }
 
-    /// The token to send, from the cache while the run's token has not changed.
-    async fn token(&mut self) -> Result<Option<HeaderValue>, tonic::Status> {
-        let Some(auth) = self.conn.auth() else { return Ok(None) };
-        let generation = auth.generation();
-        if let Some((cached, token)) = &self.token {
-            if *cached == generation && generation != 0 {
-                return Ok(token.clone());
+    /// A member restarted or the token expired: renews the token once and sends again.
+    async fn renew_and_resend(
+        &mut self,
+        path: &'static str,
+        body: Body,
+        status: tonic::Status,
+    ) -> Result<Bytes, tonic::Status> {
+        let (Some(auth), Some((used, _))) = (self.conn.auth(), &self.token) else {
+            return Err(status);
+        };
+        let (auth, used) = (Arc::clone(auth), *used);
+        auth.refresh(&self.conn, used).await?;
+        let token = self.fetch_token().await?;
+        self.conn.unary_raw(path, &body, token.as_ref()).await
+    }
+
+    /// The token to send while the run's token has not changed since it was cached (and
+    /// none without auth); `None` when it must be fetched.
+    #[inline]
+    fn cached_token(&self) -> Option<Option<HeaderValue>> {
+        let Some(auth) = self.conn.auth() else { return Some(None) };
+        match &self.token {
+            Some((cached, token)) if *cached == auth.generation() && *cached != 0 => {
+                Some(token.clone())
             }
+            _ => None,
         }
-        // Boxed, as rare: it may authenticate, a large future.
+    }
+
+    /// The run's current token (authenticating first if there is none yet), cached.
+    async fn fetch_token(&mut self) -> Result<Option<HeaderValue>, tonic::Status> {
+        let Some(auth) = self.conn.auth() else { return Ok(None) };
         let auth = Arc::clone(auth);
-        let (generation, token) = Box::pin(auth.token(&self.conn)).await?;
+        let (generation, token) = auth.token(&self.conn).await?;
         self.token = Some((generation, token.clone()));
         Ok(token)
     }
 
     pub(crate) async fn put(&mut self, req: PutRequest) -> Result<PutResponse, tonic::Status> {
-        self.call("/etcdserverpb.KV/Put", frame_put(&req)).await
+        decode(&self.call(PUT, frame_put(&req)).await?)
     }
 
     pub(crate) async fn range(
         &mut self,
         req: RangeRequest,
     ) -> Result<RangeResponse, tonic::Status> {
-        self.call("/etcdserverpb.KV/Range", frame(&req)).await
-    }
-
-    pub(crate) async fn delete(
-        &mut self,
-        req: DeleteRangeRequest,
-    ) -> Result<DeleteRangeResponse, tonic::Status> {
-        self.call("/etcdserverpb.KV/DeleteRange", frame(&req)).await
+        decode(&self.call(RANGE, frame(&req)).await?)
     }
 
     pub(crate) async fn txn(&mut self, req: TxnRequest) -> Result<TxnResponse, tonic::Status> {
-        self.call("/etcdserverpb.KV/Txn", frame(&req)).await
+        decode(&self.call("/etcdserverpb.KV/Txn", frame(&req)).await?)
     }
 }
 

@@ -429,16 +429,57 @@ const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 
 /// Runs every logical client until the phase ends; on a stop, waits [`STOP_GRACE`] for
 /// in-flight requests, then abandons them and counts them as cancelled.
+/// The logical clients of a phase still running, and a wake-up when none is.
+#[derive(Default)]
+struct Running {
+    left: Cell<usize>,
+    none_left: tokio::sync::Notify,
+}
+
+impl Running {
+    /// Counts the calling client as finished when the returned guard drops (it returns, or
+    /// its task is aborted).
+    fn finish_on_drop(self: &Rc<Self>) -> impl Drop {
+        struct Finish(Rc<Running>);
+        impl Drop for Finish {
+            fn drop(&mut self) {
+                let left = self.0.left.get() - 1;
+                self.0.left.set(left);
+                if left == 0 {
+                    self.0.none_left.notify_one();
+                }
+            }
+        }
+        Finish(Rc::clone(self))
+    }
+
+    async fn all_done(&self) {
+        while self.left.get() > 0 {
+            self.none_left.notified().await;
+        }
+    }
+}
+
 async fn phase(
     shared: &Rc<Shared>,
     clients: &[usize],
     stop: &mut watch::Receiver<bool>,
     progress: Option<&Arc<WorkerProgress>>,
 ) -> bool {
-    let mut set = JoinSet::new();
-    for &c in clients {
-        set.spawn_local(client_loop(Rc::clone(shared), c));
-    }
+    // Plain tasks and their handles rather than a JoinSet, whose bookkeeping per task is
+    // as large as a small client's; `running` counts those not finished.
+    let running = Rc::new(Running::default());
+    let handles: Vec<tokio::task::JoinHandle<()>> = clients
+        .iter()
+        .map(|&c| {
+            let (shared, running) = (Rc::clone(shared), Rc::clone(&running));
+            running.left.set(running.left.get() + 1);
+            tokio::task::spawn_local(async move {
+                let _done = running.finish_on_drop();
+                client_loop(shared, c).await;
+            })
+        })
+        .collect();
     let publisher = progress.map(|progress| {
         let shared = Rc::clone(shared);
         let progress = Arc::clone(progress);
@@ -456,18 +497,13 @@ async fn phase(
         tokio::time::sleep(STOP_GRACE).await;
     };
     tokio::pin!(stopped);
-    loop {
-        tokio::select! {
-            joined = set.join_next() => {
-                if joined.is_none() {
-                    break;
-                }
+    tokio::select! {
+        () = running.all_done() => {}
+        () = &mut stopped => {
+            for handle in &handles {
+                handle.abort();
             }
-            () = &mut stopped => {
-                set.abort_all();
-                while set.join_next().await.is_some() {}
-                break;
-            }
+            running.all_done().await;
         }
     }
     if let Some(publisher) = publisher {
