@@ -42,6 +42,10 @@ const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
 /// with `Unavailable` instead of hanging on a dead or frozen member.
 const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(20);
 
+/// Largest response accepted: ranges over many 1 MB values are large, but a run must not
+/// be able to exhaust the client's memory with one answer.
+const MAX_RESPONSE_BYTES: usize = crate::rpc::MAX_DECODING_BYTES;
+
 static TOKEN: HeaderName = HeaderName::from_static("token");
 static GRPC_STATUS: HeaderName = HeaderName::from_static("grpc-status");
 static GRPC_MESSAGE: HeaderName = HeaderName::from_static("grpc-message");
@@ -273,6 +277,11 @@ impl GrpcConn {
             let chunk = chunk.map_err(h2_status)?;
             let _ = recv.flow_control().release_capacity(chunk.len());
             data.push(chunk);
+            if data.len() > MAX_RESPONSE_BYTES {
+                return Err(Status::resource_exhausted(format!(
+                    "response larger than {MAX_RESPONSE_BYTES} bytes"
+                )));
+            }
         }
         match recv.trailers().await.map_err(h2_status)?.as_ref().and_then(grpc_status) {
             Some(Ok(())) => message(data.into_bytes()),
@@ -348,6 +357,14 @@ impl Received {
                 all.put(chunk);
                 Self::Many(all)
             }
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Self::None => 0,
+            Self::One(b) => b.len(),
+            Self::Many(b) => b.len(),
         }
     }
 
