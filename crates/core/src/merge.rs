@@ -249,15 +249,7 @@ fn merge_run(index: usize, shards: &[(&str, &Report)]) -> Result<Report, MergeEr
     if shards.iter().any(|(_, r)| r.watch.is_some()) {
         let mut w = crate::report::WatchAccounting::default();
         for s in shards.iter().filter_map(|(_, r)| r.watch.as_ref()) {
-            w.streams += s.streams;
-            w.watchers += s.watchers;
-            w.puts += s.puts;
-            w.expected += s.expected;
-            w.received += s.received;
-            w.missing += s.missing;
-            w.duplicate += s.duplicate;
-            w.out_of_order += s.out_of_order;
-            w.before_ack += s.before_ack;
+            w.add(s);
         }
         out.watch = Some(w);
     }

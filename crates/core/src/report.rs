@@ -171,10 +171,10 @@ impl Report {
             }
         }
         if let Some(w) = &self.watch {
-            if w.missing > 0 || w.duplicate > 0 || w.out_of_order > 0 {
+            if w.missing > 0 || w.duplicate > 0 || w.out_of_order > 0 || w.unexplained > 0 {
                 out.push(format!(
-                    "watch events: {} expected, {} received, {} missing, {} duplicate, {} out of order",
-                    w.expected, w.received, w.missing, w.duplicate, w.out_of_order
+                    "watch events: {} expected, {} received, {} missing, {} duplicate, {} out of order, {} unexplained",
+                    w.expected, w.received, w.missing, w.duplicate, w.out_of_order, w.unexplained
                 ));
             }
         }
@@ -260,7 +260,7 @@ pub struct WatchAccounting {
     pub streams: u64,
     /// Watchers created.
     pub watchers: u64,
-    /// Puts made on watched keys.
+    /// Puts made on watched keys (acknowledged).
     pub puts: u64,
     /// Events expected: for every put, one per watcher of its key.
     pub expected: u64,
@@ -274,6 +274,60 @@ pub struct WatchAccounting {
     pub out_of_order: u64,
     /// Events that arrived before the put's response did (watch-latency).
     pub before_ack: u64,
+    /// Puts whose outcome is unknown: they failed with an error that does not say whether
+    /// etcd applied them (a timeout, a lost connection, a cancellation), or were still in
+    /// flight when the run stopped. Not in `puts` or `expected`; their events, when they
+    /// were applied, are in `received`.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub uncertain_puts: u64,
+    /// The most events the `uncertain_puts` could have made: the watchers of their keys,
+    /// summed. An upper bound: only those etcd applied made any.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub uncertain_events: u64,
+    /// Events seen (`received` less `duplicate`) beyond `expected + uncertain_events`: events
+    /// that no put of the run accounts for. Always 0 unless something is wrong (another
+    /// writer with values like this run's on its keys, or a bug).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unexplained: u64,
+}
+
+impl WatchAccounting {
+    /// Adds `other`'s counts to these (the accounting of two sets of watchers and puts that
+    /// do not see each other's events, as shards' do).
+    pub fn add(&mut self, other: &Self) {
+        // Destructured so that a new field cannot be forgotten here.
+        let Self {
+            streams,
+            watchers,
+            puts,
+            expected,
+            received,
+            missing,
+            duplicate,
+            out_of_order,
+            before_ack,
+            uncertain_puts,
+            uncertain_events,
+            unexplained,
+        } = other;
+        self.streams += streams;
+        self.watchers += watchers;
+        self.puts += puts;
+        self.expected += expected;
+        self.received += received;
+        self.missing += missing;
+        self.duplicate += duplicate;
+        self.out_of_order += out_of_order;
+        self.before_ack += before_ack;
+        self.uncertain_puts += uncertain_puts;
+        self.uncertain_events += uncertain_events;
+        self.unexplained += unexplained;
+    }
+}
+
+/// Whether a count is zero: counts that are usually zero are left out of the JSON then.
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// HashKV of every member at one revision.

@@ -58,6 +58,13 @@
 //! (`watch-get`: watchers times events); `missing` is `expected - (received - duplicate)`.
 //! Events of writes this run did not make (a value of another length on a watched key) are
 //! left out of every figure.
+//!
+//! A put can fail and still have been applied: under overload etcd answers "request timed
+//! out" for proposals it may yet commit, and a lost connection or a stop leaves a put's
+//! outcome unknown ([`outcome_unknown`]). Such puts are counted in `uncertain_puts`, and
+//! the watchers of their keys in `uncertain_events`, the most events they can have made;
+//! events seen beyond `expected + uncertain_events` are `unexplained`. The run waits for
+//! the `expected` events only.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -433,6 +440,9 @@ struct Tally {
     duplicate: u64,
     out_of_order: u64,
     before_ack: u64,
+    /// Puts whose outcome is unknown, and the watchers of their keys.
+    uncertain_puts: u64,
+    uncertain_events: u64,
 }
 
 impl Tally {
@@ -448,6 +458,8 @@ impl Tally {
         self.duplicate += other.duplicate;
         self.out_of_order += other.out_of_order;
         self.before_ack += other.before_ack;
+        self.uncertain_puts += other.uncertain_puts;
+        self.uncertain_events += other.uncertain_events;
     }
 }
 
@@ -509,6 +521,9 @@ async fn orchestrate(
         duplicate: tally.duplicate,
         out_of_order: tally.out_of_order,
         before_ack: tally.before_ack,
+        uncertain_puts: tally.uncertain_puts,
+        uncertain_events: tally.uncertain_events,
+        unexplained: tally.seen().saturating_sub(expected + tally.uncertain_events),
     };
     Ok(Measured {
         recorder,
@@ -583,6 +598,9 @@ struct Local {
     recorder: RefCell<Recorder>,
     issued: [Cell<u64>; OpKind::COUNT],
     tally: Cell<Tally>,
+    /// Watchers of the keys of the puts sent and not answered yet: what the puts a stop
+    /// abandons could have made.
+    in_flight_events: Cell<u64>,
     last: Cell<Instant>,
     /// Streams whose watchers are all created (or failed).
     ready: Cell<usize>,
@@ -602,6 +620,7 @@ impl Local {
             recorder: RefCell::new(Recorder::new(&plan.kinds, plan.start, plan.interval)),
             issued: Default::default(),
             tally: Cell::new(Tally::default()),
+            in_flight_events: Cell::new(0),
             last: Cell::new(plan.start),
             ready: Cell::new(0),
             ready_changed: Notify::new(),
@@ -692,6 +711,13 @@ impl Local {
         self.last.set(arrival);
     }
 
+    /// A put to distinct key `key` is about to be sent.
+    fn put_sent(&self, key: usize) {
+        self.issue(OpKind::Put, 1);
+        let watchers = self.plan.watchers_of_key[key];
+        self.in_flight_events.set(self.in_flight_events.get() + watchers);
+    }
+
     fn put_done(
         &self,
         result: Result<PutResponse, tonic::Status>,
@@ -700,6 +726,8 @@ impl Local {
         done: Instant,
         value_bytes: u64,
     ) {
+        let watchers = self.plan.watchers_of_key[key];
+        self.in_flight_events.set(self.in_flight_events.get() - watchers);
         let mut rec = self.recorder.borrow_mut();
         match result {
             Ok(response) => {
@@ -710,7 +738,6 @@ impl Local {
                 }
                 rec.record_ok(OpKind::Put, sent, sent, done);
                 rec.record_payload(OpKind::Put, 1, value_bytes);
-                let watchers = self.plan.watchers_of_key[key];
                 self.count(|t| {
                     t.puts += 1;
                     t.expected += watchers;
@@ -719,13 +746,19 @@ impl Local {
             Err(status) => {
                 rec.record_error(OpKind::Put, code(&status), done);
                 rec.record_error_message(OpKind::Put, code(&status), status.message());
+                if outcome_unknown(&status) {
+                    self.count(|t| {
+                        t.uncertain_puts += 1;
+                        t.uncertain_events += watchers;
+                    });
+                }
             }
         }
         self.last.set(done);
     }
 
     /// Hands back the recorder and counts; requests issued and never completed (abandoned
-    /// at a stop) are counted as cancelled.
+    /// at a stop) are counted as cancelled, and abandoned puts as of unknown outcome.
     fn finish(&self) -> Outcome {
         let plan = &self.plan;
         let mut recorder = self.recorder.replace(Recorder::new(&[], plan.start, plan.interval));
@@ -734,6 +767,13 @@ impl Local {
             let abandoned =
                 self.issued[kind.index()].get().saturating_sub(recorder.requests_of(kind));
             recorder.record_errors(kind, ErrorCode::Cancelled, abandoned, last);
+            if kind == OpKind::Put {
+                // Sent, perhaps applied, and their events perhaps seen.
+                self.count(|t| {
+                    t.uncertain_puts += abandoned;
+                    t.uncertain_events += self.in_flight_events.get();
+                });
+            }
         }
         Outcome { recorder, tally: self.tally.get(), last }
     }
@@ -745,6 +785,19 @@ fn stamp_of(value: &[u8], len: usize) -> Option<u64> {
         return None;
     }
     value.first_chunk::<STAMP_LEN>().map(|b| u64::from_le_bytes(*b))
+}
+
+/// Whether a put that failed with `status` may have been applied all the same: the error
+/// says that the client or etcd stopped waiting (etcd's "request timed out" under
+/// overload, a deadline, a cancellation, a lost connection), not that the put was refused.
+/// "too many requests" is etcd refusing a request before proposing it (etcd 3.4 sends it
+/// as `Unknown`), so that put was not applied, whatever the code.
+fn outcome_unknown(status: &tonic::Status) -> bool {
+    use tonic::Code;
+    matches!(
+        status.code(),
+        Code::Unavailable | Code::DeadlineExceeded | Code::Cancelled | Code::Unknown
+    ) && !status.message().contains("too many requests")
 }
 
 fn code(status: &tonic::Status) -> ErrorCode {
@@ -985,7 +1038,7 @@ async fn putter(
             }
         }
         let key = plan.key_of(i);
-        local.issue(OpKind::Put, 1);
+        local.put_sent(key);
         let sent = Instant::now();
         let value = stamp.value(plan.since_base(sent));
         let value_bytes = value.len() as u64;
@@ -1153,14 +1206,19 @@ mod tests {
         assert_eq!(layout.place(3), (0, 0));
     }
 
-    #[test]
-    fn watch_keys_follow_the_key_space() {
-        let layout = Layout { conns: 1, workers: 1 };
-        let toml = "[op.watch]\nstreams = 2\nwatch-per-stream = 5\nwatched-key-total = 4\n\
-                    key-space-size = 2\nsequential-keys = true\n";
+    /// The plan of a watch scenario on one connection and one worker.
+    fn one_worker_plan(toml: &str) -> Plan {
         let scenario = Scenario::from_toml_str(toml).expect("valid scenario");
         let Some(Operation::Watch(op)) = &scenario.op else { unreachable!() };
-        let plan = Plan::watch(op, &scenario, 1, layout);
+        Plan::watch(op, &scenario, 1, Layout { conns: 1, workers: 1 })
+    }
+
+    #[test]
+    fn watch_keys_follow_the_key_space() {
+        let plan = one_worker_plan(
+            "[op.watch]\nstreams = 2\nwatch-per-stream = 5\nwatched-key-total = 4\n\
+             key-space-size = 2\nsequential-keys = true\n",
+        );
         // Watched keys 0..4 are key indices 0, 1, 0, 1: two distinct keys, 5 watchers each.
         assert_eq!(plan.keys.len(), 2);
         assert_eq!(plan.watched, [0, 1, 0, 1]);
@@ -1181,6 +1239,58 @@ mod tests {
         assert_eq!(stamp_of(&a, 16), None, "a value of another length is not this run's");
         let big = Bytes::from(vec![1u8; STAMP_ARENA * 2]);
         assert_eq!(Stamp::new(big).value(3).len(), STAMP_ARENA * 2);
+    }
+
+    #[test]
+    fn puts_of_unknown_outcome_are_told_from_refused_ones() {
+        use tonic::{Code, Status};
+        let unknown = [
+            Status::unavailable("etcdserver: request timed out"),
+            Status::unavailable("error reading a body from connection: connection reset"),
+            Status::deadline_exceeded("Timeout expired"),
+            Status::cancelled("operation was canceled"),
+            Status::unknown("h2 protocol error: broken pipe"),
+        ];
+        for status in &unknown {
+            assert!(outcome_unknown(status), "{status:?}");
+        }
+        let refused = [
+            // etcd's preflight refusal, before proposing, as etcd 3.4 and later send it.
+            Status::unknown("etcdserver: too many requests"),
+            Status::resource_exhausted("etcdserver: too many requests"),
+            Status::new(Code::Unavailable, "etcdserver: too many requests"),
+            Status::invalid_argument("etcdserver: request is too large"),
+            Status::resource_exhausted("etcdserver: mvcc: database space exceeded"),
+            Status::failed_precondition("etcdserver: not capable"),
+            Status::permission_denied("etcdserver: permission denied"),
+        ];
+        for status in &refused {
+            assert!(!outcome_unknown(status), "{status:?}");
+        }
+    }
+
+    #[test]
+    fn puts_of_unknown_outcome_are_counted_with_the_watchers_of_their_keys() {
+        let local = Local::new(Arc::new(one_worker_plan(
+            "[op.watch]\nstreams = 2\nwatch-per-stream = 3\nwatched-key-total = 2\n\
+             key-space-size = 2\nsequential-keys = true\n",
+        )));
+        assert_eq!(local.plan.watchers_of_key, [3, 3]);
+        let put = |key, result| {
+            local.put_sent(key);
+            let t = Instant::now();
+            local.put_done(result, key, t, t, 8);
+        };
+        put(0, Ok(PutResponse::default()));
+        put(1, Err(tonic::Status::unavailable("etcdserver: request timed out")));
+        put(0, Err(tonic::Status::unknown("etcdserver: too many requests")));
+        // Still in flight when the run stops.
+        local.put_sent(1);
+
+        let Outcome { recorder, tally, .. } = local.finish();
+        assert_eq!((tally.puts, tally.expected), (1, 3), "{tally:?}");
+        assert_eq!((tally.uncertain_puts, tally.uncertain_events), (2, 6), "{tally:?}");
+        assert_eq!(recorder.requests_of(OpKind::Put), 4);
     }
 
     #[test]

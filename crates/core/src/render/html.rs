@@ -261,20 +261,34 @@ impl Page {
         }
         if let Some(w) = &run.watch {
             self.heading(3, "Watch accounting");
-            self.kv_table(
-                "",
-                &[
-                    ("Streams", num(thousands(w.streams))),
-                    ("Watchers", num(thousands(w.watchers))),
-                    ("Puts", num(thousands(w.puts))),
-                    ("Events expected", num(thousands(w.expected))),
-                    ("Events received", num(thousands(w.received))),
-                    ("Missing", fault(w.missing)),
-                    ("Duplicate", fault(w.duplicate)),
-                    ("Out of order", fault(w.out_of_order)),
-                    ("Before put acknowledged", num(thousands(w.before_ack))),
-                ],
-            );
+            let mut rows = vec![
+                ("Streams", num(thousands(w.streams))),
+                ("Watchers", num(thousands(w.watchers))),
+                ("Puts", num(thousands(w.puts))),
+                ("Events expected", num(thousands(w.expected))),
+                ("Events received", num(thousands(w.received))),
+            ];
+            // As in the text report, only when there is something to say.
+            if w.uncertain_puts > 0 {
+                rows.push((
+                    "Events from puts with unknown outcome",
+                    num(format!(
+                        "up to {} ({} puts)",
+                        thousands(w.uncertain_events),
+                        thousands(w.uncertain_puts)
+                    )),
+                ));
+            }
+            if w.unexplained > 0 {
+                rows.push(("Unexplained", fault(w.unexplained)));
+            }
+            rows.extend([
+                ("Missing", fault(w.missing)),
+                ("Duplicate", fault(w.duplicate)),
+                ("Out of order", fault(w.out_of_order)),
+                ("Before put acknowledged", num(thousands(w.before_ack))),
+            ]);
+            self.kv_table("", &rows);
         }
         if let Some(h) = &run.hashkv {
             self.heading(3, "HashKV check");

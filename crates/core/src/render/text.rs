@@ -40,6 +40,22 @@
 //!   a.json:    started 2026-11-21T21:00:00.123Z, 3.0000 secs., 10 clients, 1 conns, 1500 ok, 3 errors
 //! ```
 //!
+//! A watch run's accounting has two lines that appear only when not zero: the most events
+//! that puts of unknown outcome (timed out, connection lost) could have made, and the events
+//! that no put of the run accounts for (`Unexplained:`, after it). Here 169 puts timed out,
+//! and some were applied all the same:
+//!
+//! ```text
+//!
+//! Watch accounting:
+//!   ...
+//!   Events expected:    3100000
+//!   Events received:    3900000
+//!   Events from puts with unknown outcome:    up to 16900000 (169 puts)
+//!   Missing:    0
+//!   ...
+//! ```
+//!
 //! When the run scraped the members' `/metrics` and measured itself, one line per member and
 //! one for etcdlat follow (sizes in decimal megabytes, durations in milliseconds, `-` where a
 //! member does not export the figure):
@@ -150,16 +166,24 @@ impl Writer<'_> {
         if let Some(w) = &report.watch {
             let _ = writeln!(
                 self.out,
-                "\nWatch accounting:\n  Streams:\t{}\n  Watchers:\t{}\n  Puts:\t{}\n  Events expected:\t{}\n  Events received:\t{}\n  Missing:\t{}\n  Duplicate:\t{}\n  Out of order:\t{}\n  Before put acknowledged:\t{}",
-                w.streams,
-                w.watchers,
-                w.puts,
-                w.expected,
-                w.received,
-                w.missing,
-                w.duplicate,
-                w.out_of_order,
-                w.before_ack,
+                "\nWatch accounting:\n  Streams:\t{}\n  Watchers:\t{}\n  Puts:\t{}\n  Events expected:\t{}\n  Events received:\t{}",
+                w.streams, w.watchers, w.puts, w.expected, w.received,
+            );
+            // Only when there is something to say: most runs have neither.
+            if w.uncertain_puts > 0 {
+                let _ = writeln!(
+                    self.out,
+                    "  Events from puts with unknown outcome:\tup to {} ({} puts)",
+                    w.uncertain_events, w.uncertain_puts
+                );
+            }
+            if w.unexplained > 0 {
+                let _ = writeln!(self.out, "  Unexplained:\t{}", w.unexplained);
+            }
+            let _ = writeln!(
+                self.out,
+                "  Missing:\t{}\n  Duplicate:\t{}\n  Out of order:\t{}\n  Before put acknowledged:\t{}",
+                w.missing, w.duplicate, w.out_of_order, w.before_ack,
             );
         }
         if let Some(p) = &report.pacing {

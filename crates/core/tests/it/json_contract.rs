@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use etcdlat_core::render;
-use etcdlat_core::{Distribution, OpKind, ReportSet};
+use etcdlat_core::{Distribution, OpKind, ReportSet, WatchAccounting};
 use serde::Deserialize;
 
 use crate::fixture::{mixed_interrupted_report, put_report, range_report};
@@ -76,6 +76,14 @@ struct Watch {
     duplicate: u64,
     out_of_order: u64,
     before_ack: u64,
+    /// Puts of unknown outcome and the most events they made, when there were any.
+    #[serde(default)]
+    uncertain_puts: u64,
+    #[serde(default)]
+    uncertain_events: u64,
+    /// Events no put accounts for, when there were any.
+    #[serde(default)]
+    unexplained: u64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -385,6 +393,47 @@ fn error_messages_are_written_per_code_and_read_back() {
     assert!(put.remove("error_messages").is_some());
     let older: ReportSet = serde_json::from_value(value).expect("an older report reads");
     assert!(older.runs[0].op(OpKind::Put).error_messages.is_empty());
+}
+
+#[test]
+fn watch_accounting_is_written_and_read_back() {
+    let mut report = range_report();
+    report.watch = Some(WatchAccounting {
+        streams: 4,
+        watchers: 100,
+        puts: 31,
+        expected: 310,
+        received: 391,
+        uncertain_puts: 9,
+        uncertain_events: 90,
+        unexplained: 1,
+        ..WatchAccounting::default()
+    });
+    let set = ReportSet::new(vec![report]);
+    let watch = parse(&set).runs.remove(0).watch.expect("the watch accounting is written");
+    assert_eq!(
+        (watch.uncertain_puts, watch.uncertain_events, watch.unexplained),
+        (9, 90, 1),
+        "{watch:?}"
+    );
+    let json = render::json(&set);
+    let back: ReportSet = serde_json::from_str(&json).expect("the output reads back");
+    assert_eq!(back.runs[0].watch, set.runs[0].watch);
+
+    // Counts that are usually 0 are left out then, so a normal run's layout is unchanged...
+    let mut normal = set.clone();
+    let w = normal.runs[0].watch.as_mut().unwrap();
+    (w.uncertain_puts, w.uncertain_events, w.unexplained) = (0, 0, 0);
+    let json = render::json(&normal);
+    let value: serde_json::Value = serde_json::from_str(&json).expect("the output is JSON");
+    let written = value["runs"][0]["watch"].as_object().expect("the accounting is an object");
+    for field in ["uncertain_puts", "uncertain_events", "unexplained"] {
+        assert!(!written.contains_key(field), "{field} written as 0: {written:?}");
+    }
+    assert!(written.contains_key("missing"), "the other counts are always written");
+    // ... and a report written before they existed reads, with them 0.
+    let older: ReportSet = serde_json::from_str(&json).expect("an older report reads");
+    assert_eq!(older.runs[0].watch, normal.runs[0].watch);
 }
 
 #[test]

@@ -12,7 +12,7 @@ use etcdlat_core::render;
 use etcdlat_core::report::QUANTILES;
 use etcdlat_core::{
     Distribution, ErrorCode, MemberReport, OpKind, OpReport, Recorder, Report, ReportSet, Scenario,
-    Threshold,
+    Threshold, WatchAccounting,
 };
 
 use crate::fixture::{mixed_interrupted_report, put_report};
@@ -202,6 +202,30 @@ fn merging_merges_is_merging_everything() {
     assert_eq!(shards(x), owned([("shard 1", 900), ("shard 2", 1_100), ("shard 3", 1_300)]));
     // A merged shard contributes its own shards, under the labels of its merge.
     assert_eq!(shards(y), owned([("shard 1", 900), ("shard 2", 1_100), ("shard 2", 1_300)]));
+}
+
+#[test]
+fn merged_watch_accounting_is_the_sum_of_every_count() {
+    let shard = |n: u64| WatchAccounting {
+        streams: n,
+        watchers: 10 * n,
+        puts: 100 * n,
+        expected: 1_000 * n,
+        received: 1_100 * n,
+        missing: 2 * n,
+        duplicate: 3 * n,
+        out_of_order: 4 * n,
+        before_ack: 5 * n,
+        uncertain_puts: 6 * n,
+        uncertain_events: 60 * n,
+        unexplained: 7 * n,
+    };
+    let mut a = put_report();
+    a.watch = Some(shard(1));
+    let mut b = put_report();
+    b.watch = Some(shard(2));
+    let merged = round_trip(&merge::merge(&[one(a), one(b)]).expect("the shards correspond"));
+    assert_eq!(merged.runs[0].watch, Some(shard(3)));
 }
 
 #[test]

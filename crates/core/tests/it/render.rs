@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use etcdlat_core::render::{self, TextOptions};
-use etcdlat_core::{ErrorCode, OpKind, OpReport, Recorder, ReportSet};
+use etcdlat_core::{ErrorCode, OpKind, OpReport, Recorder, Report, ReportSet, WatchAccounting};
 
 use crate::fixture::{mixed_interrupted_report, put_report, range_report};
 
@@ -85,6 +85,95 @@ fn text_histogram_counts_every_success() {
         })
         .sum();
     assert_eq!(counted, report.ok());
+}
+
+/// The watch run of 100,000 watchers whose puts timed out under load and were applied anyway:
+/// more events arrived than the acknowledged puts made, and the report says where from.
+fn overloaded_watch_report() -> Report {
+    let mut report = range_report();
+    report.name = "watch".to_owned();
+    report.watch = Some(WatchAccounting {
+        streams: 1_000,
+        watchers: 100_000,
+        puts: 31,
+        expected: 3_100_000,
+        received: 3_900_000,
+        uncertain_puts: 169,
+        uncertain_events: 16_900_000,
+        ..WatchAccounting::default()
+    });
+    report
+}
+
+/// The lines of the text report's watch accounting.
+fn watch_lines(text: &str) -> Vec<&str> {
+    text.lines()
+        .skip_while(|l| *l != "Watch accounting:")
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect()
+}
+
+#[test]
+fn text_watch_accounting_tells_events_from_puts_of_unknown_outcome() {
+    let mut report = overloaded_watch_report();
+    let text = render::text(&report, &TextOptions::default());
+    assert_eq!(
+        watch_lines(&text),
+        [
+            "  Streams:\t1000",
+            "  Watchers:\t100000",
+            "  Puts:\t31",
+            "  Events expected:\t3100000",
+            "  Events received:\t3900000",
+            "  Events from puts with unknown outcome:\tup to 16900000 (169 puts)",
+            "  Missing:\t0",
+            "  Duplicate:\t0",
+            "  Out of order:\t0",
+            "  Before put acknowledged:\t0",
+        ]
+    );
+
+    // Events no put accounts for get their own line; a normal run has neither line.
+    let w = report.watch.as_mut().unwrap();
+    w.unexplained = 5;
+    let text = render::text(&report, &TextOptions::default());
+    let lines = watch_lines(&text);
+    assert_eq!(
+        lines[5..7],
+        [
+            "  Events from puts with unknown outcome:\tup to 16900000 (169 puts)",
+            "  Unexplained:\t5"
+        ]
+    );
+    let w = report.watch.as_mut().unwrap();
+    (w.uncertain_puts, w.uncertain_events, w.unexplained) = (0, 0, 0);
+    let text = render::text(&report, &TextOptions::default());
+    let lines = watch_lines(&text);
+    assert_eq!(lines.len(), 9, "{lines:?}");
+    assert!(!text.contains("unknown outcome") && !text.contains("Unexplained"), "{text}");
+}
+
+#[test]
+fn html_watch_accounting_tells_events_from_puts_of_unknown_outcome() {
+    let mut report = overloaded_watch_report();
+    report.watch.as_mut().unwrap().unexplained = 5;
+    let page = render::html(&ReportSet::new(vec![report.clone()]));
+    assert!(
+        page.contains(
+            "<tr><th>Events from puts with unknown outcome</th>\
+             <td class=\"n\">up to 16,900,000 (169 puts)</td></tr>"
+        ),
+        "{page}"
+    );
+    // Events no put accounts for are a fault, flagged like missing ones.
+    assert!(page.contains("<tr><th>Unexplained</th><td class=\"n bad\">5</td></tr>"), "{page}");
+
+    let w = report.watch.as_mut().unwrap();
+    (w.uncertain_puts, w.uncertain_events, w.unexplained) = (0, 0, 0);
+    let page = render::html(&ReportSet::new(vec![report]));
+    assert!(page.contains("<tr><th>Events received</th>"), "{page}");
+    assert!(!page.contains("unknown outcome") && !page.contains("Unexplained"), "{page}");
 }
 
 #[test]

@@ -39,6 +39,8 @@ async fn watch_delivers_every_put_to_every_watcher_of_its_key_once() {
     assert_eq!(w.expected, 200 * 10, "{w:?}");
     assert_eq!(w.received, 200 * 10, "{w:?}");
     assert_eq!((w.missing, w.duplicate, w.out_of_order), (0, 0, 0), "{w:?}");
+    // Every put answered, and every event one of theirs.
+    assert_eq!((w.uncertain_puts, w.uncertain_events, w.unexplained), (0, 0, 0), "{w:?}");
     assert!(report.failures().is_empty(), "{:?}", report.failures());
     assert!(!report.interrupted);
 
@@ -96,6 +98,7 @@ async fn watch_latency_measures_from_send_and_from_acknowledgement() {
     assert_eq!((w.streams, w.watchers, w.puts), (3, 12, 100), "{w:?}");
     assert_eq!((w.expected, w.received), (1200, 1200), "{w:?}");
     assert_eq!((w.missing, w.duplicate, w.out_of_order), (0, 0, 0), "{w:?}");
+    assert_eq!((w.uncertain_puts, w.uncertain_events, w.unexplained), (0, 0, 0), "{w:?}");
     assert_eq!(etcd.revision().await - before, 100);
 
     let sent = &report.op(OpKind::WatchEvent).latency;
@@ -166,4 +169,7 @@ async fn a_stopped_watch_run_reports_what_it_measured() {
     assert_eq!(report.op(OpKind::Put).ok, w.puts);
     assert!(w.received <= w.expected, "{w:?}");
     assert_eq!(w.duplicate + w.out_of_order, 0, "{w:?}");
+    // Puts still in flight at the stop are of unknown outcome; every event is explained.
+    assert_eq!(w.uncertain_events, w.uncertain_puts * 10, "{w:?}");
+    assert_eq!(w.unexplained, 0, "{w:?}");
 }
