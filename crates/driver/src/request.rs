@@ -22,7 +22,7 @@ use crate::error::DriverError;
 use crate::grpc::{decode, frame, frame_put};
 use crate::rpc::{
     DELETE_RANGE, DeleteRangeRequest, DeleteRangeResponse, Key, Kv, PUT, PutRequest, PutResponse,
-    RANGE, RangeRequest, RangeResponse, Request, RequestOp, TxnRequest,
+    RANGE, RangeRequest, RangeResponse, Request, TxnRequest,
 };
 use crate::stm;
 
@@ -462,30 +462,20 @@ impl Ops {
                 unreachable!("sent by execute")
             }
             Instance::TxnPut { keygen, ops, value } => {
-                let success = (0..*ops)
-                    .map(|j| RequestOp {
-                        request: Some(Request::Put(PutRequest {
-                            key: key_of(keygen, i * ops + j),
-                            value: value.clone(),
-                        })),
+                let puts = (0..*ops).map(|j| {
+                    Request::Put(PutRequest {
+                        key: key_of(keygen, i * ops + j),
+                        value: value.clone(),
                     })
-                    .collect();
-                let resp = kv
-                    .txn(TxnRequest { compare: Vec::new(), success, failure: Vec::new() })
-                    .await?;
+                });
+                let resp = kv.txn(TxnRequest::unconditional(puts)).await?;
                 let member = member_of(resp.header.as_ref());
                 Ok(Done { keys: *ops, value_bytes: ops * value.len() as u64, retries: 0, member })
             }
             Instance::TxnMixed { read, keygen, value, .. } => {
                 if kind == OpKind::TxnRead {
-                    let req = RequestOp { request: Some(Request::Range(read.clone())) };
-                    let resp = kv
-                        .txn(TxnRequest {
-                            compare: Vec::new(),
-                            success: vec![req],
-                            failure: Vec::new(),
-                        })
-                        .await?;
+                    let read = Request::Range(read.clone());
+                    let resp = kv.txn(TxnRequest::unconditional([read])).await?;
                     let (keys, value_bytes) = resp
                         .responses
                         .iter()
@@ -506,15 +496,9 @@ impl Ops {
                         member: member_of(resp.header.as_ref()),
                     })
                 } else {
-                    let put = PutRequest { key: key_of(keygen, i), value: value.clone() };
-                    let req = RequestOp { request: Some(Request::Put(put)) };
-                    let resp = kv
-                        .txn(TxnRequest {
-                            compare: Vec::new(),
-                            success: vec![req],
-                            failure: Vec::new(),
-                        })
-                        .await?;
+                    let put =
+                        Request::Put(PutRequest { key: key_of(keygen, i), value: value.clone() });
+                    let resp = kv.txn(TxnRequest::unconditional([put])).await?;
                     let member = member_of(resp.header.as_ref());
                     Ok(Done { keys: 1, value_bytes: value.len() as u64, retries: 0, member })
                 }

@@ -264,6 +264,14 @@ pub(crate) struct TxnRequest {
     pub failure: Vec<RequestOp>,
 }
 
+impl TxnRequest {
+    /// A transaction without conditions that runs `ops`.
+    pub(crate) fn unconditional(ops: impl IntoIterator<Item = Request>) -> Self {
+        let success = ops.into_iter().map(|r| RequestOp { request: Some(r) }).collect();
+        Self { compare: Vec::new(), success, failure: Vec::new() }
+    }
+}
+
 /// `etcdserverpb.ResponseOp`.
 #[derive(Clone, PartialEq, prost::Message)]
 pub(crate) struct ResponseOp {
