@@ -9,7 +9,7 @@ use std::time::Instant;
 use etcdlat_core::{LeaderChange, TargetInfo, Targeting};
 use tokio::sync::watch;
 
-use crate::connection::{Dialer, source_chain};
+use crate::connection::{Dialer, source_chain, within};
 use crate::error::DriverError;
 
 /// Status and member list, as one member sees them.
@@ -49,12 +49,7 @@ impl View {
             let members = client.member_list().await?;
             Ok(Self { status, members })
         };
-        let limit = dialer.timeout().max(Duration::from_secs(5));
-        tokio::time::timeout(limit, ask).await.unwrap_or_else(|_| {
-            Err(etcd_client::Error::GRpcStatus(tonic::Status::deadline_exceeded(format!(
-                "no answer to Status and MemberList within {limit:?}"
-            ))))
-        })
+        within(dialer.timeout().max(Duration::from_secs(5)), "Status and MemberList", ask).await
     }
 
     /// The view of the first endpoint that answers.
@@ -224,8 +219,7 @@ pub(crate) async fn hashkv(
         for (i, (_, _, client)) in members.iter().enumerate() {
             let client = client.clone();
             asked.spawn(async move {
-                let hash = tokio::time::timeout(HASHKV_TIMEOUT, member_hash(client, revision));
-                (i, hash.await.unwrap_or_else(|_| Err(no_hash_in_time())))
+                (i, within(HASHKV_TIMEOUT, "HashKV", member_hash(client, revision)).await)
             });
         }
         let mut hashes = vec![(0, 0); members.len()];
@@ -272,12 +266,6 @@ pub(crate) async fn hashkv(
 
 /// How long a member may take to answer HashKV (it hashes its whole key space).
 const HASHKV_TIMEOUT: Duration = Duration::from_secs(30);
-
-fn no_hash_in_time() -> etcd_client::Error {
-    etcd_client::Error::GRpcStatus(tonic::Status::deadline_exceeded(format!(
-        "no HashKV answer within {HASHKV_TIMEOUT:?}"
-    )))
-}
 
 fn not_answering(endpoint: &str, e: &etcd_client::Error) -> DriverError {
     DriverError::NotAnswering { endpoint: endpoint.to_owned(), reason: source_chain(e) }

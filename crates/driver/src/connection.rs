@@ -112,41 +112,13 @@ impl Dialer {
             endpoint: endpoint.to_owned(),
             reason: "no host and port".to_owned(),
         })?;
+        let (io, scheme) = if tls {
+            (self.dial(endpoint, &authority, Some(self.tls_config()?)).await?, Scheme::HTTPS)
+        } else {
+            (self.dial(endpoint, &authority, None).await?, Scheme::HTTP)
+        };
         let connect_error =
             |reason: String| DriverError::Connect { endpoint: endpoint.to_owned(), reason };
-        let within = |what: &str| format!("{what} within the dial timeout ({:?})", self.0.timeout);
-
-        let port = authority.port_u16().unwrap_or(if tls { 443 } else { 80 });
-        let host = authority.host().trim_start_matches('[').trim_end_matches(']').to_owned();
-        let tcp =
-            match tokio::time::timeout(self.0.timeout, TcpStream::connect((host.as_str(), port)))
-                .await
-            {
-                Ok(Ok(tcp)) => tcp,
-                Ok(Err(e)) => return Err(connect_error(e.to_string())),
-                Err(_) => return Err(connect_error(within("no connection"))),
-            };
-        let _ = tcp.set_nodelay(true);
-        let (io, scheme) = if tls {
-            let config = self.tls_config()?;
-            let name = ServerName::try_from(host.clone()).map_err(|e| DriverError::Endpoint {
-                endpoint: endpoint.to_owned(),
-                reason: format!("not a TLS server name: {e}"),
-            })?;
-            let handshake = tokio_rustls::TlsConnector::from(config).connect(name, tcp);
-            match tokio::time::timeout(self.0.timeout, handshake).await {
-                Ok(Ok(stream)) => (Io::Tls(Box::new(stream)), Scheme::HTTPS),
-                Ok(Err(e)) => {
-                    return Err(DriverError::Tls {
-                        endpoint: endpoint.to_owned(),
-                        reason: tls_reason(&e),
-                    });
-                }
-                Err(_) => return Err(connect_error(within("no TLS handshake"))),
-            }
-        } else {
-            (Io::Plain(tcp), Scheme::HTTP)
-        };
         let handshake = h2::client::Builder::new()
             .initial_window_size(STREAM_WINDOW)
             .initial_connection_window_size(CONNECTION_WINDOW)
@@ -154,30 +126,61 @@ impl Dialer {
         let (send, conn) = match tokio::time::timeout(self.0.timeout, handshake).await {
             Ok(Ok(pair)) => pair,
             Ok(Err(e)) => return Err(connect_error(format!("HTTP/2 handshake failed: {e}"))),
-            Err(_) => return Err(connect_error(within("no HTTP/2 handshake"))),
+            Err(_) => return Err(connect_error(self.within("no HTTP/2 handshake"))),
         };
         Ok((spawn_connection(send, conn), (scheme, authority)))
+    }
+
+    /// The byte stream to `authority`: TCP, then TLS with `tls` when given, each within the
+    /// dial timeout.
+    async fn dial(
+        &self,
+        endpoint: &str,
+        authority: &Authority,
+        tls: Option<Arc<ClientConfig>>,
+    ) -> Result<Io, DriverError> {
+        let connect_error =
+            |reason: String| DriverError::Connect { endpoint: endpoint.to_owned(), reason };
+        let port = authority.port_u16().unwrap_or(if tls.is_some() { 443 } else { 80 });
+        let host = authority.host().trim_start_matches('[').trim_end_matches(']').to_owned();
+        let tcp = TcpStream::connect((host.as_str(), port));
+        let tcp = match tokio::time::timeout(self.0.timeout, tcp).await {
+            Ok(Ok(tcp)) => tcp,
+            Ok(Err(e)) => return Err(connect_error(e.to_string())),
+            Err(_) => return Err(connect_error(self.within("no connection"))),
+        };
+        let _ = tcp.set_nodelay(true);
+        let Some(config) = tls else { return Ok(Io::Plain(tcp)) };
+        let name = ServerName::try_from(host).map_err(|e| DriverError::Endpoint {
+            endpoint: endpoint.to_owned(),
+            reason: format!("not a TLS server name: {e}"),
+        })?;
+        let handshake = tokio_rustls::TlsConnector::from(config).connect(name, tcp);
+        match tokio::time::timeout(self.0.timeout, handshake).await {
+            Ok(Ok(stream)) => Ok(Io::Tls(Box::new(stream))),
+            Ok(Err(e)) => {
+                Err(DriverError::Tls { endpoint: endpoint.to_owned(), reason: tls_reason(&e) })
+            }
+            Err(_) => Err(connect_error(self.within("no TLS handshake"))),
+        }
+    }
+
+    fn within(&self, what: &str) -> String {
+        format!("{what} within the dial timeout ({:?})", self.0.timeout)
     }
 
     /// A byte stream to `url` (`http://` or `https://`) for HTTP/1.1, with the run's TLS for
     /// `https://`: for scraping `/metrics`.
     pub(crate) async fn http1_stream(&self, uri: &http::Uri) -> Result<Io, String> {
         let authority = uri.authority().ok_or("no host")?;
-        let tls = uri.scheme_str() == Some("https");
-        let host = authority.host().trim_start_matches('[').trim_end_matches(']').to_owned();
-        let port = authority.port_u16().unwrap_or(if tls { 443 } else { 80 });
-        let tcp = TcpStream::connect((host.as_str(), port)).await.map_err(|e| e.to_string())?;
-        if !tls {
-            return Ok(Io::Plain(tcp));
-        }
-        let mut config = (*self.tls_config().map_err(|e| e.to_string())?).clone();
-        config.alpn_protocols = vec![b"http/1.1".to_vec()];
-        let name = ServerName::try_from(host).map_err(|e| e.to_string())?;
-        let stream = tokio_rustls::TlsConnector::from(Arc::new(config))
-            .connect(name, tcp)
-            .await
-            .map_err(|e| tls_reason(&e))?;
-        Ok(Io::Tls(Box::new(stream)))
+        let tls = if uri.scheme_str() == Some("https") {
+            let mut config = (*self.tls_config().map_err(|e| e.to_string())?).clone();
+            config.alpn_protocols = vec![b"http/1.1".to_vec()];
+            Some(Arc::new(config))
+        } else {
+            None
+        };
+        self.dial(authority.as_str(), authority, tls).await.map_err(|e| e.to_string())
     }
 
     /// Opens one connection and checks that etcd answers on it, with the run's token, so
@@ -264,6 +267,20 @@ impl Dialer {
             reason: "no endpoints".to_owned(),
         }))
     }
+}
+
+/// A control request (etcd-client's, which has no deadline of its own on our channel),
+/// given up after `limit` with `DeadlineExceeded` naming `what`.
+pub(crate) async fn within<T>(
+    limit: Duration,
+    what: &str,
+    request: impl std::future::Future<Output = Result<T, etcd_client::Error>>,
+) -> Result<T, etcd_client::Error> {
+    tokio::time::timeout(limit, request).await.unwrap_or_else(|_| {
+        Err(etcd_client::Error::GRpcStatus(Status::deadline_exceeded(format!(
+            "no answer to {what} within {limit:?}"
+        ))))
+    })
 }
 
 /// A rustls error in words, with what it usually means.

@@ -29,7 +29,7 @@ use etcdlat_core::{FaultAction, FaultStep, MemberRef};
 use tokio::sync::watch;
 
 use crate::cluster;
-use crate::connection::{Dialer, source_chain};
+use crate::connection::{Dialer, source_chain, within};
 use crate::error::DriverError;
 use crate::local::MemberControl;
 
@@ -562,7 +562,7 @@ impl Executor {
             applied.member = Some(to.name.clone());
             applied.started = Instant::now();
             let mut client = connect(&self.target.dialer, &leader.url).await?;
-            match within(client.move_leader(to.id)).await {
+            match within(REQUEST_TIMEOUT, "MoveLeader", client.move_leader(to.id)).await {
                 Ok(_) => {
                     applied.what = format!("moved the leader from {} to {}", leader.name, to.name);
                     return Ok(());
@@ -584,14 +584,19 @@ impl Executor {
         for member_url in urls {
             let attempt = async {
                 let mut client = connect(&self.target.dialer, &member_url).await?;
-                let revision = within(client.get("\0etcdlat-fault-probe", None))
-                    .await
-                    .map_err(|e| source_chain(&e))?
-                    .header()
-                    .map_or(0, etcd_client::ResponseHeader::revision);
-                within(client.compact(revision, None::<etcd_client::CompactionOptions>))
-                    .await
-                    .map_err(|e| source_chain(&e))?;
+                let revision =
+                    within(REQUEST_TIMEOUT, "Range", client.get("\0etcdlat-fault-probe", None))
+                        .await
+                        .map_err(|e| source_chain(&e))?
+                        .header()
+                        .map_or(0, etcd_client::ResponseHeader::revision);
+                within(
+                    REQUEST_TIMEOUT,
+                    "Compact",
+                    client.compact(revision, None::<etcd_client::CompactionOptions>),
+                )
+                .await
+                .map_err(|e| source_chain(&e))?;
                 Ok::<i64, String>(revision)
             };
             applied.started = Instant::now();
@@ -628,7 +633,7 @@ impl Executor {
         applied.started = Instant::now();
         for (name, member_url) in &targets {
             let mut client = connect(&self.target.dialer, member_url).await?;
-            within(client.defragment())
+            within(REQUEST_TIMEOUT, "Defragment", client.defragment())
                 .await
                 .map_err(|e| format!("{name}: {}", source_chain(&e)))?;
         }
@@ -642,17 +647,6 @@ impl Executor {
 
 async fn connect(dialer: &Dialer, member_url: &str) -> Result<Client, String> {
     dialer.client(member_url).await.map_err(|e| e.to_string())
-}
-
-/// A control request, given up after [`REQUEST_TIMEOUT`].
-async fn within<T>(
-    request: impl std::future::Future<Output = Result<T, etcd_client::Error>>,
-) -> Result<T, etcd_client::Error> {
-    tokio::time::timeout(REQUEST_TIMEOUT, request).await.unwrap_or_else(|_| {
-        Err(etcd_client::Error::GRpcStatus(tonic::Status::deadline_exceeded(format!(
-            "no answer within {REQUEST_TIMEOUT:?}"
-        ))))
-    })
 }
 
 /// A member's own id and the leader it knows, if it answers within [`STATUS_TIMEOUT`], asked

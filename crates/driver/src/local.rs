@@ -14,7 +14,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::connection::Dialer;
+use crate::connection::{Dialer, within};
 
 use crate::error::DriverError;
 
@@ -523,9 +523,6 @@ impl Drop for LocalCluster {
 
 async fn status_leader(dialer: &Dialer, url: &str) -> Result<u64, String> {
     let mut client = dialer.client(url).await.map_err(|e| e.to_string())?;
-    match tokio::time::timeout(Duration::from_secs(1), client.status()).await {
-        Ok(Ok(status)) => Ok(status.leader()),
-        Ok(Err(e)) => Err(e.to_string()),
-        Err(_) => Err("no answer to Status within 1s".to_owned()),
-    }
+    let status = within(Duration::from_secs(1), "Status", client.status());
+    status.await.map(|s| s.leader()).map_err(|e| e.to_string())
 }
