@@ -9,7 +9,7 @@ use etcdlat_core::{ErrorCode, FaultAction, FaultReport, OpKind, Report};
 use etcdlat_driver::{Driver, DriverError};
 use etcdlat_testkit::{Etcd, skip};
 
-use crate::scenario;
+use crate::{run_on, scenario};
 
 /// Checks what holds for every step's figures, whatever the cluster did.
 fn check_consistent(report: &Report) {
@@ -80,16 +80,15 @@ async fn a_run_goes_on_through_a_killed_follower_and_a_paused_leader() {
     let etcd = Etcd::start_cluster(3).await;
     let leader = etcd.leader_name().await;
     // One connection per member, so that some clients talk to the follower that is killed.
-    let driver = Driver::builder().local_cluster(etcd.local()).conns(3).connect().await.unwrap();
     let before = etcd.revision().await;
-    let report = driver
-        .run(&scenario(
-            "[load]\nclients = 6\nduration = \"7s\"\n[op.put]\nkey-space-size = 1000\n\
+    let report = run_on(
+        &etcd,
+        3,
+        "[load]\nclients = 6\nduration = \"7s\"\n[op.put]\nkey-space-size = 1000\n\
              [[faults]]\nat = \"1500ms\"\naction = \"kill\"\nmember = \"follower\"\n\
              [[faults]]\nat = \"3500ms\"\naction = \"pause\"\nmember = \"leader\"\nfor = \"1s\"\n",
-        ))
-        .await
-        .unwrap();
+    )
+    .await;
     assert!(!report.interrupted);
     assert_eq!(report.faults.len(), 2, "{:#?}", report.faults);
     check_consistent(&report);
@@ -139,15 +138,14 @@ async fn killing_the_only_server_and_restarting_it() {
         return;
     }
     let etcd = Etcd::start().await;
-    let driver = Driver::builder().local_cluster(etcd.local()).conns(2).connect().await.unwrap();
-    let report = driver
-        .run(&scenario(
-            "[load]\nclients = 4\nduration = \"6s\"\n[op.put]\nkey-space-size = 100\n\
+    let report = run_on(
+        &etcd,
+        2,
+        "[load]\nclients = 4\nduration = \"6s\"\n[op.put]\nkey-space-size = 100\n\
              [[faults]]\nat = \"1s\"\naction = \"kill\"\nmember = \"leader\"\n\
              [[faults]]\nat = \"2s\"\naction = \"restart\"\n",
-        ))
-        .await
-        .unwrap();
+    )
+    .await;
     assert!(!report.interrupted);
     check_consistent(&report);
     let kill = step(&report, FaultAction::Kill);

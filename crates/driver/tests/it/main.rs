@@ -38,9 +38,18 @@ mod schedule;
 mod security;
 mod watch;
 
-use etcdlat_core::Scenario;
+use etcdlat_core::{Report, Scenario};
+use etcdlat_driver::Driver;
+use etcdlat_testkit::Etcd;
 
 /// A scenario from TOML, panicking with the error when invalid.
 pub fn scenario(toml: &str) -> Scenario {
     Scenario::from_toml_str(toml).unwrap_or_else(|e| panic!("invalid test scenario: {e}"))
+}
+
+/// Runs the scenario in `toml` once on `etcd`, over `conns` connections of a driver made
+/// for it.
+pub async fn run_on(etcd: &Etcd, conns: u32, toml: &str) -> Report {
+    let driver = Driver::builder().local_cluster(etcd.local()).conns(conns).connect().await;
+    driver.expect("connecting the driver").run(&scenario(toml)).await.expect("a run")
 }

@@ -12,7 +12,7 @@ use etcdlat_core::{ErrorCode, OpKind};
 use etcdlat_driver::Driver;
 use etcdlat_testkit::{Etcd, skip};
 
-use crate::scenario;
+use crate::{run_on, scenario};
 
 /// Keys under `prefix`.
 async fn count(etcd: &Etcd, prefix: &str) -> i64 {
@@ -301,17 +301,16 @@ async fn lease_revoke_takes_a_live_lease_when_older_ones_expired() {
         return;
     }
     let etcd = Etcd::start().await;
-    let driver = Driver::builder().local_cluster(etcd.local()).conns(2).connect().await.unwrap();
     // Each client grants four leases for every one it revokes, and leases live 2 s: by the
     // end of the run the oldest a client holds have expired.
-    let report = driver
-        .run(&scenario(
-            "[load]\nclients = 2\nduration = \"4s\"\nrate = 150\n\
+    let report = run_on(
+        &etcd,
+        2,
+        "[load]\nclients = 2\nduration = \"4s\"\nrate = 150\n\
              [[mix]]\nweight = 80\n[mix.op.lease-grant]\nttl = 2\n\
              [[mix]]\nweight = 20\n[mix.op.lease-revoke]\nttl = 2\n",
-        ))
-        .await
-        .unwrap();
+    )
+    .await;
     let grant = report.op(OpKind::LeaseGrant);
     let revoke = report.op(OpKind::LeaseRevoke);
     assert!(revoke.ok > 50, "{} revokes", revoke.ok);
@@ -537,13 +536,7 @@ async fn zipf_keys_are_skewed_towards_the_first_index() {
         return;
     }
     let etcd = Etcd::start().await;
-    let driver = Driver::builder().local_cluster(etcd.local()).conns(2).connect().await.unwrap();
-    let report = driver
-        .run(&scenario(
-            "[load]\nclients = 4\ntotal = 2000\n[op.put]\nprefix = \"z/\"\nkey-space-size = 1000\nzipf = 1.2\nseed = 5\n",
-        ))
-        .await
-        .unwrap();
+    let report = run_on(&etcd, 2, "[load]\nclients = 4\ntotal = 2000\n[op.put]\nprefix = \"z/\"\nkey-space-size = 1000\nzipf = 1.2\nseed = 5\n").await;
     assert_eq!(report.op(OpKind::Put).ok, 2000);
     let resp = etcd.client().await.get("z/", Some(GetOptions::new().with_prefix())).await.unwrap();
     let distinct = resp.kvs().len();

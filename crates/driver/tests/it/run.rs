@@ -6,7 +6,7 @@ use etcdlat_core::OpKind;
 use etcdlat_driver::{Driver, DriverError};
 use etcdlat_testkit::{Etcd, port_of, skip, tcp_connections_to};
 
-use crate::scenario;
+use crate::{run_on, scenario};
 
 #[tokio::test]
 async fn ten_conns_are_ten_tcp_connections() {
@@ -68,13 +68,12 @@ async fn duration_bounded_run_with_rate_cap() {
     }
     let etcd = Etcd::start().await;
     let before = etcd.revision().await;
-    let driver = Driver::builder().local_cluster(etcd.local()).conns(2).connect().await.unwrap();
-    let report = driver
-        .run(&scenario(
-            "[load]\nclients = 4\nduration = \"2s\"\nrate = 100\n[op.put]\nkey-space-size = 100\n",
-        ))
-        .await
-        .unwrap();
+    let report = run_on(
+        &etcd,
+        2,
+        "[load]\nclients = 4\nduration = \"2s\"\nrate = 100\n[op.put]\nkey-space-size = 100\n",
+    )
+    .await;
     let put = report.op(OpKind::Put);
     // 100 per second for 2 seconds, as etcd's --rate would send.
     assert!((180..=202).contains(&put.ok), "{} puts", put.ok);
