@@ -67,7 +67,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 use crate::op::OpKind;
-use crate::recorder::{HIGHEST_US, INTERVAL_SIGFIG, LOWEST_US, OpRecord, Timeline};
+use crate::recorder::{OpRecord, Timeline};
 use crate::scenario::{Cluster, Load, ScenarioError};
 use crate::unit;
 
@@ -608,18 +608,7 @@ impl Series {
                 if i >= intervals.len() {
                     intervals.resize_with(i + 1, || (0, 0, None));
                 }
-                let slot = &mut intervals[i];
-                slot.0 += s.ok;
-                slot.1 += s.errors;
-                if !s.buckets.is_empty() {
-                    let h = slot.2.get_or_insert_with(|| {
-                        Histogram::new_with_bounds(LOWEST_US, HIGHEST_US, INTERVAL_SIGFIG)
-                            .expect("constant bounds")
-                    });
-                    for &(v, n) in &s.buckets {
-                        h.record_n(v.clamp(LOWEST_US, HIGHEST_US), n).expect("clamped");
-                    }
-                }
+                s.add_to(&mut intervals[i]);
             }
         }
         Self { intervals, interval, duration }

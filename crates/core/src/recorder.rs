@@ -49,6 +49,27 @@ pub struct IntervalSample {
     pub buckets: Vec<(u64, u64)>,
 }
 
+/// Interval samples added up: requests ok, failed, and the latency histogram of their
+/// buckets (none until a sample has one).
+pub(crate) type IntervalSum = (u64, u64, Option<Histogram<u64>>);
+
+impl IntervalSample {
+    /// Adds this sample's counts and latencies into `sum`.
+    pub(crate) fn add_to(&self, sum: &mut IntervalSum) {
+        sum.0 += self.ok;
+        sum.1 += self.errors;
+        if !self.buckets.is_empty() {
+            let h = sum.2.get_or_insert_with(|| {
+                Histogram::new_with_bounds(LOWEST_US, HIGHEST_US, INTERVAL_SIGFIG)
+                    .expect("constant bounds")
+            });
+            for &(v, n) in &self.buckets {
+                h.record_n(v.clamp(LOWEST_US, HIGHEST_US), n).expect("clamped into bounds");
+            }
+        }
+    }
+}
+
 /// Everything recorded for one operation kind.
 #[derive(Debug, Clone)]
 pub struct OpRecord {

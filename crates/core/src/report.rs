@@ -16,9 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::fault::FaultReport;
 use crate::metrics::{ClientUsage, MemberMetrics};
 use crate::op::{ErrorCode, OpKind};
-use crate::recorder::{
-    HIGHEST_US, INTERVAL_SIGFIG, IntervalSample, LOWEST_US, OpRecord, new_histogram,
-};
+use crate::recorder::{IntervalSample, OpRecord, new_histogram};
 use crate::scenario::Scenario;
 use crate::threshold::{Threshold, Violation};
 
@@ -654,18 +652,7 @@ impl Interval {
         let mut by_index: Vec<(u64, u64, Option<Histogram<u64>>)> =
             (0..=last).map(|_| (0, 0, None)).collect();
         for s in samples {
-            let slot = &mut by_index[s.index as usize];
-            slot.0 += s.ok;
-            slot.1 += s.errors;
-            if !s.buckets.is_empty() {
-                let h = slot.2.get_or_insert_with(|| {
-                    Histogram::new_with_bounds(LOWEST_US, HIGHEST_US, INTERVAL_SIGFIG)
-                        .expect("constant bounds")
-                });
-                for &(v, n) in &s.buckets {
-                    h.record_n(v.clamp(LOWEST_US, HIGHEST_US), n).expect("clamped into bounds");
-                }
-            }
+            s.add_to(&mut by_index[s.index as usize]);
         }
         by_index
             .into_iter()
