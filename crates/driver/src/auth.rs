@@ -103,7 +103,7 @@ impl Auth {
             password: self.credentials.password().to_owned(),
         };
         let mut conn = conn.clone();
-        let answer = conn.unary::<AuthenticateResponse>(AUTHENTICATE, &frame(&request), None).await;
+        let answer = conn.unary::<AuthenticateResponse>(AUTHENTICATE, frame(&request), None).await;
         let token = match answer {
             Ok(r) => Some(HeaderValue::from_str(&r.token).map_err(|_| {
                 Status::internal("the server's auth token is not a valid header value")

@@ -7,14 +7,16 @@
 //! allocates nothing of ours. Field numbers are etcd's `rpc.proto`; fields the client
 //! does not need are skipped when decoding responses.
 
-use std::sync::Arc;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
 
 use bytes::{Buf, BufMut, Bytes};
 use http::HeaderValue;
 use prost::encoding::{self, DecodeContext, WireType};
 
 use crate::auth::Auth;
-use crate::grpc::{Body, GrpcConn, decode, frame, frame_put};
+use crate::grpc::{Body, GrpcConn, Outgoing, Unary, decode, frame, frame_put};
 
 /// Largest response accepted: ranges over many 1 MB values are large.
 pub(crate) const MAX_DECODING_BYTES: usize = 512 << 20;
@@ -323,62 +325,98 @@ impl Kv {
     /// Sends `body` to `path`, with the run's token when it has one, and answers the
     /// response message's bytes. The one await of the hot path: every logical client holds
     /// this future, so it is the same type for every request and decoding happens after.
-    pub(crate) async fn call(
-        &mut self,
-        path: &'static str,
-        body: Body,
-    ) -> Result<Bytes, tonic::Status> {
-        let token = match self.cached_token() {
-            Some(token) => token,
-            // Boxed, as rare: it may authenticate, a large future.
-            None => Box::pin(self.fetch_token()).await?,
-        };
-        match self.conn.unary_raw(path, &body, token.as_ref()).await {
-            Err(status) if Auth::is_stale_token(&status) => {
-                Box::pin(self.renew_and_resend(path, body, status)).await
+    pub(crate) fn call(&mut self, path: &'static str, body: Body) -> Call<'_> {
+        Call { kv: self, path, body, unary: Unary::new(), token: None, renewed: false }
+    }
+}
+
+/// The future of [`Kv::call`], written by hand to stay small (see [`Unary`]).
+pub(crate) struct Call<'k> {
+    kv: &'k mut Kv,
+    path: &'static str,
+    body: Body,
+    unary: Unary,
+    /// The run's token being fetched (a connection's first request) or renewed (after
+    /// "invalid auth token"): boxed, as it is rare and may authenticate.
+    token: Option<TokenFetch>,
+    /// Whether the token was renewed for this request already: it is resent once.
+    renewed: bool,
+}
+
+type TokenFetch =
+    Pin<Box<dyn Future<Output = Result<(u64, Option<HeaderValue>), tonic::Status>> + Send>>;
+
+impl Future for Call<'_> {
+    type Output = Result<Bytes, tonic::Status>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = &mut *self;
+        loop {
+            if let Some(fetch) = &mut this.token {
+                let fetched = ready!(fetch.as_mut().poll(cx));
+                this.token = None;
+                this.kv.token = Some(fetched?);
             }
-            result => result,
+            let Kv { conn, token } = &mut *this.kv;
+            let send_with = if this.unary.is_unsent() {
+                match cached_token(conn, token) {
+                    Some(token) => token,
+                    None => {
+                        this.token = Some(fetch_token(conn, None));
+                        continue;
+                    }
+                }
+            } else {
+                None
+            };
+            let out = Outgoing { path: this.path, body: &mut this.body, token: send_with };
+            match ready!(this.unary.poll(cx, conn, out)) {
+                // A member restarted or the token expired: renew it once and send again.
+                Err(status) if Auth::is_stale_token(&status) && !this.renewed => {
+                    let Some((used, _)) = token else { return Poll::Ready(Err(status)) };
+                    if conn.auth().is_none() {
+                        return Poll::Ready(Err(status));
+                    }
+                    this.renewed = true;
+                    this.token = Some(fetch_token(conn, Some(*used)));
+                    this.unary = Unary::new();
+                }
+                result => return Poll::Ready(result),
+            }
         }
     }
+}
 
-    /// A member restarted or the token expired: renews the token once and sends again.
-    async fn renew_and_resend(
-        &mut self,
-        path: &'static str,
-        body: Body,
-        status: tonic::Status,
-    ) -> Result<Bytes, tonic::Status> {
-        let (Some(auth), Some((used, _))) = (self.conn.auth(), &self.token) else {
-            return Err(status);
-        };
-        let (auth, used) = (Arc::clone(auth), *used);
-        auth.refresh(&self.conn, used).await?;
-        let token = self.fetch_token().await?;
-        self.conn.unary_raw(path, &body, token.as_ref()).await
-    }
-
-    /// The token to send while the run's token has not changed since it was cached (and
-    /// none without auth); `None` when it must be fetched.
-    #[inline]
-    fn cached_token(&self) -> Option<Option<HeaderValue>> {
-        let Some(auth) = self.conn.auth() else { return Some(None) };
-        match &self.token {
-            Some((cached, token)) if *cached == auth.generation() && *cached != 0 => {
-                Some(token.clone())
-            }
-            _ => None,
+/// The token to send while the run's token has not changed since `cached` was taken (and
+/// none without auth); `None` when it must be fetched.
+#[inline]
+fn cached_token<'t>(
+    conn: &GrpcConn,
+    cached: &'t Option<(u64, Option<HeaderValue>)>,
+) -> Option<Option<&'t HeaderValue>> {
+    let Some(auth) = conn.auth() else { return Some(None) };
+    match cached {
+        Some((generation, token)) if *generation == auth.generation() && *generation != 0 => {
+            Some(token.as_ref())
         }
+        _ => None,
     }
+}
 
-    /// The run's current token (authenticating first if there is none yet), cached.
-    async fn fetch_token(&mut self) -> Result<Option<HeaderValue>, tonic::Status> {
-        let Some(auth) = self.conn.auth() else { return Ok(None) };
-        let auth = Arc::clone(auth);
-        let (generation, token) = auth.token(&self.conn).await?;
-        self.token = Some((generation, token.clone()));
-        Ok(token)
-    }
+/// The run's current token and its generation, authenticating first if there is none
+/// yet, or renewing it first if `stale` (the generation a rejected token came from).
+fn fetch_token(conn: &GrpcConn, stale: Option<u64>) -> TokenFetch {
+    let conn = conn.clone();
+    Box::pin(async move {
+        let Some(auth) = conn.auth() else { return Ok((0, None)) };
+        if let Some(stale) = stale {
+            auth.refresh(&conn, stale).await?;
+        }
+        auth.token(&conn).await
+    })
+}
 
+impl Kv {
     pub(crate) async fn put(&mut self, req: PutRequest) -> Result<PutResponse, tonic::Status> {
         decode(&self.call(PUT, frame_put(&req)).await?)
     }
