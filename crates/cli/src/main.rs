@@ -197,7 +197,7 @@ async fn run_one(
     let mut builder = Driver::builder()
         .conns(scenario.load.conns.unwrap_or(1))
         .dial_timeout(dial_timeout)
-        .security(plan.security.clone())
+        .security(plan.securities[round].clone())
         .target(plan.target.clone().unwrap_or_else(|| scenario.target.clone()));
     if let Some(w) = plan.workers {
         builder = builder.workers(w);
@@ -249,7 +249,7 @@ async fn run_one(
         round,
         endpoints: &barrier_endpoints,
         dial_timeout,
-        security: &plan.security,
+        security: &plan.securities[round],
     };
     let mut report = start::run_until(&driver, scenario, &sync, shutdown).await?;
     if let (Some(report), Some(_)) = (&mut report, plan.shard) {

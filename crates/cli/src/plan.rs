@@ -1,7 +1,8 @@
 //! Raw flags in, a validated plan out: the one place where command-line values are checked
 //! and scenarios are built or read.
 
-use std::path::PathBuf;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -48,8 +49,9 @@ pub struct Plan {
     pub target: Option<Targeting>,
     /// Dial timeout given on the command line.
     pub dial_timeout: Option<Duration>,
-    /// TLS and credentials (its `Debug` hides the password).
-    pub security: Security,
+    /// Each scenario's TLS and credentials, in the order of `scenarios` (their `Debug`
+    /// hides the passwords).
+    pub securities: Vec<Security>,
     /// Worker threads.
     pub workers: Option<usize>,
     /// CPUs to pin the worker threads to.
@@ -193,7 +195,9 @@ impl Action {
             (None, true) => Some(Targeting::Leader),
             (None, false) => None,
         };
-        let security = security(g, std::env::var("ETCDLAT_PASSWORD").ok(), ask_password)?;
+        let env_password = std::env::var("ETCDLAT_PASSWORD").ok();
+        let flags = security(g, env_password.clone(), ask_password)?;
+        let securities = securities(&flags, &scenarios, env_password.as_deref(), ask_password)?;
         let dial_timeout = match &g.dial_timeout {
             Some(text) => {
                 let d = parse_duration(text).map_err(|e| anyhow!("--dial-timeout: {e}"))?;
@@ -237,7 +241,7 @@ impl Action {
             cluster,
             target,
             dial_timeout,
-            security,
+            securities,
             workers: g.workers,
             pin_cpus: g.pin_cpus.clone().unwrap_or_default(),
             text: TextOptions { precise: g.precise, sample: g.sample },
@@ -301,6 +305,53 @@ fn security(
         }
     };
     Ok(Security { tls, credentials })
+}
+
+/// Each scenario's TLS and credentials: the flags' where the command line gives them
+/// (`flags`), else the scenario's `[cluster]` settings. A scenario's user gets its password
+/// from `env_password` (ETCDLAT_PASSWORD), else from `prompt`, asked once per user.
+fn securities(
+    flags: &Security,
+    scenarios: &[Scenario],
+    env_password: Option<&str>,
+    mut prompt: impl FnMut(&str) -> std::io::Result<String>,
+) -> Result<Vec<Security>> {
+    let mut passwords: BTreeMap<String, String> = BTreeMap::new();
+    let mut out = Vec::with_capacity(scenarios.len());
+    for s in scenarios {
+        let c = &s.cluster;
+        let tls = if flags.tls.is_set() {
+            flags.tls.clone()
+        } else {
+            TlsOptions {
+                ca: c.cacert.clone(),
+                cert: c.cert.clone(),
+                key: c.key.clone(),
+                insecure_skip_verify: c.insecure_skip_tls_verify,
+            }
+        };
+        let credentials = match (&flags.credentials, &c.user) {
+            (Some(credentials), _) => Some(credentials.clone()),
+            (None, None) => None,
+            (None, Some(user)) => {
+                let password = match (passwords.get(user), env_password) {
+                    (Some(known), _) => known.clone(),
+                    (None, Some(env)) => env.to_owned(),
+                    (None, None) => prompt(user).map_err(|e| {
+                        anyhow!(
+                            "scenario {}: cluster.user {user}: no password (set \
+                             ETCDLAT_PASSWORD, or run on a terminal to be asked): {e}",
+                            s.name
+                        )
+                    })?,
+                };
+                passwords.insert(user.clone(), password.clone());
+                Some(Credentials::new(user, password))
+            }
+        };
+        out.push(Security { tls, credentials });
+    }
+    Ok(out)
 }
 
 /// Asks for `user`'s password on the terminal, without echo.
@@ -608,7 +659,16 @@ fn run_scenarios(args: &RunArgs) -> Result<Vec<Scenario>> {
             s.load.schedule = Schedule::Open;
         }
         let runs = s.expand().with_context(|| format!("scenario {label}"))?;
-        for run in runs {
+        for mut run in runs {
+            if path.is_file() {
+                run.cluster.resolve_paths(path.parent().unwrap_or(Path::new("")));
+            }
+            let c = &run.cluster;
+            for (key, file) in [("cacert", &c.cacert), ("cert", &c.cert), ("key", &c.key)] {
+                if let Some(file) = file.as_ref().filter(|f| !f.is_file()) {
+                    bail!("scenario {label}: cluster.{key} {}: no such file", file.display());
+                }
+            }
             out.push(match args.scale {
                 Some(f) => run.scaled(f),
                 None => run,
@@ -804,6 +864,35 @@ mod tests {
             .to_string();
         assert!(e.starts_with("--user root: no password"), "{e}");
         assert!(!format!("{s:?}").contains("typed-for-root"), "Debug hides the password");
+    }
+
+    #[test]
+    fn scenarios_carry_tls_and_a_user_and_flags_replace_them() {
+        let s = Scenario::from_toml_str(
+            "[cluster]\ncacert = \"/ca.pem\"\nuser = \"alice\"\n[load]\ntotal = 1\n[op.put]\n",
+        )
+        .unwrap();
+        let scenarios = [s.clone(), s];
+        let mut asked = Vec::new();
+        let out = securities(&Security::default(), &scenarios, None, |user| {
+            asked.push(user.to_owned());
+            Ok("typed".to_owned())
+        })
+        .unwrap();
+        assert_eq!(asked, ["alice"], "asked once per user");
+        assert_eq!(out[1].tls.ca.as_deref(), Some(Path::new("/ca.pem")));
+        assert_eq!(out[1].credentials, Some(Credentials::new("alice", "typed")));
+
+        let never = |_: &str| -> std::io::Result<String> { panic!("asked the terminal") };
+        let out = securities(&Security::default(), &scenarios, Some("env"), never).unwrap();
+        assert_eq!(out[0].credentials, Some(Credentials::new("alice", "env")));
+
+        let flags = Security {
+            tls: TlsOptions { insecure_skip_verify: true, ..TlsOptions::default() },
+            credentials: Some(Credentials::new("bob", "pw")),
+        };
+        let out = securities(&flags, &scenarios, None, never).unwrap();
+        assert_eq!(out[0], flags, "flags replace the scenario's TLS and user");
     }
 
     #[test]

@@ -26,6 +26,7 @@
 //! sequential-keys = true
 //! ```
 
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -117,6 +118,35 @@ pub struct Cluster {
     /// How long to wait for each connection to be established. Default 5 s.
     #[serde(default, with = "unit::opt_duration", skip_serializing_if = "Option::is_none")]
     pub dial_timeout: Option<Duration>,
+    /// TLS: PEM file with the authorities that sign the members' certificates (as
+    /// `--cacert`). Relative paths are read from the scenario file's directory. Any TLS
+    /// flag on the command line replaces all four TLS settings here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cacert: Option<PathBuf>,
+    /// TLS: PEM file with the client's certificate, for members that ask for one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cert: Option<PathBuf>,
+    /// TLS: PEM file with the client's private key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<PathBuf>,
+    /// TLS: accept any server certificate (encrypted, not authenticated).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub insecure_skip_tls_verify: bool,
+    /// The etcd user to authenticate as. Its password never goes in a scenario: it comes
+    /// from `ETCDLAT_PASSWORD` or the terminal. `--user` replaces it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+}
+
+impl Cluster {
+    /// Makes the relative TLS file paths relative to `dir` (the scenario file's directory).
+    pub fn resolve_paths(&mut self, dir: &Path) {
+        for path in [&mut self.cacert, &mut self.cert, &mut self.key].into_iter().flatten() {
+            if path.is_relative() {
+                *path = dir.join(&*path);
+            }
+        }
+    }
 }
 
 /// Which members get the load. Written as a string: `endpoints` (default: the endpoints as
@@ -584,6 +614,18 @@ impl Scenario {
         if t.dial_timeout.is_some_and(|d| d.is_zero()) {
             return Err(ScenarioError::invalid("cluster.dial-timeout", "must be more than 0"));
         }
+        if t.cert.is_some() != t.key.is_some() {
+            return Err(ScenarioError::invalid("cluster.cert", "give cert and key, or neither"));
+        }
+        if let Some(user) = &t.user {
+            if user.is_empty() || user.contains(':') {
+                return Err(ScenarioError::invalid(
+                    "cluster.user",
+                    "the user name only: the password comes from ETCDLAT_PASSWORD or the \
+                     terminal, never from a scenario file",
+                ));
+            }
+        }
 
         let l = &self.load;
         if l.clients == 0 || l.clients > MAX_CLIENTS {
@@ -943,6 +985,25 @@ key-space-size = 10
         )
         .unwrap_err();
         assert_eq!(err.field(), Some("op.put.key-size"));
+    }
+
+    #[test]
+    fn cluster_tls_and_user_are_checked_and_paths_resolved() {
+        let base = "[load]\ntotal = 1\n[op.put]\n[cluster]\n";
+        let err = Scenario::from_toml_str(&format!("{base}cert = \"c.pem\"\n")).unwrap_err();
+        assert_eq!(err.field(), Some("cluster.cert"));
+        let err = Scenario::from_toml_str(&format!("{base}user = \"root:pw\"\n")).unwrap_err();
+        assert_eq!(err.field(), Some("cluster.user"));
+        assert!(!err.to_string().contains("pw\""), "the password is not echoed: {err}");
+        let mut s = Scenario::from_toml_str(&format!(
+            "{base}cacert = \"ca.pem\"\ncert = \"/abs/c.pem\"\nkey = \"k.pem\"\nuser = \"root\"\n"
+        ))
+        .unwrap();
+        s.cluster.resolve_paths(Path::new("/scenarios"));
+        assert_eq!(s.cluster.cacert.as_deref(), Some(Path::new("/scenarios/ca.pem")));
+        assert_eq!(s.cluster.cert.as_deref(), Some(Path::new("/abs/c.pem")));
+        assert_eq!(s.cluster.key.as_deref(), Some(Path::new("/scenarios/k.pem")));
+        assert_eq!(s.cluster.user.as_deref(), Some("root"));
     }
 
     #[test]

@@ -82,6 +82,37 @@ async fn mutual_tls_runs_and_its_mismatches_are_named() {
     let plain = endpoint.replace("https://", "http://");
     let line = refused("plaintext client, TLS server", &mut put(&plain, &json));
     assert!(line.contains("TLS"), "{line}");
+
+    // A scenario file carries the same settings, its paths relative to the file, and a TLS
+    // flag replaces them all.
+    let scenario = pki.dir().join("mtls.toml");
+    std::fs::write(
+        &scenario,
+        format!(
+            "[cluster]\nendpoints = [\"{bare}\"]\ncacert = \"ca.pem\"\ncert = \"client.pem\"\n\
+             key = \"client-key.pem\"\n[load]\nconns = 2\nclients = 8\ntotal = 200\n\
+             [op.put]\nkey-space-size = 200\nsequential-keys = true\n"
+        ),
+    )
+    .unwrap();
+    let run = || {
+        let mut cmd = etcdlat();
+        cmd.current_dir(dir.path()).args(["run", "--json"]).arg(&json).arg(&scenario);
+        cmd
+    };
+    run().assert().success();
+    let report = read_report(&json);
+    assert_eq!(count(only_run(&report), "/ops/put/ok"), 200);
+    let errors = only_run(&report).pointer("/ops/put/errors").and_then(|e| e.as_object());
+    assert!(errors.is_none_or(serde_json::Map::is_empty), "{errors:?}");
+    let other = format!("--cacert={}", pki.other_ca().display());
+    let line = refused("a TLS flag replaces the scenario's", run().arg(&other));
+    assert!(line.contains("UnknownIssuer"), "{line}");
+    let missing = dir.path().join("missing-ca.toml");
+    std::fs::write(&missing, "[cluster]\nendpoints = [\"127.0.0.1:1\"]\ncacert = \"nope.pem\"\n[load]\ntotal = 10\n[op.put]\n")
+        .unwrap();
+    let line = refused("a scenario's missing CA file", etcdlat().arg("run").arg(&missing));
+    assert!(line.contains("cluster.cacert") && line.contains("nope.pem"), "{line}");
 }
 
 #[tokio::test]
@@ -120,4 +151,24 @@ async fn auth_runs_with_a_password_from_the_flag_or_the_environment() {
     assert!(!line.contains("wrong-pw"), "{line}");
     let line = refused("no user", &mut put(&endpoint, &json));
     assert!(line.contains("pass --user"), "{line}");
+
+    // A scenario names the user; the password comes from the environment, never the file.
+    let scenario = dir.path().join("auth.toml");
+    let body = "[load]\nconns = 2\nclients = 8\ntotal = 200\n[op.put]\nkey-space-size = 200\n";
+    let cluster = format!("[cluster]\nendpoints = [\"{endpoint}\"]\n");
+    std::fs::write(&scenario, format!("{cluster}user = \"root\"\n{body}")).unwrap();
+    let json = dir.path().join("scenario.json");
+    let run = |scenario: &Path| {
+        let mut cmd = etcdlat();
+        cmd.args(["run", "--json"]).arg(&json).arg(scenario);
+        cmd
+    };
+    run(&scenario).env("ETCDLAT_PASSWORD", SECRET).assert().success();
+    assert_eq!(count(only_run(&read_report(&json)), "/ops/put/ok"), 200);
+    let line = refused("a scenario's user without a password", &mut run(&scenario));
+    assert!(line.contains("cluster.user root: no password"), "{line}");
+    let with_password = dir.path().join("password.toml");
+    std::fs::write(&with_password, format!("{cluster}user = \"root:{SECRET}\"\n{body}")).unwrap();
+    let line = refused("a password in a scenario", &mut run(&with_password));
+    assert!(line.contains("cluster.user") && line.contains("never from a scenario file"), "{line}");
 }
