@@ -161,7 +161,10 @@ impl Dialer {
             Ok(Err(e)) => {
                 Err(DriverError::Tls { endpoint: endpoint.to_owned(), reason: tls_reason(&e) })
             }
-            Err(_) => Err(connect_error(self.within("no TLS handshake"))),
+            Err(_) => Err(connect_error(format!(
+                "{} (the server may not speak TLS on this port)",
+                self.within("no TLS handshake")
+            ))),
         }
     }
 
@@ -290,7 +293,7 @@ fn tls_reason(e: &std::io::Error) -> String {
         " (is --cacert the authority that signed the server's certificate?)"
     } else if text.contains("corrupt message") || text.contains("InvalidContentType") {
         " (the server does not speak TLS on this port: use an http:// endpoint)"
-    } else if text.contains("eof") {
+    } else if text.contains("eof") || text.contains("reset") {
         " (the server closed the connection: it may not speak TLS on this port)"
     } else {
         ""

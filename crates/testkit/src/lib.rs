@@ -96,6 +96,22 @@ impl Etcd {
         Self::start_secured(LocalCluster::options().tls(tls), security).await
     }
 
+    /// One member whose auth tokens are JWTs signed with `pki`'s JWT key, valid for
+    /// `ttl` (etcd's syntax, such as `2s`). Authentication is not enabled yet (see
+    /// [`Etcd::enable_auth`]).
+    ///
+    /// # Panics
+    /// As [`Etcd::start`].
+    pub async fn start_jwt(pki: &Pki, ttl: &str) -> Self {
+        let (private, public) = pki.jwt_keys();
+        let token = format!(
+            "--auth-token=jwt,pub-key={},priv-key={},sign-method=ES256,ttl={ttl}",
+            public.display(),
+            private.display()
+        );
+        Self::start_with(LocalCluster::options().arg(token)).await
+    }
+
     async fn start_secured(
         options: etcdlat_driver::LocalClusterOptions,
         security: Security,

@@ -34,6 +34,8 @@ const ROOT_CLIENT_KEY: &str = "root-key.pem";
 const OTHER_CA: &str = "other-ca.pem";
 const UNTRUSTED_CLIENT_CERT: &str = "untrusted-client.pem";
 const UNTRUSTED_CLIENT_KEY: &str = "untrusted-client-key.pem";
+const JWT_KEY: &str = "jwt-key.pem";
+const JWT_PUBLIC_KEY: &str = "jwt-pub.pem";
 
 /// The names the server certificate is valid for: every way a test reaches a local member.
 const SERVER_NAMES: [&str; 3] = ["127.0.0.1", "::1", "localhost"];
@@ -51,7 +53,8 @@ pub const CLIENT_COMMON_NAME: &str = "etcdlat-client";
 /// - client certificates signed by it, with common names `etcdlat-client` and `root` (etcd's
 ///   user names when authentication is on);
 /// - a second, unrelated CA ([`Pki::other_ca`]) with a client certificate of its own, which a
-///   server trusting only [`Pki::ca`] rejects.
+///   server trusting only [`Pki::ca`] rejects;
+/// - a key pair for etcd's JWT auth tokens ([`Pki::jwt_keys`]).
 #[derive(Debug)]
 pub struct Pki {
     dir: TempDir,
@@ -94,6 +97,10 @@ impl Pki {
             (UNTRUSTED_CLIENT_CERT, UNTRUSTED_CLIENT_KEY),
             now,
         );
+
+        let jwt = KeyPair::generate().expect("generating a JWT key");
+        pki.write(JWT_KEY, &jwt.serialize_pem());
+        pki.write(JWT_PUBLIC_KEY, &jwt.public_key_pem());
         pki
     }
 
@@ -159,6 +166,13 @@ impl Pki {
     #[must_use]
     pub fn untrusted_client_key(&self) -> PathBuf {
         self.path(UNTRUSTED_CLIENT_KEY)
+    }
+
+    /// The private and public keys (ES256) etcd signs and checks JWT auth tokens with:
+    /// `--auth-token=jwt,priv-key=...,pub-key=...,sign-method=ES256`.
+    #[must_use]
+    pub fn jwt_keys(&self) -> (PathBuf, PathBuf) {
+        (self.path(JWT_KEY), self.path(JWT_PUBLIC_KEY))
     }
 
     /// The directory holding every file.

@@ -50,6 +50,11 @@ pub fn scenario(toml: &str) -> Scenario {
 /// Runs the scenario in `toml` once on `etcd`, over `conns` connections of a driver made
 /// for it.
 pub async fn run_on(etcd: &Etcd, conns: u32, toml: &str) -> Report {
-    let driver = Driver::builder().local_cluster(etcd.local()).conns(conns).connect().await;
+    let driver = Driver::builder()
+        .local_cluster(etcd.local())
+        .security(etcd.security().clone())
+        .conns(conns)
+        .connect()
+        .await;
     driver.expect("connecting the driver").run(&scenario(toml)).await.expect("a run")
 }

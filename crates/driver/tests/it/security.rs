@@ -5,7 +5,7 @@ use etcdlat_core::OpKind;
 use etcdlat_driver::{Credentials, Driver, DriverError, Security, TlsOptions};
 use etcdlat_testkit::{Etcd, Pki, grpc_handled, skip};
 
-use crate::scenario;
+use crate::{run_on, scenario};
 
 const PUTS: &str = "[load]\nclients = 8\ntotal = 400\n[op.put]\nval-size = 64\nkey-space-size = 400\nsequential-keys = true\n";
 
@@ -152,22 +152,15 @@ async fn a_token_lost_in_a_restart_is_renewed() {
     }
     let mut etcd = Etcd::start().await;
     etcd.enable_auth("pw").await;
-    let driver = Driver::builder()
-        .local_cluster(etcd.local())
-        .security(etcd.security().clone())
-        .conns(2)
-        .connect()
-        .await
-        .unwrap();
     // etcd keeps simple tokens in memory: the restart forgets the run's token, and the
     // requests after it must authenticate again to succeed.
-    let report = driver
-        .run(&scenario(
-            "[load]\nclients = 4\nduration = \"5s\"\n[op.put]\nkey-space-size = 100\n\
-             [[faults]]\nat = \"1s\"\naction = \"restart\"\nmember = \"m0\"\n",
-        ))
-        .await
-        .unwrap();
+    let report = run_on(
+        &etcd,
+        2,
+        "[load]\nclients = 4\nduration = \"5s\"\n[op.put]\nkey-space-size = 100\n\
+         [[faults]]\nat = \"1s\"\naction = \"restart\"\nmember = \"m0\"\n",
+    )
+    .await;
     let put = report.op(OpKind::Put);
     let restart = &report.faults[0];
     assert_eq!(restart.error, None, "{restart:#?}");
@@ -178,4 +171,28 @@ async fn a_token_lost_in_a_restart_is_renewed() {
     // fails as Unknown "EOF").
     let unavailable = put.errors_of(etcdlat_core::ErrorCode::Unavailable);
     assert_eq!(put.errors.values().sum::<u64>(), unavailable, "{:?}", put.error_messages);
+}
+
+#[tokio::test]
+async fn an_expired_jwt_is_renewed() {
+    if skip() {
+        return;
+    }
+    let pki = Pki::new();
+    let mut etcd = Etcd::start_jwt(&pki, "2s").await;
+    etcd.enable_auth("pw").await;
+    let before = grpc_handled(&etcd.endpoint(), "Authenticate");
+    // The run's token expires every 2 s: each time, the first request to be refused renews
+    // it and is sent again, and no request fails.
+    let report = run_on(
+        &etcd,
+        2,
+        "[load]\nclients = 4\nduration = \"7s\"\n[op.put]\nkey-space-size = 100\n",
+    )
+    .await;
+    let put = report.op(OpKind::Put);
+    assert!(put.ok > 100, "{put:?}");
+    assert!(put.errors.is_empty(), "{:?}", put.error_messages);
+    let authenticated = grpc_handled(&etcd.endpoint(), "Authenticate") - before;
+    assert!((3..=12).contains(&authenticated), "renewed about every 2 s: {authenticated}");
 }
