@@ -373,10 +373,8 @@ impl Future for Call<'_> {
             match ready!(this.unary.poll(cx, conn, out)) {
                 // A member restarted or the token expired: renew it once and send again.
                 Err(status) if Auth::is_stale_token(&status) && !this.renewed => {
+                    // A token is cached only when the connection carries auth.
                     let Some((used, _)) = token else { return Poll::Ready(Err(status)) };
-                    if conn.auth().is_none() {
-                        return Poll::Ready(Err(status));
-                    }
                     this.renewed = true;
                     this.token = Some(fetch_token(conn, Some(*used)));
                     this.unary = Unary::new();
