@@ -275,12 +275,10 @@ fn security(
     if tls.cert.is_some() != tls.key.is_some() {
         bail!("--cert and --key: give both or neither");
     }
-    for (flag, path) in [("--cacert", &tls.ca), ("--cert", &tls.cert), ("--key", &tls.key)] {
-        if let Some(path) = path {
-            if !path.is_file() {
-                bail!("{flag} {}: no such file", path.display());
-            }
-        }
+    if let Some((flag, path)) =
+        missing_file([("--cacert", &tls.ca), ("--cert", &tls.cert), ("--key", &tls.key)])
+    {
+        bail!("{flag} {}: no such file", path.display());
     }
     let credentials = match g.user.as_deref() {
         None => None,
@@ -305,6 +303,13 @@ fn security(
         }
     };
     Ok(Security { tls, credentials })
+}
+
+/// The first of the TLS `files` (each named for the error) that is given but is not a file.
+fn missing_file<'a>(files: [(&'a str, &'a Option<PathBuf>); 3]) -> Option<(&'a str, &'a Path)> {
+    files
+        .into_iter()
+        .find_map(|(name, path)| path.as_deref().filter(|p| !p.is_file()).map(|p| (name, p)))
 }
 
 /// Each scenario's TLS and credentials: the flags' where the command line gives them
@@ -626,12 +631,13 @@ fn run_scenarios(args: &RunArgs) -> Result<Vec<Scenario>> {
     let mut out = Vec::new();
     for name in &args.scenarios {
         let path = PathBuf::from(name);
-        let (text, label) = if path.is_file() {
+        // The directory a file's relative TLS paths are read from; none for shipped ones.
+        let (text, label, dir) = if path.is_file() {
             let text = std::fs::read_to_string(&path)
                 .with_context(|| format!("reading scenario {}", path.display()))?;
-            (text, path.display().to_string())
+            (text, path.display().to_string(), Some(path.parent().unwrap_or(Path::new(""))))
         } else if let Some((builtin_name, text)) = builtin::find(name) {
-            (text.to_owned(), format!("shipped scenario {builtin_name}"))
+            (text.to_owned(), format!("shipped scenario {builtin_name}"), None)
         } else if path.exists() {
             bail!("scenario {name}: not a file");
         } else {
@@ -660,14 +666,14 @@ fn run_scenarios(args: &RunArgs) -> Result<Vec<Scenario>> {
         }
         let runs = s.expand().with_context(|| format!("scenario {label}"))?;
         for mut run in runs {
-            if path.is_file() {
-                run.cluster.resolve_paths(path.parent().unwrap_or(Path::new("")));
+            if let Some(dir) = dir {
+                run.cluster.resolve_paths(dir);
             }
             let c = &run.cluster;
-            for (key, file) in [("cacert", &c.cacert), ("cert", &c.cert), ("key", &c.key)] {
-                if let Some(file) = file.as_ref().filter(|f| !f.is_file()) {
-                    bail!("scenario {label}: cluster.{key} {}: no such file", file.display());
-                }
+            let files =
+                [("cluster.cacert", &c.cacert), ("cluster.cert", &c.cert), ("cluster.key", &c.key)];
+            if let Some((key, file)) = missing_file(files) {
+                bail!("scenario {label}: {key} {}: no such file", file.display());
             }
             out.push(match args.scale {
                 Some(f) => run.scaled(f),
