@@ -235,7 +235,7 @@ impl GrpcConn {
     ) -> Result<R, Status> {
         let mut call = Unary::new();
         let answer = std::future::poll_fn(|cx| {
-            call.poll(cx, self, Outgoing { path, body: &mut body, token })
+            call.poll(cx, self, Outgoing { path, body: &mut body, token, keep_body: false })
         })
         .await?;
         decode(&answer)
@@ -304,6 +304,9 @@ pub(crate) struct Outgoing<'a> {
     pub path: &'static str,
     pub body: &'a mut Body,
     pub token: Option<&'a HeaderValue>,
+    /// Keep `body` (send a copy) for a resend the caller may make; otherwise the body moves
+    /// into the stream, and h2 frees it once written.
+    pub keep_body: bool,
 }
 
 enum Stage {
@@ -331,9 +334,7 @@ impl Unary {
     }
 
     /// Sends `out` over `conn` (once, when the connection can take it), then reads the
-    /// answer: the response message's bytes, not decoded. The body is
-    /// moved into the stream, so h2 frees it once written, unless the connection carries a
-    /// token: then it is kept, for the one resend that follows a token renewal.
+    /// answer: the response message's bytes, not decoded.
     pub(crate) fn poll(
         &mut self,
         cx: &mut Context<'_>,
@@ -356,8 +357,7 @@ impl Unary {
             match &mut self.stage {
                 Stage::Unsent(redial) => {
                     ready!(conn.poll_ready(cx, redial))?;
-                    let body =
-                        if conn.slot.auth.is_some() { out.body.clone() } else { out.body.take() };
+                    let body = if out.keep_body { out.body.clone() } else { out.body.take() };
                     self.open = Some(Inflight::owned(&conn.inflight));
                     let uri = conn.uri(PathAndQuery::from_static(out.path));
                     self.stage = Stage::Head(send(&mut conn.send, uri, body, out.token)?);

@@ -369,7 +369,10 @@ impl Future for Call<'_> {
             } else {
                 None
             };
-            let out = Outgoing { path: this.path, body: &mut this.body, token: send_with };
+            // The body is kept only while a stale token may make it go out once more.
+            let keep_body = conn.auth().is_some() && !this.renewed;
+            let out =
+                Outgoing { path: this.path, body: &mut this.body, token: send_with, keep_body };
             match ready!(this.unary.poll(cx, conn, out)) {
                 // A member restarted or the token expired: renew it once and send again.
                 Err(status) if Auth::is_stale_token(&status) && !this.renewed => {
