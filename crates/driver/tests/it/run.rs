@@ -194,3 +194,52 @@ async fn a_server_that_never_answers_fails_within_the_dial_timeout() {
     assert!(err.to_string().contains(&endpoint), "{err}");
     drop(listener);
 }
+
+/// The CPUs each of this process's worker threads may run on, from `/proc`.
+#[cfg(target_os = "linux")]
+fn worker_cpus() -> Vec<String> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if !comm.starts_with("etcdlat-worker") {
+            continue;
+        }
+        let status = std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
+        let allowed = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:"));
+        out.push(allowed.unwrap_or("?").trim().to_owned());
+    }
+    out
+}
+
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn workers_run_on_the_cpus_they_are_pinned_to() {
+    if skip() {
+        return;
+    }
+    let etcd = Etcd::start().await;
+    let driver = Driver::builder()
+        .local_cluster(etcd.local())
+        .conns(2)
+        .workers(2)
+        .pin_cpus([0])
+        .connect()
+        .await
+        .unwrap();
+    // Both workers, round robin over the one CPU given (other tests' workers may be alive in
+    // this process too, unpinned: only the pinned ones are counted).
+    let pinned = worker_cpus().into_iter().filter(|cpus| cpus == "0").count();
+    assert!(pinned >= 2, "{:?}", worker_cpus());
+    let report = driver.run(&scenario("[load]\ntotal = 50\n[op.put]\n")).await.unwrap();
+    assert_eq!(report.op(OpKind::Put).ok, 50);
+    drop(driver);
+
+    let e = Driver::builder()
+        .local_cluster(etcd.local())
+        .pin_cpus([1000])
+        .connect()
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("pinning worker 0 to CPU 1000"), "{e}");
+}
