@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 
 use etcdlat_core::fault::{FaultAction, FaultReport, Window};
 use etcdlat_core::{
-    ClientUsage, Consistency, Distribution, ErrorCode, LeaderChange, MemberMetrics, MemberReport,
-    OpKind, OpReport, Operation, PacingReport, Params, PutOp, RangeOp, Recorder, Report, Scenario,
-    TargetInfo,
+    ClientUsage, Consistency, Distribution, ErrorCode, HashKvCheck, LeaderChange, MemberMetrics,
+    MemberReport, OpKind, OpReport, Operation, PacingReport, Params, PutOp, RangeOp, Recorder,
+    Report, Scenario, ShardInfo, TargetInfo, WatchAccounting,
 };
 
 /// When measurement started in every fixture.
@@ -294,5 +294,61 @@ pub fn mixed_interrupted_report() -> Report {
         t0 + Duration::from_millis(2_900),
     );
     report.ops.insert(OpKind::Range, op_report(rec, OpKind::Range, Duration::from_secs(3)));
+    report
+}
+
+/// A report with every part the JSON leaves out when empty present, so that its output holds
+/// every field of the contract: [`mixed_interrupted_report`] (error messages, now for the
+/// failed ranges too; pacing with a verdict) with an `all` row, a HashKV check, a watch
+/// accounting with uncertain puts, two shards, and [`range_report`]'s members, leader change,
+/// server metrics (a scrape of each member failed), client usage and fault step (which could
+/// not resume its member).
+pub fn full_report() -> Report {
+    let mut report = mixed_interrupted_report();
+    let range = range_report();
+    let failed = report.ops.get_mut(&OpKind::Range).expect("the mixed run sent ranges");
+    failed
+        .error_messages
+        .insert("DeadlineExceeded".to_owned(), "context deadline exceeded".to_owned());
+    report.all = Some(report.op(OpKind::Put).clone());
+    report.hashkv = Some(HashKvCheck {
+        revision: 2_006,
+        compact_revision: 1,
+        members: [("m0".to_owned(), 4_215_301_823), ("m1".to_owned(), 4_215_301_823)].into(),
+        consistent: true,
+    });
+    report.members = range.members;
+    report.leader_changes = range.leader_changes;
+    report.faults = range.faults;
+    report.faults[0].error = Some("m0 did not resume: no such process".to_owned());
+    report.server = range.server;
+    for member in &mut report.server {
+        member.failed_samples = 1;
+        member.last_error = Some("scrape timed out after 1s".to_owned());
+    }
+    report.client = range.client;
+    report.watch = Some(WatchAccounting {
+        streams: 2,
+        watchers: 20,
+        puts: 100,
+        expected: 1_000,
+        received: 1_012,
+        uncertain_puts: 1,
+        uncertain_events: 10,
+        unexplained: 2,
+        ..WatchAccounting::default()
+    });
+    report.shards = ["a.json", "b.json"]
+        .into_iter()
+        .map(|name| ShardInfo {
+            name: name.to_owned(),
+            started_at: STARTED_AT.to_owned(),
+            duration_s: 3.0,
+            clients: 5,
+            conns: 1,
+            ok: 1_000,
+            errors_total: 5,
+        })
+        .collect();
     report
 }

@@ -1,14 +1,26 @@
 //! The JSON contract: the output parses into mirror types declared here, every one with
-//! `deny_unknown_fields`, so adding, renaming or removing a field fails this test. When it
-//! fails, decide whether the change is compatible; if not, bump `SCHEMA_VERSION`.
+//! `deny_unknown_fields` and every field required, so adding, renaming or removing a field
+//! fails this test. When it fails, decide whether the change is compatible; if not, bump
+//! `SCHEMA_VERSION`.
+//!
+//! The output leaves some fields out when they hold nothing ([`LEFT_OUT_WHEN_EMPTY`]). The
+//! mirror still requires them: [`parse`] puts back the listed ones before reading, and
+//! [`removing_any_field_fails_the_parse`] reads a report that has every field without that
+//! help, so a field removed from the output fails the test wherever it stood.
 
 use std::collections::BTreeMap;
 
 use etcdlat_core::render;
 use etcdlat_core::{Distribution, OpKind, ReportSet, WatchAccounting};
 use serde::Deserialize;
+use serde_json::{Value, json};
 
-use crate::fixture::{mixed_interrupted_report, put_report, range_report};
+use crate::fixture::{full_report, mixed_interrupted_report, put_report, range_report};
+
+/// A field that is always written, possibly as `null`. A plain `Option` field would read a
+/// missing field as `None`, and so hide its removal.
+#[derive(Debug, Deserialize)]
+struct Nullable<T>(Option<T>);
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -30,34 +42,24 @@ struct Run {
     target: Target,
     ops: BTreeMap<String, Op>,
     /// Every operation together, in runs of more than one kind.
-    #[serde(default)]
-    all: Option<Op>,
+    all: Nullable<Op>,
     /// Watch accounting, in watch runs.
-    #[serde(default)]
-    watch: Option<Watch>,
+    watch: Nullable<Watch>,
     /// The HashKV comparison, when asked for.
-    #[serde(default)]
-    hashkv: Option<HashKv>,
+    hashkv: Nullable<HashKv>,
     /// Successful requests by the member that answered them.
-    #[serde(default)]
     members: Vec<ServedBy>,
     /// Leader changes seen during the run.
-    #[serde(default)]
     leader_changes: Vec<LeaderChange>,
     /// The scenario's fault steps and what they did to the service.
-    #[serde(default)]
     faults: Vec<Fault>,
     /// Server metrics per member, when scraped.
-    #[serde(default)]
     server: Vec<Member>,
     /// The etcdlat process's own use.
-    #[serde(default)]
-    client: Option<Client>,
+    client: Nullable<Client>,
     /// How requests kept to a paced schedule.
-    #[serde(default)]
-    pacing: Option<Pacing>,
+    pacing: Nullable<Pacing>,
     /// The shards a merged report was made from.
-    #[serde(default)]
     shards: Vec<Shard>,
     /// The scenario as run; its own layout is the scenario file format.
     scenario: serde_json::Value,
@@ -77,12 +79,9 @@ struct Watch {
     out_of_order: u64,
     before_ack: u64,
     /// Puts of unknown outcome and the most events they made, when there were any.
-    #[serde(default)]
     uncertain_puts: u64,
-    #[serde(default)]
     uncertain_events: u64,
     /// Events no put accounts for, when there were any.
-    #[serde(default)]
     unexplained: u64,
 }
 
@@ -109,8 +108,7 @@ struct Pacing {
     late: u64,
     lateness_us: Dist,
     timer_lateness_us: Dist,
-    #[serde(default)]
-    verdict: Option<String>,
+    verdict: Nullable<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -128,20 +126,17 @@ struct LeaderChange {
 struct Fault {
     step: usize,
     action: String,
-    #[serde(default)]
-    member: Option<String>,
+    member: Nullable<String>,
     what: String,
     at_s: f64,
     started_s: f64,
     finished_s: f64,
-    #[serde(default)]
-    resumed_s: Option<f64>,
-    #[serde(default)]
-    error: Option<String>,
-    last_success_before_s: Option<f64>,
-    first_success_after_s: Option<f64>,
+    resumed_s: Nullable<f64>,
+    error: Nullable<String>,
+    last_success_before_s: Nullable<f64>,
+    first_success_after_s: Nullable<f64>,
     unavailable_s: f64,
-    first_write_after_s: Option<f64>,
+    first_write_after_s: Nullable<f64>,
     before: FaultWindow,
     during: FaultWindow,
     after: FaultWindow,
@@ -179,24 +174,23 @@ struct Member {
     url: String,
     samples: u32,
     failed_samples: u32,
-    #[serde(default)]
-    last_error: Option<String>,
-    rss_avg_bytes: Option<u64>,
-    rss_max_bytes: Option<u64>,
-    cpu_s: Option<f64>,
-    db_size_bytes: Option<u64>,
-    wal_fsync_p50_us: Option<u64>,
-    wal_fsync_p99_us: Option<u64>,
-    backend_commit_p50_us: Option<u64>,
-    backend_commit_p99_us: Option<u64>,
-    proposals_committed: Option<u64>,
-    proposals_failed: Option<u64>,
-    proposals_pending_max: Option<u64>,
-    leader_changes: Option<u64>,
-    peer_sent_bytes: Option<u64>,
-    peer_received_bytes: Option<u64>,
-    grpc_sent_bytes: Option<u64>,
-    grpc_received_bytes: Option<u64>,
+    last_error: Nullable<String>,
+    rss_avg_bytes: Nullable<u64>,
+    rss_max_bytes: Nullable<u64>,
+    cpu_s: Nullable<f64>,
+    db_size_bytes: Nullable<u64>,
+    wal_fsync_p50_us: Nullable<u64>,
+    wal_fsync_p99_us: Nullable<u64>,
+    backend_commit_p50_us: Nullable<u64>,
+    backend_commit_p99_us: Nullable<u64>,
+    proposals_committed: Nullable<u64>,
+    proposals_failed: Nullable<u64>,
+    proposals_pending_max: Nullable<u64>,
+    leader_changes: Nullable<u64>,
+    peer_sent_bytes: Nullable<u64>,
+    peer_received_bytes: Nullable<u64>,
+    grpc_sent_bytes: Nullable<u64>,
+    grpc_received_bytes: Nullable<u64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -219,8 +213,7 @@ struct Client {
     user_cpu_s: f64,
     system_cpu_s: f64,
     max_rss_bytes: u64,
-    #[serde(default)]
-    worker_cpu_s: Option<f64>,
+    worker_cpu_s: Nullable<f64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -232,14 +225,14 @@ struct Params {
     clients: u32,
     workers: u32,
     rate: u64,
-    total: Option<u64>,
-    duration_s: Option<f64>,
+    total: Nullable<u64>,
+    duration_s: Nullable<f64>,
     warmup_s: f64,
-    key_size: Option<u64>,
-    val_size: Option<u64>,
-    key_space_size: Option<u64>,
-    sequential_keys: Option<bool>,
-    consistency: Option<String>,
+    key_size: Nullable<u64>,
+    val_size: Nullable<u64>,
+    key_space_size: Nullable<u64>,
+    sequential_keys: Nullable<bool>,
+    consistency: Nullable<String>,
     seed: u64,
 }
 
@@ -262,7 +255,6 @@ struct Op {
     ok: u64,
     errors: BTreeMap<String, u64>,
     /// A message per error code, for codes whose failures carried one.
-    #[serde(default)]
     error_messages: BTreeMap<String, String>,
     errors_total: u64,
     duration_s: f64,
@@ -318,9 +310,76 @@ fn sample_set() -> ReportSet {
     ReportSet::new(vec![put_report(), range_report(), mixed_interrupted_report()])
 }
 
+/// The fields the output leaves out when they hold nothing (`None`, empty, a count of 0), by
+/// the object they belong to; [`empty`] is what each stands for then.
+const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 7] = [
+    (
+        "run",
+        &[
+            "all",
+            "watch",
+            "hashkv",
+            "members",
+            "leader_changes",
+            "faults",
+            "pacing",
+            "server",
+            "client",
+            "shards",
+        ],
+    ),
+    ("op", &["error_messages"]),
+    ("watch", &["uncertain_puts", "uncertain_events", "unexplained"]),
+    ("pacing", &["verdict"]),
+    ("fault", &["member", "resumed_s", "error"]),
+    ("server", &["last_error"]),
+    ("client", &["worker_cpu_s"]),
+];
+
+/// What a field left out stands for.
+fn empty(field: &str) -> Value {
+    match field {
+        "members" | "leader_changes" | "faults" | "server" | "shards" => json!([]),
+        "error_messages" => json!({}),
+        "uncertain_puts" | "uncertain_events" | "unexplained" => json!(0),
+        _ => Value::Null,
+    }
+}
+
+/// Puts back the fields of `object` (of the kind `kind`) that the output left out.
+fn put_back(kind: &str, object: Option<&mut Value>) {
+    let Some(object) = object.and_then(Value::as_object_mut) else { return };
+    let (_, fields) = LEFT_OUT_WHEN_EMPTY.iter().find(|(k, _)| *k == kind).expect("a listed kind");
+    for field in *fields {
+        object.entry(*field).or_insert_with(|| empty(field));
+    }
+}
+
+/// The JSON output with every field [`LEFT_OUT_WHEN_EMPTY`] put back where it was left out.
+fn with_left_out_fields(mut json: Value) -> Value {
+    for run in json["runs"].as_array_mut().into_iter().flatten() {
+        put_back("run", Some(run));
+        for op in run["ops"].as_object_mut().into_iter().flat_map(|ops| ops.values_mut()) {
+            put_back("op", Some(op));
+        }
+        put_back("op", run.get_mut("all"));
+        put_back("watch", run.get_mut("watch"));
+        put_back("pacing", run.get_mut("pacing"));
+        put_back("client", run.get_mut("client"));
+        for fault in run["faults"].as_array_mut().into_iter().flatten() {
+            put_back("fault", Some(fault));
+        }
+        for member in run["server"].as_array_mut().into_iter().flatten() {
+            put_back("server", Some(member));
+        }
+    }
+    json
+}
+
 fn parse(set: &ReportSet) -> Top {
     let json = render::json(set);
-    serde_json::from_str(&json)
+    let value = serde_json::from_str(&json).expect("the output is JSON");
+    serde_json::from_value(with_left_out_fields(value))
         .unwrap_or_else(|e| panic!("the JSON output left the contract: {e}\n{json}"))
 }
 
@@ -334,16 +393,16 @@ fn output_has_exactly_the_contract_layout() {
     let names: Vec<&str> = top.runs.iter().map(|r| r.name.as_str()).collect();
     assert_eq!(names, ["put-256b", "range-s", "mixed"]);
     assert_eq!(top.runs[2].ops.keys().collect::<Vec<_>>(), ["put", "range"]);
-    assert_eq!(top.runs[0].params.key_space_size, Some(10_000));
-    assert_eq!(top.runs[1].params.consistency.as_deref(), Some("s"));
+    assert_eq!(top.runs[0].params.key_space_size.0, Some(10_000));
+    assert_eq!(top.runs[1].params.consistency.0.as_deref(), Some("s"));
     assert!(top.runs[1].target.local);
     assert!(top.runs[0].scenario.is_object());
     // Server metrics and client usage are left out when not measured.
-    assert!(top.runs[0].server.is_empty() && top.runs[0].client.is_none());
+    assert!(top.runs[0].server.is_empty() && top.runs[0].client.0.is_none());
     let members: Vec<&str> = top.runs[1].server.iter().map(|m| m.name.as_str()).collect();
     assert_eq!(members, ["m0", "m1", "m2"]);
-    assert_eq!(top.runs[1].server[2].db_size_bytes, None);
-    assert_eq!(top.runs[1].client.as_ref().map(|c| c.max_rss_bytes), Some(48 << 20));
+    assert_eq!(top.runs[1].server[2].db_size_bytes.0, None);
+    assert_eq!(top.runs[1].client.0.as_ref().map(|c| c.max_rss_bytes), Some(48 << 20));
     assert_eq!(top.runs[1].faults.len(), 1);
     assert_eq!(top.runs[1].faults[0].action, "pause");
     assert!(top.runs[0].faults.is_empty());
@@ -410,7 +469,7 @@ fn watch_accounting_is_written_and_read_back() {
         ..WatchAccounting::default()
     });
     let set = ReportSet::new(vec![report]);
-    let watch = parse(&set).runs.remove(0).watch.expect("the watch accounting is written");
+    let watch = parse(&set).runs.remove(0).watch.0.expect("the watch accounting is written");
     assert_eq!(
         (watch.uncertain_puts, watch.uncertain_events, watch.unexplained),
         (9, 90, 1),
@@ -484,4 +543,64 @@ fn merged_reports_keep_the_contract() {
         top.runs[1].shards.iter().map(|s| (s.name.as_str(), s.ok)).collect();
     assert_eq!(shards, [("shard 1", 1_500), ("shard 2", 1_500)]);
     assert_eq!(top.runs[1].ops["range"].ok, 3_000);
+}
+
+/// The objects of a report's JSON whose keys are data (operation kinds, error codes, member
+/// names), not fields.
+const MAPS: [&str; 4] = ["/ops", "/errors", "/error_messages", "/hashkv/members"];
+
+/// Every field of the contract in `value`, as (JSON pointer of its object, field): the
+/// fields of every object and of the first element of every array, except inside the
+/// scenario, whose layout is the scenario file format.
+fn fields(value: &Value, pointer: &str, out: &mut Vec<(String, String)>) {
+    match value {
+        Value::Object(object) => {
+            let is_map = MAPS.iter().any(|map| pointer.ends_with(map));
+            for (key, child) in object {
+                if !is_map {
+                    out.push((pointer.to_owned(), key.clone()));
+                }
+                if key != "scenario" {
+                    fields(child, &format!("{pointer}/{key}"), out);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(first) = items.first() {
+                fields(first, &format!("{pointer}/0"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn removing_any_field_fails_the_parse() {
+    let json: Value = serde_json::from_str(&render::json(&ReportSet::new(vec![full_report()])))
+        .expect("the output is JSON");
+    let full: Top = serde_json::from_value(json.clone())
+        .unwrap_or_else(|e| panic!("a report with every part has every field: {e}"));
+    let run = &full.runs[0];
+    assert!(run.all.0.is_some() && run.watch.0.is_some() && !run.shards.is_empty());
+
+    let mut every = Vec::new();
+    fields(&json, "", &mut every);
+    for (pointer, field) in &every {
+        let mut cut = json.clone();
+        let object = cut.pointer_mut(pointer).and_then(Value::as_object_mut).expect("an object");
+        object.remove(field);
+        let err = serde_json::from_value::<Top>(cut)
+            .expect_err(&format!("{pointer}/{field} removed, and the report still reads"));
+        assert!(
+            err.to_string().contains(&format!("missing field `{field}`")),
+            "{pointer}/{field} removed: {err}"
+        );
+    }
+    // Each mirror type's fields, once: the run, its params, target, ops, distributions,
+    // intervals, watch, HashKV, members, leader changes, faults and their windows, pacing,
+    // server metrics, client and shards.
+    assert!(every.len() > 150, "only {} fields found", every.len());
+    for field in ["verdict", "worker_cpu_s", "last_error", "uncertain_puts", "p99_9", "hdr"] {
+        assert!(every.iter().any(|(_, f)| f == field), "{field} is not among {every:?}");
+    }
 }
