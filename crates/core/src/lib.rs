@@ -29,7 +29,6 @@
 
 pub mod compare;
 pub mod fault;
-pub mod keyspace;
 pub mod merge;
 pub mod metrics;
 pub mod op;
@@ -42,6 +41,9 @@ pub mod shard;
 pub mod threshold;
 pub mod unit;
 pub mod workload;
+
+// Where key spaces were before workload/ held them, for the crates that use them.
+pub use workload::keyspace;
 
 pub use compare::{Comparison, compare};
 pub use fault::{FaultAction, FaultReport, FaultStep, MemberRef};

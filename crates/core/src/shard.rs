@@ -365,7 +365,7 @@ mod tests {
     use std::collections::HashSet;
 
     use super::*;
-    use crate::keyspace::KeyGen;
+    use crate::workload::keyspace::KeyGen;
     use crate::workload::{KeyTarget, RangeOp, TxnPutOp, WatchOp};
 
     fn shards(n: u32) -> impl Iterator<Item = Shard> {

@@ -6,12 +6,14 @@
 //! workloads (`watch`, `watch-get`, `watch-latency`) organise a run of their own.
 //! Names, flags and defaults follow etcd's benchmark tool.
 
+pub mod keyspace;
+
 use serde::{Deserialize, Serialize};
 
-use crate::keyspace::{KeyDist, KeySpace, varint_len};
 use crate::op::OpKind;
 use crate::scenario::ScenarioError;
 use crate::unit;
+use keyspace::{KeyDist, KeySpace, varint_len};
 
 /// The largest value size a scenario may ask for. etcd rejects requests over its
 /// `--max-request-bytes` (1.5 MiB by default); larger values are allowed so that the
