@@ -36,7 +36,7 @@ use crate::schedule::{Arrivals, Rate, Schedule, Stage};
 use crate::unit;
 #[cfg(test)]
 use crate::workload::Consistency;
-use crate::workload::{Operation, PutOp, Weighted};
+use crate::workload::{InvalidParam, Operation, PutOp, Weighted};
 
 /// The most logical clients one run may have.
 pub const MAX_CLIENTS: u32 = 10_000_000;
@@ -398,6 +398,12 @@ impl std::fmt::Display for Location {
             Some((line, col)) => write!(f, "line {line}, column {col}: "),
             None => Ok(()),
         }
+    }
+}
+
+impl From<InvalidParam> for ScenarioError {
+    fn from(e: InvalidParam) -> Self {
+        Self::Invalid { field: e.field, message: e.message, location: None }
     }
 }
 

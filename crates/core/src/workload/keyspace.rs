@@ -6,10 +6,15 @@
 //! reuses it without clearing, so after a longer varint a shorter one keeps stale bytes and
 //! the tool writes more distinct keys than `--key-space-size`; etcdlat writes exactly
 //! `key-space-size` distinct keys.
+//!
+//! Also which keys a range or delete touches ([`KeyTarget`]), and the checks every
+//! operation's key space is held to.
 
 use rand::rngs::StdRng;
 use rand::{Rng, RngCore, SeedableRng};
 use rand_distr::{Distribution, Zipf};
+
+use super::{InvalidParam, check_positive, invalid};
 
 /// Writes `x` as Go's `binary.PutVarint` does (zig-zag, then base-128 varint) into `buf`
 /// and returns the number of bytes written.
@@ -149,6 +154,155 @@ pub fn random_value(len: usize, seed: u64) -> Vec<u8> {
     v
 }
 
+/// Which keys a range or delete touches.
+#[derive(Debug, Clone, PartialEq)]
+pub enum KeyTarget {
+    /// The same key or range every time: `key` to `range_end` (empty: just `key`).
+    Fixed {
+        /// First key.
+        key: Vec<u8>,
+        /// End of the range, exclusive; empty for a single key.
+        range_end: Vec<u8>,
+    },
+    /// One key per request from a key space (`key` is its prefix).
+    Space(KeySpace),
+}
+
+/// The range end that covers every key starting with `prefix` (etcd's `GetPrefixRangeEnd`);
+/// `\0` (every key) for an empty prefix or one of only 0xff bytes.
+#[must_use]
+pub fn prefix_end(prefix: &[u8]) -> Vec<u8> {
+    let mut end = prefix.to_vec();
+    while let Some(last) = end.pop() {
+        if last < 0xff {
+            end.push(last + 1);
+            return end;
+        }
+    }
+    vec![0]
+}
+
+/// The first key of a range: etcd rejects an empty key, so a range over every key (empty
+/// start, non-empty end) starts at `\0`, as etcd's client does.
+#[must_use]
+pub fn range_start(key: &[u8], range_end: &[u8]) -> Vec<u8> {
+    if key.is_empty() && !range_end.is_empty() { vec![0] } else { key.to_vec() }
+}
+
+/// Key selection shared by range and delete, borrowed from either.
+pub(super) struct TargetSpec<'a> {
+    pub(super) key: &'a str,
+    pub(super) range_end: Option<&'a str>,
+    pub(super) prefix: bool,
+    pub(super) space: Option<u64>,
+    pub(super) key_size: u64,
+    pub(super) sequential: bool,
+    pub(super) zipf: Option<f64>,
+    pub(super) start: u64,
+}
+
+impl TargetSpec<'_> {
+    pub(super) fn target(&self) -> KeyTarget {
+        match self.space {
+            Some(space) => KeyTarget::Space(KeySpace {
+                prefix: self.key.as_bytes().to_vec(),
+                key_size: self.key_size,
+                space,
+                start: self.start,
+                dist: key_dist(self.sequential, self.zipf),
+            }),
+            None => {
+                let range_end = if self.prefix {
+                    prefix_end(self.key.as_bytes())
+                } else {
+                    self.range_end.map(|e| e.as_bytes().to_vec()).unwrap_or_default()
+                };
+                KeyTarget::Fixed { key: range_start(self.key.as_bytes(), &range_end), range_end }
+            }
+        }
+    }
+
+    pub(super) fn check(&self, at: &str) -> Result<(), InvalidParam> {
+        if self.prefix && self.range_end.is_some() {
+            return Err(invalid(at, "prefix", "cannot be combined with range-end"));
+        }
+        match self.space {
+            Some(space) => {
+                if self.prefix || self.range_end.is_some() {
+                    return Err(invalid(
+                        at,
+                        "key-space-size",
+                        "means one key per request; it cannot be combined with prefix or range-end",
+                    ));
+                }
+                check_key_space(at, self.key_size, space, self.start)?;
+                check_dist(at, self.sequential, self.zipf)
+            }
+            None if self.key.is_empty() && !self.prefix && self.range_end.is_none() => {
+                Err(invalid(
+                    at,
+                    "key",
+                    "must not be empty (use prefix = true for every key, or key-space-size)",
+                ))
+            }
+            None => Ok(()),
+        }
+    }
+}
+
+/// Checks that a key space of `space` keys from `start` fits `key_size` bytes.
+pub(super) fn check_key_space(
+    at: &str,
+    key_size: u64,
+    space: u64,
+    start: u64,
+) -> Result<(), InvalidParam> {
+    check_positive(at, "key-space-size", space)?;
+    let Some(last) = start.checked_add(space - 1).filter(|&k| k <= i64::MAX as u64) else {
+        return Err(invalid(at, "key-starts", "key-starts + key-space-size is too large"));
+    };
+    let need = varint_len(last) as u64;
+    if key_size < need {
+        return Err(invalid(
+            at,
+            "key-size",
+            format!(
+                "{key_size} bytes cannot hold {space} distinct keys starting at {start}; need at least {need}"
+            ),
+        ));
+    }
+    if key_size > 1 << 20 {
+        return Err(invalid(at, "key-size", "keys over 1 MiB are not supported"));
+    }
+    Ok(())
+}
+
+/// How `sequential-keys` and `zipf` choose key indices.
+pub(super) fn key_dist(sequential: bool, zipf: Option<f64>) -> KeyDist {
+    match (sequential, zipf) {
+        (_, Some(exponent)) => KeyDist::Zipf { exponent },
+        (true, None) => KeyDist::Sequential,
+        (false, None) => KeyDist::Uniform,
+    }
+}
+
+/// Checks that `sequential-keys` and `zipf` agree, and the Zipf exponent.
+pub(super) fn check_dist(
+    at: &str,
+    sequential: bool,
+    zipf: Option<f64>,
+) -> Result<(), InvalidParam> {
+    match zipf {
+        Some(_) if sequential => {
+            Err(invalid(at, "zipf", "cannot be combined with sequential-keys"))
+        }
+        Some(s) if !(s.is_finite() && s > 0.0) => {
+            Err(invalid(at, "zipf", format!("the exponent must be more than 0, got {s}")))
+        }
+        _ => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -237,5 +391,13 @@ mod tests {
         assert_eq!(v, random_value(1024, 3));
         assert_ne!(v, random_value(1024, 4));
         assert!(v.iter().filter(|&&b| b == 0).count() < 30);
+    }
+
+    #[test]
+    fn prefix_ends() {
+        assert_eq!(prefix_end(b"abc"), b"abd");
+        assert_eq!(prefix_end(b"a\xff"), b"b");
+        assert_eq!(prefix_end(b""), b"\0");
+        assert_eq!(prefix_end(b"\xff\xff"), b"\0");
     }
 }

@@ -1,0 +1,274 @@
+//! Key-value requests: put, range and delete.
+
+use serde::{Deserialize, Serialize};
+
+use super::keyspace::{KeySpace, KeyTarget, TargetSpec, check_dist, check_key_space, key_dist};
+use super::{InvalidParam, check_val_size, eight, invalid, one};
+use crate::unit;
+
+/// Parameters of a put workload. Keys and values are made as etcd's benchmark tool makes
+/// them, so results are comparable: the key is the zig-zag varint of its index in a
+/// `key-size` buffer, the value one random buffer reused for every request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct PutOp {
+    /// Bytes of the key after the prefix. Default 8.
+    #[serde(default = "eight", deserialize_with = "unit::size::deserialize")]
+    pub key_size: u64,
+    /// Bytes of the value. Default 8.
+    #[serde(default = "eight", deserialize_with = "unit::size::deserialize")]
+    pub val_size: u64,
+    /// Number of distinct keys. Default 1 (etcd's default: every put writes the same key).
+    #[serde(default = "one")]
+    pub key_space_size: u64,
+    /// Key index `i % key-space-size` for request `i`; otherwise uniformly random.
+    #[serde(default)]
+    pub sequential_keys: bool,
+    /// Zipf-distributed keys with this exponent (index 0 the most frequent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zipf: Option<f64>,
+    /// First key index: keys are `key-starts .. key-starts + key-space-size`.
+    #[serde(default)]
+    pub key_starts: u64,
+    /// Bytes put before every key.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub prefix: String,
+    /// Seed of the random value and of random key choice, for reproducible runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
+}
+
+impl Default for PutOp {
+    fn default() -> Self {
+        Self {
+            key_size: 8,
+            val_size: 8,
+            key_space_size: 1,
+            sequential_keys: false,
+            zipf: None,
+            key_starts: 0,
+            prefix: String::new(),
+            seed: None,
+        }
+    }
+}
+
+impl PutOp {
+    /// The keys this workload writes.
+    #[must_use]
+    pub fn key_space(&self) -> KeySpace {
+        KeySpace {
+            prefix: self.prefix.as_bytes().to_vec(),
+            key_size: self.key_size,
+            space: self.key_space_size,
+            start: self.key_starts,
+            dist: key_dist(self.sequential_keys, self.zipf),
+        }
+    }
+
+    pub(crate) fn validate_at(&self, at: &str) -> Result<(), InvalidParam> {
+        check_key_space(at, self.key_size, self.key_space_size, self.key_starts)?;
+        check_dist(at, self.sequential_keys, self.zipf)?;
+        check_val_size(at, self.val_size)
+    }
+}
+
+/// Parameters of a range (read) workload: a fixed key or range, or one key per request from
+/// a key space whose prefix is `key`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RangeOp {
+    /// The key, the first key of the range, or the prefix of the key space.
+    #[serde(default)]
+    pub key: String,
+    /// End of the range (exclusive). `"\u0000"` reads every key from `key` on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range_end: Option<String>,
+    /// Read every key that starts with `key`.
+    #[serde(default)]
+    pub prefix: bool,
+    /// Linearizable (`l`, default) or serializable (`s`).
+    #[serde(default)]
+    pub consistency: Consistency,
+    /// At most this many keys per response; 0 = no limit.
+    #[serde(default)]
+    pub limit: u64,
+    /// Return only the count of keys.
+    #[serde(default)]
+    pub count_only: bool,
+    /// Return keys without values.
+    #[serde(default)]
+    pub keys_only: bool,
+    /// Read one key per request from this many keys (made like put's keys, after `key`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_space_size: Option<u64>,
+    /// Key size for `key-space-size`. Default 8.
+    #[serde(default = "eight", deserialize_with = "unit::size::deserialize")]
+    pub key_size: u64,
+    /// Sequential keys for `key-space-size`.
+    #[serde(default)]
+    pub sequential_keys: bool,
+    /// Zipf-distributed keys for `key-space-size`, with this exponent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zipf: Option<f64>,
+    /// First key index for `key-space-size`.
+    #[serde(default)]
+    pub key_starts: u64,
+}
+
+impl Default for RangeOp {
+    fn default() -> Self {
+        Self {
+            key: String::new(),
+            range_end: None,
+            prefix: false,
+            consistency: Consistency::default(),
+            limit: 0,
+            count_only: false,
+            keys_only: false,
+            key_space_size: None,
+            key_size: 8,
+            sequential_keys: false,
+            zipf: None,
+            key_starts: 0,
+        }
+    }
+}
+
+impl RangeOp {
+    fn spec(&self) -> TargetSpec<'_> {
+        TargetSpec {
+            key: &self.key,
+            range_end: self.range_end.as_deref(),
+            prefix: self.prefix,
+            space: self.key_space_size,
+            key_size: self.key_size,
+            sequential: self.sequential_keys,
+            zipf: self.zipf,
+            start: self.key_starts,
+        }
+    }
+
+    /// Which keys the requests read.
+    #[must_use]
+    pub fn target(&self) -> KeyTarget {
+        self.spec().target()
+    }
+
+    pub(crate) fn validate_at(&self, at: &str) -> Result<(), InvalidParam> {
+        self.spec().check(at)?;
+        if i64::try_from(self.limit).is_err() {
+            return Err(invalid(at, "limit", "is too large"));
+        }
+        Ok(())
+    }
+}
+
+/// Parameters of a delete workload: a fixed key or range, or one key per request from a key
+/// space whose prefix is `key`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct DeleteOp {
+    /// The key, the first key of the range, or the prefix of the key space.
+    #[serde(default)]
+    pub key: String,
+    /// End of the range (exclusive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range_end: Option<String>,
+    /// Delete every key that starts with `key`.
+    #[serde(default)]
+    pub prefix: bool,
+    /// Delete one key per request from this many keys (made like put's keys, after `key`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_space_size: Option<u64>,
+    /// Key size for `key-space-size`. Default 8.
+    #[serde(default = "eight", deserialize_with = "unit::size::deserialize")]
+    pub key_size: u64,
+    /// Sequential keys for `key-space-size`.
+    #[serde(default)]
+    pub sequential_keys: bool,
+    /// Zipf-distributed keys for `key-space-size`, with this exponent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub zipf: Option<f64>,
+    /// First key index for `key-space-size`.
+    #[serde(default)]
+    pub key_starts: u64,
+}
+
+impl DeleteOp {
+    fn spec(&self) -> TargetSpec<'_> {
+        TargetSpec {
+            key: &self.key,
+            range_end: self.range_end.as_deref(),
+            prefix: self.prefix,
+            space: self.key_space_size,
+            key_size: self.key_size,
+            sequential: self.sequential_keys,
+            zipf: self.zipf,
+            start: self.key_starts,
+        }
+    }
+
+    /// Which keys the requests delete.
+    #[must_use]
+    pub fn target(&self) -> KeyTarget {
+        self.spec().target()
+    }
+
+    pub(crate) fn validate_at(&self, at: &str) -> Result<(), InvalidParam> {
+        self.spec().check(at)
+    }
+}
+
+/// Read consistency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+pub enum Consistency {
+    /// Linearizable: goes through consensus (a ReadIndex round) before answering.
+    #[default]
+    #[serde(rename = "l", alias = "linearizable")]
+    Linearizable,
+    /// Serializable: answered from the member's local state.
+    #[serde(rename = "s", alias = "serializable")]
+    Serializable,
+}
+
+impl Consistency {
+    /// `l` or `s`, as etcd's tool spells it.
+    #[must_use]
+    pub fn letter(self) -> &'static str {
+        match self {
+            Self::Linearizable => "l",
+            Self::Serializable => "s",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets() {
+        let r = RangeOp { key: "k/".into(), prefix: true, ..RangeOp::default() };
+        assert_eq!(r.target(), KeyTarget::Fixed { key: b"k/".to_vec(), range_end: b"k0".to_vec() });
+        let r = RangeOp { key: "k/".into(), key_space_size: Some(10), ..RangeOp::default() };
+        assert!(
+            matches!(r.target(), KeyTarget::Space(ref s) if s.space == 10 && s.prefix == b"k/")
+        );
+        let bad = RangeOp {
+            key: "k/".into(),
+            prefix: true,
+            key_space_size: Some(10),
+            ..RangeOp::default()
+        };
+        assert!(bad.validate_at("op.range").is_err());
+    }
+
+    #[test]
+    fn zipf_exponent_must_be_positive() {
+        let p = PutOp { zipf: Some(0.0), key_space_size: 10, ..PutOp::default() };
+        assert!(p.validate_at("op.put").is_err());
+        let p = PutOp { zipf: Some(1.1), key_space_size: 10, ..PutOp::default() };
+        assert!(p.validate_at("op.put").is_ok());
+    }
+}
