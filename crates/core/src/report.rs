@@ -18,7 +18,6 @@ use crate::metrics::{ClientUsage, MemberMetrics};
 use crate::op::{ErrorCode, OpKind};
 use crate::recorder::{IntervalSample, OpRecord, new_histogram};
 use crate::scenario::Scenario;
-use crate::threshold::{Threshold, Violation};
 
 /// Version of the JSON layout; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -177,22 +176,6 @@ impl Report {
             }
         }
         out
-    }
-
-    /// The thresholds of the scenario (`thresholds`, including those given with `--threshold`
-    /// on the command line) that this run did not meet; see [`crate::threshold`].
-    ///
-    /// Kept apart from [`Report::failures`], the run's correctness checks; a run passed when
-    /// both are empty. A threshold that does not parse is not checked: scenarios are validated
-    /// when read, so that happens only to a scenario deserialized without validation.
-    #[must_use]
-    pub fn violations(&self) -> Vec<Violation> {
-        self.scenario
-            .thresholds
-            .iter()
-            .filter_map(|t| t.parse::<Threshold>().ok())
-            .flat_map(|t| t.check(self))
-            .collect()
     }
 }
 

@@ -31,6 +31,7 @@ mod error;
 pub mod fault;
 mod load;
 mod matrix;
+pub mod threshold;
 
 use std::time::Duration;
 
@@ -67,7 +68,7 @@ pub struct Scenario {
     #[serde(default, skip_serializing_if = "is_default")]
     pub target: Targeting,
     /// Conditions the run must meet, like `p99 < "20ms"` or `put.error_rate < 0.001`
-    /// ([`crate::threshold`]); one that is not met fails the run (exit 1), see
+    /// ([`threshold`]); one that is not met fails the run (exit 1), see
     /// [`crate::Report::violations`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thresholds: Vec<String>,
@@ -357,7 +358,7 @@ impl Scenario {
             }
         }
         fault::validate(&self.faults, &self.cluster, &self.load)?;
-        if let Err(e) = crate::threshold::Threshold::parse_all(&self.thresholds) {
+        if let Err(e) = threshold::Threshold::parse_all(&self.thresholds) {
             return Err(ScenarioError::invalid("thresholds", e.to_string()));
         }
         self.report.validate()
