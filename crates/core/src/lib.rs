@@ -27,7 +27,7 @@
 //! # Ok::<(), etcdlat_core::ScenarioError>(())
 //! ```
 
-pub mod compare;
+pub mod comparison;
 pub mod fault;
 pub mod merge;
 pub mod metrics;
@@ -45,7 +45,14 @@ pub mod workload;
 // Where key spaces were before workload/ held them, for the crates that use them.
 pub use workload::keyspace;
 
-pub use compare::{Comparison, compare};
+/// Comparing two runs: [`comparison`]'s figures and [`render::comparison`]'s markdown, at
+/// the paths they had when one module held both.
+pub mod compare {
+    pub use crate::comparison::*;
+    pub use crate::render::comparison::markdown;
+}
+
+pub use comparison::{Comparison, compare};
 pub use fault::{FaultAction, FaultReport, FaultStep, MemberRef};
 pub use merge::{MergeError, merge};
 pub use metrics::{ClientUsage, MemberMetrics};

@@ -1,4 +1,5 @@
-//! Renderers: turn reports into text, JSON, markdown, CSV, SVG plots and an HTML page.
+//! Renderers: turn reports into text, JSON, markdown, CSV, SVG plots and an HTML page, and
+//! comparisons of two runs into markdown.
 //!
 //! Each renderer is a pure function from reports to a `String`; none prints or fails.
 //! Writing the result somewhere is the caller's business.
@@ -11,6 +12,7 @@
 //! # }
 //! ```
 
+pub mod comparison;
 pub mod csv;
 mod go;
 pub mod html;
