@@ -12,7 +12,7 @@ use crate::op::OpKind;
 use crate::report::{OpReport, Report};
 
 // The expressions, at the paths they had when this module held them too.
-pub use crate::scenario::threshold::{Comparison, Metric, Threshold, ThresholdError};
+pub use crate::scenario::threshold::{Comparator, Metric, Threshold, ThresholdError};
 
 impl Metric {
     /// The value of this metric in `op`, in its unit (microseconds for latencies); `None`

@@ -122,7 +122,7 @@ pub fn html(set: &ReportSet) -> String {
 }
 
 /// A row of the server metrics table: its name, and the figure of one member.
-type Figure = (&'static str, fn(&MemberMetrics) -> String);
+type MetricRow = (&'static str, fn(&MemberMetrics) -> String);
 
 /// The page being written.
 struct Page {
@@ -370,7 +370,7 @@ impl Page {
 
     /// Server metrics with a column per member and a row per figure.
     fn server(&mut self, members: &[MemberMetrics]) {
-        let figures: [Figure; 18] = [
+        let figures: [MetricRow; 18] = [
             ("Scrapes ok / failed", |m| format!("{} / {}", m.samples, m.failed_samples)),
             ("RSS avg", |m| bytes(m.rss_avg_bytes)),
             ("RSS max", |m| bytes(m.rss_max_bytes)),

@@ -59,7 +59,7 @@ type Percentile = (&'static str, RGBColor, fn(&Interval) -> u64);
 /// the lines break there.
 #[must_use]
 pub fn latency_over_time(report: &Report, kind: OpKind) -> String {
-    let time = Timeline::of(report);
+    let time = TimeAxis::of(report);
     let intervals = report.try_op(kind).map_or(&[][..], |op| &op.intervals);
     let lines: [Percentile; 4] = [
         ("p50", TAB_BLUE, |i| i.p50_us),
@@ -83,7 +83,7 @@ pub fn latency_over_time(report: &Report, kind: OpKind) -> String {
                     segments.push(Vec::new());
                 }
             }
-            Series { label: label.to_owned(), color, width: 2, opacity: 1.0, segments }
+            Line { label: label.to_owned(), color, width: 2, opacity: 1.0, segments }
         })
         .collect();
     let note = match report.try_op(kind) {
@@ -111,7 +111,7 @@ pub fn latency_over_time(report: &Report, kind: OpKind) -> String {
 /// that was measured.
 #[must_use]
 pub fn throughput_over_time(report: &Report) -> String {
-    let time = Timeline::of(report);
+    let time = TimeAxis::of(report);
     let len = time.intervals;
     let rate = |count: fn(&Interval) -> u64, kind: Option<OpKind>| -> Vec<(f64, f64)> {
         (0..len)
@@ -129,14 +129,14 @@ pub fn throughput_over_time(report: &Report) -> String {
     };
     // The totals wide and pale, so that a kind's line on top of them stays visible.
     let mut series = vec![
-        Series {
+        Line {
             label: "ok/s".to_owned(),
             color: TAB_BLUE,
             width: 4,
             opacity: 0.55,
             segments: vec![rate(ok, None)],
         },
-        Series {
+        Line {
             label: "errors/s".to_owned(),
             color: TAB_RED,
             width: 4,
@@ -147,7 +147,7 @@ pub fn throughput_over_time(report: &Report) -> String {
     if report.ops.len() > 1 {
         let palette = [TAB_GREEN, TAB_ORANGE, GREY];
         for (n, &kind) in report.ops.keys().enumerate() {
-            series.push(Series {
+            series.push(Line {
                 label: format!("{kind} ok/s"),
                 color: palette[n % palette.len()],
                 width: 2,
@@ -222,14 +222,14 @@ pub fn percentile_spectrum(report: &Report, kind: OpKind) -> String {
         y: 0.0..headroom(unit.scale(max_us as f64)),
         x_labels: Some(percentile_label),
         series: vec![
-            Series {
+            Line {
                 label: "latency (from intended start)".to_owned(),
                 color: TAB_RED,
                 width: 4,
                 opacity: 1.0,
                 segments: curve(latency),
             },
-            Series {
+            Line {
                 label: "service time (from send)".to_owned(),
                 color: TAB_BLUE,
                 width: 2,
@@ -273,7 +273,7 @@ fn errors(i: &Interval) -> u64 {
 }
 
 /// The run's intervals on the time axis, seconds since measurement started.
-struct Timeline {
+struct TimeAxis {
     /// Length of an interval.
     step: f64,
     /// Measured time.
@@ -282,7 +282,7 @@ struct Timeline {
     intervals: usize,
 }
 
-impl Timeline {
+impl TimeAxis {
     fn of(report: &Report) -> Self {
         let step = report.scenario.report.interval.as_secs_f64();
         Self {
@@ -350,7 +350,7 @@ impl TimeUnit {
 }
 
 /// One line of a plot, in pieces where it has gaps.
-struct Series {
+struct Line {
     label: String,
     color: RGBColor,
     width: u32,
@@ -368,7 +368,7 @@ struct Chart {
     y: Range<f64>,
     /// Labels of the x axis, if not plain numbers.
     x_labels: Option<fn(&f64) -> String>,
-    series: Vec<Series>,
+    series: Vec<Line>,
     /// Written across the plot when it is empty, saying why.
     note: Option<String>,
     /// A marker at every point, so that a single interval is visible.
@@ -466,15 +466,15 @@ mod tests {
 
     #[test]
     fn the_last_interval_ends_with_the_run() {
-        let t = Timeline { step: 1.0, duration: 2.5, intervals: 3 };
+        let t = TimeAxis { step: 1.0, duration: 2.5, intervals: 3 };
         assert_eq!((t.middle(0), t.width(0)), (0.5, 1.0));
         assert_eq!((t.middle(2), t.width(2)), (2.25, 0.5));
         assert_eq!(t.end(), 2.5);
-        let short = Timeline { step: 1.0, duration: 0.2, intervals: 1 };
+        let short = TimeAxis { step: 1.0, duration: 0.2, intervals: 1 };
         assert_eq!((short.middle(0), short.end()), (0.1, 0.2));
-        let late = Timeline { step: 1.0, duration: 2.0, intervals: 3 };
+        let late = TimeAxis { step: 1.0, duration: 2.0, intervals: 3 };
         assert_eq!((late.width(2), late.end()), (1.0, 3.0));
-        let empty = Timeline { step: 1.0, duration: 0.0, intervals: 0 };
+        let empty = TimeAxis { step: 1.0, duration: 0.0, intervals: 0 };
         assert_eq!(empty.end(), 1.0);
     }
 

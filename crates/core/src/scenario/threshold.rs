@@ -125,7 +125,7 @@ impl fmt::Display for Metric {
 /// How a figure is compared with its limit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum Comparison {
+pub enum Comparator {
     /// `<`
     Lt,
     /// `<=`
@@ -140,7 +140,7 @@ pub enum Comparison {
     Ne,
 }
 
-impl Comparison {
+impl Comparator {
     /// The operator as written.
     #[must_use]
     pub fn symbol(self) -> &'static str {
@@ -176,7 +176,7 @@ pub struct Threshold {
     /// The figure compared.
     pub metric: Metric,
     /// How it is compared.
-    pub comparison: Comparison,
+    pub comparison: Comparator,
     /// The limit, in the metric's unit (microseconds for latencies).
     pub limit: f64,
     /// The limit as written, without quotes (`20ms`).
@@ -257,12 +257,12 @@ impl std::str::FromStr for Threshold {
         let op_len = rest.bytes().take_while(|b| b"<>=!".contains(b)).count();
         let (operator, rhs) = rest.split_at(op_len);
         let comparison = match operator {
-            "<" => Comparison::Lt,
-            "<=" => Comparison::Le,
-            ">" => Comparison::Gt,
-            ">=" => Comparison::Ge,
-            "==" => Comparison::Eq,
-            "!=" => Comparison::Ne,
+            "<" => Comparator::Lt,
+            "<=" => Comparator::Le,
+            ">" => Comparator::Gt,
+            ">=" => Comparator::Ge,
+            "==" => Comparator::Eq,
+            "!=" => Comparator::Ne,
             other => {
                 return Err(ThresholdError::Comparison {
                     expression: owned(),
@@ -377,22 +377,22 @@ mod tests {
         let t: Threshold = r#"put.p99 < "20ms""#.parse().unwrap();
         assert_eq!(t.op, Some(OpKind::Put));
         assert_eq!(t.metric, Metric::P99);
-        assert_eq!(t.comparison, Comparison::Lt);
+        assert_eq!(t.comparison, Comparator::Lt);
         assert!((t.limit - 20_000.0).abs() < 1e-9);
         assert_eq!(t.to_string(), "put.p99 < 20ms");
         let t: Threshold = "txn-put.p99_9<=5ms".parse().unwrap();
         assert_eq!(
             (t.op, t.metric, t.comparison),
-            (Some(OpKind::TxnPut), Metric::P99_9, Comparison::Le)
+            (Some(OpKind::TxnPut), Metric::P99_9, Comparator::Le)
         );
         let t: Threshold = " error_rate < 0.001 ".parse().unwrap();
         assert_eq!((t.op, t.metric), (None, Metric::ErrorRate));
         assert!((t.limit - 0.001).abs() < 1e-12);
         for (text, cmp) in [
-            ("ok > 1", Comparison::Gt),
-            ("ok >= 1", Comparison::Ge),
-            ("errors == 0", Comparison::Eq),
-            ("errors != 3", Comparison::Ne),
+            ("ok > 1", Comparator::Gt),
+            ("ok >= 1", Comparator::Ge),
+            ("errors == 0", Comparator::Eq),
+            ("errors != 3", Comparator::Ne),
         ] {
             assert_eq!(text.parse::<Threshold>().unwrap().comparison, cmp, "{text}");
         }
