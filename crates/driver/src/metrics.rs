@@ -7,6 +7,7 @@
 
 use std::time::Duration;
 
+use etcdlat_core::metrics::{Buckets, bucket_delta, counter_increase, histogram_quantile};
 use etcdlat_core::{ClientUsage, MemberMetrics};
 use prometheus_parse::{Scrape, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -154,10 +155,6 @@ async fn fetch(dialer: &Dialer, url: &str) -> Result<String, String> {
     }
 }
 
-/// A histogram's cumulative buckets: (upper bound `le` in seconds, count), ascending, the
-/// last one `+Inf`.
-type Buckets = Vec<(f64, f64)>;
-
 /// The figures of one scrape that a report uses.
 #[derive(Debug, Clone, Default, PartialEq)]
 struct Snapshot {
@@ -232,41 +229,6 @@ fn buckets(scrape: &Scrape, name: &str) -> Option<Buckets> {
     (!out.is_empty()).then_some(out)
 }
 
-/// The observations between two scrapes of a histogram: `last` minus `first`, bucket by
-/// bucket. When the layouts differ or a count went down (the member restarted), `last`
-/// alone.
-fn delta(first: &Buckets, last: &Buckets) -> Buckets {
-    let comparable =
-        first.len() == last.len() && first.iter().zip(last).all(|(a, b)| a.0 == b.0 && b.1 >= a.1);
-    if comparable {
-        last.iter().zip(first).map(|(b, a)| (b.0, b.1 - a.1)).collect()
-    } else {
-        last.clone()
-    }
-}
-
-/// The `q` quantile of cumulative buckets, as Prometheus's `histogram_quantile` computes it:
-/// linear interpolation within the bucket the rank falls in (from 0 for the first), and the
-/// highest finite bound when it falls in `+Inf`. `None` when the buckets count nothing.
-fn quantile(buckets: &Buckets, q: f64) -> Option<f64> {
-    let total = buckets.last()?.1;
-    if total <= 0.0 || (buckets.len() < 2 && buckets[0].0.is_infinite()) {
-        return None;
-    }
-    let rank = q.clamp(0.0, 1.0) * total;
-    let i = buckets.iter().position(|b| b.1 >= rank).unwrap_or(buckets.len() - 1);
-    let (upper, count) = buckets[i];
-    if upper.is_infinite() {
-        return Some(buckets[i - 1].0);
-    }
-    let (lower, below) = if i == 0 { (0.0_f64.min(upper), 0.0) } else { buckets[i - 1] };
-    let within = count - below;
-    if within <= 0.0 {
-        return Some(upper);
-    }
-    Some(lower + (upper - lower) * (rank - below) / within)
-}
-
 /// One member's scrapes so far: running figures and the first and last snapshot.
 struct Series {
     name: String,
@@ -330,21 +292,19 @@ impl Series {
         let count = |x: f64| x.round().max(0.0) as u64;
         let end = self.last.as_ref().or(self.first.as_ref());
         let pair = self.first.as_ref().zip(self.last.as_ref());
-        // A counter that went down was reset by a restart: what it counted since.
         let increase = |get: fn(&Snapshot) -> Option<f64>| {
             let (a, b) = pair?;
-            let (a, b) = (get(a)?, get(b)?);
-            Some(if b >= a { b - a } else { b })
+            Some(counter_increase(get(a)?, get(b)?))
         };
         let observed = |get: fn(&Snapshot) -> &Option<Buckets>| {
             let (a, b) = pair?;
             match (get(a), get(b)) {
-                (Some(a), Some(b)) => Some(delta(a, b)),
+                (Some(a), Some(b)) => Some(bucket_delta(a, b)),
                 _ => None,
             }
         };
         let micros = |buckets: &Option<Buckets>, q: f64| {
-            buckets.as_ref().and_then(|b| quantile(b, q)).map(|s| count(s * 1e6))
+            buckets.as_ref().and_then(|b| histogram_quantile(b, q)).map(|s| count(s * 1e6))
         };
         let wal_fsync = observed(|s| &s.wal_fsync);
         let backend_commit = observed(|s| &s.backend_commit);
@@ -473,29 +433,16 @@ process_cpu_seconds_total 1.5
     }
 
     #[test]
-    fn quantiles_come_from_the_histogram_delta() {
+    fn histograms_are_read_summed_over_labels() {
         let before = Snapshot::parse(BEFORE).unwrap();
         let after = Snapshot::parse(&after()).unwrap();
-        let fsync = delta(before.wal_fsync.as_ref().unwrap(), after.wal_fsync.as_ref().unwrap());
+        let fsync =
+            bucket_delta(before.wal_fsync.as_ref().unwrap(), after.wal_fsync.as_ref().unwrap());
         assert_eq!(
             fsync,
             [(0.001, 50.0), (0.002, 90.0), (0.004, 99.0), (0.008, 99.0), (f64::INFINITY, 100.0)]
         );
-        let q = |q: f64| quantile(&fsync, q).map(|s| (s * 1e6).round());
-        // Rank 50 is the last of the first bucket; rank 70 is half-way into (1 ms, 2 ms].
-        assert_eq!(q(0.5), Some(1000.0));
-        assert_eq!(q(0.7), Some(1500.0));
-        assert_eq!(q(0.25), Some(500.0));
-        // Rank 99 ends the (2 ms, 4 ms] bucket; past it lies only +Inf, which reports the
-        // highest finite bound.
-        assert_eq!(q(0.99), Some(4000.0));
-        assert_eq!(q(0.999), Some(8000.0));
-        // Nothing observed: no quantile.
-        let none = delta(before.wal_fsync.as_ref().unwrap(), before.wal_fsync.as_ref().unwrap());
-        assert_eq!(quantile(&none, 0.99), None);
-        // A reset (a count went down) keeps the later scrape alone.
-        let reset = delta(after.wal_fsync.as_ref().unwrap(), before.wal_fsync.as_ref().unwrap());
-        assert_eq!(reset, *before.wal_fsync.as_ref().unwrap());
+        assert_eq!(before.peer_sent, Some(3000.0), "both peers");
     }
 
     #[test]
