@@ -9,8 +9,8 @@ use std::time::Instant;
 use etcdlat_core::{LeaderChange, TargetInfo, Targeting};
 use tokio::sync::watch;
 
-use crate::connection::{Dialer, source_chain, within};
 use crate::error::DriverError;
+use crate::transport::{Conn, Dialer, source_chain, within};
 
 /// Status and member list, as one member sees them.
 struct View {
@@ -24,7 +24,7 @@ impl View {
         let mut last_err = None;
         for endpoint in endpoints {
             let attempt = async {
-                let mut client = dialer.client(endpoint).await?;
+                let mut client = Conn::dial(dialer, endpoint).await?.client;
                 let view = Self::ask(&mut client, dialer)
                     .await
                     .map_err(|e| not_answering(endpoint, &e))?;
@@ -209,7 +209,7 @@ pub(crate) async fn hashkv(
         } else {
             member.name().to_owned()
         };
-        let client = dialer.client(member_url).await?;
+        let client = Conn::dial(dialer, member_url).await?.client;
         members.push((name, member_url.clone(), client));
     }
     let mut round = 0;

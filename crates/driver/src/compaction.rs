@@ -9,8 +9,7 @@ use etcd_client::CompactionOptions;
 use etcdlat_core::{Compaction, ErrorCode, OpKind, Recorder};
 use tokio::sync::watch;
 
-use crate::connection::Dialer;
-use crate::request::status;
+use crate::transport::{Conn, Dialer, status};
 
 /// Compacts every `cfg.interval` until `stop` turns true; records the compactions that
 /// complete from `measure_start` on, in intervals counted from it.
@@ -23,7 +22,7 @@ pub(crate) async fn run(
     mut stop: watch::Receiver<bool>,
 ) -> Recorder {
     let mut recorder = Recorder::new(&[OpKind::Compact], measure_start, interval);
-    let Ok(mut client) = dialer.client_any(&endpoints).await else {
+    let Ok(Conn { mut client, .. }) = Conn::dial_any(&dialer, &endpoints).await else {
         recorder.record_error(OpKind::Compact, ErrorCode::Unavailable, Instant::now());
         return recorder;
     };

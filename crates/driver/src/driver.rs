@@ -10,12 +10,11 @@ use etcdlat_core::{OpKind, OpReport, Operation, Params, Report, Scenario, Target
 use tokio::sync::{Mutex, watch};
 
 use crate::cluster;
-use crate::connection::{DEFAULT_DIAL_TIMEOUT, Dialer};
 use crate::error::DriverError;
 use crate::local::{LocalCluster, MemberControl};
 use crate::metrics::{self, SAMPLE_INTERVAL, Sampler, Usage};
 use crate::request::Work;
-use crate::security::Security;
+use crate::transport::{DEFAULT_DIAL_TIMEOUT, Dialer, Security};
 use crate::worker::{Job, Worker};
 
 /// Builds a [`Driver`]: where to connect and how.
@@ -144,7 +143,7 @@ impl DriverBuilder {
             });
         }
         for ep in &self.endpoints {
-            crate::connection::url(ep)?;
+            crate::transport::url(ep)?;
         }
         let dialer = Dialer::new(&self.security, self.dial_timeout)?;
         // With the endpoints as given, the connections are dialled first, so that an endpoint

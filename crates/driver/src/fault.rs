@@ -29,9 +29,9 @@ use etcdlat_core::{FaultAction, FaultStep, MemberRef};
 use tokio::sync::watch;
 
 use crate::cluster;
-use crate::connection::{Dialer, source_chain, within};
 use crate::error::DriverError;
 use crate::local::MemberControl;
+use crate::transport::{Conn, Dialer, source_chain, within};
 
 /// Where the steps act: the member processes when the cluster is local, and the endpoints.
 #[derive(Debug, Clone)]
@@ -646,7 +646,7 @@ impl Executor {
 }
 
 async fn connect(dialer: &Dialer, member_url: &str) -> Result<Client, String> {
-    dialer.client(member_url).await.map_err(|e| e.to_string())
+    Conn::dial(dialer, member_url).await.map(|conn| conn.client).map_err(|e| e.to_string())
 }
 
 /// A member's own id and the leader it knows, if it answers within [`STATUS_TIMEOUT`], asked
@@ -660,7 +660,7 @@ async fn status(
     let ask = async {
         let mut client = match client {
             Some(c) => c,
-            None => dialer.client(member_url).await.ok()?,
+            None => Conn::dial(dialer, member_url).await.ok()?.client,
         };
         let status = client.status().await.ok()?;
         let answer = (status.header()?.member_id(), status.leader());

@@ -63,30 +63,25 @@
 //! from endpoints runs only move-leader, compact and defrag, and refuses the others before
 //! the run starts.
 
-mod auth;
 mod barrier;
 mod cluster;
 mod compaction;
-mod connection;
 mod driver;
 mod error;
 mod fault;
-mod grpc;
 mod local;
 mod metrics;
 mod request;
-mod rpc;
-mod security;
 mod stm;
+mod transport;
 mod watch;
 mod worker;
 
 pub use barrier::{Barrier, BarrierError, DEFAULT_BARRIER_TIMEOUT, LEASE_TTL};
-pub use connection::DEFAULT_DIAL_TIMEOUT;
 pub use driver::{Driver, DriverBuilder, Progress};
 pub use error::DriverError;
 pub use local::{LocalCluster, LocalClusterOptions, LocalMember, LocalTls};
-pub use security::{Credentials, Security, TlsOptions};
+pub use transport::{Credentials, DEFAULT_DIAL_TIMEOUT, Security, TlsOptions};
 
 /// An etcd-client connected to the first of `endpoints` that answers, with `security`'s TLS
 /// and a token for its credentials (renewed when the server stops accepting it): for the
@@ -99,5 +94,6 @@ pub async fn connect_client(
     security: &Security,
     dial_timeout: std::time::Duration,
 ) -> Result<etcd_client::Client, DriverError> {
-    connection::Dialer::new(security, dial_timeout)?.client_any(endpoints).await
+    let dialer = transport::Dialer::new(security, dial_timeout)?;
+    Ok(transport::Conn::dial_any(&dialer, endpoints).await?.client)
 }

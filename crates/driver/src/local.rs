@@ -14,9 +14,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::connection::{Dialer, within};
-
 use crate::error::DriverError;
+use crate::transport::{Conn, Dialer, Security, TlsOptions, within};
 
 /// How to start a local cluster.
 #[derive(Debug, Clone)]
@@ -48,8 +47,8 @@ pub struct LocalTls {
 impl LocalTls {
     /// How a client reaches members with this TLS (the probe's identity, if any).
     #[must_use]
-    pub fn client_tls(&self) -> crate::TlsOptions {
-        crate::TlsOptions {
+    pub fn client_tls(&self) -> TlsOptions {
+        TlsOptions {
             ca: Some(self.ca.clone()),
             cert: self.probe_identity.as_ref().map(|(c, _)| c.clone()),
             key: self.probe_identity.as_ref().map(|(_, k)| k.clone()),
@@ -394,7 +393,7 @@ impl LocalCluster {
             }
             m.process = Arc::new(process);
         }
-        let probe = crate::Security {
+        let probe = Security {
             tls: opts.tls.as_ref().map(LocalTls::client_tls).unwrap_or_default(),
             credentials: None,
         };
@@ -522,7 +521,7 @@ impl Drop for LocalCluster {
 }
 
 async fn status_leader(dialer: &Dialer, url: &str) -> Result<u64, String> {
-    let mut client = dialer.client(url).await.map_err(|e| e.to_string())?;
+    let mut client = Conn::dial(dialer, url).await.map_err(|e| e.to_string())?.client;
     let status = within(Duration::from_secs(1), "Status", client.status());
     status.await.map(|s| s.leader()).map_err(|e| e.to_string())
 }

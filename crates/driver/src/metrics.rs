@@ -15,7 +15,7 @@ use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
 use crate::cluster::MemberInfo;
-use crate::connection::Dialer;
+use crate::transport::Dialer;
 
 /// Time between two scrapes of a member during a run.
 pub(crate) const SAMPLE_INTERVAL: Duration = Duration::from_secs(1);
@@ -488,7 +488,8 @@ process_cpu_seconds_total 1.5
         // A port nobody listens on: bind, note it, free it.
         let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
         let url = format!("http://127.0.0.1:{port}/metrics");
-        let dialer = Dialer::new(&crate::Security::default(), Duration::from_secs(1)).unwrap();
+        let dialer =
+            Dialer::new(&crate::transport::Security::default(), Duration::from_secs(1)).unwrap();
         let members = vec![("gone".into(), url.clone())];
         let sampler = Sampler::start(members, Duration::from_millis(20), &dialer).await;
         tokio::time::sleep(Duration::from_millis(50)).await;

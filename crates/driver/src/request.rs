@@ -17,37 +17,16 @@ use etcdlat_core::{OpKind, Scenario};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::connection::Dialer;
-use crate::error::DriverError;
-use crate::grpc::{decode, frame, frame_put};
-use crate::rpc::{
-    DELETE_RANGE, DeleteRangeRequest, DeleteRangeResponse, Key, Kv, PUT, PutRequest, PutResponse,
-    RANGE, RangeRequest, RangeResponse, Request, TxnRequest,
-};
 use crate::stm;
+use crate::transport::frame::{decode, frame, frame_put};
+use crate::transport::message::{
+    DELETE_RANGE, DeleteRangeRequest, DeleteRangeResponse, Key, PUT, PutRequest, PutResponse,
+    RANGE, RangeRequest, RangeResponse, Request, Response, ResponseHeader, TxnRequest,
+};
+use crate::transport::{Conn, Kv, status};
 
 /// Leases a client remembers for later revocation; older ones are left to expire.
 const MAX_HELD_LEASES: usize = 1024;
-
-/// A connection as the operations see it: the hot-path KV client and etcd-client for the
-/// rest (leases, locks, watches), both over the same HTTP/2 connection.
-#[derive(Clone)]
-pub(crate) struct Conn {
-    pub kv: Kv,
-    pub client: etcd_client::Client,
-}
-
-impl Conn {
-    /// Opens and warms one connection to `endpoint`.
-    pub(crate) async fn open(dialer: &Dialer, endpoint: &str) -> Result<Self, DriverError> {
-        let conn = dialer.open(endpoint).await?;
-        let client =
-            etcd_client::Client::from_channel(conn.channel(), None).await.map_err(|e| {
-                DriverError::NotAnswering { endpoint: endpoint.to_owned(), reason: e.to_string() }
-            })?;
-        Ok(Self { kv: Kv::new(conn), client })
-    }
-}
 
 /// One operation, prepared from the scenario.
 #[derive(Debug)]
@@ -284,21 +263,13 @@ pub(crate) struct Done {
 }
 
 /// The member id in a response header.
-pub(crate) fn member_of(header: Option<&crate::rpc::ResponseHeader>) -> u64 {
+pub(crate) fn member_of(header: Option<&ResponseHeader>) -> u64 {
     header.map_or(0, |h| h.member_id)
 }
 
 /// The member id in an etcd-client response header.
 fn member_of_ec(header: Option<&etcd_client::ResponseHeader>) -> u64 {
     header.map_or(0, etcd_client::ResponseHeader::member_id)
-}
-
-/// A failed request's gRPC status, from etcd-client's error.
-pub(crate) fn status(e: etcd_client::Error) -> tonic::Status {
-    match e {
-        etcd_client::Error::GRpcStatus(s) => s,
-        other => tonic::Status::unknown(other.to_string()),
-    }
 }
 
 fn key_of(keygen: &RefCell<KeyGen>, i: u64) -> Key {
@@ -480,7 +451,7 @@ impl Ops {
                         .responses
                         .iter()
                         .filter_map(|r| match &r.response {
-                            Some(crate::rpc::Response::Range(range)) => Some(range),
+                            Some(Response::Range(range)) => Some(range),
                             _ => None,
                         })
                         .fold((0, 0), |(k, b), range| {

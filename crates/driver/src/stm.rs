@@ -34,8 +34,11 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use tokio::sync::oneshot;
 
-use crate::request::{Conn, Done, status};
-use crate::rpc::{Compare, Key, Kv, PutRequest, RangeRequest, Request, RequestOp, TxnRequest};
+use crate::request::Done;
+use crate::transport::message::{
+    Compare, Key, PutRequest, RangeRequest, Request, RequestOp, TxnRequest,
+};
+use crate::transport::{Conn, Kv, status};
 
 /// Key bytes after the prefix, as etcd's tool makes STM keys.
 const STM_KEY_SIZE: u64 = 16;

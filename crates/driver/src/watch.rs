@@ -86,8 +86,9 @@ use tokio::task::JoinSet;
 
 use crate::driver::Measured;
 use crate::error::DriverError;
-use crate::request::{Conn, status};
-use crate::rpc::{Key, Kv, MAX_DECODING_BYTES, PutRequest, PutResponse, RangeRequest};
+use crate::transport::frame::MAX_RESPONSE_BYTES;
+use crate::transport::message::{Key, PutRequest, PutResponse, RangeRequest};
+use crate::transport::{Conn, Kv, status};
 use crate::worker::{STOP_GRACE, Worker};
 
 /// Once every put is acknowledged, how long the run waits for expected events while none
@@ -927,7 +928,7 @@ async fn stream(local: Rc<Local>, conn: Conn, s: u64) {
     let n = (watchers.end - watchers.start) as usize;
     local.issue(OpKind::WatchCreate, n as u64);
     let sent = vec![Cell::new(plan.start); n];
-    let mut client = conn.client.watch_client().max_decoding_message_size(MAX_DECODING_BYTES);
+    let mut client = conn.client.watch_client().max_decoding_message_size(MAX_RESPONSE_BYTES);
     let key = |w: u64| plan.keys[plan.key_of(w)].to_vec();
     sent[0].set(Instant::now());
     let stream = match client.watch(key(first), Some(plan.options.clone())).await {

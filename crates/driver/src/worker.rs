@@ -3,8 +3,14 @@
 //!
 //! Per request a logical client claims an index, waits for its slot if a rate is set,
 //! sends, awaits, and records into its worker's recorder. Everything a client touches is
-//! owned by its thread: `Cell`s and `RefCell`s never held across `.await`, no locks, no
-//! atomics, no channels, no allocation of ours.
+//! owned by its thread: `Cell`s and `RefCell`s never held across `.await`, no locks and no
+//! channels of ours. What a put, range or delete costs beyond that: one buffer for its
+//! framed message (freed once h2 has written it; a large put value goes out from the shared
+//! buffer, uncopied), what decoding the answer needs (a range's key-values), and a few
+//! atomics of its connection that only this thread touches while nothing reconnects (the
+//! streams in flight, for keepalive; the connection's generation, for redial; with auth,
+//! the token's generation). h2 itself locks its connection's stream table per request.
+//! Transactions, leases and STM go through larger, boxed futures and etcd-client.
 //!
 //! Workloads that are not a request loop (the watch family) run as tasks on the workers
 //! ([`Worker::exec`]), with the same connections.
@@ -23,10 +29,10 @@ use etcdlat_core::{Arrivals, ErrorCode, OpKind, Pacer, Rate, Recorder, Schedule}
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
 
-use crate::connection::Dialer;
 use crate::driver::WorkerProgress;
 use crate::error::DriverError;
-use crate::request::{ClientState, Conn, Ops, Work};
+use crate::request::{ClientState, Ops, Work};
+use crate::transport::{Conn, Dialer};
 
 /// How long in-flight requests may take to finish after a stop before they are abandoned
 /// and counted as `Cancelled`.

@@ -1,9 +1,10 @@
-//! Opening connections: TCP, TLS when asked for, HTTP/2, the run's auth token, and one
-//! warm-up read before any clock starts.
+//! Dialling: an endpoint's URL, TCP, TLS when asked for, and the HTTP/2 handshake, each
+//! within the dial timeout.
 //!
 //! A [`Dialer`] carries everything a connection needs (dial timeout, TLS configuration,
 //! credentials) and is shared by every connection of a driver: the load's, the control
-//! clients' (status, member list, compaction, faults, barrier) and local clusters' probes.
+//! clients' (status, member list, compaction, faults, barrier), local clusters' probes and
+//! the `/metrics` scrapes.
 
 use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
@@ -11,18 +12,16 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
+use h2::client::{Connection, SendRequest};
 use http::uri::{Authority, Scheme};
 use rustls::ClientConfig;
 use rustls::pki_types::ServerName;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
-use tonic::{Code, Status};
 
-use crate::auth::Auth;
+use super::auth::Auth;
+use super::security::{Security, TlsOptions};
 use crate::error::DriverError;
-use crate::grpc::{GrpcConn, Live, spawn_connection};
-use crate::rpc::{Kv, RangeRequest};
-use crate::security::{Security, TlsOptions};
 
 /// The dial timeout used when none is given.
 pub const DEFAULT_DIAL_TIMEOUT: Duration = Duration::from_secs(5);
@@ -31,7 +30,8 @@ pub const DEFAULT_DIAL_TIMEOUT: Duration = Duration::from_secs(5);
 const STREAM_WINDOW: u32 = 8 << 20;
 const CONNECTION_WINDOW: u32 = 32 << 20;
 
-/// Turns `host:port` into `http://host:port`; keeps `http://` and `https://` URLs.
+/// Turns `host:port` into `http://host:port`; keeps `http://` and `https://` URLs. An
+/// endpoint is checked here, where it is dialled, by the rule scenarios check theirs with.
 pub(crate) fn url(endpoint: &str) -> Result<String, DriverError> {
     etcdlat_core::scenario::check_endpoint(endpoint)
         .map_err(|reason| DriverError::Endpoint { endpoint: endpoint.to_owned(), reason })?;
@@ -41,6 +41,10 @@ pub(crate) fn url(endpoint: &str) -> Result<String, DriverError> {
         format!("http://{endpoint}")
     })
 }
+
+/// A dialled HTTP/2 connection: the handle streams are opened with, the connection to run,
+/// and the scheme and authority requests are addressed to.
+pub(crate) type Handshake = (SendRequest<Bytes>, Connection<Io, Bytes>, (Scheme, Authority));
 
 /// Dials connections for one driver.
 #[derive(Clone, Debug)]
@@ -77,7 +81,13 @@ impl Dialer {
         self.0.timeout
     }
 
-    /// The security settings' TLS options (for local clusters' probes and metrics).
+    /// The run's authentication, if it has credentials.
+    pub(crate) fn auth(&self) -> Option<&Arc<Auth>> {
+        self.0.auth.as_ref()
+    }
+
+    /// Whether `endpoint` is dialled with TLS: `https://`, or a bare `host:port` when TLS
+    /// options are set.
     pub(crate) fn uses_tls(&self, endpoint: &str) -> bool {
         endpoint.starts_with("https://") || (!endpoint.contains("://") && self.0.tls.is_set())
     }
@@ -90,19 +100,9 @@ impl Dialer {
             .map_err(|reason| DriverError::TlsConfig { reason })
     }
 
-    /// Opens one connection to `endpoint` (TCP, TLS if asked for, HTTP/2) without sending
-    /// anything on it yet.
-    pub(crate) async fn connect(&self, endpoint: &str) -> Result<GrpcConn, DriverError> {
-        let (live, origin) = self.handshake(endpoint).await?;
-        Ok(GrpcConn::new(live, endpoint, self.clone(), origin, self.0.auth.clone()))
-    }
-
-    /// Dials `endpoint` and runs the HTTP/2 connection; the handle and the scheme and
-    /// authority requests are addressed to.
-    pub(crate) async fn handshake(
-        &self,
-        endpoint: &str,
-    ) -> Result<(Live, (Scheme, Authority)), DriverError> {
+    /// Dials `endpoint` and shakes hands over HTTP/2; the connection (for its caller to
+    /// run), its handle, and the scheme and authority requests are addressed to.
+    pub(crate) async fn handshake(&self, endpoint: &str) -> Result<Handshake, DriverError> {
         let url = url(endpoint)?;
         let tls = self.uses_tls(endpoint);
         let uri: http::Uri = url.parse().map_err(|e: http::uri::InvalidUri| {
@@ -128,7 +128,7 @@ impl Dialer {
             Ok(Err(e)) => return Err(connect_error(format!("HTTP/2 handshake failed: {e}"))),
             Err(_) => return Err(connect_error(self.within("no HTTP/2 handshake"))),
         };
-        Ok((spawn_connection(send, conn), (scheme, authority)))
+        Ok((send, conn, (scheme, authority)))
     }
 
     /// The byte stream to `authority`: TCP, then TLS with `tls` when given, each within the
@@ -185,105 +185,6 @@ impl Dialer {
         };
         self.dial(authority.as_str(), authority, tls).await.map_err(|e| e.to_string())
     }
-
-    /// Opens one connection and checks that etcd answers on it, with the run's token, so
-    /// that the connection, its HTTP/2 stream machinery and the server's handler are warm
-    /// before measurement starts.
-    pub(crate) async fn open(&self, endpoint: &str) -> Result<GrpcConn, DriverError> {
-        let conn = self.connect(endpoint).await?;
-        let mut kv = Kv::new(conn.clone());
-        let req = RangeRequest {
-            key: Bytes::from_static(b"\0etcdlat-warm-up"),
-            range_end: Bytes::new(),
-            limit: 1,
-            serializable: true,
-            keys_only: true,
-            count_only: true,
-            ..RangeRequest::default()
-        };
-        match tokio::time::timeout(self.0.timeout, kv.range(req)).await {
-            Ok(Ok(_)) => Ok(conn),
-            Ok(Err(status)) => Err(self.refused(endpoint, &status)),
-            Err(_) => Err(DriverError::NotAnswering {
-                endpoint: endpoint.to_owned(),
-                reason: "no answer to a read within the dial timeout".to_owned(),
-            }),
-        }
-    }
-
-    /// Why a connection's first request failed, naming the likely cause.
-    fn refused(&self, endpoint: &str, status: &Status) -> DriverError {
-        let message = status.message();
-        let auth_failure = status.code() == Code::Unauthenticated
-            || status.code() == Code::PermissionDenied
-            || message.contains("authentication failed")
-            || message.contains("user name is empty");
-        if auth_failure {
-            let reason = match &self.0.auth {
-                None if message.contains("user name is empty") => {
-                    "the cluster requires authentication; pass --user".to_owned()
-                }
-                Some(auth) if message.contains("authentication failed") => {
-                    format!("user {:?}: wrong user name or password", auth.user())
-                }
-                _ => message.trim_start_matches("etcdserver: ").to_owned(),
-            };
-            return DriverError::Auth { endpoint: endpoint.to_owned(), reason };
-        }
-        let mut reason = format!("{:?}: {message}", status.code());
-        if message.starts_with("connection:") {
-            let hint = if self.uses_tls(endpoint) {
-                // With TLS 1.3 a server that refuses the client's certificate (or its lack
-                // of one) says so only after the handshake, by closing the connection.
-                " (the server closed the TLS connection: if it requires client certificates, \
-                 check --cert and --key and that --cacert's authority signed them)"
-            } else {
-                " (if the server uses TLS, use an https:// endpoint or --cacert)"
-            };
-            reason.push_str(hint);
-        }
-        DriverError::NotAnswering { endpoint: endpoint.to_owned(), reason }
-    }
-
-    /// An etcd-client over one new connection to `endpoint`, with the run's TLS and token.
-    pub(crate) async fn client(&self, endpoint: &str) -> Result<etcd_client::Client, DriverError> {
-        let conn = self.connect(endpoint).await?;
-        etcd_client::Client::from_channel(conn.channel(), None).await.map_err(|e| {
-            DriverError::NotAnswering { endpoint: endpoint.to_owned(), reason: e.to_string() }
-        })
-    }
-
-    /// An etcd-client over the first of `endpoints` that can be dialled.
-    pub(crate) async fn client_any(
-        &self,
-        endpoints: &[String],
-    ) -> Result<etcd_client::Client, DriverError> {
-        let mut last = None;
-        for endpoint in endpoints {
-            match self.client(endpoint).await {
-                Ok(client) => return Ok(client),
-                Err(e) => last = Some(e),
-            }
-        }
-        Err(last.unwrap_or_else(|| DriverError::Endpoint {
-            endpoint: String::new(),
-            reason: "no endpoints".to_owned(),
-        }))
-    }
-}
-
-/// A control request (etcd-client's, which has no deadline of its own on our channel),
-/// given up after `limit` with `DeadlineExceeded` naming `what`.
-pub(crate) async fn within<T>(
-    limit: Duration,
-    what: &str,
-    request: impl std::future::Future<Output = Result<T, etcd_client::Error>>,
-) -> Result<T, etcd_client::Error> {
-    tokio::time::timeout(limit, request).await.unwrap_or_else(|_| {
-        Err(etcd_client::Error::GRpcStatus(Status::deadline_exceeded(format!(
-            "no answer to {what} within {limit:?}"
-        ))))
-    })
 }
 
 /// A rustls error in words, with what it usually means.
@@ -363,21 +264,6 @@ impl AsyncWrite for Io {
             Io::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
         }
     }
-}
-
-/// An error and its sources on one line: tonic's top-level transport error says only
-/// "transport error"; the cause is further down.
-pub(crate) fn source_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut parts = vec![e.to_string()];
-    let mut cur = e.source();
-    while let Some(s) = cur {
-        let text = s.to_string();
-        if !parts.iter().any(|p| p.contains(&text)) {
-            parts.push(text);
-        }
-        cur = s.source();
-    }
-    parts.join(": ")
 }
 
 #[cfg(test)]

@@ -7,32 +7,19 @@
 //! rejected ("invalid auth token": a member restarted, or a JWT expired) renews it while
 //! the others wait for the new one.
 
+use std::future::Future;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use http::HeaderValue;
+use http::header::HeaderName;
 use tonic::{Code, Status};
 
-use crate::grpc::{GrpcConn, frame};
-use crate::security::Credentials;
+use super::message::{AuthenticateRequest, AuthenticateResponse};
+use super::security::Credentials;
 
-const AUTHENTICATE: &str = "/etcdserverpb.Auth/Authenticate";
-
-/// `etcdserverpb.AuthenticateRequest`.
-#[derive(Clone, PartialEq, prost::Message)]
-struct AuthenticateRequest {
-    #[prost(string, tag = "1")]
-    name: String,
-    #[prost(string, tag = "2")]
-    password: String,
-}
-
-/// `etcdserverpb.AuthenticateResponse`.
-#[derive(Clone, PartialEq, prost::Message)]
-struct AuthenticateResponse {
-    #[prost(string, tag = "2")]
-    token: String,
-}
+/// The header a request's token goes in.
+pub(super) static TOKEN: HeaderName = HeaderName::from_static("token");
 
 /// The token of a run.
 pub(crate) struct Auth {
@@ -73,16 +60,21 @@ impl Auth {
         self.generation.load(Ordering::Acquire)
     }
 
-    /// The current token and its generation, authenticating over `conn` first when there
-    /// is none yet. `None` as token: the cluster does not have authentication enabled.
-    pub(crate) async fn token(
+    /// The current token and its generation, calling `authenticate` (with the run's
+    /// credentials) first when there is none yet. `None` as token: the cluster does not
+    /// have authentication enabled.
+    pub(crate) async fn token<F, Fut>(
         &self,
-        conn: &GrpcConn,
-    ) -> Result<(u64, Option<HeaderValue>), Status> {
+        authenticate: F,
+    ) -> Result<(u64, Option<HeaderValue>), Status>
+    where
+        F: FnOnce(AuthenticateRequest) -> Fut,
+        Fut: Future<Output = Result<AuthenticateResponse, Status>>,
+    {
         if let Some(current) = self.current() {
             return Ok(current);
         }
-        self.refresh(conn, 0).await?;
+        self.refresh(0, authenticate).await?;
         self.current().ok_or_else(|| Status::unauthenticated("no token after authenticating"))
     }
 
@@ -92,8 +84,13 @@ impl Auth {
         Some((self.generation(), token))
     }
 
-    /// Fetches a new token unless one newer than generation `stale` has arrived meanwhile.
-    pub(crate) async fn refresh(&self, conn: &GrpcConn, stale: u64) -> Result<(), Status> {
+    /// Fetches a new token with `authenticate` unless one newer than generation `stale` has
+    /// arrived meanwhile.
+    pub(crate) async fn refresh<F, Fut>(&self, stale: u64, authenticate: F) -> Result<(), Status>
+    where
+        F: FnOnce(AuthenticateRequest) -> Fut,
+        Fut: Future<Output = Result<AuthenticateResponse, Status>>,
+    {
         let _fetching = self.fetching.lock().await;
         if self.generation() != stale {
             return Ok(());
@@ -102,8 +99,7 @@ impl Auth {
             name: self.credentials.user().to_owned(),
             password: self.credentials.password().to_owned(),
         };
-        let mut conn = conn.clone();
-        let answer = conn.unary::<AuthenticateResponse>(AUTHENTICATE, frame(&request), None).await;
+        let answer = authenticate(request).await;
         let token = match answer {
             Ok(r) => Some(HeaderValue::from_str(&r.token).map_err(|_| {
                 Status::internal("the server's auth token is not a valid header value")

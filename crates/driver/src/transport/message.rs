@@ -1,25 +1,16 @@
-//! The KV requests of the hot path, sent straight over a tonic channel.
+//! The etcd messages the client sends and reads itself (KV and Authenticate), written by
+//! hand and sent over its own HTTP/2 connections ([`super::kv`]), not through tonic.
 //!
 //! etcd-client's convenience layer takes keys and values as owned `Vec<u8>`, so every put
 //! would copy its value (a megabyte, for 1 MB scenarios), and it takes two locks per call
 //! for auth tokens. These messages carry the value as a shared [`Bytes`] (reference counted,
-//! encoded straight into the HTTP/2 frame) and the key inline, so building a request
-//! allocates nothing of ours. Field numbers are etcd's `rpc.proto`; fields the client
-//! does not need are skipped when decoding responses.
-
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll, ready};
+//! sent without copying when large: [`super::frame::frame_put`]) and a short key inline, so
+//! building a request copies only the key. Field numbers are etcd's `rpc.proto`; fields the
+//! client does not need are skipped when decoding responses. Every message is checked
+//! against etcd-client's generated types by the tests below.
 
 use bytes::{Buf, BufMut, Bytes};
-use http::HeaderValue;
 use prost::encoding::{self, DecodeContext, WireType};
-
-use crate::auth::Auth;
-use crate::grpc::{Body, GrpcConn, Outgoing, Unary, decode, frame, frame_put};
-
-/// Largest response accepted: ranges over many 1 MB values are large.
-pub(crate) const MAX_DECODING_BYTES: usize = 512 << 20;
 
 /// Keys up to this many bytes are kept inline in the request.
 const INLINE_KEY: usize = 32;
@@ -303,136 +294,28 @@ pub(crate) struct TxnResponse {
     pub responses: Vec<ResponseOp>,
 }
 
-/// The KV methods of the hot path.
+/// `etcdserverpb.AuthenticateRequest`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct AuthenticateRequest {
+    #[prost(string, tag = "1")]
+    pub name: String,
+    #[prost(string, tag = "2")]
+    pub password: String,
+}
+
+/// `etcdserverpb.AuthenticateResponse` (its header is not read).
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct AuthenticateResponse {
+    #[prost(string, tag = "2")]
+    pub token: String,
+}
+
+/// The methods these messages go to.
 pub(crate) const PUT: &str = "/etcdserverpb.KV/Put";
 pub(crate) const RANGE: &str = "/etcdserverpb.KV/Range";
 pub(crate) const DELETE_RANGE: &str = "/etcdserverpb.KV/DeleteRange";
-
-/// A KV client over one connection, carrying the run's token when it has one.
-#[derive(Clone, Debug)]
-pub(crate) struct Kv {
-    conn: GrpcConn,
-    /// The token last used and its generation, so a request reads the shared token only
-    /// when it has changed.
-    token: Option<(u64, Option<HeaderValue>)>,
-}
-
-impl Kv {
-    pub(crate) fn new(conn: GrpcConn) -> Self {
-        Self { conn, token: None }
-    }
-
-    /// Sends `body` to `path`, with the run's token when it has one, and answers the
-    /// response message's bytes. The one await of the hot path: every logical client holds
-    /// this future, so it is the same type for every request and decoding happens after.
-    pub(crate) fn call(&mut self, path: &'static str, body: Body) -> Call<'_> {
-        Call { kv: self, path, body, unary: Unary::new(), token: None, renewed: false }
-    }
-}
-
-/// The future of [`Kv::call`], written by hand to stay small (see [`Unary`]).
-pub(crate) struct Call<'k> {
-    kv: &'k mut Kv,
-    path: &'static str,
-    body: Body,
-    unary: Unary,
-    /// The run's token being fetched (a connection's first request) or renewed (after
-    /// "invalid auth token"): boxed, as it is rare and may authenticate.
-    token: Option<TokenFetch>,
-    /// Whether the token was renewed for this request already: it is resent once.
-    renewed: bool,
-}
-
-type TokenFetch =
-    Pin<Box<dyn Future<Output = Result<(u64, Option<HeaderValue>), tonic::Status>> + Send>>;
-
-impl Future for Call<'_> {
-    type Output = Result<Bytes, tonic::Status>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = &mut *self;
-        loop {
-            if let Some(fetch) = &mut this.token {
-                let fetched = ready!(fetch.as_mut().poll(cx));
-                this.token = None;
-                this.kv.token = Some(fetched?);
-            }
-            let Kv { conn, token } = &mut *this.kv;
-            let send_with = if this.unary.is_unsent() {
-                match cached_token(conn, token) {
-                    Some(token) => token,
-                    None => {
-                        this.token = Some(fetch_token(conn, None));
-                        continue;
-                    }
-                }
-            } else {
-                None
-            };
-            // The body is kept only while a stale token may make it go out once more.
-            let keep_body = conn.auth().is_some() && !this.renewed;
-            let out =
-                Outgoing { path: this.path, body: &mut this.body, token: send_with, keep_body };
-            match ready!(this.unary.poll(cx, conn, out)) {
-                // A member restarted or the token expired: renew it once and send again.
-                Err(status) if Auth::is_stale_token(&status) && !this.renewed => {
-                    // A token is cached only when the connection carries auth.
-                    let Some((used, _)) = token else { return Poll::Ready(Err(status)) };
-                    this.renewed = true;
-                    this.token = Some(fetch_token(conn, Some(*used)));
-                    this.unary = Unary::new();
-                }
-                result => return Poll::Ready(result),
-            }
-        }
-    }
-}
-
-/// The token to send while the run's token has not changed since `cached` was taken (and
-/// none without auth); `None` when it must be fetched.
-#[inline]
-fn cached_token<'t>(
-    conn: &GrpcConn,
-    cached: &'t Option<(u64, Option<HeaderValue>)>,
-) -> Option<Option<&'t HeaderValue>> {
-    let Some(auth) = conn.auth() else { return Some(None) };
-    match cached {
-        Some((generation, token)) if *generation == auth.generation() && *generation != 0 => {
-            Some(token.as_ref())
-        }
-        _ => None,
-    }
-}
-
-/// The run's current token and its generation, authenticating first if there is none
-/// yet, or renewing it first if `stale` (the generation a rejected token came from).
-fn fetch_token(conn: &GrpcConn, stale: Option<u64>) -> TokenFetch {
-    let conn = conn.clone();
-    Box::pin(async move {
-        let Some(auth) = conn.auth() else { return Ok((0, None)) };
-        if let Some(stale) = stale {
-            auth.refresh(&conn, stale).await?;
-        }
-        auth.token(&conn).await
-    })
-}
-
-impl Kv {
-    pub(crate) async fn put(&mut self, req: PutRequest) -> Result<PutResponse, tonic::Status> {
-        decode(&self.call(PUT, frame_put(&req)).await?)
-    }
-
-    pub(crate) async fn range(
-        &mut self,
-        req: RangeRequest,
-    ) -> Result<RangeResponse, tonic::Status> {
-        decode(&self.call(RANGE, frame(&req)).await?)
-    }
-
-    pub(crate) async fn txn(&mut self, req: TxnRequest) -> Result<TxnResponse, tonic::Status> {
-        decode(&self.call("/etcdserverpb.KV/Txn", frame(&req)).await?)
-    }
-}
+pub(crate) const TXN: &str = "/etcdserverpb.KV/Txn";
+pub(crate) const AUTHENTICATE: &str = "/etcdserverpb.Auth/Authenticate";
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,114 @@
+//! The connection the rest of the driver uses: one HTTP/2 connection to one member, with
+//! the hot path's KV client and etcd-client (leases, locks, watches, control calls) over
+//! it. Opened cold ([`Conn::dial`]: control clients) or warm ([`Conn::open`]: the load's).
+
+use bytes::Bytes;
+use tonic::{Code, Status};
+
+use super::channel::Channel;
+use super::dial::Dialer;
+use super::kv::Kv;
+use super::message::RangeRequest;
+use crate::error::DriverError;
+
+/// One connection to one endpoint; cloning shares it.
+#[derive(Clone)]
+pub(crate) struct Conn {
+    /// The hot path's client; clone it to carry a token cache of one's own.
+    pub kv: Kv,
+    /// etcd-client, for everything the hot path does not send itself.
+    pub client: etcd_client::Client,
+}
+
+impl Conn {
+    /// Opens one connection to `endpoint` (TCP, TLS if asked for, HTTP/2) without sending
+    /// anything on it yet.
+    pub(crate) async fn dial(dialer: &Dialer, endpoint: &str) -> Result<Self, DriverError> {
+        Self::over(Channel::connect(dialer, endpoint).await?, endpoint).await
+    }
+
+    /// Opens one connection and checks that etcd answers on it, with the run's token, so
+    /// that the connection, its HTTP/2 stream machinery and the server's handler are warm
+    /// before measurement starts.
+    pub(crate) async fn open(dialer: &Dialer, endpoint: &str) -> Result<Self, DriverError> {
+        let channel = Channel::connect(dialer, endpoint).await?;
+        let mut kv = Kv::new(channel.clone());
+        let req = RangeRequest {
+            key: Bytes::from_static(b"\0etcdlat-warm-up"),
+            range_end: Bytes::new(),
+            limit: 1,
+            serializable: true,
+            keys_only: true,
+            count_only: true,
+            ..RangeRequest::default()
+        };
+        match tokio::time::timeout(dialer.timeout(), kv.range(req)).await {
+            Ok(Ok(_)) => Self::over(channel, endpoint).await,
+            Ok(Err(status)) => Err(refused(dialer, endpoint, &status)),
+            Err(_) => Err(DriverError::NotAnswering {
+                endpoint: endpoint.to_owned(),
+                reason: "no answer to a read within the dial timeout".to_owned(),
+            }),
+        }
+    }
+
+    /// A connection to the first of `endpoints` that can be dialled.
+    pub(crate) async fn dial_any(
+        dialer: &Dialer,
+        endpoints: &[String],
+    ) -> Result<Self, DriverError> {
+        let mut last = None;
+        for endpoint in endpoints {
+            match Self::dial(dialer, endpoint).await {
+                Ok(conn) => return Ok(conn),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(last.unwrap_or_else(|| DriverError::Endpoint {
+            endpoint: String::new(),
+            reason: "no endpoints".to_owned(),
+        }))
+    }
+
+    async fn over(channel: Channel, endpoint: &str) -> Result<Self, DriverError> {
+        let client =
+            etcd_client::Client::from_channel(channel.etcd_channel(), None).await.map_err(|e| {
+                DriverError::NotAnswering { endpoint: endpoint.to_owned(), reason: e.to_string() }
+            })?;
+        Ok(Self { kv: Kv::new(channel), client })
+    }
+}
+
+/// Why a connection's first request failed, naming the likely cause.
+fn refused(dialer: &Dialer, endpoint: &str, status: &Status) -> DriverError {
+    let message = status.message();
+    let auth_failure = status.code() == Code::Unauthenticated
+        || status.code() == Code::PermissionDenied
+        || message.contains("authentication failed")
+        || message.contains("user name is empty");
+    if auth_failure {
+        let reason = match dialer.auth() {
+            None if message.contains("user name is empty") => {
+                "the cluster requires authentication; pass --user".to_owned()
+            }
+            Some(auth) if message.contains("authentication failed") => {
+                format!("user {:?}: wrong user name or password", auth.user())
+            }
+            _ => message.trim_start_matches("etcdserver: ").to_owned(),
+        };
+        return DriverError::Auth { endpoint: endpoint.to_owned(), reason };
+    }
+    let mut reason = format!("{:?}: {message}", status.code());
+    if message.starts_with("connection:") {
+        let hint = if dialer.uses_tls(endpoint) {
+            // With TLS 1.3 a server that refuses the client's certificate (or its lack
+            // of one) says so only after the handshake, by closing the connection.
+            " (the server closed the TLS connection: if it requires client certificates, \
+             check --cert and --key and that --cacert's authority signed them)"
+        } else {
+            " (if the server uses TLS, use an https:// endpoint or --cacert)"
+        };
+        reason.push_str(hint);
+    }
+    DriverError::NotAnswering { endpoint: endpoint.to_owned(), reason }
+}

@@ -1,0 +1,116 @@
+//! gRPC's length-prefixed messages: framing a request, reading the message out of a
+//! response, decoding it.
+
+use bytes::{Buf, BufMut, Bytes, BytesMut};
+use tonic::Status;
+
+use super::message::PutRequest;
+
+/// gRPC's length-prefixed message header: a compression flag and a big-endian length.
+pub(crate) const FRAME_HEADER: usize = 5;
+
+/// Puts with values at least this large send the value as its own DATA chunk, straight
+/// from the shared buffer, instead of copying it into the request's frame.
+const ZERO_COPY_VALUE: usize = 16 << 10;
+
+/// Largest response accepted, on the hot path and by etcd-client's watch streams: ranges
+/// over many 1 MB values are large, but a run must not be able to exhaust the client's
+/// memory with one answer.
+pub(crate) const MAX_RESPONSE_BYTES: usize = 512 << 20;
+
+/// A request's body: one framed message, or for large put values the frame's head and the
+/// value itself (sent without copying it).
+#[derive(Clone, Debug)]
+pub(crate) enum Body {
+    One(Bytes),
+    Split(Bytes, Bytes),
+}
+
+impl Body {
+    /// Takes the body, leaving an empty one (which allocates nothing).
+    pub(super) fn take(&mut self) -> Self {
+        std::mem::replace(self, Self::One(Bytes::new()))
+    }
+}
+
+/// Frames one message: the 5-byte gRPC header, then the message.
+pub(crate) fn frame<M: prost::Message>(message: &M) -> Body {
+    let len = message.encoded_len();
+    let mut buf = BytesMut::with_capacity(FRAME_HEADER + len);
+    buf.put_u8(0);
+    buf.put_u32(u32::try_from(len).unwrap_or(u32::MAX));
+    message.encode_raw(&mut buf);
+    Body::One(buf.freeze())
+}
+
+/// Frames a put: large values go out as their own chunk, straight from the shared buffer.
+pub(crate) fn frame_put(req: &PutRequest) -> Body {
+    use prost::Message;
+    if req.value.len() < ZERO_COPY_VALUE {
+        return frame(req);
+    }
+    let len = req.encoded_len();
+    let head_len = len - req.value.len();
+    let mut head = BytesMut::with_capacity(FRAME_HEADER + head_len);
+    head.put_u8(0);
+    head.put_u32(u32::try_from(len).unwrap_or(u32::MAX));
+    req.encode_head(&mut head);
+    debug_assert_eq!(head.len(), FRAME_HEADER + head_len);
+    Body::Split(head.freeze(), req.value.clone())
+}
+
+/// Decodes a response message.
+pub(crate) fn decode<R: prost::Message + Default>(message: &Bytes) -> Result<R, Status> {
+    R::decode(message.clone()).map_err(|e| Status::internal(format!("bad response: {e}")))
+}
+
+/// The message in a response's gRPC frame.
+pub(super) fn message(mut data: Bytes) -> Result<Bytes, Status> {
+    if data.len() < FRAME_HEADER {
+        return Err(Status::internal(format!(
+            "response of {} bytes has no gRPC frame",
+            data.len()
+        )));
+    }
+    let compressed = data.get_u8();
+    let len = data.get_u32() as usize;
+    if compressed != 0 {
+        return Err(Status::internal("compressed response (none was asked for)"));
+    }
+    if data.len() < len {
+        return Err(Status::internal(format!(
+            "response frame says {len} bytes but {} arrived",
+            data.len()
+        )));
+    }
+    Ok(data.slice(..len))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::transport::message::{Key, RangeResponse};
+
+    #[test]
+    fn frames_round_trip() {
+        let req = RangeResponse { count: 7, ..Default::default() };
+        let Body::One(framed) = frame(&req) else { panic!("small message split") };
+        let answer = message(framed).unwrap();
+        assert_eq!(decode::<RangeResponse>(&answer).unwrap().count, 7);
+        assert!(message(Bytes::from_static(b"\0\0\0\0\x09ab")).is_err(), "a short frame");
+    }
+
+    #[test]
+    fn large_put_values_are_not_copied() {
+        use prost::Message;
+        let value = Bytes::from(vec![7u8; 1 << 20]);
+        let req = PutRequest { key: Key::new(b"k"), value: value.clone() };
+        let Body::Split(head, sent) = frame_put(&req) else { panic!("1 MB value was copied") };
+        assert_eq!(sent.as_ptr(), value.as_ptr(), "the value is sent from the shared buffer");
+        let mut whole = head.to_vec();
+        whole.extend_from_slice(&sent);
+        let Body::One(reference) = frame(&req) else { unreachable!() };
+        assert_eq!(whole, reference.to_vec());
+        assert_eq!(whole.len(), FRAME_HEADER + req.encoded_len());
+    }
+}

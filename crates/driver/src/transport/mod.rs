@@ -1,0 +1,33 @@
+//! The client's own gRPC, on `h2`: dialling, connections and their redial, unary calls,
+//! gRPC framing and statuses, the hand-written messages of the hot path, the run's auth
+//! token, and the tower service etcd-client runs on over the same connections.
+//!
+//! Layers, each file importing only those below it:
+//! - [`message`], [`frame`], [`status`]: etcd's messages, gRPC's framing and statuses;
+//! - [`security`], [`auth`]: TLS and credentials, the run's token;
+//! - [`dial`]: TCP, TLS and the HTTP/2 handshake;
+//! - [`channel`]: one running HTTP/2 connection, redialled when lost;
+//! - [`unary`], [`service`]: a unary call on a channel, etcd-client's service on one;
+//! - [`kv`]: the hot path's client, one future per request;
+//! - [`conn`]: [`Conn`], the one connection type the rest of the driver opens;
+//! - [`control`]: deadlines and errors of etcd-client's control requests.
+
+mod auth;
+mod channel;
+mod conn;
+mod control;
+mod dial;
+pub(crate) mod frame;
+mod kv;
+pub(crate) mod message;
+mod security;
+mod service;
+mod status;
+mod unary;
+
+pub(crate) use conn::Conn;
+pub(crate) use control::{source_chain, status, within};
+pub use dial::DEFAULT_DIAL_TIMEOUT;
+pub(crate) use dial::{Dialer, url};
+pub(crate) use kv::Kv;
+pub use security::{Credentials, Security, TlsOptions};

@@ -1,0 +1,102 @@
+//! gRPC statuses from what the server sent: HTTP statuses, `grpc-status` headers and
+//! trailers, and HTTP/2 errors, mapped as gRPC maps them.
+
+use http::HeaderMap;
+use http::header::HeaderName;
+use tonic::{Code, Status};
+
+static GRPC_STATUS: HeaderName = HeaderName::from_static("grpc-status");
+static GRPC_MESSAGE: HeaderName = HeaderName::from_static("grpc-message");
+
+pub(super) fn check_http(status: http::StatusCode) -> Result<(), Status> {
+    if status == http::StatusCode::OK {
+        return Ok(());
+    }
+    // gRPC's mapping of HTTP statuses for responses that are not gRPC.
+    let code = match status.as_u16() {
+        400 => Code::Internal,
+        401 => Code::Unauthenticated,
+        403 => Code::PermissionDenied,
+        404 => Code::Unimplemented,
+        429 | 502..=504 => Code::Unavailable,
+        _ => Code::Unknown,
+    };
+    Err(Status::new(code, format!("HTTP status {status}")))
+}
+
+/// The gRPC status in `headers`, if they carry one.
+pub(super) fn grpc_status(headers: &HeaderMap) -> Option<Result<(), Status>> {
+    let code = headers.get(&GRPC_STATUS)?;
+    let code = code.to_str().ok().and_then(|c| c.parse::<i32>().ok()).unwrap_or(2);
+    if code == 0 {
+        return Some(Ok(()));
+    }
+    let message =
+        headers.get(&GRPC_MESSAGE).map(|m| percent_decode(m.as_bytes())).unwrap_or_default();
+    Some(Err(Status::new(Code::from_i32(code), message)))
+}
+
+/// gRPC's percent-encoding of `grpc-message`.
+fn percent_decode(raw: &[u8]) -> String {
+    let mut out = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    while i < raw.len() {
+        let b = raw[i];
+        if b == b'%' && i + 2 < raw.len() {
+            let hex = std::str::from_utf8(&raw[i + 1..i + 3]).ok();
+            if let Some(v) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// An HTTP/2 error as a gRPC status, as gRPC maps them.
+pub(super) fn h2_status(e: h2::Error) -> Status {
+    let code = match e.reason() {
+        _ if e.is_io() => Code::Unavailable,
+        Some(h2::Reason::REFUSED_STREAM) => Code::Unavailable,
+        Some(h2::Reason::CANCEL) => Code::Cancelled,
+        Some(h2::Reason::ENHANCE_YOUR_CALM) => Code::ResourceExhausted,
+        Some(h2::Reason::INADEQUATE_SECURITY) => Code::PermissionDenied,
+        // The connection was closed by the server (GOAWAY) before this stream was served.
+        Some(_) if e.is_go_away() => Code::Unavailable,
+        _ if e.is_library() || e.is_go_away() => Code::Unavailable,
+        _ => Code::Internal,
+    };
+    Status::new(code, format!("connection: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::HeaderValue;
+
+    #[test]
+    fn grpc_message_is_percent_decoded() {
+        assert_eq!(
+            percent_decode(b"etcdserver: request timed out"),
+            "etcdserver: request timed out"
+        );
+        assert_eq!(percent_decode(b"a%20b%25c%"), "a b%c%");
+        assert_eq!(percent_decode(b"%e2%9c%93"), "\u{2713}");
+    }
+
+    #[test]
+    fn statuses_from_headers() {
+        let mut h = HeaderMap::new();
+        assert!(grpc_status(&h).is_none());
+        h.insert(&GRPC_STATUS, HeaderValue::from_static("0"));
+        assert!(matches!(grpc_status(&h), Some(Ok(()))));
+        h.insert(&GRPC_STATUS, HeaderValue::from_static("14"));
+        h.insert(&GRPC_MESSAGE, HeaderValue::from_static("etcdserver:%20no%20leader"));
+        let status = grpc_status(&h).unwrap().unwrap_err();
+        assert_eq!(status.code(), Code::Unavailable);
+        assert_eq!(status.message(), "etcdserver: no leader");
+    }
+}
