@@ -319,72 +319,331 @@ pub(crate) const AUTHENTICATE: &str = "/etcdserverpb.Auth/Authenticate";
 
 #[cfg(test)]
 mod tests {
+    //! Every message against etcd-client's generated types: requests encode to the same
+    //! bytes and decode there to what was meant; responses the server encodes decode here,
+    //! and ours decode there (fields this client skips are left out of the comparison).
+
     use super::*;
+    use etcd_client::CompareOp;
+    use etcd_client::proto::{
+        PbAuthenticateRequest, PbAuthenticateResponse, PbCompare, PbCompareTarget, PbDeleteRequest,
+        PbDeleteResponse, PbKeyValue, PbPutRequest, PbPutResponse, PbRangeRequest, PbRangeResponse,
+        PbResponseHeader, PbResponseOp, PbTargetUnion, PbTxnOpRequest, PbTxnOpResponse,
+        PbTxnRequest, PbTxnRequestOp, PbTxnResponse,
+    };
     use prost::Message;
+
+    /// `message` encoded by one side and decoded by the other.
+    fn across<T: Message + Default>(message: &impl Message) -> T {
+        T::decode(message.encode_to_vec().as_slice()).expect("decodes")
+    }
+
+    /// A request encodes to the generated type's bytes, and decodes there to it.
+    fn same_request<T: Message + Default + PartialEq + std::fmt::Debug>(
+        ours: &impl Message,
+        reference: &T,
+    ) {
+        assert_eq!(ours.encode_to_vec(), reference.encode_to_vec(), "{reference:?}");
+        assert_eq!(ours.encoded_len(), reference.encoded_len());
+        assert_eq!(&across::<T>(ours), reference);
+    }
+
+    fn header() -> ResponseHeader {
+        ResponseHeader { cluster_id: 1, member_id: 2, revision: 3, raft_term: 4 }
+    }
+
+    fn pb_header() -> PbResponseHeader {
+        PbResponseHeader { cluster_id: 1, member_id: 2, revision: 3, raft_term: 4 }
+    }
+
+    fn pb_put(key: &[u8], value: &[u8]) -> PbPutRequest {
+        PbPutRequest { key: key.to_vec(), value: value.to_vec(), ..Default::default() }
+    }
+
+    fn range_request() -> (RangeRequest, PbRangeRequest) {
+        let ours = RangeRequest {
+            key: Bytes::from_static(b"a"),
+            range_end: Bytes::from_static(b"b"),
+            limit: 10,
+            revision: 7,
+            serializable: true,
+            keys_only: true,
+            count_only: true,
+        };
+        let reference = PbRangeRequest {
+            key: b"a".to_vec(),
+            range_end: b"b".to_vec(),
+            limit: 10,
+            revision: 7,
+            serializable: true,
+            keys_only: true,
+            count_only: true,
+            ..Default::default()
+        };
+        (ours, reference)
+    }
+
+    fn kv(key: &[u8], mod_revision: i64, value: &[u8]) -> (KeyValue, PbKeyValue) {
+        let ours = KeyValue {
+            key: Bytes::copy_from_slice(key),
+            mod_revision,
+            value: Bytes::copy_from_slice(value),
+        };
+        let reference = PbKeyValue {
+            key: key.to_vec(),
+            mod_revision,
+            value: value.to_vec(),
+            ..Default::default()
+        };
+        (ours, reference)
+    }
 
     #[test]
     fn put_request_encodes_like_generated_code() {
         let req = PutRequest { key: Key::new(b"k1"), value: Bytes::from_static(b"value") };
-        let ours = req.encode_to_vec();
-        let reference = etcd_client::proto::PbPutRequest {
-            key: b"k1".to_vec(),
-            value: b"value".to_vec(),
-            ..Default::default()
-        }
-        .encode_to_vec();
-        assert_eq!(ours, reference);
-        assert_eq!(req.encoded_len(), ours.len());
-
+        same_request(&req, &pb_put(b"k1", b"value"));
+        // Long keys are shared, not inline; empty fields are left out.
         let long = PutRequest { key: Key::new(&[7; 100]), value: Bytes::new() };
+        same_request(&long, &pb_put(&[7; 100], b""));
+        same_request(&PutRequest::default(), &PbPutRequest::default());
+        // The head is everything but the value's bytes.
+        let mut head = Vec::new();
+        req.encode_head(&mut head);
+        assert_eq!([head, b"value".to_vec()].concat(), req.encode_to_vec());
+    }
+
+    #[test]
+    fn range_request_encodes_like_generated_code() {
+        let (ours, reference) = range_request();
+        same_request(&ours, &reference);
+        assert_eq!(across::<RangeRequest>(&reference), ours);
+        same_request(&RangeRequest::default(), &PbRangeRequest::default());
+    }
+
+    #[test]
+    fn delete_range_request_encodes_like_generated_code() {
+        let ours = DeleteRangeRequest {
+            key: Bytes::from_static(b"a"),
+            range_end: Bytes::from_static(b"\0"),
+        };
         let reference =
-            etcd_client::proto::PbPutRequest { key: vec![7; 100], ..Default::default() }
-                .encode_to_vec();
-        assert_eq!(long.encode_to_vec(), reference);
+            PbDeleteRequest { key: b"a".to_vec(), range_end: b"\0".to_vec(), prev_kv: false };
+        same_request(&ours, &reference);
+        assert_eq!(across::<DeleteRangeRequest>(&reference), ours);
+    }
+
+    #[test]
+    fn compares_encode_like_generated_code() {
+        let cases = [
+            (TargetUnion::Version(3), PbTargetUnion::Version(3), PbCompareTarget::Version),
+            (
+                TargetUnion::CreateRevision(4),
+                PbTargetUnion::CreateRevision(4),
+                PbCompareTarget::Create,
+            ),
+            (TargetUnion::ModRevision(5), PbTargetUnion::ModRevision(5), PbCompareTarget::Mod),
+        ];
+        for (ours, theirs, target) in cases {
+            let ours = Compare {
+                result: compare_result::LESS,
+                target: target as i32,
+                key: Bytes::from_static(b"k"),
+                target_union: Some(ours),
+            };
+            let reference = PbCompare {
+                result: CompareOp::Less as i32,
+                target: target as i32,
+                key: b"k".to_vec(),
+                range_end: Vec::new(),
+                target_union: Some(theirs),
+            };
+            same_request(&ours, &reference);
+            assert_eq!(across::<Compare>(&reference), ours);
+        }
+        let equal = Compare::mod_revision(Bytes::from_static(b"k"), 7, false);
+        let less = Compare::mod_revision(Bytes::from_static(b"k"), 7, true);
+        let theirs = |op: CompareOp| PbCompare {
+            result: op as i32,
+            target: PbCompareTarget::Mod as i32,
+            key: b"k".to_vec(),
+            range_end: Vec::new(),
+            target_union: Some(PbTargetUnion::ModRevision(7)),
+        };
+        same_request(&equal, &theirs(CompareOp::Equal));
+        same_request(&less, &theirs(CompareOp::Less));
     }
 
     #[test]
     fn txn_request_encodes_like_generated_code() {
-        use etcd_client::proto::{PbCompare, PbTxnOpRequest, PbTxnRequest, PbTxnRequestOp};
+        let (range, pb_range) = range_request();
         let ours = TxnRequest {
             compare: vec![Compare::mod_revision(Bytes::from_static(b"k"), 7, false)],
-            success: vec![RequestOp {
-                request: Some(Request::Put(PutRequest {
-                    key: Key::new(b"k"),
-                    value: Bytes::from_static(b"v"),
-                })),
-            }],
-            failure: vec![RequestOp {
-                request: Some(Request::Range(RangeRequest {
-                    key: Bytes::from_static(b"k"),
-                    range_end: Bytes::new(),
-                    ..RangeRequest::default()
-                })),
-            }],
-        }
-        .encode_to_vec();
+            success: vec![
+                RequestOp {
+                    request: Some(Request::Put(PutRequest {
+                        key: Key::new(b"k"),
+                        value: Bytes::from_static(b"v"),
+                    })),
+                },
+                RequestOp {
+                    request: Some(Request::DeleteRange(DeleteRangeRequest {
+                        key: Bytes::from_static(b"d"),
+                        range_end: Bytes::new(),
+                    })),
+                },
+            ],
+            failure: vec![RequestOp { request: Some(Request::Range(range)) }],
+        };
         let reference = PbTxnRequest {
             compare: vec![PbCompare {
-                result: 0,
-                target: 2,
+                result: CompareOp::Equal as i32,
+                target: PbCompareTarget::Mod as i32,
                 key: b"k".to_vec(),
-                target_union: Some(etcd_client::proto::PbTargetUnion::ModRevision(7)),
+                target_union: Some(PbTargetUnion::ModRevision(7)),
                 range_end: Vec::new(),
             }],
-            success: vec![PbTxnRequestOp {
-                request: Some(PbTxnOpRequest::RequestPut(etcd_client::proto::PbPutRequest {
-                    key: b"k".to_vec(),
-                    value: b"v".to_vec(),
+            success: vec![
+                PbTxnRequestOp { request: Some(PbTxnOpRequest::RequestPut(pb_put(b"k", b"v"))) },
+                PbTxnRequestOp {
+                    request: Some(PbTxnOpRequest::RequestDeleteRange(PbDeleteRequest {
+                        key: b"d".to_vec(),
+                        ..Default::default()
+                    })),
+                },
+            ],
+            failure: vec![PbTxnRequestOp { request: Some(PbTxnOpRequest::RequestRange(pb_range)) }],
+        };
+        same_request(&ours, &reference);
+
+        let puts = TxnRequest::unconditional([
+            Request::Put(PutRequest { key: Key::new(b"a"), value: Bytes::from_static(b"1") }),
+            Request::Put(PutRequest { key: Key::new(b"b"), value: Bytes::from_static(b"2") }),
+        ]);
+        let reference = PbTxnRequest {
+            success: [pb_put(b"a", b"1"), pb_put(b"b", b"2")]
+                .map(|p| PbTxnRequestOp { request: Some(PbTxnOpRequest::RequestPut(p)) })
+                .to_vec(),
+            ..Default::default()
+        };
+        same_request(&puts, &reference);
+    }
+
+    #[test]
+    fn authenticate_request_encodes_like_generated_code() {
+        let ours = AuthenticateRequest { name: "root".into(), password: "p\u{e4}ss".into() };
+        let reference = PbAuthenticateRequest { name: "root".into(), password: "p\u{e4}ss".into() };
+        same_request(&ours, &reference);
+        assert_eq!(across::<AuthenticateRequest>(&reference), ours);
+    }
+
+    #[test]
+    fn response_headers_decode_both_ways() {
+        assert_eq!(across::<ResponseHeader>(&pb_header()), header());
+        assert_eq!(across::<PbResponseHeader>(&header()), pb_header());
+        let put = PbPutResponse {
+            header: Some(pb_header()),
+            prev_kv: Some(PbKeyValue { key: b"k".to_vec(), ..Default::default() }),
+        };
+        let ours = across::<PutResponse>(&put);
+        assert_eq!(ours, PutResponse { header: Some(header()) }, "prev_kv is skipped");
+        assert_eq!(across::<PbPutResponse>(&ours), PbPutResponse { prev_kv: None, ..put });
+    }
+
+    #[test]
+    fn range_responses_decode_both_ways() {
+        let (a, pb_a) = kv(b"a", 5, b"1");
+        let (b, pb_b) = kv(b"b", 6, &[9; 300]);
+        let server = PbRangeResponse {
+            header: Some(pb_header()),
+            kvs: [pb_a, pb_b]
+                .map(|kv| PbKeyValue { create_revision: 2, version: 3, lease: 4, ..kv })
+                .to_vec(),
+            more: true,
+            count: 2,
+        };
+        let ours = across::<RangeResponse>(&server);
+        let expected =
+            RangeResponse { header: Some(header()), kvs: vec![a, b], more: true, count: 2 };
+        assert_eq!(ours, expected);
+        let back = across::<PbRangeResponse>(&ours);
+        assert_eq!(back.kvs.iter().map(|kv| kv.version).sum::<i64>(), 0, "not kept");
+        assert_eq!(across::<RangeResponse>(&back), expected);
+    }
+
+    #[test]
+    fn delete_range_responses_decode_both_ways() {
+        let server = PbDeleteResponse {
+            header: Some(pb_header()),
+            deleted: 3,
+            prev_kvs: vec![kv(b"a", 1, b"x").1],
+        };
+        let ours = across::<DeleteRangeResponse>(&server);
+        assert_eq!(ours, DeleteRangeResponse { header: Some(header()), deleted: 3 });
+        assert_eq!(
+            across::<PbDeleteResponse>(&ours),
+            PbDeleteResponse { prev_kvs: vec![], ..server }
+        );
+    }
+
+    #[test]
+    fn txn_responses_decode_both_ways() {
+        let (a, pb_a) = kv(b"a", 5, b"1");
+        // Each kind of op response, as the server sends it and as this client reads it.
+        let ops = [
+            (
+                PbTxnOpResponse::ResponseRange(PbRangeResponse {
+                    kvs: vec![pb_a],
+                    count: 1,
                     ..Default::default()
-                })),
-            }],
-            failure: vec![PbTxnRequestOp {
-                request: Some(PbTxnOpRequest::RequestRange(etcd_client::proto::PbRangeRequest {
-                    key: b"k".to_vec(),
+                }),
+                Response::Range(RangeResponse {
+                    header: None,
+                    kvs: vec![a],
+                    more: false,
+                    count: 1,
+                }),
+            ),
+            (
+                PbTxnOpResponse::ResponsePut(PbPutResponse {
+                    header: Some(pb_header()),
+                    prev_kv: None,
+                }),
+                Response::Put(PutResponse { header: Some(header()) }),
+            ),
+            (
+                PbTxnOpResponse::ResponseDeleteRange(PbDeleteResponse {
+                    deleted: 1,
                     ..Default::default()
-                })),
-            }],
-        }
-        .encode_to_vec();
-        assert_eq!(ours, reference);
+                }),
+                Response::DeleteRange(DeleteRangeResponse { header: None, deleted: 1 }),
+            ),
+        ];
+        let server = PbTxnResponse {
+            header: Some(pb_header()),
+            succeeded: true,
+            responses: ops
+                .iter()
+                .map(|(op, _)| PbResponseOp { response: Some(op.clone()) })
+                .collect(),
+        };
+        let expected = TxnResponse {
+            header: Some(header()),
+            succeeded: true,
+            responses: ops.into_iter().map(|(_, op)| ResponseOp { response: Some(op) }).collect(),
+        };
+        let ours = across::<TxnResponse>(&server);
+        assert_eq!(ours, expected);
+        assert_eq!(across::<PbTxnResponse>(&ours), server);
+    }
+
+    #[test]
+    fn authenticate_responses_decode_both_ways() {
+        let server = PbAuthenticateResponse { header: Some(pb_header()), token: "t.1".into() };
+        let ours = across::<AuthenticateResponse>(&server);
+        assert_eq!(ours, AuthenticateResponse { token: "t.1".into() });
+        assert_eq!(
+            across::<PbAuthenticateResponse>(&ours),
+            PbAuthenticateResponse { header: None, ..server }
+        );
     }
 }
