@@ -63,24 +63,17 @@
 //! from endpoints runs only move-leader, compact and defrag, and refuses the others before
 //! the run starts.
 
-mod barrier;
 mod cluster;
-mod compaction;
-mod driver;
 mod error;
-mod fault;
-mod local;
-mod metrics;
-mod request;
-mod stm;
+mod load;
 mod transport;
 mod watch;
-mod worker;
 
-pub use barrier::{Barrier, BarrierError, DEFAULT_BARRIER_TIMEOUT, LEASE_TTL};
-pub use driver::{Driver, DriverBuilder, Progress};
+pub use cluster::barrier::{Barrier, BarrierError, DEFAULT_BARRIER_TIMEOUT, LEASE_TTL};
+pub use cluster::local::{LocalCluster, LocalClusterOptions, LocalMember, LocalTls};
 pub use error::DriverError;
-pub use local::{LocalCluster, LocalClusterOptions, LocalMember, LocalTls};
+pub use load::driver::{Driver, DriverBuilder};
+pub use load::progress::Progress;
 pub use transport::{Credentials, DEFAULT_DIAL_TIMEOUT, Security, TlsOptions};
 
 /// An etcd-client connected to the first of `endpoints` that answers, with `security`'s TLS

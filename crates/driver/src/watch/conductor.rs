@@ -12,10 +12,10 @@ use super::phase::Phase;
 use super::plan::{Layout, Plan, WATCH_GET_KEY};
 use super::tally::{Tally, WorkerState};
 use super::task::work;
-use crate::driver::Measured;
 use crate::error::DriverError;
+use crate::load::report::Measured;
+use crate::load::worker::Worker;
 use crate::transport::message::{Key, PutRequest};
-use crate::worker::Worker;
 
 /// Once every put is acknowledged, how long the run waits for expected events while none
 /// arrives; what has not arrived by then is missing.

@@ -16,12 +16,12 @@ use tokio::task::JoinSet;
 use super::phase::Phase;
 use super::plan::{Plan, STAMP_LEN, WATCH_GET_RANGE_KEY};
 use super::tally::{Local, Watcher, WorkerResult, WorkerState, code, code_of};
+use crate::load::worker::STOP_GRACE;
 use crate::transport::Conn;
 use crate::transport::Kv;
 use crate::transport::frame::MAX_RESPONSE_BYTES;
 use crate::transport::message::Key;
 use crate::transport::message::{PutRequest, RangeRequest};
-use crate::worker::STOP_GRACE;
 
 /// How often a worker publishes how many events it has seen (never per event).
 const PUBLISH_EVERY: Duration = Duration::from_millis(10);

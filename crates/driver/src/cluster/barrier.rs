@@ -129,7 +129,7 @@ impl Barrier {
             prefix: prefix.into().trim_end_matches('/').to_owned(),
             parties,
             timeout: DEFAULT_BARRIER_TIMEOUT,
-            dial_timeout: crate::DEFAULT_DIAL_TIMEOUT,
+            dial_timeout: crate::transport::DEFAULT_DIAL_TIMEOUT,
             security: Security::default(),
         }
     }

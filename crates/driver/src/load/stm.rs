@@ -34,7 +34,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use tokio::sync::oneshot;
 
-use crate::request::Done;
+use super::completion::{Done, member_of};
 use crate::transport::message::{
     Compare, Key, PutRequest, RangeRequest, Request, RequestOp, TxnRequest,
 };
@@ -49,7 +49,7 @@ const LOCK_PREFIX: &str = "stmlock/";
 
 /// An STM workload, prepared once per run.
 #[derive(Debug)]
-pub(crate) struct Plan {
+pub(crate) struct Workload {
     keys: Vec<Bytes>,
     keys_per_txn: usize,
     writes: usize,
@@ -58,7 +58,7 @@ pub(crate) struct Plan {
     val_size: usize,
 }
 
-impl Plan {
+impl Workload {
     pub(crate) fn new(op: &StmOp, _seed: u64) -> Self {
         let space = KeySpace {
             prefix: op.prefix.as_bytes().to_vec(),
@@ -83,7 +83,7 @@ impl Plan {
 
 /// A worker's STM runner: the plan and its random key choice.
 pub(crate) struct Runner {
-    plan: Arc<Plan>,
+    plan: Arc<Workload>,
     rng: RefCell<StdRng>,
 }
 
@@ -109,7 +109,7 @@ struct Read {
 }
 
 impl Runner {
-    pub(crate) fn new(plan: Arc<Plan>, seed: u64) -> Self {
+    pub(crate) fn new(plan: Arc<Workload>, seed: u64) -> Self {
         Self { plan, rng: RefCell::new(StdRng::seed_from_u64(seed)) }
     }
 
@@ -255,7 +255,7 @@ impl Runner {
                     keys: chosen.len() as u64,
                     value_bytes: (plan.writes * plan.val_size) as u64,
                     retries,
-                    member: crate::request::member_of(resp.header.as_ref()),
+                    member: member_of(resp.header.as_ref()),
                 });
             }
             retries += 1;

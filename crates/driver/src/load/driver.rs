@@ -2,20 +2,25 @@
 
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime};
 
 use etcdlat_core::recorder::{OpRecord, Recorder};
-use etcdlat_core::{OpKind, OpReport, Operation, Params, Report, Scenario, TargetInfo, Targeting};
+use etcdlat_core::{OpKind, OpReport, Operation, Report, Scenario, TargetInfo, Targeting};
 use tokio::sync::{Mutex, watch};
 
-use crate::cluster;
+use super::compaction;
+use super::progress::Progress;
+use super::report::{Measured, member_reports, op_seed, pacing_report, params};
+use super::request::Work;
+use super::worker::{Job, Pacing, Worker};
+use crate::cluster::discovery as cluster;
+use crate::cluster::fault;
+use crate::cluster::hashkv::hashkv;
+use crate::cluster::local::{LocalCluster, MemberControl};
+use crate::cluster::metrics::{self, SAMPLE_INTERVAL, Sampler, Usage};
+use crate::cluster::target;
 use crate::error::DriverError;
-use crate::local::{LocalCluster, MemberControl};
-use crate::metrics::{self, SAMPLE_INTERVAL, Sampler, Usage};
-use crate::request::Work;
 use crate::transport::{DEFAULT_DIAL_TIMEOUT, Dialer, Security};
-use crate::worker::{Job, Worker};
 
 /// Builds a [`Driver`]: where to connect and how.
 #[derive(Debug, Clone)]
@@ -155,7 +160,7 @@ impl DriverBuilder {
             (target, self.endpoints.clone(), pool)
         } else {
             let (target, members) = cluster::discover(&self.endpoints, &dialer).await?;
-            let selected = cluster::select(&self.targeting, &self.endpoints, &members)?;
+            let selected = target::select(&self.targeting, &self.endpoints, &members)?;
             let pool = Pool::open(&self, &dialer, self.conns, selected.clone()).await?;
             (target, selected, pool)
         };
@@ -228,57 +233,6 @@ pub struct Driver {
     progress: Progress,
 }
 
-/// Live progress of the current run, for a progress display: requests completed so far,
-/// published by each worker a few times a second (never per request).
-#[derive(Debug, Clone, Default)]
-pub struct Progress {
-    workers: Arc<std::sync::Mutex<Vec<Arc<WorkerProgress>>>>,
-}
-
-/// One worker's published progress.
-#[derive(Debug, Default)]
-pub(crate) struct WorkerProgress {
-    pub requests: AtomicU64,
-    pub errors: AtomicU64,
-    pub p99_us: AtomicU64,
-}
-
-impl Progress {
-    fn sum(&self, f: impl Fn(&WorkerProgress) -> u64) -> u64 {
-        self.workers.lock().map(|w| w.iter().map(|p| f(p)).sum()).unwrap_or(0)
-    }
-
-    /// Requests completed (ok or failed) in the measured part of the current or last run.
-    #[must_use]
-    pub fn completed(&self) -> u64 {
-        self.sum(|p| p.requests.load(Ordering::Relaxed))
-    }
-
-    /// Failed requests so far.
-    #[must_use]
-    pub fn errors(&self) -> u64 {
-        self.sum(|p| p.errors.load(Ordering::Relaxed))
-    }
-
-    /// The worst p99 latency of the current interval across workers, microseconds.
-    #[must_use]
-    pub fn interval_p99_us(&self) -> u64 {
-        self.workers
-            .lock()
-            .map(|w| w.iter().map(|p| p.p99_us.load(Ordering::Relaxed)).max().unwrap_or(0))
-            .unwrap_or(0)
-    }
-
-    fn reset(&self, workers: usize) -> Vec<Arc<WorkerProgress>> {
-        let counters: Vec<Arc<WorkerProgress>> =
-            (0..workers).map(|_| Arc::new(WorkerProgress::default())).collect();
-        if let Ok(mut w) = self.workers.lock() {
-            w.clone_from(&counters);
-        }
-        counters
-    }
-}
-
 impl std::fmt::Debug for Driver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Driver").field("config", &self.config).finish_non_exhaustive()
@@ -303,8 +257,8 @@ impl Driver {
         self.progress.clone()
     }
 
-    fn fault_target(&self) -> crate::fault::Target {
-        crate::fault::Target {
+    fn fault_target(&self) -> fault::Target {
+        fault::Target {
             control: self.config.control.clone(),
             endpoints: self.config.endpoints.clone(),
             dialer: self.dialer.clone(),
@@ -332,7 +286,7 @@ impl Driver {
         shutdown: impl Future<Output = ()>,
     ) -> Result<Report, DriverError> {
         scenario.validate()?;
-        crate::fault::check(&scenario.faults, &self.fault_target()).await?;
+        fault::check(&scenario.faults, &self.fault_target()).await?;
         if let Some(setup) = &scenario.setup {
             let mut fill = Scenario::new(Operation::Put(setup.put.clone()));
             fill.load.clients = setup.clients;
@@ -367,7 +321,7 @@ impl Driver {
         };
         // Asked afresh for every run: the leader may have moved since the last one.
         let (mut target, members) = cluster::discover(&self.config.endpoints, &self.dialer).await?;
-        let selected = cluster::select(targeting, &self.config.endpoints, &members)?;
+        let selected = target::select(targeting, &self.config.endpoints, &members)?;
         if conns != pool.conns || selected != pool.endpoints {
             // Drop the old connections first so the server never sees both sets.
             pool.workers.clear();
@@ -389,7 +343,7 @@ impl Driver {
         // Where the workers start measuring (they add the same few milliseconds).
         let measure_from = Instant::now() + Duration::from_millis(5) + scenario.load.warmup;
         let compactor = scenario.compaction.as_ref().map(|c| {
-            tokio::spawn(crate::compaction::run(
+            tokio::spawn(compaction::run(
                 self.config.endpoints.clone(),
                 self.dialer.clone(),
                 c.clone(),
@@ -411,7 +365,7 @@ impl Driver {
         let faults = (!scenario.faults.is_empty()).then(|| {
             let steps = scenario.faults.clone();
             let start = Instant::now() + Duration::from_millis(5) + scenario.load.warmup;
-            crate::fault::spawn(self.fault_target(), steps, start, stop_rx.clone())
+            fault::spawn(self.fault_target(), steps, start, stop_rx.clone())
         });
         let measured = if scenario.is_stream() {
             let run = crate::watch::run(&pool.workers, scenario, seed, stop_rx.clone());
@@ -453,7 +407,7 @@ impl Driver {
             }
         }
         let hashkv = if scenario.checks.hashkv {
-            Some(cluster::hashkv(&self.config.endpoints, &self.dialer).await?)
+            Some(hashkv(&self.config.endpoints, &self.dialer).await?)
         } else {
             None
         };
@@ -531,7 +485,7 @@ impl Driver {
                 seed: seed.wrapping_add(w as u64 + 1),
                 quota: quotas.as_ref().map(|q| q[w]),
                 clients: std::mem::take(&mut clients[w]),
-                pacing: crate::worker::Pacing {
+                pacing: Pacing {
                     schedule: load.schedule,
                     arrivals: load.arrivals,
                     rate: load.rate_shape(),
@@ -586,98 +540,6 @@ struct Channels<'a> {
     retarget: &'a watch::Receiver<Vec<String>>,
 }
 
-/// The per-member breakdown, members named from the member list.
-fn member_reports(
-    records: &[etcdlat_core::recorder::MemberRecord],
-    members: &[cluster::MemberInfo],
-    duration: Duration,
-) -> Vec<etcdlat_core::MemberReport> {
-    let secs = duration.as_secs_f64();
-    let mut out: Vec<etcdlat_core::MemberReport> = records
-        .iter()
-        .map(|r| etcdlat_core::MemberReport {
-            name: members
-                .iter()
-                .find(|m| m.id == r.id)
-                .map_or_else(|| format!("{:x}", r.id), |m| m.name.clone()),
-            id: format!("{:x}", r.id),
-            ok: r.ok,
-            throughput: if secs > 0.0 { r.ok as f64 / secs } else { 0.0 },
-            latency: etcdlat_core::Distribution::new(r.latency.clone()),
-        })
-        .collect();
-    out.sort_by(|a, b| a.name.cmp(&b.name));
-    out
-}
-
-/// How paced requests kept to their schedule, with a verdict in words when the target rate
-/// was missed: the client's CPU, its timer, or busy clients (the server, or too few clients).
-fn pacing_report(
-    p: &etcdlat_core::recorder::Pacing,
-    load: &etcdlat_core::Load,
-    duration: Duration,
-    client: Option<&etcdlat_core::ClientUsage>,
-    workers: usize,
-) -> etcdlat_core::PacingReport {
-    let secs = duration.as_secs_f64();
-    let target = load.rate_shape().mean();
-    let achieved = p.start_rate();
-    let timer_p99_us = if p.timer.is_empty() { 0 } else { p.timer.value_at_quantile(0.99) };
-    let late_share = if p.paced > 0 { p.late as f64 / p.paced as f64 } else { 0.0 };
-    let verdict = (target > 0.0 && achieved < 0.99 * target).then(|| {
-        let cpu = client.map_or(0.0, |c| c.user_cpu_s + c.system_cpu_s);
-        let cpu_share = if secs > 0.0 { cpu / (secs * workers.max(1) as f64) } else { 0.0 };
-        let missed = format!("{achieved:.1}/s achieved of {target:.1}/s asked");
-        if cpu_share > 0.9 {
-            format!(
-                "{missed}: the client was the bottleneck, using {:.0}% of its {workers} worker thread(s)",
-                cpu_share * 100.0
-            )
-        } else if timer_p99_us > 5_000 {
-            format!(
-                "{missed}: the client could not keep time, waking up to {:.1} ms late for its slots (p99)",
-                timer_p99_us as f64 / 1000.0
-            )
-        } else if late_share > 0.05 {
-            format!(
-                "{missed}: every logical client was busy when {:.0}% of the requests were due; etcd (or too few clients) held the rate back",
-                late_share * 100.0
-            )
-        } else {
-            missed
-        }
-    });
-    let name = |v: &dyn std::fmt::Debug| format!("{v:?}").to_lowercase();
-    etcdlat_core::PacingReport {
-        schedule: name(&load.schedule),
-        arrivals: name(&load.arrivals),
-        target_rate: target,
-        achieved_rate: achieved,
-        paced: p.paced,
-        late: p.late,
-        lateness: etcdlat_core::Distribution::new(p.lateness.clone()),
-        timer_lateness: etcdlat_core::Distribution::new(p.timer.clone()),
-        verdict,
-    }
-}
-
-/// What a run measured, before it becomes a report.
-pub(crate) struct Measured {
-    pub recorder: Recorder,
-    pub measure_start: Instant,
-    pub last_done: Instant,
-    pub interrupted: bool,
-    pub watch: Option<etcdlat_core::WatchAccounting>,
-    /// CPU time of the worker threads during the measured run, when measured.
-    pub worker_cpu: Option<Duration>,
-}
-
-fn op_seed(scenario: &Scenario) -> u64 {
-    scenario.workload().iter().find_map(|(_, op)| op.seed()).unwrap_or_else(|| {
-        SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
-    })
-}
-
 /// Splits `total` request indices over the workers in proportion to their clients, as
 /// contiguous ranges, so that together they issue exactly `0..total`.
 fn split(total: u64, clients: &[Vec<usize>], all_clients: u32) -> Vec<(u64, u64)> {
@@ -692,52 +554,6 @@ fn split(total: u64, clients: &[Vec<usize>], all_clients: u32) -> Vec<(u64, u64)
         start = end;
     }
     out
-}
-
-fn params(scenario: &Scenario, conns: u32, workers: usize, seed: u64) -> Params {
-    let load = &scenario.load;
-    let workload = scenario.workload();
-    let mut p = Params {
-        op: workload.iter().map(|(_, op)| op.name()).collect::<Vec<_>>().join("+"),
-        conns,
-        clients: load.clients,
-        workers: u32::try_from(workers).unwrap_or(u32::MAX),
-        rate: load.rate,
-        total: load.total,
-        duration_s: load.duration.map(|d| d.as_secs_f64()),
-        warmup_s: load.warmup.as_secs_f64(),
-        seed,
-        ..Params::default()
-    };
-    for (_, op) in workload {
-        match op {
-            Operation::Put(put) if p.val_size.is_none() => {
-                p.key_size = Some(put.key_size + put.prefix.len() as u64);
-                p.val_size = Some(put.val_size);
-                p.key_space_size = Some(put.key_space_size);
-                p.sequential_keys = Some(put.sequential_keys);
-            }
-            Operation::TxnPut(t) if p.val_size.is_none() => {
-                p.key_size = Some(t.key_size + t.prefix.len() as u64);
-                p.val_size = Some(t.val_size);
-                p.key_space_size = Some(t.key_space_size);
-            }
-            Operation::Range(r) if p.consistency.is_none() => {
-                p.consistency = Some(r.consistency.letter().to_owned());
-            }
-            Operation::TxnMixed(t) if p.consistency.is_none() => {
-                p.consistency = Some(t.consistency.letter().to_owned());
-                p.val_size = Some(t.val_size);
-                p.key_space_size = Some(t.key_space_size);
-            }
-            Operation::Stm(s) if p.val_size.is_none() => {
-                p.val_size = Some(s.val_size);
-                p.key_space_size = Some(s.keys);
-            }
-            _ => {}
-        }
-    }
-    p
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
-use crate::cluster::MemberInfo;
+use super::discovery::MemberInfo;
 use crate::transport::Dialer;
 
 /// Time between two scrapes of a member during a run.

@@ -17,11 +17,12 @@ use etcdlat_core::{OpKind, Scenario};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use crate::stm;
+use super::completion::{Done, member_of};
+use super::stm;
 use crate::transport::frame::{decode, frame, frame_put};
 use crate::transport::message::{
     DELETE_RANGE, DeleteRangeRequest, DeleteRangeResponse, Key, PUT, PutRequest, PutResponse,
-    RANGE, RangeRequest, RangeResponse, Request, Response, ResponseHeader, TxnRequest,
+    RANGE, RangeRequest, RangeResponse, Request, Response, TxnRequest,
 };
 use crate::transport::{Conn, Kv, status};
 
@@ -39,7 +40,7 @@ enum Prepared {
     LeaseGrant { ttl: i64 },
     LeaseRevoke { ttl: i64 },
     LeaseKeepalive { ttl: i64 },
-    Stm(Arc<stm::Plan>),
+    Stm(Arc<stm::Workload>),
 }
 
 /// The request operations of a run and their weights, shared read-only by the workers.
@@ -107,7 +108,7 @@ impl Work {
             Operation::LeaseGrant(l) => Prepared::LeaseGrant { ttl: ttl(l.ttl) },
             Operation::LeaseRevoke(l) => Prepared::LeaseRevoke { ttl: ttl(l.ttl) },
             Operation::LeaseKeepalive(l) => Prepared::LeaseKeepalive { ttl: ttl(l.ttl) },
-            Operation::Stm(s) => Prepared::Stm(Arc::new(stm::Plan::new(s, seed))),
+            Operation::Stm(s) => Prepared::Stm(Arc::new(stm::Workload::new(s, seed))),
             Operation::Watch(_) | Operation::WatchGet(_) | Operation::WatchLatency(_) => {
                 unreachable!("stream workloads are filtered out before")
             }
@@ -247,24 +248,6 @@ impl State {
     fn leases(&mut self, conn: &Conn) -> &mut etcd_client::LeaseClient {
         self.lease_client.get_or_insert_with(|| conn.client.lease_client())
     }
-}
-
-/// What a successful request did.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Done {
-    /// Keys written or read.
-    pub keys: u64,
-    /// Value bytes written or read.
-    pub value_bytes: u64,
-    /// Attempts beyond the first (STM conflicts).
-    pub retries: u64,
-    /// The member that answered (from the response header; 0 when unknown).
-    pub member: u64,
-}
-
-/// The member id in a response header.
-pub(crate) fn member_of(header: Option<&ResponseHeader>) -> u64 {
-    header.map_or(0, |h| h.member_id)
 }
 
 /// The member id in an etcd-client response header.

@@ -29,9 +29,9 @@ use etcdlat_core::{Arrivals, ErrorCode, OpKind, Pacer, Rate, Recorder, Schedule}
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
 
-use crate::driver::WorkerProgress;
+use super::progress::WorkerProgress;
+use super::request::{ClientState, Ops, Work};
 use crate::error::DriverError;
-use crate::request::{ClientState, Ops, Work};
 use crate::transport::{Conn, Dialer};
 
 /// How long in-flight requests may take to finish after a stop before they are abandoned
@@ -78,7 +78,7 @@ pub(crate) struct Pacing {
 }
 
 /// What a worker hands back once, at the end of a run.
-pub(crate) struct Outcome {
+pub(crate) struct JobResult {
     /// CPU time of this worker thread during the measured phase.
     pub cpu: Option<Duration>,
     pub recorder: Recorder,
@@ -91,7 +91,7 @@ pub(crate) struct Outcome {
 type Task = Box<dyn FnOnce(Rc<[Conn]>) -> Pin<Box<dyn Future<Output = ()>>> + Send>;
 
 enum Command {
-    Run(Box<Job>, oneshot::Sender<Outcome>),
+    Run(Box<Job>, oneshot::Sender<JobResult>),
     Task(Task),
 }
 
@@ -145,7 +145,7 @@ impl Worker {
     }
 
     /// Hands a job to the worker; the outcome arrives on the returned receiver.
-    pub(crate) fn run(&self, job: Job) -> Result<oneshot::Receiver<Outcome>, DriverError> {
+    pub(crate) fn run(&self, job: Job) -> Result<oneshot::Receiver<JobResult>, DriverError> {
         let (tx, rx) = oneshot::channel();
         self.tx.as_ref().and_then(|t| t.send(Command::Run(Box::new(job), tx)).ok()).ok_or_else(
             || DriverError::Worker { index: self.index, reason: "worker has stopped".into() },
@@ -522,7 +522,7 @@ async fn phase(
     shared.stop.get()
 }
 
-async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> Outcome {
+async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> JobResult {
     let pacer = Pacer::new(
         job.pacing.schedule,
         job.pacing.arrivals,
@@ -592,5 +592,5 @@ async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> Outcome {
         let abandoned = shared.issued[k.index()].get().saturating_sub(recorder.requests_of(k));
         recorder.record_errors(k, ErrorCode::Cancelled, abandoned, last_done);
     }
-    Outcome { cpu, recorder, measure_start, last_done, interrupted }
+    JobResult { cpu, recorder, measure_start, last_done, interrupted }
 }

@@ -28,9 +28,9 @@ use etcdlat_core::fault::AppliedFault;
 use etcdlat_core::{FaultAction, FaultStep, MemberRef};
 use tokio::sync::watch;
 
-use crate::cluster;
+use super::discovery;
+use super::local::MemberControl;
 use crate::error::DriverError;
-use crate::local::MemberControl;
 use crate::transport::{Conn, Dialer, source_chain, within};
 
 /// Where the steps act: the member processes when the cluster is local, and the endpoints.
@@ -58,7 +58,7 @@ pub(crate) async fn check(steps: &[FaultStep], target: &Target) -> Result<(), Dr
     }
     let names: Vec<String> = match &target.control {
         Some(control) => control.members().map(|(name, _)| name.to_owned()).collect(),
-        None => cluster::members(&target.endpoints, &target.dialer)
+        None => discovery::members(&target.endpoints, &target.dialer)
             .await?
             .into_iter()
             .map(|m| m.name)
@@ -340,7 +340,7 @@ impl Executor {
 
     async fn ask_roster(&mut self) -> Result<Roster, String> {
         if self.target.control.is_none() {
-            let members = cluster::members(&self.target.endpoints, &self.target.dialer)
+            let members = discovery::members(&self.target.endpoints, &self.target.dialer)
                 .await
                 .map_err(|e| e.to_string())?;
             let leader = members.iter().find(|m| m.leader).map(|m| m.id);

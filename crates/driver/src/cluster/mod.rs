@@ -1,0 +1,11 @@
+//! The cluster under test and what is done to it around the load: discovery of members
+//! and leader, targeting, the HashKV check, throwaway local clusters, scripted faults,
+//! members' `/metrics`, and the barrier that lines up distributed runs.
+
+pub(crate) mod barrier;
+pub(crate) mod discovery;
+pub(crate) mod fault;
+pub(crate) mod hashkv;
+pub(crate) mod local;
+pub(crate) mod metrics;
+pub(crate) mod target;

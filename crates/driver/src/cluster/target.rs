@@ -1,0 +1,99 @@
+//! Which members a run's targeting sends load to.
+
+use etcdlat_core::Targeting;
+
+use super::discovery::MemberInfo;
+use crate::error::DriverError;
+
+/// The endpoints a targeting sends load to: the endpoints as given, or the client URLs of
+/// the members it selects.
+pub(crate) fn select(
+    targeting: &Targeting,
+    given: &[String],
+    members: &[MemberInfo],
+) -> Result<Vec<String>, DriverError> {
+    let urls = |ms: Vec<&MemberInfo>| -> Result<Vec<String>, DriverError> {
+        if let Some(m) = ms.iter().find(|m| m.url.is_empty()) {
+            return Err(DriverError::Target {
+                reason: format!("member {} has no client URL", m.name),
+            });
+        }
+        Ok(ms.iter().map(|m| m.url.clone()).collect())
+    };
+    let followers: Vec<&MemberInfo> = members.iter().filter(|m| !m.leader).collect();
+    match targeting {
+        Targeting::Endpoints => Ok(given.to_vec()),
+        Targeting::Leader => match members.iter().find(|m| m.leader) {
+            Some(m) => urls(vec![m]),
+            None => Err(DriverError::NoLeader { reason: "no member is the leader".to_owned() }),
+        },
+        Targeting::Followers if followers.is_empty() => Err(DriverError::Target {
+            reason: format!("a cluster of {} member(s) has no followers", members.len()),
+        }),
+        Targeting::Followers => urls(followers),
+        Targeting::Follower(n) => match followers.get(*n as usize - 1) {
+            Some(m) => urls(vec![m]),
+            None => Err(DriverError::Target {
+                reason: format!("follower {n} asked for, the cluster has {}", followers.len()),
+            }),
+        },
+        Targeting::Member(name) => match members.iter().find(|m| &m.name == name) {
+            Some(m) => urls(vec![m]),
+            None => Err(DriverError::Target {
+                reason: format!(
+                    "no member named {name:?} (members: {})",
+                    members.iter().map(|m| m.name.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+            }),
+        },
+        Targeting::All => urls(members.iter().collect()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cluster() -> Vec<MemberInfo> {
+        ["m0", "m1", "m2"]
+            .iter()
+            .enumerate()
+            .map(|(i, n)| MemberInfo {
+                name: (*n).to_owned(),
+                id: i as u64 + 10,
+                url: format!("http://127.0.0.1:{}", 2379 + i),
+                client_urls: vec![format!("http://127.0.0.1:{}", 2379 + i)],
+                leader: i == 1,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn targets_select_members() {
+        let ms = cluster();
+        let given = vec!["h:1".to_owned()];
+        assert_eq!(select(&Targeting::Endpoints, &given, &ms).unwrap(), given);
+        assert_eq!(select(&Targeting::Leader, &given, &ms).unwrap(), ["http://127.0.0.1:2380"]);
+        assert_eq!(
+            select(&Targeting::Followers, &given, &ms).unwrap(),
+            ["http://127.0.0.1:2379", "http://127.0.0.1:2381"]
+        );
+        assert_eq!(
+            select(&Targeting::Follower(2), &given, &ms).unwrap(),
+            ["http://127.0.0.1:2381"]
+        );
+        assert!(select(&Targeting::Follower(3), &given, &ms).is_err());
+        assert_eq!(
+            select(&Targeting::Member("m0".into()), &given, &ms).unwrap(),
+            ["http://127.0.0.1:2379"]
+        );
+        assert!(
+            select(&Targeting::Member("x".into()), &given, &ms)
+                .unwrap_err()
+                .to_string()
+                .contains("m0, m1, m2")
+        );
+        assert_eq!(select(&Targeting::All, &given, &ms).unwrap().len(), 3);
+        assert!(select(&Targeting::Followers, &given, &ms[1..2]).is_err());
+    }
+}

@@ -1,0 +1,12 @@
+//! The load: the [`driver::Driver`] that runs scenarios, its worker threads and their
+//! logical clients, the request operations they execute (STM among them), and background
+//! compaction.
+
+mod compaction;
+mod completion;
+pub(crate) mod driver;
+pub(crate) mod progress;
+pub(crate) mod report;
+mod request;
+mod stm;
+pub(crate) mod worker;
