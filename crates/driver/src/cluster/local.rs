@@ -282,11 +282,25 @@ pub struct LocalCluster {
     dir: Option<tempfile::TempDir>,
 }
 
-fn free_port() -> Result<u16, DriverError> {
-    TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .map_err(|e| DriverError::io("finding a free loopback port", e))
+/// Attempts at starting a cluster, when a port chosen for a member was taken by another
+/// process before etcd could bind it.
+const START_ATTEMPTS: u32 = 3;
+
+/// Free loopback ports for `members` members, a client and a peer port each: every one is
+/// bound at once, so that no two are the same, then released for etcd to bind. Another
+/// process may still take one in between; the start is then tried again on new ports.
+fn free_ports(members: u32) -> Result<Vec<(u16, u16)>, DriverError> {
+    let io = |e| DriverError::io("finding a free loopback port", e);
+    let bind = || TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(io);
+    let port = |l: &TcpListener| l.local_addr().map(|a| a.port()).map_err(io);
+    let listeners: Vec<(TcpListener, TcpListener)> =
+        (0..members).map(|_| Ok((bind()?, bind()?))).collect::<Result<_, DriverError>>()?;
+    listeners.iter().map(|(client, peer)| Ok((port(client)?, port(peer)?))).collect()
+}
+
+/// Whether a member failed to start because a port of its was in use.
+fn address_in_use(e: &DriverError) -> bool {
+    matches!(e, DriverError::LocalNotReady { log_tail, .. } if log_tail.contains("address already in use"))
 }
 
 fn log_tail(path: &Path, lines: usize) -> String {
@@ -306,20 +320,33 @@ impl LocalCluster {
     }
 
     async fn start(opts: LocalClusterOptions) -> Result<Self, DriverError> {
+        let mut attempt = 1;
+        loop {
+            match Self::start_on_free_ports(&opts).await {
+                Err(e) if attempt < START_ATTEMPTS && address_in_use(&e) => {
+                    tracing::debug!(attempt, error = %e, "a local etcd port was taken: starting again");
+                    attempt += 1;
+                }
+                started => return started,
+            }
+        }
+    }
+
+    /// One attempt at starting the cluster; on error, what it started is torn down.
+    async fn start_on_free_ports(opts: &LocalClusterOptions) -> Result<Self, DriverError> {
         let dir = tempfile::Builder::new()
             .prefix("etcdlat-")
             .tempdir()
             .map_err(|e| DriverError::io("creating a temp dir for local etcd", e))?;
         let mut members = Vec::new();
-        for i in 0..opts.members {
+        for (i, (client_port, peer_port)) in free_ports(opts.members)?.into_iter().enumerate() {
             let name = format!("m{i}");
             members.push(LocalMember {
                 client_url: format!(
-                    "{}://127.0.0.1:{}",
+                    "{}://127.0.0.1:{client_port}",
                     if opts.tls.is_some() { "https" } else { "http" },
-                    free_port()?
                 ),
-                peer_url: format!("http://127.0.0.1:{}", free_port()?),
+                peer_url: format!("http://127.0.0.1:{peer_port}"),
                 log: dir.path().join(format!("{name}.log")),
                 name,
                 process: Arc::default(),
@@ -407,16 +434,20 @@ impl LocalCluster {
         let deadline = Instant::now() + timeout;
         for i in 0..self.members.len() {
             loop {
-                let m = &self.members[i];
-                let exited = m.process.state().child.as_mut().map(Child::try_wait);
-                if let Some(Ok(Some(status))) = exited {
-                    return Err(DriverError::LocalNotReady {
-                        member: m.name.clone(),
-                        timeout,
-                        reason: format!("etcd exited with {status}"),
-                        log_tail: m.log_tail(),
-                    });
+                // Any member that exited fails the start now, not once the members before
+                // it have waited out the timeout for a quorum it can no longer make.
+                for m in &self.members {
+                    let exited = m.process.state().child.as_mut().map(Child::try_wait);
+                    if let Some(Ok(Some(status))) = exited {
+                        return Err(DriverError::LocalNotReady {
+                            member: m.name.clone(),
+                            timeout,
+                            reason: format!("etcd exited with {status}"),
+                            log_tail: m.log_tail(),
+                        });
+                    }
                 }
+                let m = &self.members[i];
                 let last = match status_leader(probe, &m.client_url).await {
                     Ok(leader) if leader != 0 => break,
                     Ok(_) => "no leader elected yet".to_owned(),
@@ -524,4 +555,34 @@ async fn status_leader(dialer: &Dialer, url: &str) -> Result<u64, String> {
     let mut client = Conn::dial(dialer, url).await.map_err(|e| e.to_string())?.client;
     let status = within(Duration::from_secs(1), "Status", client.status());
     status.await.map(|s| s.leader()).map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_port_of_a_cluster_is_distinct() {
+        let ports = free_ports(5).unwrap();
+        let mut all: Vec<u16> = ports.iter().flat_map(|&(c, p)| [c, p]).collect();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), 10, "{ports:?}");
+        assert!(all.iter().all(|&p| p != 0));
+    }
+
+    #[test]
+    fn a_port_taken_meanwhile_is_told_from_other_failures() {
+        let failed = |log_tail: &str| DriverError::LocalNotReady {
+            member: "m0".into(),
+            timeout: Duration::from_secs(1),
+            reason: "etcd exited with exit status: 1".into(),
+            log_tail: log_tail.into(),
+        };
+        // As etcd 3.4 logs it.
+        let taken = r#"{"level":"fatal","msg":"discovery failed","error":"listen tcp 127.0.0.1:40123: bind: address already in use"}"#;
+        assert!(address_in_use(&failed(taken)));
+        assert!(!address_in_use(&failed("member has already been bootstrapped")));
+        assert!(!address_in_use(&DriverError::EtcdNotFound { binary: "etcd".into() }));
+    }
 }
