@@ -33,7 +33,7 @@ pub struct DriverBuilder {
     workers: Option<usize>,
     local: bool,
     targeting: Targeting,
-    /// The local cluster's member processes, for fault steps ([`crate::fault`]).
+    /// The local cluster's member processes, for fault steps ([`crate::cluster::fault`]).
     control: Option<MemberControl>,
     cpus: Vec<usize>,
 }

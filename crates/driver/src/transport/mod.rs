@@ -3,7 +3,7 @@
 //! token, and the tower service etcd-client runs on over the same connections.
 //!
 //! Layers, each file importing only those below it:
-//! - [`message`], [`frame`], [`status`]: etcd's messages, gRPC's framing and statuses;
+//! - [`message`], [`frame`], [`mod@status`]: etcd's messages, gRPC's framing and statuses;
 //! - [`security`], [`auth`]: TLS and credentials, the run's token;
 //! - [`dial`]: TCP, TLS and the HTTP/2 handshake;
 //! - [`channel`]: one running HTTP/2 connection, redialled when lost;

@@ -19,7 +19,7 @@ use crate::transport::message::{Key, PutRequest};
 
 /// Once every put is acknowledged, how long the run waits for expected events while none
 /// arrives; what has not arrived by then is missing.
-const EVENT_GRACE: Duration = Duration::from_secs(5);
+pub(super) const EVENT_GRACE: Duration = Duration::from_secs(5);
 
 /// How often the calling task looks at the workers' progress.
 const POLL_EVERY: Duration = Duration::from_millis(5);
