@@ -563,3 +563,21 @@ pub struct RunArgs {
     #[arg(long, value_name = "DURATION", requires = "barrier")]
     pub barrier_timeout: Option<String>,
 }
+
+/// clap's message on one line, like every other error: what is wrong and clap's tip, without
+/// the usage lines.
+pub fn one_line(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let mut out = String::new();
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if line.starts_with("Usage:") || line.starts_with("For more information") {
+            break;
+        }
+        let line = line.strip_prefix("error: ").unwrap_or(line);
+        if !out.is_empty() {
+            out.push_str(if out.ends_with(':') { " " } else { "; " });
+        }
+        out.push_str(line);
+    }
+    out
+}

@@ -9,7 +9,7 @@ use clap::{CommandFactory, Parser};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 
-use crate::args::Cli;
+use crate::args::{Cli, one_line};
 use crate::plan::Action;
 
 /// Every long flag and subcommand name clap knows, at any depth.
@@ -125,7 +125,7 @@ fn check(args: &[String]) {
             }
         }
         Err(e) => {
-            let line = crate::one_line(&e);
+            let line = one_line(&e);
             assert!(!line.contains('\n'), "{args:?}: {line:?}");
             if e.use_stderr() {
                 assert!(!line.is_empty(), "{args:?}: an empty error");

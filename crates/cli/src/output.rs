@@ -6,8 +6,83 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use etcdlat_core::Report;
-use etcdlat_core::render::plot;
+use etcdlat_core::render::{self, plot};
+use etcdlat_core::{Report, ReportSet};
+
+/// The report files a command writes, checked.
+#[derive(Debug, Default)]
+pub struct Outputs {
+    /// JSON report destination.
+    pub json: Option<Target>,
+    /// Markdown table destination.
+    pub markdown: Option<Target>,
+    /// Interval CSV destination.
+    pub csv: Option<Target>,
+    /// HTML page destination.
+    pub html: Option<Target>,
+    /// Directory the SVG plots are written into.
+    pub plots: Option<PathBuf>,
+}
+
+impl Outputs {
+    /// True when one of the files is standard output, which then carries nothing else.
+    pub fn to_stdout(&self) -> bool {
+        [&self.json, &self.markdown, &self.csv, &self.html]
+            .iter()
+            .any(|t| matches!(t, Some(Target::Stdout)))
+    }
+
+    /// Writes the runs of `set` into every file asked for.
+    pub fn write(&self, set: &ReportSet) -> Result<()> {
+        if let Some(t) = &self.json {
+            t.write(&render::json(set))?;
+        }
+        if let Some(t) = &self.markdown {
+            t.write(&render::markdown(&set.runs))?;
+        }
+        if let Some(t) = &self.csv {
+            t.write(&intervals_csv(&set.runs))?;
+        }
+        if let Some(t) = &self.html {
+            t.write(&render::html(set))?;
+        }
+        if let Some(dir) = &self.plots {
+            write_plots(dir, &set.runs)?;
+        }
+        Ok(())
+    }
+}
+
+/// The report files named by `flags` (flag name, path), each checked; at most one of them
+/// may be standard output (`-`).
+pub fn targets<const N: usize>(flags: [(&str, Option<&Path>); N]) -> Result<[Option<Target>; N]> {
+    let targets = flags.map(|(_, path)| path.map(Target::new));
+    if targets.iter().filter(|t| matches!(t, Some(Target::Stdout))).count() > 1 {
+        let names: Vec<&str> = flags.iter().map(|(name, _)| *name).collect();
+        let (last, rest) = names.split_last().expect("two flags at least");
+        bail!("only one of {} and {last} can write to standard output (-)", rest.join(", "));
+    }
+    for ((flag, _), target) in flags.iter().zip(&targets) {
+        if let Some(t) = target {
+            t.check(flag)?;
+        }
+    }
+    Ok(targets)
+}
+
+/// The interval CSV of every run, under one header.
+fn intervals_csv(runs: &[Report]) -> String {
+    let mut text = String::new();
+    for (i, r) in runs.iter().enumerate() {
+        let csv = render::intervals_csv(r);
+        text.push_str(if i == 0 {
+            &csv
+        } else {
+            csv.split_once('\n').map_or("", |(_, rows)| rows)
+        });
+    }
+    text
+}
 
 /// Where a report goes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,7 +151,7 @@ pub fn check_dir(dir: &Path, flag: &str) -> Result<()> {
 /// Writes the SVG plots of every run into `dir`, each file atomically: for run `n` (from 1,
 /// as the HTML page numbers them) `n-OP-latency.svg` and `n-OP-spectrum.svg` per operation
 /// kind, and `n-throughput.svg`.
-pub fn write_plots(dir: &Path, reports: &[Report]) -> Result<()> {
+fn write_plots(dir: &Path, reports: &[Report]) -> Result<()> {
     for (i, report) in reports.iter().enumerate() {
         let n = i + 1;
         for &kind in report.ops.keys() {
@@ -122,6 +197,26 @@ mod tests {
                 .contains("is a directory")
         );
         assert_eq!(Target::new(Path::new("-")), Target::Stdout);
+    }
+
+    #[test]
+    fn one_report_file_at_most_goes_to_standard_output() {
+        let dash = Some(Path::new("-"));
+        let run = [("--json", dash), ("--markdown", None), ("--csv", dash), ("--html", None)];
+        assert_eq!(
+            targets(run).unwrap_err().to_string(),
+            "only one of --json, --markdown, --csv and --html can write to standard output (-)"
+        );
+        let merge = [("--json", dash), ("--markdown", dash), ("--csv", None)];
+        assert_eq!(
+            targets(merge).unwrap_err().to_string(),
+            "only one of --json, --markdown and --csv can write to standard output (-)"
+        );
+        let [json, markdown] = targets([("--json", dash), ("--markdown", None)]).unwrap();
+        assert_eq!((json, markdown), (Some(Target::Stdout), None));
+        let outputs = Outputs { json: Some(Target::Stdout), ..Outputs::default() };
+        assert!(outputs.to_stdout());
+        assert!(!Outputs::default().to_stdout());
     }
 
     #[test]

@@ -1,6 +1,5 @@
-//! Reading reports: `etcdlat merge` and `etcdlat compare`, which work on JSON reports
-//! instead of running load, and the verdict every command that makes reports ends with
-//! (failed checks and thresholds not met, one line each on stderr, exit 1).
+//! `etcdlat merge` and `etcdlat compare`: commands that read JSON reports instead of
+//! running load.
 
 use std::path::Path;
 
@@ -8,11 +7,10 @@ use anyhow::{Context, Result, anyhow, bail};
 use etcdlat_core::compare::{compare_sets, markdown};
 use etcdlat_core::merge::merge_labeled;
 use etcdlat_core::report::SCHEMA_VERSION;
-use etcdlat_core::{Report, ReportSet, Threshold, render};
+use etcdlat_core::{ReportSet, Threshold, render};
 
-use crate::Status;
-use crate::output::Target;
 use crate::plan::{ComparePlan, MergePlan};
+use crate::verdict::{self, Verdict};
 
 /// Reads a JSON report file, with one-line errors that name it: missing, not JSON, not a
 /// report, or of another layout version.
@@ -33,7 +31,7 @@ fn read_set(path: &Path) -> Result<ReportSet> {
 }
 
 /// `etcdlat merge`: the reports of shards of one run, merged into one.
-pub fn merge(plan: &MergePlan) -> Result<Status> {
+pub fn merge(plan: &MergePlan) -> Result<Verdict> {
     let sets = plan.inputs.iter().map(|p| read_set(p)).collect::<Result<Vec<_>>>()?;
     let labels: Vec<String> = plan.inputs.iter().map(|p| p.display().to_string()).collect();
     let shards: Vec<(&str, &ReportSet)> = labels.iter().map(String::as_str).zip(&sets).collect();
@@ -53,34 +51,12 @@ pub fn merge(plan: &MergePlan) -> Result<Status> {
             println!("{}", render::text(run, &plan.text));
         }
     }
-    if let Some(t) = &plan.json {
-        t.write(&render::json(&merged))?;
-    }
-    if let Some(t) = &plan.markdown {
-        t.write(&render::markdown(&merged.runs))?;
-    }
-    if let Some(t) = &plan.csv {
-        write_csv(t, &merged.runs)?;
-    }
-    Ok(if passed(&merged.runs) { Status::Done } else { Status::Failed })
-}
-
-/// The interval CSV of every run, with one header.
-fn write_csv(target: &Target, runs: &[Report]) -> Result<()> {
-    let mut text = String::new();
-    for (i, r) in runs.iter().enumerate() {
-        let csv = render::intervals_csv(r);
-        text.push_str(if i == 0 {
-            &csv
-        } else {
-            csv.split_once('\n').map_or("", |(_, rows)| rows)
-        });
-    }
-    target.write(&text)
+    plan.outputs.write(&merged)?;
+    Ok(if verdict::passed(&merged.runs) { Verdict::Done } else { Verdict::Failed })
 }
 
 /// `etcdlat compare`: two reports side by side as markdown, run `i` with run `i`.
-pub fn compare(plan: &ComparePlan) -> Result<Status> {
+pub fn compare(plan: &ComparePlan) -> Result<Verdict> {
     let base = read_set(&plan.base)?;
     let new = read_set(&plan.new)?;
     if base.runs.len() != new.runs.len() {
@@ -104,34 +80,5 @@ pub fn compare(plan: &ComparePlan) -> Result<Status> {
         let json = serde_json::to_string_pretty(&comparisons).context("writing JSON")?;
         t.write(&(json + "\n"))?;
     }
-    Ok(Status::Done)
-}
-
-/// Prints every failed check and every threshold not met, one line each on stderr (the run
-/// named when there are several); true when there was none.
-pub fn passed(reports: &[Report]) -> bool {
-    verdict(reports, true)
-}
-
-/// As [`passed`], for the checks alone: a shard's thresholds are held against the whole, by
-/// `etcdlat merge`.
-pub fn checks_passed(reports: &[Report]) -> bool {
-    verdict(reports, false)
-}
-
-fn verdict(reports: &[Report], thresholds: bool) -> bool {
-    let mut passed = true;
-    for r in reports {
-        let run = if reports.len() > 1 { format!("{}: ", r.name) } else { String::new() };
-        for f in r.failures() {
-            eprintln!("etcdlat: check failed: {run}{f}");
-            passed = false;
-        }
-        let violations = if thresholds { r.violations() } else { Vec::new() };
-        for v in violations {
-            eprintln!("etcdlat: threshold failed: {run}{v}");
-            passed = false;
-        }
-    }
-    passed
+    Ok(Verdict::Done)
 }

@@ -13,7 +13,7 @@
 use anyhow::{Result, bail};
 use etcdlat_core::{Operation, Scenario};
 
-use crate::plan::{Cluster, Plan};
+use super::cluster::Cluster;
 
 /// etcd's default `--max-request-bytes`, which etcdlat's throwaway clusters keep.
 pub const LOCAL_MAX_REQUEST_BYTES: u64 = 1_572_864;
@@ -25,12 +25,7 @@ const REQUEST_OVERHEAD: u64 = 64;
 /// Fails when a scenario cannot run where the plan sends it.
 pub fn check(scenarios: &[Scenario], cluster: &Cluster) -> Result<()> {
     for s in scenarios {
-        let local = match cluster {
-            Cluster::Endpoints(_) => false,
-            Cluster::Local(_) => true,
-            Cluster::FromScenario => s.cluster.endpoints.is_empty(),
-        };
-        if !local {
+        if cluster.endpoints_for(s).is_some() {
             if let Some((i, step)) =
                 s.faults.iter().enumerate().find(|(_, f)| f.action.needs_local_cluster())
             {
@@ -82,9 +77,9 @@ fn largest_writes(s: &Scenario) -> Vec<(&'static str, u64)> {
 }
 
 /// Things that are valid but likely not meant, one line each.
-pub fn warnings(plan: &Plan) -> Vec<String> {
+pub fn warnings(scenarios: &[Scenario]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    for s in &plan.scenarios {
+    for s in scenarios {
         let (Some(conns), clients) = (s.load.conns, s.load.clients) else { continue };
         // Watch streams use connections of their own: only request loops leave them idle.
         if conns > clients && !s.is_stream() {

@@ -1,0 +1,331 @@
+//! Raw flags in, a validated plan out: the one place where command-line values are checked
+//! and scenarios are built or read. Nothing here dials, starts or writes anything.
+//!
+//! - `benchmark`: etcd benchmark's subcommands (`put`, `range`, `txn-put`, ...) as scenarios.
+//! - `scenario`: `run`'s scenario files and shipped scenarios, with the flags that override
+//!   them.
+//! - `cluster`: where the load goes (`--endpoints`, `--local`, `--members`).
+//! - `security`: TLS and credentials, from the flags or the scenarios; the password prompt.
+//! - `shard`: distributed runs (`--shard`, `--start-at`, `--barrier`).
+//! - `preflight`: what cannot work where the plan sends it (an error), and what is likely not
+//!   meant (a warning).
+//! - `report_tool`: `merge` and `compare`.
+//! - `flag`: what a flag's value means (durations, sizes, counts), and scenario errors in the
+//!   words of the command line.
+
+mod benchmark;
+mod cluster;
+mod flag;
+pub mod preflight;
+mod report_tool;
+mod scenario;
+mod security;
+pub mod shard;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Result, anyhow, bail};
+use etcdlat_core::render::TextOptions;
+use etcdlat_core::threshold::Threshold;
+use etcdlat_core::unit::parse_duration;
+use etcdlat_core::{Scenario, ScenarioError, Targeting};
+use etcdlat_driver::Security;
+
+pub use cluster::{Cluster, DEFAULT_ENDPOINT};
+pub use report_tool::{ComparePlan, MergePlan};
+pub use shard::Start;
+
+use crate::args::{Cli, Command, Global};
+use crate::output::{Outputs, check_dir, targets};
+
+/// A load run, validated: `etcdlat run` or one of etcd benchmark's subcommands.
+#[derive(Debug)]
+pub struct RunPlan {
+    /// Scenarios to run, in order.
+    pub scenarios: Vec<Scenario>,
+    /// Where the load goes.
+    pub cluster: Cluster,
+    /// Where the load goes, when the command line says.
+    pub target: Option<Targeting>,
+    /// Dial timeout given on the command line.
+    pub dial_timeout: Option<Duration>,
+    /// Each scenario's TLS and credentials, in the order of `scenarios` (their `Debug`
+    /// hides the passwords).
+    pub securities: Vec<Security>,
+    /// Worker threads.
+    pub workers: Option<usize>,
+    /// CPUs to pin the worker threads to.
+    pub pin_cpus: Vec<usize>,
+    /// Text report options.
+    pub text: TextOptions,
+    /// Print the text report (and progress) at all.
+    pub print_text: bool,
+    /// The report files.
+    pub outputs: Outputs,
+    /// The etcd binary for local clusters.
+    pub etcd_bin: PathBuf,
+    /// The endpoints were etcd benchmark's default rather than given.
+    pub default_endpoint: bool,
+    /// The part of every scenario this process runs (`--shard`); the scenarios above are
+    /// whole.
+    pub shard: Option<etcdlat_core::Shard>,
+    /// When measurement starts (`--start-at`, `--barrier`).
+    pub start: Start,
+}
+
+/// What to do.
+#[derive(Debug)]
+pub enum Action {
+    /// Run the plan.
+    Run(Box<RunPlan>),
+    /// List the shipped scenarios.
+    ListScenarios,
+    /// Start a local cluster and keep it until Ctrl-C.
+    Cluster {
+        /// Members.
+        members: u32,
+        /// The etcd binary.
+        etcd_bin: PathBuf,
+    },
+    /// Merge shards' reports.
+    Merge(MergePlan),
+    /// Compare two reports.
+    Compare(ComparePlan),
+}
+
+impl Action {
+    /// Builds the action from parsed flags; `etcd_bin` comes from the environment.
+    pub fn from_cli(cli: Cli, etcd_bin: PathBuf) -> Result<Self> {
+        let g = &cli.global;
+        for t in &g.threshold {
+            t.parse::<Threshold>().map_err(|e| anyhow!("--threshold: {e}"))?;
+        }
+        // etcd benchmark's subcommands load its default endpoint unless told otherwise.
+        let at_default_endpoint =
+            |s: Scenario| (vec![s], Cluster::Endpoints(vec![DEFAULT_ENDPOINT.into()]));
+        let (scenarios, default_cluster) = match &cli.command {
+            Command::Scenarios => return Ok(Self::ListScenarios),
+            Command::Merge(args) => return report_tool::merge_plan(args, g).map(Self::Merge),
+            Command::Compare(args) => return report_tool::compare_plan(args, g).map(Self::Compare),
+            Command::Cluster(_) => {
+                let members = cluster::cluster_command(g)?;
+                return Ok(Self::Cluster { members, etcd_bin });
+            }
+            Command::Run(run) => (scenario::read(run)?, Cluster::FromScenario),
+            Command::Put(a) => at_default_endpoint(benchmark::put(a)?),
+            Command::Range(a) => at_default_endpoint(benchmark::range(a)?),
+            Command::TxnPut(a) => at_default_endpoint(benchmark::txn_put(a)?),
+            Command::TxnMixed(a) => at_default_endpoint(benchmark::txn_mixed(a)?),
+            Command::Watch(a) => at_default_endpoint(benchmark::watch(a)?),
+            Command::WatchGet(a) => at_default_endpoint(benchmark::watch_get(a)?),
+            Command::WatchLatency(a) => at_default_endpoint(benchmark::watch_latency(a)?),
+            Command::LeaseKeepalive(a) => at_default_endpoint(benchmark::lease_keepalive(a)?),
+            Command::Stm(a) => at_default_endpoint(benchmark::stm(a)?),
+        };
+        let (cluster, default_endpoint) = Cluster::from_flags(g, default_cluster)?;
+
+        let mut scenarios = scenarios;
+        for s in &mut scenarios {
+            apply_global(s, g).map_err(flag::flag_error)?;
+        }
+        preflight::check(&scenarios, &cluster)?;
+        let (shard, start) = match &cli.command {
+            Command::Run(run) => shard::flags(run, &scenarios, &cluster)?,
+            _ => (None, Start::Now),
+        };
+        let target = match (&g.target, g.target_leader) {
+            (Some(_), true) => bail!("--target and --target-leader cannot be used together"),
+            (Some(t), false) => Some(t.parse::<Targeting>().map_err(|e| anyhow!("--target: {e}"))?),
+            (None, true) => Some(Targeting::Leader),
+            (None, false) => None,
+        };
+        let env_password = std::env::var("ETCDLAT_PASSWORD").ok();
+        let flags = security::from_flags(g, env_password.clone(), security::ask_password)?;
+        let securities = security::per_scenario(
+            &flags,
+            &scenarios,
+            env_password.as_deref(),
+            security::ask_password,
+        )?;
+        let dial_timeout = match &g.dial_timeout {
+            Some(text) => {
+                let d = parse_duration(text).map_err(|e| anyhow!("--dial-timeout: {e}"))?;
+                (!d.is_zero()).then_some(d)
+            }
+            None => None,
+        };
+        if g.workers == Some(0) {
+            bail!("--workers must be at least 1");
+        }
+        let outputs = outputs(g)?;
+        Ok(Self::Run(Box::new(RunPlan {
+            scenarios,
+            cluster,
+            target,
+            dial_timeout,
+            securities,
+            workers: g.workers,
+            pin_cpus: g.pin_cpus.clone().unwrap_or_default(),
+            text: TextOptions { precise: g.precise, sample: g.sample },
+            print_text: !g.quiet && !outputs.to_stdout(),
+            outputs,
+            etcd_bin,
+            default_endpoint,
+            shard,
+            start,
+        })))
+    }
+}
+
+/// A run's report files (`--json`, `--markdown`, `--csv`, `--html`, `--plots`), checked.
+fn outputs(g: &Global) -> Result<Outputs> {
+    let [json, markdown, csv, html] = targets([
+        ("--json", g.json.as_deref()),
+        ("--markdown", g.markdown.as_deref()),
+        ("--csv", g.csv.as_deref()),
+        ("--html", g.html.as_deref()),
+    ])?;
+    if let Some(dir) = &g.plots {
+        check_dir(dir, "--plots")?;
+    }
+    Ok(Outputs { json, markdown, csv, html, plots: g.plots.clone() })
+}
+
+/// Applies the global load flags to a scenario and validates it, naming flags in errors.
+fn apply_global(s: &mut Scenario, g: &Global) -> Result<(), ScenarioError> {
+    if let Some(c) = g.conns {
+        s.load.conns = Some(c);
+    }
+    if s.load.conns.is_none() {
+        s.load.conns = Some(1);
+    }
+    if let Some(c) = g.clients {
+        s.load.clients = c;
+    }
+    s.report.precise |= g.precise;
+    s.report.sample |= g.sample;
+    if g.target_leader {
+        s.target = Targeting::Leader;
+    }
+    if let Some(t) = g.target.as_deref().and_then(|t| t.parse().ok()) {
+        s.target = t;
+    }
+    add_thresholds(s, &g.threshold);
+    s.validate()
+}
+
+/// Adds `--threshold` expressions (checked already) to a scenario's own, each once, so the
+/// report records every threshold the run was held to.
+fn add_thresholds(s: &mut Scenario, thresholds: &[String]) {
+    for t in thresholds {
+        if !s.thresholds.contains(t) {
+            s.thresholds.push(t.clone());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+    use etcdlat_core::{Consistency, Operation};
+
+    fn plan(args: &[&str]) -> Result<RunPlan> {
+        let cli = Cli::try_parse_from(std::iter::once("etcdlat").chain(args.iter().copied()))?;
+        match Action::from_cli(cli, PathBuf::from("etcd"))? {
+            Action::Run(p) => Ok(*p),
+            Action::ListScenarios
+            | Action::Cluster { .. }
+            | Action::Merge(_)
+            | Action::Compare(_) => bail!("not a run"),
+        }
+    }
+
+    #[test]
+    fn etcd_benchmark_command_lines_work() {
+        let p = plan(&[
+            "--conns=100",
+            "--clients=1000",
+            "put",
+            "--key-size=8",
+            "--sequential-keys",
+            "--total=100000",
+            "--val-size=256",
+        ])
+        .unwrap();
+        let s = &p.scenarios[0];
+        assert_eq!(s.load.conns, Some(100));
+        assert_eq!(s.load.clients, 1000);
+        assert_eq!(s.load.total, Some(100_000));
+        let Some(Operation::Put(put)) = &s.op else { panic!() };
+        assert!(put.sequential_keys);
+        assert_eq!(put.val_size, 256);
+        assert_eq!(p.cluster, Cluster::Endpoints(vec![DEFAULT_ENDPOINT.to_owned()]));
+
+        // Global flags after the command, Go-style booleans, range with an end.
+        let p = plan(&[
+            "range",
+            "foo",
+            "fop",
+            "--consistency=s",
+            "--endpoints=h1:2379,h2:2379",
+            "--precise=true",
+            "--total=10",
+        ])
+        .unwrap();
+        let Some(Operation::Range(r)) = &p.scenarios[0].op else { panic!() };
+        assert_eq!(r.range_end.as_deref(), Some("fop"));
+        assert_eq!(r.consistency, Consistency::Serializable);
+        assert!(p.text.precise);
+        assert_eq!(p.cluster, Cluster::Endpoints(vec!["h1:2379".into(), "h2:2379".into()]));
+        let p = plan(&["put", "--sequential-keys=false"]).unwrap();
+        let Some(Operation::Put(put)) = &p.scenarios[0].op else { panic!() };
+        assert!(!put.sequential_keys);
+    }
+
+    #[test]
+    fn targets_and_scale() {
+        let p = plan(&["--target=followers", "put"]).unwrap();
+        assert_eq!(p.scenarios[0].target, Targeting::Followers);
+        let p = plan(&["--target-leader", "range", "k"]).unwrap();
+        assert_eq!(p.scenarios[0].target, Targeting::Leader);
+        assert!(plan(&["--target=moon", "put"]).unwrap_err().to_string().starts_with("--target:"));
+        let p = plan(&["run", "put-256b-1000clients", "--scale=0.01"]).unwrap();
+        assert_eq!(p.scenarios[0].load.total, Some(1000));
+        assert!(plan(&["run", "put-1mb", "--scale=0"]).is_err());
+    }
+
+    #[test]
+    fn bad_flags_name_the_flag() {
+        let msg = |args: &[&str]| plan(args).unwrap_err().to_string();
+        assert_eq!(
+            msg(&["put", "--key-space-size=0"]),
+            "expected positive --key-space-size, got (0)"
+        );
+        assert!(msg(&["--clients=0", "put"]).starts_with("--clients: must be 1"));
+        assert!(msg(&["range", "k", "--consistency=x"]).starts_with("--consistency:"));
+        assert!(msg(&["--endpoints=nohost", "put"]).contains("no port"));
+        assert!(msg(&["put", "--val-size=lots"]).starts_with("--val-size:"));
+        assert!(msg(&["--user=:pw", "put"]).starts_with("--user:"));
+        assert!(msg(&["--cert=/etc/hostname", "put"]).starts_with("--cert and --key"));
+        assert!(msg(&["--cacert=/nonexistent/ca.pem", "put"]).contains("no such file"));
+        assert!(msg(&["--json=/nonexistent-dir/r.json", "put"]).contains("does not exist"));
+        assert!(msg(&["put", "--key-size=1", "--key-space-size=1000"]).starts_with("--key-size:"));
+    }
+
+    #[test]
+    fn run_resolves_shipped_scenarios_and_overrides() {
+        let p = plan(&["run", "scenarios/put-1mb.toml", "--total=5", "--conns=2"]).unwrap();
+        assert_eq!(p.scenarios[0].name, "put-1mb");
+        assert_eq!(p.scenarios[0].load.total, Some(5));
+        assert_eq!(p.scenarios[0].load.conns, Some(2));
+        assert_eq!(p.cluster, Cluster::FromScenario);
+        let p = plan(&["run", "put-1mb", "--duration=3s", "--members=3"]).unwrap();
+        assert_eq!(p.scenarios[0].load.total, None);
+        assert_eq!(p.cluster, Cluster::Local(Some(3)));
+        assert!(
+            plan(&["run", "nope.toml"]).unwrap_err().to_string().contains("no shipped scenario")
+        );
+    }
+}

@@ -1,0 +1,81 @@
+//! `etcdlat merge` and `etcdlat compare`, validated: the reports they read and the files
+//! they write.
+
+use std::path::PathBuf;
+
+use anyhow::{Result, bail};
+use etcdlat_core::render::TextOptions;
+
+use crate::args::{CompareArgs, Global, MergeArgs};
+use crate::output::{Outputs, Target, targets};
+
+/// `etcdlat merge`, validated.
+#[derive(Debug)]
+pub struct MergePlan {
+    /// The shards' reports, in order.
+    pub inputs: Vec<PathBuf>,
+    /// `--threshold` expressions, checked on the merged report with the scenario's own.
+    pub thresholds: Vec<String>,
+    /// Text report options.
+    pub text: TextOptions,
+    /// Print the text report of the merged runs.
+    pub print_text: bool,
+    /// The merged report's files: JSON, markdown, interval CSV.
+    pub outputs: Outputs,
+}
+
+/// `etcdlat compare`, validated.
+#[derive(Debug)]
+pub struct ComparePlan {
+    /// The report compared against.
+    pub base: PathBuf,
+    /// The report compared with it.
+    pub new: PathBuf,
+    /// Print the markdown comparison on standard output.
+    pub print: bool,
+    /// Markdown comparison destination.
+    pub markdown: Option<Target>,
+    /// JSON comparison destination.
+    pub json: Option<Target>,
+}
+
+/// The report files of `merge` and `compare`, checked; at most one writes to standard output.
+fn output_flags(g: &Global) -> Result<[Option<Target>; 3]> {
+    targets([
+        ("--json", g.json.as_deref()),
+        ("--markdown", g.markdown.as_deref()),
+        ("--csv", g.csv.as_deref()),
+    ])
+}
+
+/// `etcdlat merge REPORT...`.
+pub fn merge_plan(args: &MergeArgs, g: &Global) -> Result<MergePlan> {
+    let [json, markdown, csv] = output_flags(g)?;
+    let outputs = Outputs { json, markdown, csv, ..Outputs::default() };
+    Ok(MergePlan {
+        inputs: args.reports.clone(),
+        thresholds: g.threshold.clone(),
+        text: TextOptions { precise: g.precise, sample: g.sample },
+        print_text: !g.quiet && !outputs.to_stdout(),
+        outputs,
+    })
+}
+
+/// `etcdlat compare BASE NEW`.
+pub fn compare_plan(args: &CompareArgs, g: &Global) -> Result<ComparePlan> {
+    if !g.threshold.is_empty() {
+        bail!("--threshold applies to runs and merged reports, not to compare");
+    }
+    let [json, markdown, csv] = output_flags(g)?;
+    if csv.is_some() {
+        bail!("--csv does not apply to compare");
+    }
+    let to_stdout = [&json, &markdown].iter().any(|t| matches!(t, Some(Target::Stdout)));
+    Ok(ComparePlan {
+        base: args.base.clone(),
+        new: args.new.clone(),
+        print: !g.quiet && !to_stdout,
+        markdown,
+        json,
+    })
+}

@@ -1,0 +1,141 @@
+//! A load run: each scenario of the plan in turn, on the cluster it names (a throwaway local
+//! one started and removed per scenario), until done or stopped by a signal; then the
+//! report files and the verdict.
+
+use anyhow::{Context, Result};
+use etcdlat_core::{Report, ReportSet, Scenario, render};
+use etcdlat_driver::{Driver, DriverError, LocalCluster};
+use tokio::sync::watch;
+
+use crate::plan::{Cluster, DEFAULT_ENDPOINT, RunPlan, preflight};
+use crate::shutdown::{shutdown_signal, unless_stopped};
+use crate::verdict::{self, Verdict};
+use crate::{progress, shard};
+
+/// Runs every scenario of `plan`, writes the report files, and says how it went.
+pub async fn execute(plan: &RunPlan) -> Result<Verdict> {
+    for warning in preflight::warnings(&plan.scenarios) {
+        eprintln!("etcdlat: warning: {warning}");
+    }
+    let stop = shutdown_signal();
+    let mut reports = Vec::new();
+    for (round, scenario) in plan.scenarios.iter().enumerate() {
+        if *stop.borrow() {
+            break;
+        }
+        let Some(report) = run_one(plan, round, scenario, stop.clone()).await? else {
+            // Stopped before measuring started: nothing of this run to report.
+            break;
+        };
+        if plan.print_text {
+            println!("{}", render::text(&report, &plan.text));
+        }
+        let interrupted = report.interrupted;
+        reports.push(report);
+        if interrupted {
+            break;
+        }
+    }
+    let interrupted = reports.iter().any(|r| r.interrupted) || *stop.borrow();
+    let set = ReportSet::new(reports);
+    plan.outputs.write(&set)?;
+    // A shard's thresholds are held against the whole, by `etcdlat merge`.
+    let passed = if plan.shard.is_some() {
+        verdict::checks_passed(&set.runs)
+    } else {
+        verdict::passed(&set.runs)
+    };
+    Ok(if interrupted {
+        Verdict::Interrupted
+    } else if passed {
+        Verdict::Done
+    } else {
+        Verdict::Failed
+    })
+}
+
+/// Runs one scenario (the plan's `round`-th); `None` when a stop came before measurement
+/// started.
+async fn run_one(
+    plan: &RunPlan,
+    round: usize,
+    scenario: &Scenario,
+    stop: watch::Receiver<bool>,
+) -> Result<Option<Report>> {
+    // A shard runs its part of the scenario, and its report carries the whole.
+    let whole = scenario;
+    let part = match plan.shard {
+        Some(shard) => shard.part(whole)?,
+        None => whole.clone(),
+    };
+    let scenario = &part;
+    let endpoints = plan.cluster.endpoints_for(scenario).map(<[String]>::to_vec);
+    let dial_timeout = plan
+        .dial_timeout
+        .or(scenario.cluster.dial_timeout)
+        .unwrap_or(etcdlat_driver::DEFAULT_DIAL_TIMEOUT);
+    let mut builder = Driver::builder()
+        .conns(scenario.load.conns.unwrap_or(1))
+        .dial_timeout(dial_timeout)
+        .security(plan.securities[round].clone())
+        .target(plan.target.clone().unwrap_or_else(|| scenario.target.clone()));
+    if let Some(w) = plan.workers {
+        builder = builder.workers(w);
+    }
+    if !plan.pin_cpus.is_empty() {
+        builder = builder.pin_cpus(plan.pin_cpus.iter().copied());
+    }
+    let barrier_endpoints = endpoints.clone().unwrap_or_default();
+    let mut local = None;
+    builder = match endpoints {
+        Some(eps) => builder.endpoints(eps),
+        None => {
+            let members = match plan.cluster {
+                Cluster::Local(Some(m)) => m,
+                _ => scenario.cluster.members.unwrap_or(1),
+            };
+            let start = LocalCluster::options().members(members).etcd_bin(&plan.etcd_bin).start();
+            let Some(cluster) = unless_stopped(&stop, start).await else { return Ok(None) };
+            let cluster = cluster.context("starting a throwaway local etcd")?;
+            let b = builder.local_cluster(&cluster);
+            local = Some(cluster);
+            b
+        }
+    };
+    let Some(connected) = unless_stopped(&stop, builder.connect()).await else { return Ok(None) };
+    let driver = match connected {
+        Ok(d) => d,
+        Err(e @ DriverError::Connect { .. }) if plan.default_endpoint => {
+            return Err(anyhow::Error::new(e).context(format!(
+                "no etcd at the default endpoint {DEFAULT_ENDPOINT}: pass --endpoints, or --local to start a throwaway etcd"
+            )));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let display = progress::Display::start(
+        plan.print_text,
+        driver.progress(),
+        scenario.load.total,
+        scenario.load.duration,
+    );
+    let mut stop = stop;
+    let shutdown = async move {
+        let _ = stop.wait_for(|s| *s).await;
+    };
+    let sync = shard::Sync {
+        start: &plan.start,
+        shard: plan.shard,
+        round,
+        endpoints: &barrier_endpoints,
+        dial_timeout,
+        security: &plan.securities[round],
+    };
+    let mut report = shard::run_until(&driver, scenario, &sync, shutdown).await?;
+    if let (Some(report), Some(_)) = (&mut report, plan.shard) {
+        report.scenario = whole.clone();
+    }
+    drop(display);
+    drop(driver);
+    drop(local);
+    Ok(report)
+}
