@@ -14,19 +14,25 @@
 //! let mut client = etcd.client().await;
 //! client.put("k", "v", None).await.unwrap();
 //! assert_eq!(etcd.revision().await, 2);
+//! let driver = etcd.driver(2).await;
 //! # }
 //! ```
+//!
+//! Tests wait for what they can observe, never for a fixed time: [`eventually`] polls a
+//! condition with a deadline (a server's revision, a process's state, a run's progress).
 
 mod null;
 pub mod pki;
 
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub use null::NullServer;
 pub use pki::Pki;
 
-use etcdlat_driver::{Credentials, DriverError, LocalCluster, LocalTls, Security};
+use etcdlat_driver::{
+    Credentials, Driver, DriverBuilder, DriverError, LocalCluster, LocalTls, Security,
+};
 
 /// The etcd binary tests use: `ETCD_BIN`, or `etcd` on `PATH`.
 #[must_use]
@@ -137,10 +143,24 @@ impl Etcd {
         self.cluster.endpoints().remove(0)
     }
 
-    /// The underlying cluster, for the driver's builder.
+    /// The underlying cluster.
     #[must_use]
     pub fn local(&self) -> &LocalCluster {
         &self.cluster
+    }
+
+    /// A driver builder for this cluster: its members (so that fault steps can act on
+    /// them), its TLS, and root's credentials once [`Etcd::enable_auth`] has run.
+    pub fn driver_builder(&self) -> DriverBuilder {
+        Driver::builder().local_cluster(&self.cluster).security(self.security.clone())
+    }
+
+    /// A driver connected to this cluster over `conns` connections.
+    ///
+    /// # Panics
+    /// When it cannot connect.
+    pub async fn driver(&self, conns: u32) -> Driver {
+        self.driver_builder().conns(conns).connect().await.expect("connecting the driver")
     }
 
     /// Pauses one member (SIGSTOP) until [`Etcd::resume`].
@@ -244,6 +264,39 @@ impl Etcd {
         let mut c = self.client().await;
         let opts = etcd_client::GetOptions::new().with_from_key().with_count_only();
         c.get("\0", Some(opts)).await.expect("counting keys").count()
+    }
+}
+
+/// How often [`eventually`] looks.
+const POLL_EVERY: Duration = Duration::from_millis(50);
+
+/// Calls `probe` every 50 ms until `done` holds of what it returns or `within` has passed,
+/// and returns what it returned last. The caller asserts on that value, so that a timeout
+/// fails with the test's own message and the last thing seen.
+///
+/// ```no_run
+/// # async fn f(etcd: etcdlat_testkit::Etcd, before: i64) {
+/// use std::time::Duration;
+/// let revision =
+///     etcdlat_testkit::eventually(Duration::from_secs(20), async || etcd.revision().await, |&r| {
+///         r >= before + 100
+///     })
+///     .await;
+/// assert!(revision >= before + 100, "no puts reached the server within 20 s");
+/// # }
+/// ```
+pub async fn eventually<T>(
+    within: Duration,
+    mut probe: impl AsyncFnMut() -> T,
+    done: impl Fn(&T) -> bool,
+) -> T {
+    let deadline = Instant::now() + within;
+    loop {
+        let value = probe().await;
+        if done(&value) || Instant::now() >= deadline {
+            return value;
+        }
+        tokio::time::sleep(POLL_EVERY).await;
     }
 }
 

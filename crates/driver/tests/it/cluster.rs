@@ -5,7 +5,6 @@
 use std::time::Duration;
 
 use etcdlat_core::{OpKind, Targeting};
-use etcdlat_driver::Driver;
 use etcdlat_testkit::{Etcd, grpc_handled, skip};
 
 use crate::scenario;
@@ -30,7 +29,7 @@ async fn leader_and_followers_targets_are_served_by_those_members_only() {
     }
     let etcd = Etcd::start_cluster(3).await;
     let leader = etcd.leader_name().await;
-    let driver = Driver::builder().local_cluster(etcd.local()).conns(4).connect().await.unwrap();
+    let driver = etcd.driver(4).await;
 
     let before = puts_by_member(&etcd);
     let mut s = scenario("[load]\nclients = 8\ntotal = 300\n[op.put]\nkey-space-size = 300\n");
@@ -75,7 +74,7 @@ async fn a_killed_leader_is_detected_and_followed() {
     }
     let mut etcd = Etcd::start_cluster(3).await;
     let leader = etcd.leader_name().await;
-    let driver = Driver::builder().local_cluster(etcd.local()).conns(2).connect().await.unwrap();
+    let driver = etcd.driver(2).await;
     let mut s =
         scenario("[load]\nclients = 4\nduration = \"8s\"\n[op.put]\nkey-space-size = 100\n");
     s.target = Targeting::Leader;

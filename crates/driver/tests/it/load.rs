@@ -6,7 +6,6 @@
 use std::time::Instant;
 
 use etcdlat_core::OpKind;
-use etcdlat_driver::Driver;
 use etcdlat_testkit::{Etcd, skip};
 
 use crate::scenario;
@@ -18,7 +17,7 @@ async fn ten_thousand_watchers_over_a_thousand_connections_get_every_event() {
     }
     let etcd = Etcd::start().await;
     let t0 = Instant::now();
-    let driver = Driver::builder().local_cluster(etcd.local()).conns(1000).connect().await.unwrap();
+    let driver = etcd.driver(1000).await;
     let connected = t0.elapsed();
     let before = etcd.revision().await;
     // 1,000 keys with 10 watchers each (one stream per connection, 10 watchers per stream),
@@ -57,7 +56,7 @@ async fn ten_thousand_put_clients_over_a_thousand_connections_all_complete() {
     }
     let etcd = Etcd::start().await;
     let t0 = Instant::now();
-    let driver = Driver::builder().local_cluster(etcd.local()).conns(1000).connect().await.unwrap();
+    let driver = etcd.driver(1000).await;
     let connected = t0.elapsed();
     let before = etcd.revision().await;
     // Two puts per client: every client runs, and every connection carries ten clients.

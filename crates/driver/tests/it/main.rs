@@ -39,7 +39,6 @@ mod security;
 mod watch;
 
 use etcdlat_core::{Report, Scenario};
-use etcdlat_driver::Driver;
 use etcdlat_testkit::Etcd;
 
 /// A scenario from TOML, panicking with the error when invalid.
@@ -50,11 +49,5 @@ pub fn scenario(toml: &str) -> Scenario {
 /// Runs the scenario in `toml` once on `etcd`, over `conns` connections of a driver made
 /// for it.
 pub async fn run_on(etcd: &Etcd, conns: u32, toml: &str) -> Report {
-    let driver = Driver::builder()
-        .local_cluster(etcd.local())
-        .security(etcd.security().clone())
-        .conns(conns)
-        .connect()
-        .await;
-    driver.expect("connecting the driver").run(&scenario(toml)).await.expect("a run")
+    etcd.driver(conns).await.run(&scenario(toml)).await.expect("a run")
 }

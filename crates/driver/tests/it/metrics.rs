@@ -2,7 +2,6 @@
 //! figures move as the load says they must.
 
 use etcdlat_core::{OpKind, Report};
-use etcdlat_driver::Driver;
 use etcdlat_testkit::{Etcd, skip};
 
 use crate::scenario;
@@ -18,7 +17,7 @@ const INTERNAL_PROPOSALS: u64 = 20;
 /// metrics and the client usage say.
 async fn puts_on(members: u32) -> Report {
     let etcd = Etcd::start_cluster(members).await;
-    let driver = Driver::builder().local_cluster(etcd.local()).conns(4).connect().await.unwrap();
+    let driver = etcd.driver(4).await;
     let report = driver
         .run(&scenario(&format!(
             "[load]\nclients = 16\ntotal = {PUTS}\n[op.put]\nval-size = 256\nkey-space-size = {PUTS}\nsequential-keys = true\n"

@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 use etcd_client::GetOptions;
 use etcdlat_core::keyspace::{KeyDist, KeyGen, KeySpace};
 use etcdlat_core::{ErrorCode, OpKind};
-use etcdlat_driver::Driver;
 use etcdlat_testkit::{Etcd, skip};
 
 use crate::{run_on, scenario};
@@ -47,7 +46,7 @@ async fn txn_put_writes_txn_ops_keys_in_one_revision_per_txn() {
         return;
     }
     let etcd = Etcd::start().await;
-    let driver = Driver::builder().local_cluster(etcd.local()).conns(2).connect().await.unwrap();
+    let driver = etcd.driver(2).await;
     // (txns, ops per txn, key space): the space covered exactly, then wrapped around.
     for (prefix, total, ops, space) in [("a/", 100u64, 4u64, 400i64), ("b/", 50, 3, 100)] {
         let before = etcd.revision().await;
@@ -74,7 +73,7 @@ async fn txn_mixed_reads_and_writes_by_rw_ratio() {
     }
     let etcd = Etcd::start().await;
     let before = etcd.revision().await;
-    let driver = Driver::builder().local_cluster(etcd.local()).conns(2).connect().await.unwrap();
+    let driver = etcd.driver(2).await;
     // The default key: reads of the whole key space, as `benchmark txn-mixed ""` would.
     let report = driver
         .run(&scenario(
@@ -124,7 +123,7 @@ async fn delete_by_prefix_and_by_key_space() {
         c.put(format!("del/{i:03}"), "v", None).await.unwrap();
     }
     c.put("dem", "v", None).await.unwrap();
-    let driver = Driver::builder().local_cluster(etcd.local()).connect().await.unwrap();
+    let driver = etcd.driver(1).await;
     let before = etcd.revision().await;
     let report = driver
         .run(&scenario("[load]\ntotal = 1\n[op.delete]\nkey = \"del/\"\nprefix = true\n"))
@@ -186,7 +185,7 @@ async fn lease_keepalive_keeps_leases_alive_past_their_ttl() {
         return;
     }
     let etcd = Etcd::start().await;
-    let driver = Driver::builder().local_cluster(etcd.local()).conns(2).connect().await.unwrap();
+    let driver = etcd.driver(2).await;
     let s = scenario("[load]\nclients = 2\nduration = \"4s\"\n[op.lease-keepalive]\nttl = 2\n");
     let early = async {
         tokio::time::sleep(Duration::from_millis(800)).await;
@@ -215,7 +214,7 @@ async fn lease_keepalive_grants_a_new_lease_when_its_lease_is_revoked() {
         return;
     }
     let etcd = Etcd::start().await;
-    let driver = Driver::builder().local_cluster(etcd.local()).conns(2).connect().await.unwrap();
+    let driver = etcd.driver(2).await;
     let s =
         scenario("[load]\nclients = 2\nduration = \"1500ms\"\n[op.lease-keepalive]\nttl = 30\n");
     let revoke = async {
@@ -247,7 +246,7 @@ async fn lease_grant_creates_leases_and_revoke_removes_them() {
         return;
     }
     let etcd = Etcd::start().await;
-    let driver = Driver::builder().local_cluster(etcd.local()).conns(2).connect().await.unwrap();
+    let driver = etcd.driver(2).await;
     let before = leases(&etcd).await.len();
     let report = driver
         .run(&scenario("[load]\nclients = 4\ntotal = 50\n[op.lease-grant]\nttl = 60\n"))
@@ -336,7 +335,7 @@ async fn stm_isolation_keeps_every_committed_increment() {
         return;
     }
     let etcd = Etcd::start().await;
-    let driver = Driver::builder().local_cluster(etcd.local()).conns(4).connect().await.unwrap();
+    let driver = etcd.driver(4).await;
     let stm = |isolation: &str, prefix: &str, clients: u32, total: u64, locker: &str| {
         scenario(&format!(
             "[load]\nclients = {clients}\ntotal = {total}\n[op.stm]\nisolation = \"{isolation}\"\nkeys = 3\nkeys-per-txn = 2\ntxn-wr-percent = 100\nprefix = \"{prefix}\"\nstm-locker = \"{locker}\"\n"
@@ -393,7 +392,7 @@ async fn compaction_runs_in_the_background_and_compacts_the_store() {
         return;
     }
     let etcd = Etcd::start().await;
-    let driver = Driver::builder().local_cluster(etcd.local()).conns(2).connect().await.unwrap();
+    let driver = etcd.driver(2).await;
     let report = driver
         .run(&scenario(
             "[load]\nclients = 4\nduration = \"3s\"\n[op.put]\nkey-space-size = 100\n\
@@ -437,7 +436,7 @@ async fn hashkv_check_compares_every_member() {
         return;
     }
     let etcd = Etcd::start_cluster(3).await;
-    let driver = Driver::builder().local_cluster(etcd.local()).conns(3).connect().await.unwrap();
+    let driver = etcd.driver(3).await;
     let before = etcd.revision().await;
     let report = driver
         .run(&scenario(
@@ -492,7 +491,7 @@ async fn a_weighted_mix_runs_each_op_by_its_share() {
         return;
     }
     let etcd = Etcd::start().await;
-    let driver = Driver::builder().local_cluster(etcd.local()).conns(2).connect().await.unwrap();
+    let driver = etcd.driver(2).await;
     let s = scenario(
         "[load]\nclients = 4\ntotal = 1000\n\
          [setup]\ntotal = 100\n[setup.put]\nprefix = \"m/\"\nkey-space-size = 100\nsequential-keys = true\n\

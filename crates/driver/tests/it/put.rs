@@ -1,7 +1,6 @@
 //! Puts: the report's counts match what the server stored.
 
 use etcdlat_core::{ErrorCode, OpKind};
-use etcdlat_driver::Driver;
 use etcdlat_testkit::{Etcd, skip};
 
 use crate::scenario;
@@ -13,7 +12,7 @@ async fn thousand_puts_move_the_revision_by_a_thousand() {
     }
     let etcd = Etcd::start().await;
     let before = etcd.revision().await;
-    let driver = Driver::builder().local_cluster(etcd.local()).conns(4).connect().await.unwrap();
+    let driver = etcd.driver(4).await;
     let s = scenario(
         "[load]\nclients = 16\ntotal = 1000\n[op.put]\nval-size = 256\nkey-space-size = 1000\nsequential-keys = true\n",
     );
@@ -40,7 +39,7 @@ async fn default_key_space_writes_one_key_like_etcds_tool() {
         return;
     }
     let etcd = Etcd::start().await;
-    let driver = Driver::builder().local_cluster(etcd.local()).connect().await.unwrap();
+    let driver = etcd.driver(1).await;
     let report = driver
         .run(&scenario("[load]\ntotal = 50\n[op.put]\nsequential-keys = true\n"))
         .await
@@ -55,7 +54,7 @@ async fn one_megabyte_values_round_trip_and_two_megabytes_are_counted_as_invalid
         return;
     }
     let etcd = Etcd::start().await;
-    let driver = Driver::builder().local_cluster(etcd.local()).conns(2).connect().await.unwrap();
+    let driver = etcd.driver(2).await;
     let s = scenario(
         "[load]\nclients = 2\ntotal = 20\n[op.put]\nval-size = \"1MB\"\nkey-space-size = 20\nsequential-keys = true\nprefix = \"big/\"\n",
     );

@@ -1,7 +1,6 @@
 //! Ranges: what the server returns, as the report counts it.
 
 use etcdlat_core::OpKind;
-use etcdlat_driver::Driver;
 use etcdlat_testkit::{Etcd, skip};
 
 use crate::scenario;
@@ -22,7 +21,7 @@ async fn linearizable_and_serializable_read_the_data_put() {
         return;
     }
     let etcd = seeded().await;
-    let driver = Driver::builder().local_cluster(etcd.local()).conns(2).connect().await.unwrap();
+    let driver = etcd.driver(2).await;
     for consistency in ["l", "s"] {
         let s = scenario(&format!(
             "[load]\nclients = 4\ntotal = 50\n[op.range]\nkey = \"data/\"\nprefix = true\nconsistency = \"{consistency}\"\n"
@@ -49,7 +48,7 @@ async fn limit_and_count_only_behave() {
         return;
     }
     let etcd = seeded().await;
-    let driver = Driver::builder().local_cluster(etcd.local()).connect().await.unwrap();
+    let driver = etcd.driver(1).await;
     let limited = driver
         .run(&scenario(
             "[load]\ntotal = 20\n[op.range]\nkey = \"data/\"\nprefix = true\nlimit = 7\n",
@@ -83,7 +82,7 @@ async fn setup_writes_the_data_before_measuring() {
     }
     let etcd = Etcd::start().await;
     let before = etcd.revision().await;
-    let driver = Driver::builder().local_cluster(etcd.local()).connect().await.unwrap();
+    let driver = etcd.driver(1).await;
     let s = scenario(
         "[load]\ntotal = 30\n[op.range]\nkey = \"s/\"\nprefix = true\n\
          [setup]\ntotal = 100\n[setup.put]\nprefix = \"s/\"\nkey-space-size = 100\nsequential-keys = true\nval-size = 64\n",

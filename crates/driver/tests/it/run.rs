@@ -15,7 +15,7 @@ async fn ten_conns_are_ten_tcp_connections() {
     }
     let etcd = Etcd::start().await;
     let port = port_of(&etcd.endpoint());
-    let driver = Driver::builder().local_cluster(etcd.local()).conns(10).connect().await.unwrap();
+    let driver = etcd.driver(10).await;
     // The discovery client closes asynchronously; wait for it to go.
     let deadline = Instant::now() + Duration::from_secs(5);
     while tcp_connections_to(port) != 10 && Instant::now() < deadline {
@@ -94,7 +94,7 @@ async fn warmup_is_not_measured() {
     }
     let etcd = Etcd::start().await;
     let before = etcd.revision().await;
-    let driver = Driver::builder().local_cluster(etcd.local()).connect().await.unwrap();
+    let driver = etcd.driver(1).await;
     let report = driver
         .run(&scenario("[load]\ntotal = 100\nwarmup = \"300ms\"\n[op.put]\nkey-space-size = 10\n"))
         .await
@@ -112,7 +112,7 @@ async fn shutdown_stops_the_run_and_keeps_what_was_measured() {
     }
     let etcd = Etcd::start().await;
     let before = etcd.revision().await;
-    let driver = Driver::builder().local_cluster(etcd.local()).conns(2).connect().await.unwrap();
+    let driver = etcd.driver(2).await;
     let t0 = Instant::now();
     let report = driver
         .run_until(
@@ -136,13 +136,7 @@ async fn target_leader_connects_to_the_leader_only() {
         return;
     }
     let etcd = Etcd::start_cluster(3).await;
-    let driver = Driver::builder()
-        .local_cluster(etcd.local())
-        .target_leader(true)
-        .conns(3)
-        .connect()
-        .await
-        .unwrap();
+    let driver = etcd.driver_builder().target_leader(true).conns(3).connect().await.unwrap();
     let target = driver.target();
     assert_eq!(target.members, 3);
     assert_eq!(target.endpoints.len(), 1, "{:?}", target.endpoints);
@@ -170,7 +164,7 @@ async fn progress_reaches_the_total() {
         return;
     }
     let etcd = Etcd::start().await;
-    let driver = Driver::builder().local_cluster(etcd.local()).conns(2).connect().await.unwrap();
+    let driver = etcd.driver(2).await;
     let progress = driver.progress();
     let report =
         driver.run(&scenario("[load]\nclients = 4\ntotal = 500\n[op.put]\n")).await.unwrap();
@@ -218,14 +212,7 @@ async fn workers_run_on_the_cpus_they_are_pinned_to() {
         return;
     }
     let etcd = Etcd::start().await;
-    let driver = Driver::builder()
-        .local_cluster(etcd.local())
-        .conns(2)
-        .workers(2)
-        .pin_cpus([0])
-        .connect()
-        .await
-        .unwrap();
+    let driver = etcd.driver_builder().conns(2).workers(2).pin_cpus([0]).connect().await.unwrap();
     // Both workers, round robin over the one CPU given (other tests' workers may be alive in
     // this process too, unpinned: only the pinned ones are counted).
     let pinned = worker_cpus().into_iter().filter(|cpus| cpus == "0").count();
@@ -234,12 +221,6 @@ async fn workers_run_on_the_cpus_they_are_pinned_to() {
     assert_eq!(report.op(OpKind::Put).ok, 50);
     drop(driver);
 
-    let e = Driver::builder()
-        .local_cluster(etcd.local())
-        .pin_cpus([1000])
-        .connect()
-        .await
-        .unwrap_err()
-        .to_string();
+    let e = etcd.driver_builder().pin_cpus([1000]).connect().await.unwrap_err().to_string();
     assert!(e.contains("pinning worker 0 to CPU 1000"), "{e}");
 }

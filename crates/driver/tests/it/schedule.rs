@@ -4,7 +4,6 @@
 use std::time::Duration;
 
 use etcdlat_core::OpKind;
-use etcdlat_driver::Driver;
 use etcdlat_testkit::{Etcd, skip};
 
 use crate::scenario;
@@ -16,7 +15,7 @@ async fn a_one_second_stall_shows_in_the_open_loop_percentiles() {
     }
     let etcd = Etcd::start().await;
     let member = etcd.local().members()[0].name().to_owned();
-    let driver = Driver::builder().local_cluster(etcd.local()).conns(2).connect().await.unwrap();
+    let driver = etcd.driver(2).await;
     let s = scenario(
         "[load]\nclients = 16\nduration = \"4s\"\nrate = 200\nschedule = \"open\"\n\
          [op.put]\nkey-space-size = 1000\n[report]\ninterval = \"500ms\"\n",
@@ -57,7 +56,7 @@ async fn open_loop_keeps_its_rate_within_one_percent() {
         return;
     }
     let etcd = Etcd::start().await;
-    let driver = Driver::builder().local_cluster(etcd.local()).conns(2).connect().await.unwrap();
+    let driver = etcd.driver(2).await;
     let s = scenario(
         "[load]\nclients = 32\nduration = \"3s\"\nrate = 500\nschedule = \"open\"\n[op.put]\nkey-space-size = 100\n",
     );
@@ -81,7 +80,7 @@ async fn poisson_arrivals_and_stages() {
         return;
     }
     let etcd = Etcd::start().await;
-    let driver = Driver::builder().local_cluster(etcd.local()).conns(2).connect().await.unwrap();
+    let driver = etcd.driver(2).await;
     let poisson = scenario(
         "[load]\nclients = 16\nduration = \"2s\"\nrate = 300\nschedule = \"open\"\narrivals = \"poisson\"\n\
          [op.put]\nkey-space-size = 100\nseed = 3\n",

@@ -5,7 +5,6 @@
 use std::time::{Duration, Instant};
 
 use etcdlat_core::{OpKind, Report, WatchAccounting};
-use etcdlat_driver::Driver;
 use etcdlat_testkit::{Etcd, skip};
 
 use crate::scenario;
@@ -21,7 +20,7 @@ async fn watch_delivers_every_put_to_every_watcher_of_its_key_once() {
     }
     let etcd = Etcd::start().await;
     // Two connections: streams and putters on both worker threads.
-    let driver = Driver::builder().local_cluster(etcd.local()).conns(2).connect().await.unwrap();
+    let driver = etcd.driver(2).await;
     let before = etcd.revision().await;
     let t0 = Instant::now();
     let report = driver
@@ -63,7 +62,7 @@ async fn watch_keeps_the_put_rate() {
         return;
     }
     let etcd = Etcd::start().await;
-    let driver = Driver::builder().local_cluster(etcd.local()).connect().await.unwrap();
+    let driver = etcd.driver(1).await;
     let before = etcd.revision().await;
     let report = driver
         .run(&scenario(
@@ -86,7 +85,7 @@ async fn watch_latency_measures_from_send_and_from_acknowledgement() {
         return;
     }
     let etcd = Etcd::start().await;
-    let driver = Driver::builder().local_cluster(etcd.local()).conns(2).connect().await.unwrap();
+    let driver = etcd.driver(2).await;
     let before = etcd.revision().await;
     let report = driver
         .run(&scenario(
@@ -128,7 +127,7 @@ async fn watch_get_gets_while_unsynced_watchers_catch_up() {
         return;
     }
     let etcd = Etcd::start().await;
-    let driver = Driver::builder().local_cluster(etcd.local()).conns(2).connect().await.unwrap();
+    let driver = etcd.driver(2).await;
     let before = etcd.revision().await;
     let report = driver
         .run(&scenario("[op.watch-get]\nwatchers = 200\nstreams = 4\nevents = 8\n"))
@@ -150,7 +149,7 @@ async fn a_stopped_watch_run_reports_what_it_measured() {
         return;
     }
     let etcd = Etcd::start().await;
-    let driver = Driver::builder().local_cluster(etcd.local()).connect().await.unwrap();
+    let driver = etcd.driver(1).await;
     let t0 = Instant::now();
     let report = driver
         .run_until(
