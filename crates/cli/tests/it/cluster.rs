@@ -4,9 +4,9 @@
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use etcdlat_testkit::Etcd;
+use etcdlat_testkit::{Etcd, eventually};
 
 use crate::{count, etcdlat, parse_report, text};
 
@@ -75,8 +75,8 @@ async fn target_flag_sends_the_load_to_the_leader() {
     );
 }
 
-#[test]
-fn cluster_command_serves_until_interrupted() {
+#[tokio::test]
+async fn cluster_command_serves_until_interrupted() {
     if etcdlat_testkit::skip() {
         return;
     }
@@ -108,14 +108,9 @@ fn cluster_command_serves_until_interrupted() {
         .assert()
         .success();
     Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        assert!(Instant::now() < deadline, "etcdlat cluster did not stop");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let exited =
+        eventually(Duration::from_secs(10), async || child.try_wait().unwrap(), Option::is_some);
+    let status = exited.await.expect("etcdlat cluster did not stop");
     assert!(status.success(), "{status}");
     let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
     assert!(left.is_empty(), "the cluster's directory is removed");

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use etcdlat_testkit::Etcd;
+use etcdlat_testkit::{Etcd, eventually};
 
 use crate::{count, flag, only_run, read_report};
 
@@ -66,6 +66,16 @@ impl Running {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    /// What `probe` returns once `done` holds of it, or after [`START_WITHIN`]; panics, with
+    /// etcdlat's stderr, if etcdlat exits meanwhile.
+    async fn poll<T>(&mut self, mut probe: impl AsyncFnMut() -> T, done: impl Fn(&T) -> bool) -> T {
+        let probe = async || {
+            self.assert_running();
+            probe().await
+        };
+        eventually(START_WITHIN, probe, done).await
     }
 
     /// Panics, with etcdlat's stderr, if it has exited.
@@ -128,6 +138,26 @@ fn processes_mentioning(dir: &Path) -> Vec<Vec<String>> {
     found
 }
 
+/// The highest store revision among the members of the throwaway etcd whose command line
+/// mentions `dir` (its data dir), if one answers.
+async fn throwaway_revision(dir: &Path) -> Option<i64> {
+    let mut highest = None;
+    for args in processes_mentioning(dir) {
+        let url =
+            args.iter().position(|a| a == "--listen-client-urls").and_then(|i| args.get(i + 1));
+        if let Some(url) = url {
+            highest = highest.max(revision_at(url).await);
+        }
+    }
+    highest
+}
+
+/// Whether a store of this revision holds puts: revision 1 is the empty store, and each put
+/// adds one.
+fn holds_puts(revision: &Option<i64>) -> bool {
+    revision.is_some_and(|r| r >= 3)
+}
+
 /// The store revision at `url`, if etcd answers there.
 async fn revision_at(url: &str) -> Option<i64> {
     let opts = etcd_client::ConnectOptions::new()
@@ -171,12 +201,8 @@ async fn stops_a_run_and_reports_what_reached_the_server(signal: &str) {
     let mut run = Running::spawn(&args, dir.path(), dir.path().join("stderr"));
 
     // Interrupt in the middle of the run, once puts are landing.
-    let deadline = Instant::now() + START_WITHIN;
-    while etcd.revision().await < before + 100 {
-        run.assert_running();
-        assert!(Instant::now() < deadline, "no puts reached the server within {START_WITHIN:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let revision = run.poll(async || etcd.revision().await, |&r| r >= before + 100).await;
+    assert!(revision >= before + 100, "no puts reached the server within {START_WITHIN:?}");
     let status = run.stop(signal);
     assert_eq!(
         status.code(),
@@ -232,27 +258,8 @@ async fn stops_a_throwaway_etcd_and_removes_it(signal: &str) {
     let mut run = Running::spawn(&args, tmp.path(), out.path().join("stderr"));
 
     // Interrupt once the throwaway etcd (found by its data dir in TMPDIR) holds some puts.
-    let deadline = Instant::now() + START_WITHIN;
-    loop {
-        run.assert_running();
-        assert!(
-            Instant::now() < deadline,
-            "no puts reached a throwaway etcd within {START_WITHIN:?}"
-        );
-        let etcd = processes_mentioning(tmp.path()).into_iter().next();
-        let url = etcd.and_then(|args| {
-            args.iter()
-                .position(|a| a == "--listen-client-urls")
-                .and_then(|i| args.get(i + 1).cloned())
-        });
-        if let Some(url) = url {
-            // Revision 1 is the empty store; each put adds one.
-            if revision_at(&url).await.is_some_and(|r| r >= 3) {
-                break;
-            }
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let revision = run.poll(async || throwaway_revision(tmp.path()).await, holds_puts).await;
+    assert!(holds_puts(&revision), "no puts reached a throwaway etcd within {START_WITHIN:?}");
     let status = run.stop(signal);
     assert_eq!(
         status.code(),
@@ -341,12 +348,8 @@ async fn sigint_during_setup_exits_130_with_a_report() {
         ["run", scenario.to_str().unwrap(), endpoints.as_str(), "--json", json.to_str().unwrap()];
     let before = etcd.revision().await;
     let mut run = Running::spawn(&args, dir.path(), dir.path().join("stderr"));
-    let deadline = Instant::now() + START_WITHIN;
-    while etcd.revision().await < before + 50 {
-        run.assert_running();
-        assert!(Instant::now() < deadline, "setup did not start");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let revision = run.poll(async || etcd.revision().await, |&r| r >= before + 50).await;
+    assert!(revision >= before + 50, "setup did not start");
     let status = run.interrupt();
     assert_eq!(status.code(), Some(130), "stderr:\n{}", run.stderr());
     assert_eq!(read_report(&json)["runs"].as_array().map(Vec::len), Some(0));
@@ -372,16 +375,9 @@ async fn sigterm_while_a_fault_step_holds_a_member_paused_leaves_nothing_behind(
     let mut run = Running::spawn(&args, tmp.path(), out.path().join("stderr"));
 
     // Stop once a member of the throwaway cluster is stopped (state T in /proc).
-    let deadline = Instant::now() + START_WITHIN;
-    loop {
-        run.assert_running();
-        assert!(Instant::now() < deadline, "no member was paused within {START_WITHIN:?}");
-        let paused = processes_mentioning(tmp.path()).len() == 3 && any_stopped(tmp.path());
-        if paused {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let paused = async || processes_mentioning(tmp.path()).len() == 3 && any_stopped(tmp.path());
+    let paused = run.poll(paused, |&paused| paused).await;
+    assert!(paused, "no member was paused within {START_WITHIN:?}");
     tokio::time::sleep(Duration::from_millis(500)).await;
     let status = run.stop("TERM");
     assert_eq!(status.code(), Some(130), "stderr:\n{}", run.stderr());

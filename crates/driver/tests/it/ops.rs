@@ -4,12 +4,12 @@
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use etcd_client::GetOptions;
 use etcdlat_core::keyspace::{KeyDist, KeyGen, KeySpace};
 use etcdlat_core::{ErrorCode, OpKind};
-use etcdlat_testkit::{Etcd, skip};
+use etcdlat_testkit::{Etcd, eventually, skip};
 
 use crate::{run_on, scenario};
 
@@ -378,11 +378,8 @@ async fn stm_isolation_keeps_every_committed_increment() {
         assert_eq!(count(&etcd, "stmlock").await, 0, "{locker}: every lock released");
         // The clients' session leases end with the run instead of being kept alive for as
         // long as the driver lives.
-        let deadline = Instant::now() + Duration::from_secs(3);
-        while !leases(&etcd).await.is_empty() && Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        assert_eq!(leases(&etcd).await, Vec::<i64>::new(), "{locker}: sessions revoked");
+        let held = eventually(Duration::from_secs(3), async || leases(&etcd).await, Vec::is_empty);
+        assert_eq!(held.await, Vec::<i64>::new(), "{locker}: sessions revoked");
     }
 }
 

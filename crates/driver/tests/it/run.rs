@@ -4,9 +4,15 @@ use std::time::{Duration, Instant};
 
 use etcdlat_core::OpKind;
 use etcdlat_driver::{Driver, DriverError};
-use etcdlat_testkit::{Etcd, port_of, skip, tcp_connections_to};
+use etcdlat_testkit::{Etcd, eventually, port_of, skip, tcp_connections_to};
 
 use crate::{run_on, scenario};
+
+/// This process's TCP connections to `port` once they number `expected`, or after 5 s:
+/// connections being closed (a discovery client's, a replaced driver's) go asynchronously.
+async fn connections_settle_at(port: u16, expected: usize) -> usize {
+    eventually(Duration::from_secs(5), async || tcp_connections_to(port), |&n| n == expected).await
+}
 
 #[tokio::test]
 async fn ten_conns_are_ten_tcp_connections() {
@@ -17,20 +23,13 @@ async fn ten_conns_are_ten_tcp_connections() {
     let port = port_of(&etcd.endpoint());
     let driver = etcd.driver(10).await;
     // The discovery client closes asynchronously; wait for it to go.
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while tcp_connections_to(port) != 10 && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert_eq!(tcp_connections_to(port), 10);
+    assert_eq!(connections_settle_at(port, 10).await, 10);
     let report =
         driver.run(&scenario("[load]\nclients = 100\ntotal = 2000\n[op.put]\n")).await.unwrap();
     assert_eq!(report.params.conns, 10);
     assert_eq!(report.params.clients, 100);
     assert_eq!(report.op(OpKind::Put).ok, 2000);
-    while tcp_connections_to(port) != 10 && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert_eq!(tcp_connections_to(port), 10, "a run opens no connections of its own");
+    assert_eq!(connections_settle_at(port, 10).await, 10, "a run opens no connections of its own");
 
     // A scenario with its own conns reopens exactly that many.
     let report = driver
@@ -38,11 +37,7 @@ async fn ten_conns_are_ten_tcp_connections() {
         .await
         .unwrap();
     assert_eq!(report.params.conns, 3);
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while tcp_connections_to(port) != 3 && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert_eq!(tcp_connections_to(port), 3);
+    assert_eq!(connections_settle_at(port, 3).await, 3);
 }
 
 #[tokio::test]
@@ -148,11 +143,7 @@ async fn target_leader_connects_to_the_leader_only() {
         .expect("leader is a member");
     assert_eq!(target.endpoints[0], leader.client_url());
     let port = port_of(leader.client_url());
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while tcp_connections_to(port) != 3 && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    assert_eq!(tcp_connections_to(port), 3);
+    assert_eq!(connections_settle_at(port, 3).await, 3);
     let report =
         driver.run(&scenario("[load]\nclients = 6\ntotal = 300\n[op.put]\n")).await.unwrap();
     assert_eq!(report.op(OpKind::Put).ok, 300);

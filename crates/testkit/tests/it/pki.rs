@@ -8,9 +8,9 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use etcdlat_testkit::Pki;
+use etcdlat_testkit::{Pki, eventually};
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use rustls::{AlertDescription, CertificateError, ClientConfig, RootCertStore};
@@ -118,21 +118,25 @@ impl TlsEtcd {
 
     /// Retries a TLS request until etcd answers it, for up to 10 s.
     async fn wait_ready(&mut self, config: &Arc<ClientConfig>) {
-        let deadline = Instant::now() + Duration::from_secs(10);
-        loop {
-            let err = match get_version(self.client_addr, LOCALHOST.into(), config).await {
-                Ok(_) => return,
-                Err(e) => e,
-            };
-            if let Some(status) = self.child.try_wait().unwrap() {
-                panic!("etcd exited while starting ({status})\n{}", self.log_tail());
-            }
-            assert!(
-                Instant::now() < deadline,
+        let answer = eventually(
+            Duration::from_secs(10),
+            async || {
+                let answer = get_version(self.client_addr, LOCALHOST.into(), config).await;
+                if answer.is_err() {
+                    if let Some(status) = self.child.try_wait().unwrap() {
+                        panic!("etcd exited while starting ({status})\n{}", self.log_tail());
+                    }
+                }
+                answer
+            },
+            Result::is_ok,
+        )
+        .await;
+        if let Err(err) = answer {
+            panic!(
                 "etcd did not answer over TLS within 10 s (last error: {err:?})\n{}",
                 self.log_tail()
             );
-            tokio::time::sleep(Duration::from_millis(100)).await;
         }
     }
 
