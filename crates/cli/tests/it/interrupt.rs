@@ -292,15 +292,17 @@ async fn stops_a_throwaway_etcd_and_removes_it(signal: &str) {
     assert!(left.is_empty(), "the throwaway etcd's directory is removed: {left:?}");
 }
 
-#[test]
-fn sigint_while_a_throwaway_etcd_starts_stops_at_once() {
+#[tokio::test]
+async fn sigint_while_a_throwaway_etcd_starts_stops_at_once() {
     // An "etcd" that never becomes ready: without the stop check, etcdlat would wait out
-    // the 30 s ready timeout and exit 2.
+    // the 30 s ready timeout and exit 2. It says when it has been started.
     let tmp = tempfile::tempdir().unwrap();
-    let fake = tmp.path().join("etcd");
-    std::fs::write(&fake, "#!/bin/sh\nexec sleep 40\n").unwrap();
-    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let out = tempfile::tempdir().unwrap();
+    let started = out.path().join("etcd-started");
+    let fake = tmp.path().join("etcd");
+    std::fs::write(&fake, format!("#!/bin/sh\ntouch '{}'\nexec sleep 40\n", started.display()))
+        .unwrap();
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let json = out.path().join("r.json");
     let child = Command::new(assert_cmd::cargo::cargo_bin("etcdlat"))
         .args(["run", "put-1mb", "--json", json.to_str().unwrap()])
@@ -314,8 +316,9 @@ fn sigint_while_a_throwaway_etcd_starts_stops_at_once() {
         .spawn()
         .unwrap();
     let mut run = Running { child, stderr: out.path().join("stderr") };
-    std::thread::sleep(Duration::from_millis(700));
-    run.assert_running();
+    // Interrupt while etcdlat waits for the etcd it started to be ready.
+    let spawned = run.poll(async || started.exists(), |&spawned| spawned).await;
+    assert!(spawned, "etcdlat did not start etcd within {START_WITHIN:?}");
     let status = run.interrupt();
     assert_eq!(status.code(), Some(130), "stderr:\n{}", run.stderr());
     let report = read_report(&json);
@@ -374,11 +377,12 @@ async fn sigterm_while_a_fault_step_holds_a_member_paused_leaves_nothing_behind(
     let args = ["run", scenario.to_str().unwrap(), "--json", json.to_str().unwrap()];
     let mut run = Running::spawn(&args, tmp.path(), out.path().join("stderr"));
 
-    // Stop once a member of the throwaway cluster is stopped (state T in /proc).
+    // Stop once a member of the throwaway cluster is stopped (state T in /proc): the step
+    // runs as measurement starts, so the run is under way. (Its puts may all wait on the
+    // paused member, so the revision would not show it.)
     let paused = async || processes_mentioning(tmp.path()).len() == 3 && any_stopped(tmp.path());
     let paused = run.poll(paused, |&paused| paused).await;
     assert!(paused, "no member was paused within {START_WITHIN:?}");
-    tokio::time::sleep(Duration::from_millis(500)).await;
     let status = run.stop("TERM");
     assert_eq!(status.code(), Some(130), "stderr:\n{}", run.stderr());
     let report = read_report(&json);

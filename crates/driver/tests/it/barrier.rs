@@ -6,7 +6,9 @@
 use std::time::{Duration, Instant};
 
 use etcdlat_driver::{Barrier, BarrierError};
-use etcdlat_testkit::Etcd;
+use etcdlat_testkit::{Etcd, eventually};
+
+use crate::START_WITHIN;
 
 async fn keys_under(etcd: &Etcd, prefix: &str) -> usize {
     let mut client = etcd.client().await;
@@ -62,7 +64,9 @@ async fn parties_must_agree_on_their_number() {
     let etcd = Etcd::start().await;
     let two = Barrier::new(etcd.endpoints(), "mismatch", 2).timeout(Duration::from_secs(10));
     let waiting = tokio::spawn(async move { two.wait(0, 0).await });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    let registered =
+        eventually(START_WITHIN, async || keys_under(&etcd, "mismatch/").await, |&n| n == 1);
+    assert_eq!(registered.await, 1, "the first party registered");
     let three = Barrier::new(etcd.endpoints(), "mismatch", 3).timeout(Duration::from_secs(10));
     let err = three.wait(0, 1).await.unwrap_err();
     assert!(

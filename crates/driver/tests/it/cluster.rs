@@ -7,7 +7,7 @@ use std::time::Duration;
 use etcdlat_core::{OpKind, Targeting};
 use etcdlat_testkit::{Etcd, grpc_handled, skip};
 
-use crate::scenario;
+use crate::{scenario, under_way};
 
 /// Each member's count of successful Puts.
 fn puts_by_member(etcd: &Etcd) -> Vec<(String, u64)> {
@@ -78,8 +78,12 @@ async fn a_killed_leader_is_detected_and_followed() {
     let mut s =
         scenario("[load]\nclients = 4\nduration = \"8s\"\n[op.put]\nkey-space-size = 100\n");
     s.target = Targeting::Leader;
+    let progress = driver.progress();
     let run = driver.run(&s);
+    // 1.5 s into the run (counted from when requests complete, not from when it was asked
+    // for): the change is then seen past the run's first second, as asserted below.
     let kill = async {
+        assert!(under_way(&progress).await > 0, "the run did not start");
         tokio::time::sleep(Duration::from_millis(1500)).await;
         etcd.kill(&leader);
     };

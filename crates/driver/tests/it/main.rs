@@ -38,12 +38,25 @@ mod schedule;
 mod security;
 mod watch;
 
+use std::time::Duration;
+
 use etcdlat_core::{Report, Scenario};
-use etcdlat_testkit::Etcd;
+use etcdlat_driver::Progress;
+use etcdlat_testkit::{Etcd, eventually};
+
+/// How long a run may take to get under way before a test gives up on it: a busy two-core
+/// machine can be slow to start, and a test waits for what it can see rather than guess.
+pub const START_WITHIN: Duration = Duration::from_secs(20);
 
 /// A scenario from TOML, panicking with the error when invalid.
 pub fn scenario(toml: &str) -> Scenario {
     Scenario::from_toml_str(toml).unwrap_or_else(|e| panic!("invalid test scenario: {e}"))
+}
+
+/// Returns once the run `progress` follows has completed requests (or after
+/// [`START_WITHIN`]): the run is under way. Its count then, which the caller asserts on.
+pub async fn under_way(progress: &Progress) -> u64 {
+    eventually(START_WITHIN, async || progress.completed(), |&n| n > 0).await
 }
 
 /// Runs the scenario in `toml` once on `etcd`, over `conns` connections of a driver made

@@ -11,7 +11,7 @@ use etcdlat_core::keyspace::{KeyDist, KeyGen, KeySpace};
 use etcdlat_core::{ErrorCode, OpKind};
 use etcdlat_testkit::{Etcd, eventually, skip};
 
-use crate::{run_on, scenario};
+use crate::{START_WITHIN, run_on, scenario};
 
 /// Keys under `prefix`.
 async fn count(etcd: &Etcd, prefix: &str) -> i64 {
@@ -187,17 +187,16 @@ async fn lease_keepalive_keeps_leases_alive_past_their_ttl() {
     let etcd = Etcd::start().await;
     let driver = etcd.driver(2).await;
     let s = scenario("[load]\nclients = 2\nduration = \"4s\"\n[op.lease-keepalive]\nttl = 2\n");
-    let early = async {
-        tokio::time::sleep(Duration::from_millis(800)).await;
-        leases(&etcd).await
-    };
+    // The leases once every client holds one.
+    let early = eventually(START_WITHIN, async || leases(&etcd).await, |l| l.len() == 2);
     let (report, early) = tokio::join!(driver.run(&s), early);
     let report = report.unwrap();
     let late = leases(&etcd).await;
     let keepalive = report.op(OpKind::LeaseKeepalive);
     assert_eq!(keepalive.errors_total, 0, "{:?}", keepalive.errors);
     assert!(keepalive.ok > 10, "{} keep-alives", keepalive.ok);
-    // One lease per client, the same ones 3 s (> the 2 s TTL) later, still alive.
+    // One lease per client, the same ones at the end of the 4 s run (longer than the 2 s
+    // TTL), still alive.
     assert_eq!(early.len(), 2, "{early:?}");
     assert_eq!(late, early);
     let mut c = etcd.client().await;
@@ -217,9 +216,10 @@ async fn lease_keepalive_grants_a_new_lease_when_its_lease_is_revoked() {
     let driver = etcd.driver(2).await;
     let s =
         scenario("[load]\nclients = 2\nduration = \"1500ms\"\n[op.lease-keepalive]\nttl = 30\n");
+    // Revoke every client's lease once each holds one.
     let revoke = async {
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        let revoked = leases(&etcd).await;
+        let revoked =
+            eventually(START_WITHIN, async || leases(&etcd).await, |l| l.len() == 2).await;
         let mut c = etcd.client().await;
         for id in &revoked {
             c.lease_revoke(*id).await.unwrap();

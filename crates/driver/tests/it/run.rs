@@ -6,7 +6,7 @@ use etcdlat_core::OpKind;
 use etcdlat_driver::{Driver, DriverError};
 use etcdlat_testkit::{Etcd, eventually, port_of, skip, tcp_connections_to};
 
-use crate::{run_on, scenario};
+use crate::{run_on, scenario, under_way};
 
 /// This process's TCP connections to `port` once they number `expected`, or after 5 s:
 /// connections being closed (a discovery client's, a replaced driver's) go asynchronously.
@@ -108,11 +108,15 @@ async fn shutdown_stops_the_run_and_keeps_what_was_measured() {
     let etcd = Etcd::start().await;
     let before = etcd.revision().await;
     let driver = etcd.driver(2).await;
+    let progress = driver.progress();
     let t0 = Instant::now();
+    // Stopped once requests complete: what was measured by then is kept.
     let report = driver
         .run_until(
             &scenario("[load]\nclients = 8\nduration = \"60s\"\n[op.put]\nkey-space-size = 100\n"),
-            tokio::time::sleep(Duration::from_millis(700)),
+            async {
+                under_way(&progress).await;
+            },
         )
         .await
         .unwrap();

@@ -6,7 +6,7 @@ use std::time::Duration;
 use etcdlat_core::OpKind;
 use etcdlat_testkit::{Etcd, skip};
 
-use crate::scenario;
+use crate::{scenario, under_way};
 
 #[tokio::test]
 async fn a_one_second_stall_shows_in_the_open_loop_percentiles() {
@@ -20,9 +20,13 @@ async fn a_one_second_stall_shows_in_the_open_loop_percentiles() {
         "[load]\nclients = 16\nduration = \"4s\"\nrate = 200\nschedule = \"open\"\n\
          [op.put]\nkey-space-size = 1000\n[report]\ninterval = \"500ms\"\n",
     );
+    let progress = driver.progress();
     let run = driver.run(&s);
+    // A stall of one second once requests complete (the progress shows them within 100 ms):
+    // it begins early in the run, however late the run itself began, and ends long before
+    // the run's 4 s do.
     let stall = async {
-        tokio::time::sleep(Duration::from_millis(1500)).await;
+        assert!(under_way(&progress).await > 0, "the run did not start");
         etcd.pause(&member);
         tokio::time::sleep(Duration::from_secs(1)).await;
         etcd.resume(&member);

@@ -5,9 +5,9 @@
 use std::time::{Duration, Instant};
 
 use etcdlat_core::{OpKind, Report, WatchAccounting};
-use etcdlat_testkit::{Etcd, skip};
+use etcdlat_testkit::{Etcd, eventually, skip};
 
-use crate::scenario;
+use crate::{START_WITHIN, scenario};
 
 fn accounting(report: &Report) -> WatchAccounting {
     report.watch.clone().expect("a watch run reports its accounting")
@@ -150,13 +150,19 @@ async fn a_stopped_watch_run_reports_what_it_measured() {
     }
     let etcd = Etcd::start().await;
     let driver = etcd.driver(1).await;
+    let before = etcd.revision().await;
     let t0 = Instant::now();
+    // Stopped once the server holds a few of the puts (a watch run publishes no progress): the
+    // watchers are in place and events are flowing.
     let report = driver
         .run_until(
             &scenario(
                 "[op.watch]\nstreams = 2\nwatch-per-stream = 5\nput-rate = 20\nput-total = 1000\n",
             ),
-            tokio::time::sleep(Duration::from_millis(600)),
+            async {
+                eventually(START_WITHIN, async || etcd.revision().await, |&r| r >= before + 3)
+                    .await;
+            },
         )
         .await
         .unwrap();
