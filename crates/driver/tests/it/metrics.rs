@@ -4,7 +4,7 @@
 use etcdlat_core::{OpKind, Report};
 use etcdlat_testkit::{Etcd, skip};
 
-use crate::scenario;
+use crate::run_on;
 
 /// Puts in each run.
 const PUTS: u64 = 500;
@@ -17,13 +17,12 @@ const INTERNAL_PROPOSALS: u64 = 20;
 /// metrics and the client usage say.
 async fn puts_on(members: u32) -> Report {
     let etcd = Etcd::start_cluster(members).await;
-    let driver = etcd.driver(4).await;
-    let report = driver
-        .run(&scenario(&format!(
-            "[load]\nclients = 16\ntotal = {PUTS}\n[op.put]\nval-size = 256\nkey-space-size = {PUTS}\nsequential-keys = true\n"
-        )))
-        .await
-        .unwrap();
+    let report = run_on(
+        &etcd,
+        4,
+        &format!("[load]\nclients = 16\ntotal = {PUTS}\n[op.put]\nval-size = 256\nkey-space-size = {PUTS}\nsequential-keys = true\n"),
+    )
+    .await;
     assert_eq!(report.op(OpKind::Put).ok, PUTS);
 
     let names: Vec<&str> = etcd.local().members().iter().map(|m| m.name()).collect();

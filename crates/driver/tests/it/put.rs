@@ -3,7 +3,7 @@
 use etcdlat_core::{ErrorCode, OpKind};
 use etcdlat_testkit::{Etcd, skip};
 
-use crate::scenario;
+use crate::{run_on, scenario};
 
 #[tokio::test]
 async fn thousand_puts_move_the_revision_by_a_thousand() {
@@ -12,11 +12,12 @@ async fn thousand_puts_move_the_revision_by_a_thousand() {
     }
     let etcd = Etcd::start().await;
     let before = etcd.revision().await;
-    let driver = etcd.driver(4).await;
-    let s = scenario(
+    let report = run_on(
+        &etcd,
+        4,
         "[load]\nclients = 16\ntotal = 1000\n[op.put]\nval-size = 256\nkey-space-size = 1000\nsequential-keys = true\n",
-    );
-    let report = driver.run(&s).await.unwrap();
+    )
+    .await;
     let put = report.op(OpKind::Put);
     assert_eq!(put.ok, 1000);
     assert_eq!(put.errors_total, 0);

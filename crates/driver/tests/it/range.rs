@@ -3,7 +3,7 @@
 use etcdlat_core::OpKind;
 use etcdlat_testkit::{Etcd, skip};
 
-use crate::scenario;
+use crate::{run_on, scenario};
 
 async fn seeded() -> Etcd {
     let etcd = Etcd::start().await;
@@ -82,12 +82,13 @@ async fn setup_writes_the_data_before_measuring() {
     }
     let etcd = Etcd::start().await;
     let before = etcd.revision().await;
-    let driver = etcd.driver(1).await;
-    let s = scenario(
+    let report = run_on(
+        &etcd,
+        1,
         "[load]\ntotal = 30\n[op.range]\nkey = \"s/\"\nprefix = true\n\
          [setup]\ntotal = 100\n[setup.put]\nprefix = \"s/\"\nkey-space-size = 100\nsequential-keys = true\nval-size = 64\n",
-    );
-    let report = driver.run(&s).await.unwrap();
+    )
+    .await;
     assert_eq!(etcd.revision().await - before, 100, "setup wrote its 100 keys");
     assert!(report.try_op(OpKind::Put).is_none(), "setup is not in the report");
     let range = report.op(OpKind::Range);

@@ -89,11 +89,12 @@ async fn warmup_is_not_measured() {
     }
     let etcd = Etcd::start().await;
     let before = etcd.revision().await;
-    let driver = etcd.driver(1).await;
-    let report = driver
-        .run(&scenario("[load]\ntotal = 100\nwarmup = \"300ms\"\n[op.put]\nkey-space-size = 10\n"))
-        .await
-        .unwrap();
+    let report = run_on(
+        &etcd,
+        1,
+        "[load]\ntotal = 100\nwarmup = \"300ms\"\n[op.put]\nkey-space-size = 10\n",
+    )
+    .await;
     let put = report.op(OpKind::Put);
     assert_eq!(put.ok, 100);
     let written = etcd.revision().await - before;

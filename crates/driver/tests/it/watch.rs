@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use etcdlat_core::{OpKind, Report, WatchAccounting};
 use etcdlat_testkit::{Etcd, eventually, skip};
 
-use crate::{START_WITHIN, scenario};
+use crate::{START_WITHIN, run_on, scenario};
 
 fn accounting(report: &Report) -> WatchAccounting {
     report.watch.clone().expect("a watch run reports its accounting")
@@ -62,14 +62,13 @@ async fn watch_keeps_the_put_rate() {
         return;
     }
     let etcd = Etcd::start().await;
-    let driver = etcd.driver(1).await;
     let before = etcd.revision().await;
-    let report = driver
-        .run(&scenario(
-            "[load]\nclients = 2\n[op.watch]\nstreams = 2\nwatch-per-stream = 3\nput-rate = 50\nput-total = 25\n",
-        ))
-        .await
-        .unwrap();
+    let report = run_on(
+        &etcd,
+        1,
+        "[load]\nclients = 2\n[op.watch]\nstreams = 2\nwatch-per-stream = 3\nput-rate = 50\nput-total = 25\n",
+    )
+    .await;
     let w = accounting(&report);
     // One key (key-space-size 1): all 6 watchers see every put.
     assert_eq!((w.expected, w.received, w.missing), (25 * 6, 25 * 6, 0), "{w:?}");
@@ -85,14 +84,13 @@ async fn watch_latency_measures_from_send_and_from_acknowledgement() {
         return;
     }
     let etcd = Etcd::start().await;
-    let driver = etcd.driver(2).await;
     let before = etcd.revision().await;
-    let report = driver
-        .run(&scenario(
-            "[op.watch-latency]\nstreams = 3\nwatchers-per-stream = 4\nput-rate = 200\nput-total = 100\nprevkv = true\n",
-        ))
-        .await
-        .unwrap();
+    let report = run_on(
+        &etcd,
+        2,
+        "[op.watch-latency]\nstreams = 3\nwatchers-per-stream = 4\nput-rate = 200\nput-total = 100\nprevkv = true\n",
+    )
+    .await;
     let w = accounting(&report);
     assert_eq!((w.streams, w.watchers, w.puts), (3, 12, 100), "{w:?}");
     assert_eq!((w.expected, w.received), (1200, 1200), "{w:?}");
@@ -127,12 +125,9 @@ async fn watch_get_gets_while_unsynced_watchers_catch_up() {
         return;
     }
     let etcd = Etcd::start().await;
-    let driver = etcd.driver(2).await;
     let before = etcd.revision().await;
-    let report = driver
-        .run(&scenario("[op.watch-get]\nwatchers = 200\nstreams = 4\nevents = 8\n"))
-        .await
-        .unwrap();
+    let report =
+        run_on(&etcd, 2, "[op.watch-get]\nwatchers = 200\nstreams = 4\nevents = 8\n").await;
     let w = accounting(&report);
     assert_eq!((w.streams, w.watchers, w.puts), (4, 200, 8), "{w:?}");
     assert_eq!((w.expected, w.received), (1600, 1600), "{w:?}");
