@@ -1,6 +1,8 @@
-//! SIGINT (Ctrl-C) and SIGTERM during a run: exit code 130 soon after, the report written
-//! and marked interrupted, counting exactly what reached the server, and a throwaway etcd
-//! (even one a fault step holds paused) killed and its directory removed.
+//! SIGINT (Ctrl-C), SIGTERM and SIGHUP during a run: exit code 130 soon after, the report
+//! written and marked interrupted, counting exactly what reached the server, and a throwaway
+//! etcd (even one a fault step holds paused) killed and its directory removed. A stop while
+//! the throwaway etcd starts or while the setup writes ends at once, with a report of no
+//! runs.
 //!
 //! etcdlat runs in a process group of its own and the signal goes to the whole group, as a
 //! terminal sends Ctrl-C to its foreground group.
@@ -15,7 +17,7 @@ use etcdlat_testkit::{Etcd, eventually};
 
 use crate::{count, flag, only_run, read_report};
 
-/// How long etcdlat may take to stop after SIGINT.
+/// How long etcdlat may take to stop after a signal.
 const STOP_WITHIN: Duration = Duration::from_secs(5);
 /// How long a run may take to get going before the test gives up on it.
 const START_WITHIN: Duration = Duration::from_secs(20);
@@ -89,19 +91,19 @@ impl Running {
         std::fs::read_to_string(&self.stderr).unwrap_or_default()
     }
 
-    /// Sends SIGINT and returns the exit status, which must come within [`STOP_WITHIN`].
-    fn interrupt(&mut self) -> ExitStatus {
-        self.stop("INT")
-    }
-
-    /// Sends `signal` and returns the exit status, which must come within [`STOP_WITHIN`].
-    fn stop(&mut self, signal: &str) -> ExitStatus {
+    /// Sends `signal` and checks that etcdlat exits with code 130 within [`STOP_WITHIN`].
+    fn stop(&mut self, signal: &str) {
         assert!(self.signal(signal), "sending SIG{signal}");
         let sent = Instant::now();
-        let status = self.wait(STOP_WITHIN);
-        status.unwrap_or_else(|| {
+        let status = self.wait(STOP_WITHIN).unwrap_or_else(|| {
             panic!("etcdlat still running {:?} after SIG{signal}", sent.elapsed())
-        })
+        });
+        assert_eq!(
+            status.code(),
+            Some(130),
+            "exit code 130 after SIG{signal}; stderr:\n{}",
+            self.stderr()
+        );
     }
 }
 
@@ -203,19 +205,13 @@ async fn stops_a_run_and_reports_what_reached_the_server(signal: &str) {
     // Interrupt in the middle of the run, once puts are landing.
     let revision = run.poll(async || etcd.revision().await, |&r| r >= before + 100).await;
     assert!(revision >= before + 100, "no puts reached the server within {START_WITHIN:?}");
-    let status = run.stop(signal);
-    assert_eq!(
-        status.code(),
-        Some(130),
-        "exit code 130 after SIG{signal}; stderr:\n{}",
-        run.stderr()
-    );
+    run.stop(signal);
 
     let report = read_report(&json);
     let report = only_run(&report);
     assert!(flag(report, "/interrupted"));
     let ok = count(report, "/ops/put/ok");
-    assert!(ok > 0, "the puts before SIGINT are counted");
+    assert!(ok > 0, "the puts before SIG{signal} are counted");
     assert_eq!(
         u64::try_from(etcd.revision().await - before).unwrap(),
         ok,
@@ -260,20 +256,14 @@ async fn stops_a_throwaway_etcd_and_removes_it(signal: &str) {
     // Interrupt once the throwaway etcd (found by its data dir in TMPDIR) holds some puts.
     let revision = run.poll(async || throwaway_revision(tmp.path()).await, holds_puts).await;
     assert!(holds_puts(&revision), "no puts reached a throwaway etcd within {START_WITHIN:?}");
-    let status = run.stop(signal);
-    assert_eq!(
-        status.code(),
-        Some(130),
-        "exit code 130 after SIG{signal}; stderr:\n{}",
-        run.stderr()
-    );
+    run.stop(signal);
 
     let report = read_report(&json);
     let report = only_run(&report);
     assert!(flag(report, "/interrupted"));
     assert!(flag(report, "/target/local"));
-    assert!(count(report, "/ops/put/ok") > 0, "the puts before SIGINT are counted");
-    // The throwaway etcd is outside etcdlat's process group: the Ctrl-C stops etcdlat, which
+    assert!(count(report, "/ops/put/ok") > 0, "the puts before SIG{signal} are counted");
+    // The throwaway etcd is outside etcdlat's process group: the signal stops etcdlat, which
     // finishes the requests in flight before it tears etcd down.
     assert_eq!(
         count(report, "/ops/put/errors_total"),
@@ -319,8 +309,7 @@ async fn sigint_while_a_throwaway_etcd_starts_stops_at_once() {
     // Interrupt while etcdlat waits for the etcd it started to be ready.
     let spawned = run.poll(async || started.exists(), |&spawned| spawned).await;
     assert!(spawned, "etcdlat did not start etcd within {START_WITHIN:?}");
-    let status = run.interrupt();
-    assert_eq!(status.code(), Some(130), "stderr:\n{}", run.stderr());
+    run.stop("INT");
     let report = read_report(&json);
     assert_eq!(report["runs"].as_array().map(Vec::len), Some(0), "nothing was measured");
     let leftovers: Vec<_> = std::fs::read_dir(tmp.path())
@@ -353,8 +342,7 @@ async fn sigint_during_setup_exits_130_with_a_report() {
     let mut run = Running::spawn(&args, dir.path(), dir.path().join("stderr"));
     let revision = run.poll(async || etcd.revision().await, |&r| r >= before + 50).await;
     assert!(revision >= before + 50, "setup did not start");
-    let status = run.interrupt();
-    assert_eq!(status.code(), Some(130), "stderr:\n{}", run.stderr());
+    run.stop("INT");
     assert_eq!(read_report(&json)["runs"].as_array().map(Vec::len), Some(0));
 }
 
@@ -383,8 +371,7 @@ async fn sigterm_while_a_fault_step_holds_a_member_paused_leaves_nothing_behind(
     let paused = async || processes_mentioning(tmp.path()).len() == 3 && any_stopped(tmp.path());
     let paused = run.poll(paused, |&paused| paused).await;
     assert!(paused, "no member was paused within {START_WITHIN:?}");
-    let status = run.stop("TERM");
-    assert_eq!(status.code(), Some(130), "stderr:\n{}", run.stderr());
+    run.stop("TERM");
     let report = read_report(&json);
     let report = only_run(&report);
     assert!(flag(report, "/interrupted"));
