@@ -9,7 +9,7 @@ use clap::{CommandFactory, Parser};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 
-use crate::args::{Cli, one_line};
+use crate::command_line::{Cli, one_line};
 use crate::plan::Action;
 
 /// Every long flag and subcommand name clap knows, at any depth.

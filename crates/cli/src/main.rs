@@ -2,7 +2,7 @@
 //! the library, writes reports. Exit codes: 0 ok, 1 a check failed or a threshold was not
 //! met, 2 error, 130 interrupted (report written).
 //!
-//! - `args`: the flags, as clap reads them.
+//! - `command_line`: the flags, as clap reads them.
 //! - `plan/`: flags and scenario files turned into a validated plan, the one place where
 //!   command-line values are checked.
 //! - `run`: a load run, scenario after scenario; `shard`: when its measurement starts
@@ -13,8 +13,8 @@
 //! - `shutdown`: the stop flag that Ctrl-C, SIGTERM and SIGHUP set.
 //! - `builtin`: the shipped scenarios, built in.
 
-mod args;
 mod builtin;
+mod command_line;
 #[cfg(test)]
 mod fuzz;
 mod output;
@@ -34,7 +34,7 @@ use clap::Parser;
 use etcdlat_core::Scenario;
 use etcdlat_driver::LocalCluster;
 
-use crate::args::Cli;
+use crate::command_line::Cli;
 use crate::plan::Action;
 use crate::shutdown::{shutdown_signal, unless_stopped};
 use crate::verdict::Verdict;
@@ -52,7 +52,7 @@ fn main() -> ExitCode {
             if e.use_stderr()
                 && e.kind() != clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand =>
         {
-            eprintln!("etcdlat: {}", args::one_line(&e));
+            eprintln!("etcdlat: {}", command_line::one_line(&e));
             return ExitCode::from(2);
         }
         Err(e) => {

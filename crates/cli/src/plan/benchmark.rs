@@ -9,7 +9,7 @@ use etcdlat_core::{
 };
 
 use super::flag::{consistency_flag, duration_flag, flag_error, positive, size_flag};
-use crate::args::{
+use crate::command_line::{
     LeaseKeepaliveArgs, LoadArgs, PutArgs, RangeArgs, StmArgs, TxnMixedArgs, TxnPutArgs, WatchArgs,
     WatchGetArgs, WatchLatencyArgs,
 };

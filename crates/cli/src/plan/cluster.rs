@@ -5,7 +5,7 @@ use anyhow::{Result, anyhow, bail};
 use etcdlat_core::Scenario;
 use etcdlat_core::scenario::check_endpoint;
 
-use crate::args::Global;
+use crate::command_line::Global;
 
 /// etcd benchmark's default endpoint for `put` and `range`.
 pub const DEFAULT_ENDPOINT: &str = "127.0.0.1:2379";

@@ -1,5 +1,5 @@
 //! Raw flags in, a validated plan out: the one place where command-line values are checked
-//! and scenarios are built or read. Nothing here dials, starts or writes anything.
+//! and scenarios are built or read. Nothing here dials etcd or starts a cluster.
 //!
 //! - `benchmark`: etcd benchmark's subcommands (`put`, `range`, `txn-put`, ...) as scenarios.
 //! - `scenario`: `run`'s scenario files and shipped scenarios, with the flags that override
@@ -36,7 +36,7 @@ pub use cluster::{Cluster, DEFAULT_ENDPOINT};
 pub use report_tool::{ComparePlan, MergePlan};
 pub use shard::Start;
 
-use crate::args::{Cli, Command, Global};
+use crate::command_line::{Cli, Command, Global};
 use crate::output::{Outputs, check_dir, targets};
 
 /// A load run, validated: `etcdlat run` or one of etcd benchmark's subcommands.

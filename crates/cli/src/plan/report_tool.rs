@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Result, bail};
 use etcdlat_core::render::TextOptions;
 
-use crate::args::{CompareArgs, Global, MergeArgs};
+use crate::command_line::{CompareArgs, Global, MergeArgs};
 use crate::output::{Outputs, Target, targets};
 
 /// `etcdlat merge`, validated.

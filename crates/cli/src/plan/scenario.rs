@@ -9,8 +9,8 @@ use etcdlat_core::{Scenario, Schedule};
 
 use super::flag::duration_flag;
 use super::security::missing_file;
-use crate::args::RunArgs;
 use crate::builtin;
+use crate::command_line::RunArgs;
 
 /// Every run of the scenarios `args` names, in order, each validated.
 pub fn read(args: &RunArgs) -> Result<Vec<Scenario>> {

@@ -8,7 +8,7 @@ use anyhow::{Result, anyhow, bail};
 use etcdlat_core::Scenario;
 use etcdlat_driver::{Credentials, Security, TlsOptions};
 
-use crate::args::Global;
+use crate::command_line::Global;
 
 /// TLS and credentials from the flags. `--user name` without a password takes it from
 /// `env_password` (ETCDLAT_PASSWORD), else from `prompt` (the terminal).
@@ -122,7 +122,7 @@ pub fn ask_password(user: &str) -> std::io::Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::args::Cli;
+    use crate::command_line::Cli;
     use clap::Parser;
 
     #[test]

@@ -11,7 +11,7 @@ use etcdlat_core::{Scenario, Shard};
 use etcdlat_driver::DEFAULT_BARRIER_TIMEOUT;
 
 use super::cluster::Cluster;
-use crate::args::RunArgs;
+use crate::command_line::RunArgs;
 
 /// When measurement starts.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -17,13 +17,13 @@
 //!   endpoint and a missing etcd binary.
 //! - `workload`: `txn-put`, `txn-mixed`, `lease-keepalive`, `stm`, and put's compaction and
 //!   HashKV check; each report checked against the server.
-//! - `report_tools`: `etcdlat merge` and `etcdlat compare` on reports of real runs, and
+//! - `report_tool`: `etcdlat merge` and `etcdlat compare` on reports of real runs, and
 //!   thresholds (`--threshold`, a scenario's `thresholds`): exit 1 naming the threshold not
 //!   met, exit 2 naming the file for bad input.
 //! - `html`: `--html` and `--plots` on a real run; the page opened in headless Chromium
 //!   (which must be installed: the test fails without it) loads cleanly and shows the plots.
-//! - `interrupt`: SIGINT and SIGTERM during a run: exit code 130, the report written and
-//!   marked interrupted, and a throwaway etcd killed and removed.
+//! - `interrupt`: SIGINT, SIGTERM and SIGHUP during a run: exit code 130, the report
+//!   written and marked interrupted, and a throwaway etcd killed and removed.
 //! - `security`: TLS, mutual TLS and auth against etcd started with them: runs that work,
 //!   and an untrusted certificate, a missing or untrusted client certificate, plaintext
 //!   against TLS, a wrong password and a missing user each exit 2 in one line; no password
@@ -42,7 +42,7 @@ mod interrupt;
 mod kubernetes;
 mod put;
 mod range;
-mod report_tools;
+mod report_tool;
 mod run;
 mod security;
 mod shard;

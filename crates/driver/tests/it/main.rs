@@ -4,8 +4,6 @@
 //!   together, leave no key, and must agree on their number.
 //! - `cluster`: targeting on 3-member clusters (leader, followers, member, all), proven by
 //!   response headers and the members' own counters; a killed leader is detected and followed.
-//! - `ops`: the other request workloads (txn-put, txn-mixed, delete, leases, STM, mixes,
-//!   zipf keys), background compaction and the HashKV check, checked on the server.
 //! - `fault`: scripted faults during a run (a killed follower, a paused leader, the only
 //!   server killed and restarted, compact / defrag / move-leader against endpoints), and the
 //!   report of what each did to the service.
@@ -24,19 +22,21 @@
 //!   rates kept, Poisson arrivals, stages).
 //! - `watch`: watch, watch-latency and watch-get deliver every expected event exactly once;
 //!   event latency from the put; stopping a watch run.
+//! - `workload`: the other request workloads (txn-put, txn-mixed, delete, leases, STM, mixes,
+//!   zipf keys), background compaction and the HashKV check, checked on the server.
 
 mod barrier;
 mod cluster;
 mod fault;
 mod load;
 mod metrics;
-mod ops;
 mod put;
 mod range;
 mod run;
 mod schedule;
 mod security;
 mod watch;
+mod workload;
 
 use std::time::Duration;
 
