@@ -1,4 +1,4 @@
-//! Raw command-line flags, as clap reads them. [`crate::plan`] turns them into validated
+//! Raw command-line flags, as clap reads them. The `plan` module turns them into validated
 //! scenarios and settings; nothing else looks at them.
 //!
 //! The global flags and the `put` and `range` commands keep the names and defaults of etcd's
