@@ -59,11 +59,12 @@ pub use metrics::{ClientUsage, MemberMetrics};
 pub use op::{ErrorCode, OpKind};
 pub use recorder::Recorder;
 pub use report::{
-    Distribution, HashKvCheck, Interval, LeaderChange, MemberReport, OpReport, PacingReport,
-    Params, Report, ReportSet, ShardInfo, TargetInfo, WatchAccounting,
+    Distribution, HashKvCheck, Interval, LeaderChange, LinkReport, MemberReport, NetworkReport,
+    OpReport, PacingReport, Params, Report, ReportSet, ShardInfo, TargetInfo, WatchAccounting,
 };
 pub use scenario::{
-    Checks, Cluster, Compaction, Load, ReportOptions, Scenario, ScenarioError, Setup, Targeting,
+    Checks, Cluster, Compaction, LinkSettings, Load, Network, ReportOptions, Scenario,
+    ScenarioError, Setup, Targeting,
 };
 pub use schedule::{Arrivals, Pacer, Rate, Schedule, Stage};
 pub use shard::{Shard, ShardError};

@@ -52,6 +52,120 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
     num.checked_mul(mult).ok_or_else(|| format!("invalid size {text:?}: too large"))
 }
 
+/// Parses a line rate into bytes per second: a number (decimals allowed) with a unit of bytes
+/// (`B`, `KB`, `MB`, `GB`, `KiB`, `MiB`, `GiB`) or of bits (`bit`, `Kbit`, `Mbit`, `Gbit`),
+/// per second (`/s`, optional): `"100MB/s"`, `"1Gbit/s"`, `"12.5MiB/s"`, `"125000000"`.
+///
+/// # Errors
+/// A message naming what is wrong with the text.
+pub fn parse_bandwidth(text: &str) -> Result<u64, String> {
+    let t = text.trim();
+    let t = t.strip_suffix("/s").or_else(|| t.strip_suffix("ps")).unwrap_or(t).trim_end();
+    let split = t.find(|c: char| !c.is_ascii_digit() && c != '.' && c != '_').unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let bad = || {
+        format!(
+            "invalid bandwidth {text:?}: expected a rate like \"100MB/s\", \"1Gbit/s\" or a number of bytes per second"
+        )
+    };
+    let num: f64 = num.replace('_', "").parse().map_err(|_| bad())?;
+    let bytes_per_unit: f64 = match unit.trim() {
+        "" | "B" => 1.0,
+        "KB" | "kB" => 1e3,
+        "MB" => 1e6,
+        "GB" => 1e9,
+        "KiB" => 1024.0,
+        "MiB" => 1024.0 * 1024.0,
+        "GiB" => 1024.0 * 1024.0 * 1024.0,
+        "bit" | "b" => 1.0 / 8.0,
+        "Kbit" | "kbit" | "Kb" | "kb" => 1e3 / 8.0,
+        "Mbit" | "mbit" | "Mb" => 1e6 / 8.0,
+        "Gbit" | "gbit" | "Gb" => 1e9 / 8.0,
+        other => {
+            return Err(format!(
+                "invalid bandwidth {text:?}: unknown unit {other:?} (bytes: B, KB, MB, GB, KiB, MiB, GiB; bits: bit, Kbit, Mbit, Gbit; per second)"
+            ));
+        }
+    };
+    let rate = num * bytes_per_unit;
+    if !rate.is_finite() || rate < 1.0 || rate > u64::MAX as f64 {
+        return Err(format!("invalid bandwidth {text:?}: must be at least 1 byte per second"));
+    }
+    Ok(rate.round() as u64)
+}
+
+/// Formats a line rate the way [`parse_bandwidth`] reads it back (`"100MB/s"`).
+#[must_use]
+pub fn format_bandwidth(bytes_per_s: u64) -> String {
+    for (unit, size) in [("GB", 1_000_000_000), ("MB", 1_000_000), ("KB", 1_000)] {
+        if bytes_per_s >= size && bytes_per_s % (size / 1000) == 0 {
+            let whole = bytes_per_s / size;
+            let frac = bytes_per_s % size / (size / 1000);
+            return if frac == 0 {
+                format!("{whole}{unit}/s")
+            } else {
+                format!("{whole}.{}{unit}/s", format!("{frac:03}").trim_end_matches('0'))
+            };
+        }
+    }
+    format!("{bytes_per_s}B/s")
+}
+
+/// serde adapter for an optional line rate written as a string (`"100MB/s"`) or a number of
+/// bytes per second.
+pub mod opt_bandwidth {
+    use super::{Deserializer, Serializer, de, format_bandwidth, parse_bandwidth};
+    use std::fmt;
+
+    struct RateVisitor;
+
+    impl de::Visitor<'_> for RateVisitor {
+        type Value = Option<u64>;
+
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(
+                "a line rate: bytes per second, or a string like \"100MB/s\" or \"1Gbit/s\"",
+            )
+        }
+
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+            if v == 0 {
+                return Err(E::custom("bandwidth must be more than 0 bytes/s"));
+            }
+            Ok(Some(v))
+        }
+
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+            let v = u64::try_from(v)
+                .map_err(|_| E::custom(format!("bandwidth must not be negative, got {v}")))?;
+            self.visit_u64(v)
+        }
+
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            parse_bandwidth(v).map(Some).map_err(E::custom)
+        }
+    }
+
+    /// Serializes as a human-readable string, or nothing.
+    ///
+    /// # Errors
+    /// Those of the serializer.
+    pub fn serialize<S: Serializer>(rate: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
+        match rate {
+            Some(r) => s.serialize_str(&format_bandwidth(*r)),
+            None => s.serialize_none(),
+        }
+    }
+
+    /// Deserializes from a number or a string.
+    ///
+    /// # Errors
+    /// When the value is not a line rate.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+        d.deserialize_any(RateVisitor)
+    }
+}
+
 /// serde adapter for a [`Duration`] written as a string ("30s").
 pub mod duration {
     use super::{
@@ -162,5 +276,20 @@ mod tests {
             Duration::from_secs(90)
         );
         assert!(parse_duration("soon").is_err());
+    }
+
+    #[test]
+    fn bandwidths() {
+        assert_eq!(parse_bandwidth("100MB/s").unwrap(), 100_000_000);
+        assert_eq!(parse_bandwidth("1Gbit/s").unwrap(), 125_000_000);
+        assert_eq!(parse_bandwidth("12.5MiB/s").unwrap(), 13_107_200);
+        assert_eq!(parse_bandwidth("125000000").unwrap(), 125_000_000);
+        assert!(parse_bandwidth("-1MB/s").is_err());
+        assert!(parse_bandwidth("0MB/s").is_err());
+        assert!(parse_bandwidth("fast").is_err());
+        assert!(parse_bandwidth("10 parsecs/s").unwrap_err().contains("unknown unit"));
+        for r in [100_000_000, 125_000_000, 1_500_000, 999] {
+            assert_eq!(parse_bandwidth(&format_bandwidth(r)).unwrap(), r);
+        }
     }
 }

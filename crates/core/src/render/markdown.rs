@@ -42,22 +42,36 @@ const MISSING: &str = "-";
 ///   with three decimals from one second on (`4.000s`); `-` when no request succeeded.
 /// - *Server RSS* is the largest resident memory of any member during the run, in decimal
 ///   megabytes with one decimal (`33.6 MB`); `-` when the members' metrics were not scraped.
+/// - *Network* (after *Target*) appears only when the runs' networks differ: the summary
+///   of each run's `[network]` ([`crate::Network::summary`]), `loopback` for none.
 #[must_use]
 pub fn markdown(runs: &[Report]) -> String {
+    let network = |run: &Report| {
+        run.target.network.as_ref().map_or_else(|| "loopback".to_owned(), |n| n.summary.clone())
+    };
+    let networks_differ = runs.windows(2).any(|w| network(&w[0]) != network(&w[1]));
+    let mut columns = COLUMNS.to_vec();
+    if networks_differ {
+        columns.insert(NETWORK_AT, ("Network", false));
+    }
     let mut out = String::new();
     out.push('|');
-    for (title, _) in COLUMNS {
+    for (title, _) in &columns {
         let _ = write!(out, " {title} |");
     }
     out.push_str("\n|");
-    for (_, numeric) in COLUMNS {
-        out.push_str(if numeric { " ---: |" } else { " --- |" });
+    for (_, numeric) in &columns {
+        out.push_str(if *numeric { " ---: |" } else { " --- |" });
     }
     out.push('\n');
     for run in runs {
         for (&kind, op) in &run.ops {
+            let mut cells = row(run, kind, op).to_vec();
+            if networks_differ {
+                cells.insert(NETWORK_AT, network(run));
+            }
             out.push('|');
-            for cell in row(run, kind, op) {
+            for cell in cells {
                 let _ = write!(out, " {} |", cell.replace('|', "\\|"));
             }
             out.push('\n');
@@ -65,6 +79,9 @@ pub fn markdown(runs: &[Report]) -> String {
     }
     out
 }
+
+/// Where the *Network* column goes when there is one: after *Target*.
+const NETWORK_AT: usize = 8;
 
 fn row(run: &Report, kind: OpKind, op: &OpReport) -> [String; COLUMNS.len()] {
     let p = &run.params;

@@ -218,6 +218,18 @@ impl Writer<'_> {
                 self.out.push('\n');
             }
         }
+        if let Some(network) = &report.target.network {
+            let _ = writeln!(self.out, "\nNetwork:\t{}", network.summary);
+            for link in network.links.iter().filter(|l| l.bytes > 0) {
+                let _ = writeln!(
+                    self.out,
+                    "  {} -> {}:\t{:.1} MB",
+                    link.from,
+                    link.to,
+                    link.bytes as f64 / 1e6
+                );
+            }
+        }
         if !report.leader_changes.is_empty() {
             self.out.push_str("\nLeader changes:\n");
             for c in &report.leader_changes {

@@ -4,6 +4,7 @@
 //! each [`Report`] is one run of one scenario.
 
 mod distribution;
+mod network;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -19,6 +20,7 @@ use crate::scenario::Scenario;
 use distribution::round3;
 
 pub use distribution::{Distribution, QUANTILES};
+pub use network::{LinkReport, NetworkReport};
 
 /// Version of the JSON layout; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -373,6 +375,10 @@ pub struct TargetInfo {
     pub leader: String,
     /// Cluster id, hex.
     pub cluster_id: String,
+    /// The network the run had, when one was set (emulated for a local cluster, or driven
+    /// through toxiproxy); `None`: loopback, or whatever lies between client and cluster.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub network: Option<NetworkReport>,
 }
 
 /// Results of one operation kind.

@@ -5,8 +5,9 @@
 //! [[faults]]
 //! at = "2s"              # from the start of measurement (after warm-up); steps in time order
 //! action = "pause"       # kill | pause | resume | restart | move-leader | compact | defrag
+//!                        # | partition | heal | delay | bandwidth
 //! member = "leader"      # leader | follower | follower:N | NAME (or member:NAME)
-//! for = "1s"             # pause only: resume after this long
+//! for = "1s"             # pause, partition, delay, bandwidth: undo after this long
 //!
 //! [[faults]]
 //! at = "5s"
@@ -22,6 +23,13 @@
 //! - `move-leader` (etcd's MoveLeader, to `member` or the first follower), `compact` (at the
 //!   current revision) and `defrag` (of `member`, or of every member in turn) are requests
 //!   and work against any cluster.
+//! - `partition` holds every byte between the member and its peers, both ways (connections
+//!   stay open and the member keeps running, as in a real network partition); `heal` undoes
+//!   it (of `member`, or of every member). `delay` adds `latency` (one way) to every link of
+//!   the member (peers and client), or of every member without one; `bandwidth` caps the
+//!   line rate of those links at `bandwidth`. With `for`, each is undone after that long. They
+//!   act on the network, so they need a throwaway local cluster (whose links etcdlat then
+//!   emulates, see [`super::network`]) or, against endpoints, `network.toxiproxy`.
 //! - A member is named when the step runs: `leader` is the leader at that moment,
 //!   `follower` the first follower (by name) that this run has not killed or paused,
 //!   `follower:N` the N-th follower by name, 1-based, as in `target`.
@@ -30,7 +38,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Cluster, Load, ScenarioError};
+use super::{Cluster, Load, Network, ScenarioError};
 use crate::unit;
 
 /// One scripted fault: at a time, do something to the cluster.
@@ -46,7 +54,7 @@ pub struct FaultStep {
     /// (the new leader) and defrag; not for compact.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub member: Option<MemberRef>,
-    /// Pause only: resume the member after this long (written `for`).
+    /// Pause, partition, delay and bandwidth: undo the step after this long (written `for`).
     #[serde(
         rename = "for",
         default,
@@ -54,6 +62,13 @@ pub struct FaultStep {
         skip_serializing_if = "Option::is_none"
     )]
     pub pause_for: Option<Duration>,
+    /// Delay only: the one-way latency added to each of the member's links.
+    #[serde(default, with = "unit::opt_duration", skip_serializing_if = "Option::is_none")]
+    pub latency: Option<Duration>,
+    /// Bandwidth only: the line rate the member's links are capped at, in bytes per second
+    /// (written `"1MB/s"`).
+    #[serde(default, with = "unit::opt_bandwidth", skip_serializing_if = "Option::is_none")]
+    pub bandwidth: Option<u64>,
 }
 
 /// What a fault step does.
@@ -76,6 +91,14 @@ pub enum FaultAction {
     Compact,
     /// Defragment a member's backend, or every member's in turn.
     Defrag,
+    /// Hold every byte between the member and its peers, both ways.
+    Partition,
+    /// Undo partitions: of the member, or of every member.
+    Heal,
+    /// Add latency to the member's links (or every member's).
+    Delay,
+    /// Cap the line rate of the member's links (or every member's).
+    Bandwidth,
 }
 
 impl FaultAction {
@@ -90,7 +113,24 @@ impl FaultAction {
             Self::MoveLeader => "move-leader",
             Self::Compact => "compact",
             Self::Defrag => "defrag",
+            Self::Partition => "partition",
+            Self::Heal => "heal",
+            Self::Delay => "delay",
+            Self::Bandwidth => "bandwidth",
         }
+    }
+
+    /// Whether the step acts on the network between members: emulated links of a local
+    /// cluster, or toxiproxy's toxics.
+    #[must_use]
+    pub fn is_network(self) -> bool {
+        matches!(self, Self::Partition | Self::Heal | Self::Delay | Self::Bandwidth)
+    }
+
+    /// Whether `for` undoes the step after a while.
+    #[must_use]
+    pub fn takes_for(self) -> bool {
+        matches!(self, Self::Pause | Self::Partition | Self::Delay | Self::Bandwidth)
     }
 
     /// Whether the step acts on a member's process, and so needs a local cluster.
@@ -186,6 +226,7 @@ impl From<MemberRef> for String {
 pub(super) fn validate(
     steps: &[FaultStep],
     cluster: &Cluster,
+    network: &Network,
     load: &Load,
 ) -> Result<(), ScenarioError> {
     let mut previous = Duration::ZERO;
@@ -224,8 +265,43 @@ pub(super) fn validate(
                 ),
             ));
         }
+        if action.is_network() && !cluster.endpoints.is_empty() && network.toxiproxy.is_none() {
+            return Err(err(
+                "action",
+                format!(
+                    "{action} acts on the network: against given endpoints it needs network.toxiproxy (a toxiproxy server in front of the members); a throwaway local cluster's network etcdlat emulates itself"
+                ),
+            ));
+        }
+        match (action, step.latency, step.bandwidth) {
+            (FaultAction::Delay, None, _) => {
+                return Err(err(
+                    "latency",
+                    "delay needs the latency it adds, like \"50ms\"".into(),
+                ));
+            }
+            (FaultAction::Bandwidth, _, None) => {
+                return Err(err("bandwidth", "bandwidth needs the rate, like \"1MB/s\"".into()));
+            }
+            (FaultAction::Delay, Some(l), _) if l.is_zero() => {
+                return Err(err("latency", "must be more than 0".into()));
+            }
+            (FaultAction::Delay, _, Some(_)) | (FaultAction::Bandwidth, Some(_), _) => {
+                return Err(err(
+                    if action == FaultAction::Delay { "bandwidth" } else { "latency" },
+                    format!("does not apply to {action}"),
+                ));
+            }
+            (FaultAction::Delay | FaultAction::Bandwidth, _, _) | (_, None, None) => {}
+            (other, l, _) => {
+                return Err(err(
+                    if l.is_some() { "latency" } else { "bandwidth" },
+                    format!("applies to delay and bandwidth steps, not to {other}"),
+                ));
+            }
+        }
         match (&step.member, action) {
-            (None, FaultAction::Kill | FaultAction::Pause) => {
+            (None, FaultAction::Kill | FaultAction::Pause | FaultAction::Partition) => {
                 return Err(err(
                     "member",
                     format!("{action} needs a member: leader, follower, follower:N or a name"),
@@ -272,14 +348,17 @@ pub(super) fn validate(
             }
             _ => {}
         }
-        match (step.pause_for, action) {
-            (Some(d), FaultAction::Pause) if d.is_zero() => {
+        match step.pause_for {
+            Some(d) if action.takes_for() && d.is_zero() => {
                 return Err(err("for", "must be more than 0".into()));
             }
-            (Some(_), FaultAction::Pause) | (None, _) => {}
-            (Some(_), other) => {
-                return Err(err("for", format!("applies to pause only, not to {other}")));
+            Some(_) if !action.takes_for() => {
+                return Err(err(
+                    "for",
+                    format!("applies to pause, partition, delay and bandwidth, not to {action}"),
+                ));
             }
+            _ => {}
         }
         // The size of a local cluster is known only when the scenario says it (the command
         // line may change it); the driver checks again against the real cluster.
@@ -347,6 +426,35 @@ mod tests {
     }
 
     #[test]
+    fn reads_network_steps() {
+        let s = parse(
+            "[[faults]]\nat = \"1s\"\naction = \"partition\"\nmember = \"leader\"\nfor = \"2s\"\n\
+             [[faults]]\nat = \"4s\"\naction = \"heal\"\n\
+             [[faults]]\nat = \"5s\"\naction = \"delay\"\nmember = \"m1\"\nlatency = \"20ms\"\nfor = \"1s\"\n\
+             [[faults]]\nat = \"7s\"\naction = \"bandwidth\"\nbandwidth = \"1Mbit/s\"\n",
+        )
+        .unwrap();
+        let actions: Vec<FaultAction> = s.faults.iter().map(|f| f.action).collect();
+        assert_eq!(
+            actions,
+            [FaultAction::Partition, FaultAction::Heal, FaultAction::Delay, FaultAction::Bandwidth]
+        );
+        assert_eq!(s.faults[2].latency, Some(Duration::from_millis(20)));
+        assert_eq!(s.faults[3].bandwidth, Some(125_000));
+        assert!(s.faults.iter().all(|f| f.action.is_network()));
+        let text = toml::to_string(&s).unwrap();
+        assert_eq!(Scenario::from_toml_str(&text).unwrap(), s);
+        // Against endpoints they need toxiproxy in front of the members.
+        let remote = "[cluster]\nendpoints = [\"127.0.0.1:2379\"]\n[load]\nduration = \"10s\"\n[op.put]\n\
+                      [[faults]]\nat = \"1s\"\naction = \"delay\"\nlatency = \"5ms\"\n";
+        let err = Scenario::from_toml_str(remote).unwrap_err();
+        assert!(err.to_string().contains("network.toxiproxy"), "{err}");
+        let proxied =
+            remote.replace("[load]", "[network]\ntoxiproxy = \"http://127.0.0.1:8474\"\n[load]");
+        Scenario::from_toml_str(&proxied).unwrap();
+    }
+
+    #[test]
     fn bad_steps_name_the_field_and_line() {
         let cases = [
             ("[[faults]]\nat = \"2s\"\naction = \"explode\"\n", None, "unknown variant `explode`"),
@@ -373,7 +481,32 @@ mod tests {
             (
                 "[[faults]]\nat = \"2s\"\naction = \"kill\"\nmember = \"leader\"\nfor = \"1s\"\n",
                 Some("faults.0.for"),
-                "pause only",
+                "not to kill",
+            ),
+            (
+                "[[faults]]\nat = \"2s\"\naction = \"delay\"\nmember = \"leader\"\n",
+                Some("faults.0.latency"),
+                "needs the latency",
+            ),
+            (
+                "[[faults]]\nat = \"2s\"\naction = \"bandwidth\"\nbandwidth = \"-1MB/s\"\n",
+                None,
+                "invalid bandwidth",
+            ),
+            (
+                "[[faults]]\nat = \"2s\"\naction = \"partition\"\n",
+                Some("faults.0.member"),
+                "needs a member",
+            ),
+            (
+                "[[faults]]\nat = \"2s\"\naction = \"kill\"\nmember = \"m1\"\nlatency = \"1ms\"\n",
+                Some("faults.0.latency"),
+                "not to kill",
+            ),
+            (
+                "[[faults]]\nat = \"2s\"\naction = \"partition\"\nmember = \"m9\"\n",
+                Some("faults.0.member"),
+                "no member named",
             ),
             (
                 "[[faults]]\nat = \"2s\"\naction = \"pause\"\nmember = \"leader\"\nfor = \"0s\"\n",

@@ -31,6 +31,7 @@ mod error;
 pub mod fault;
 mod load;
 mod matrix;
+pub mod network;
 pub mod threshold;
 
 use std::time::Duration;
@@ -49,6 +50,7 @@ pub use error::ScenarioError;
 pub use fault::{FaultAction, FaultStep, MemberRef};
 pub use load::{Load, MAX_CLIENTS, MAX_CONNS};
 pub use matrix::CASE_AXIS;
+pub use network::{LinkSettings, MemberNetwork, Network, ZonePair};
 
 /// The longest duration any field may hold (ten years of 365 days): longer ones are typos,
 /// and past a point no clock can add them to "now".
@@ -93,6 +95,10 @@ pub struct Scenario {
     /// Checks after the run.
     #[serde(default, skip_serializing_if = "is_default")]
     pub checks: Checks,
+    /// The network between the client and the members and among the members: emulated for
+    /// a throwaway local cluster, driven through toxiproxy for others ([`network`]).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub network: Network,
     /// Scripted faults during the run (`[[faults]]`): kill, pause, resume or restart a
     /// member, move the leader, compact, defragment; see [`fault`].
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -230,6 +236,7 @@ impl Scenario {
             setup: None,
             compaction: None,
             checks: Checks::default(),
+            network: Network::default(),
             faults: Vec::new(),
             matrix: toml::Table::new(),
             report: ReportOptions::default(),
@@ -351,13 +358,15 @@ impl Scenario {
             .map(|(f, d)| (f.to_owned(), d))
             .chain(stages.map(|(i, d)| (format!("load.stages.{i}.duration"), Some(d))))
             .chain(faults.clone().map(|(i, f)| (format!("faults.{i}.at"), Some(f.at))))
-            .chain(faults.map(|(i, f)| (format!("faults.{i}.for"), f.pause_for)))
+            .chain(faults.clone().map(|(i, f)| (format!("faults.{i}.for"), f.pause_for)))
+            .chain(faults.map(|(i, f)| (format!("faults.{i}.latency"), f.latency)))
         {
             if d.is_some_and(|d| d > MAX_DURATION) {
                 return Err(ScenarioError::invalid(&field, "must be at most 10 years"));
             }
         }
-        fault::validate(&self.faults, &self.cluster, &self.load)?;
+        self.network.validate(self.cluster.endpoints.is_empty(), self.cluster.members)?;
+        fault::validate(&self.faults, &self.cluster, &self.network, &self.load)?;
         if let Err(e) = threshold::Threshold::parse_all(&self.thresholds) {
             return Err(ScenarioError::invalid("thresholds", e.to_string()));
         }

@@ -6,9 +6,9 @@ use std::time::{Duration, Instant};
 
 use etcdlat_core::fault::{FaultAction, FaultReport, Window};
 use etcdlat_core::{
-    ClientUsage, Consistency, Distribution, ErrorCode, HashKvCheck, LeaderChange, MemberMetrics,
-    MemberReport, OpKind, OpReport, Operation, PacingReport, Params, PutOp, RangeOp, Recorder,
-    Report, Scenario, ShardInfo, TargetInfo, WatchAccounting,
+    ClientUsage, Consistency, Distribution, ErrorCode, HashKvCheck, LeaderChange, LinkReport,
+    MemberMetrics, MemberReport, NetworkReport, OpKind, OpReport, Operation, PacingReport, Params,
+    PutOp, RangeOp, Recorder, Report, Scenario, ShardInfo, TargetInfo, WatchAccounting,
 };
 
 /// When measurement started in every fixture.
@@ -88,6 +88,7 @@ pub fn put_report() -> Report {
             members: 1,
             leader: "default".to_owned(),
             cluster_id: "cdf818194e3a8c32".to_owned(),
+            network: None,
         },
         ops: [(OpKind::Put, op_report(rec, OpKind::Put, duration))].into(),
         all: None,
@@ -150,6 +151,7 @@ pub fn range_report() -> Report {
             members: 3,
             leader: "m1".to_owned(),
             cluster_id: "8e9e05c52164694d".to_owned(),
+            network: None,
         },
         ops: [(OpKind::Range, op_report(rec, OpKind::Range, duration))].into(),
         all: None,
@@ -327,6 +329,31 @@ pub fn full_report() -> Report {
         member.last_error = Some("scrape timed out after 1s".to_owned());
     }
     report.client = range.client;
+    let network: etcdlat_core::Network =
+        toml::from_str("zones = [\"a\", \"b\"]\nzone-latency = \"2ms\"\nbandwidth = \"100MB/s\"\n")
+            .expect("a valid [network] table");
+    report.target.network = Some(NetworkReport {
+        summary: network.summary(),
+        config: network,
+        links: vec![
+            LinkReport {
+                from: "client".to_owned(),
+                to: "m0".to_owned(),
+                latency_us: 0,
+                jitter_us: 0,
+                bandwidth_bytes_per_s: None,
+                bytes: 1_234_567,
+            },
+            LinkReport {
+                from: "m0".to_owned(),
+                to: "m1".to_owned(),
+                latency_us: 2_000,
+                jitter_us: 0,
+                bandwidth_bytes_per_s: Some(100_000_000),
+                bytes: 2_469_134,
+            },
+        ],
+    });
     report.watch = Some(WatchAccounting {
         streams: 2,
         watchers: 20,

@@ -246,6 +246,29 @@ struct Target {
     members: u32,
     leader: String,
     cluster_id: String,
+    network: Nullable<NetworkMirror>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct NetworkMirror {
+    /// The `[network]` table as run; its own layout is the scenario file format.
+    config: Value,
+    summary: String,
+    links: Vec<Link>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Link {
+    from: String,
+    to: String,
+    latency_us: u64,
+    jitter_us: u64,
+    bandwidth_bytes_per_s: Nullable<u64>,
+    bytes: u64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -312,7 +335,7 @@ fn sample_set() -> ReportSet {
 
 /// The fields the output leaves out when they hold nothing (`None`, empty, a count of 0), by
 /// the object they belong to; [`empty`] is what each stands for then.
-const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 7] = [
+const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 8] = [
     (
         "run",
         &[
@@ -334,6 +357,7 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 7] = [
     ("fault", &["member", "resumed_s", "error"]),
     ("server", &["last_error"]),
     ("client", &["worker_cpu_s"]),
+    ("target", &["network"]),
 ];
 
 /// What a field left out stands for.
@@ -366,6 +390,7 @@ fn with_left_out_fields(mut json: Value) -> Value {
         put_back("watch", run.get_mut("watch"));
         put_back("pacing", run.get_mut("pacing"));
         put_back("client", run.get_mut("client"));
+        put_back("target", run.get_mut("target"));
         for fault in run["faults"].as_array_mut().into_iter().flatten() {
             put_back("fault", Some(fault));
         }
@@ -560,7 +585,8 @@ fn fields(value: &Value, pointer: &str, out: &mut Vec<(String, String)>) {
                 if !is_map {
                     out.push((pointer.to_owned(), key.clone()));
                 }
-                if key != "scenario" {
+                // The scenario and a network's config keep the scenario file's own layout.
+                if key != "scenario" && key != "config" {
                     fields(child, &format!("{pointer}/{key}"), out);
                 }
             }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use etcdlat_core::render::{self, TextOptions};
 use etcdlat_core::{ErrorCode, OpKind, OpReport, Recorder, Report, ReportSet, WatchAccounting};
 
-use crate::fixture::{mixed_interrupted_report, put_report, range_report};
+use crate::fixture::{full_report, mixed_interrupted_report, put_report, range_report};
 
 #[test]
 fn text_plain() {
@@ -183,6 +183,24 @@ fn markdown_table() {
         range_report(),
         mixed_interrupted_report()
     ]));
+}
+
+#[test]
+fn a_network_column_appears_when_the_networks_differ_and_a_text_line_names_it() {
+    let emulated = full_report();
+    let network = emulated.target.network.clone().expect("the full report has a network");
+    let mut same = full_report();
+    same.name = "again".to_owned();
+    let table = render::markdown(&[emulated.clone(), same]);
+    assert!(!table.contains("Network"), "one network for every row needs no column:\n{table}");
+    let table = render::markdown(&[put_report(), emulated.clone()]);
+    let header = table.lines().next().unwrap();
+    assert!(header.contains("| Target | Network | Consistency |"), "{header}");
+    assert!(table.contains("| loopback |"), "{table}");
+    assert!(table.contains(&format!("| {} |", network.summary)), "{table}");
+    let text = render::text(&emulated, &TextOptions::default());
+    assert!(text.contains(&format!("Network:\t{}", network.summary)), "{text}");
+    assert!(text.contains("  m0 -> m1:\t2.5 MB"), "{text}");
 }
 
 #[test]

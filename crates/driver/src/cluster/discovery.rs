@@ -110,6 +110,7 @@ pub(crate) async fn discover(
             .header()
             .map(|h| format!("{:x}", h.cluster_id()))
             .unwrap_or_default(),
+        network: None,
     };
     Ok((target, members))
 }

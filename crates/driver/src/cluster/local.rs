@@ -14,6 +14,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use etcdlat_core::{LinkReport, Network, NetworkReport};
+
+use super::network::{Emulator, LinkParams, MemberPorts};
 use crate::error::DriverError;
 use crate::transport::{Conn, Dialer, Security, TlsOptions, within};
 
@@ -26,6 +29,7 @@ pub struct LocalClusterOptions {
     ready_timeout: Duration,
     extra_args: Vec<String>,
     tls: Option<LocalTls>,
+    network: Option<Network>,
 }
 
 /// TLS on a local cluster's client URLs (peers stay plain).
@@ -65,6 +69,7 @@ impl Default for LocalClusterOptions {
             ready_timeout: Duration::from_secs(30),
             extra_args: Vec::new(),
             tls: None,
+            network: None,
         }
     }
 }
@@ -100,13 +105,24 @@ impl LocalClusterOptions {
         self
     }
 
+    /// Puts the cluster behind an emulated network ([`Network`]): every client and peer
+    /// connection crosses a userspace proxy that delays it and limits its rate as `network`
+    /// says, and that network fault steps (partition, delay, bandwidth) act on. Proxies are
+    /// started even when `network` adds nothing, for those steps; without this call no proxy
+    /// is in the path at all.
+    pub fn network(mut self, network: Network) -> Self {
+        self.network = Some(network);
+        self
+    }
+
     /// Starts the cluster.
     ///
     /// # Errors
     /// [`DriverError::EtcdNotFound`] when the binary cannot be run, [`DriverError::LocalNotReady`]
     /// (with the member's log tail) when a member does not become ready in time, and
-    /// [`DriverError::Io`] for temp dir and process failures. Nothing is left running or on
-    /// disk on error.
+    /// [`DriverError::Io`] for temp dir and process failures, [`DriverError::Scenario`] for a
+    /// network that does not fit the cluster (more zones than members, an unknown member).
+    /// Nothing is left running or on disk on error.
     pub async fn start(self) -> Result<LocalCluster, DriverError> {
         LocalCluster::start(self).await
     }
@@ -211,6 +227,7 @@ impl Process {
 #[derive(Debug, Clone)]
 pub(crate) struct MemberControl {
     members: Vec<(String, String, Arc<Process>)>,
+    network: Option<(Network, Arc<Emulator>)>,
 }
 
 impl MemberControl {
@@ -247,6 +264,45 @@ impl MemberControl {
     pub(crate) fn restart(&self, name: &str) -> Result<(), String> {
         self.process(name).ok_or_else(|| format!("no member named {name:?}"))?.restart()
     }
+
+    /// The cluster's emulated network, when it has one.
+    pub(crate) fn network(&self) -> Option<&Emulator> {
+        self.network.as_ref().map(|(_, emulator)| emulator.as_ref())
+    }
+
+    /// Bytes each emulated link has carried so far, in [`Emulator::links`] order.
+    pub(crate) fn network_bytes(&self) -> Vec<u64> {
+        self.network().map(|n| n.links().iter().map(|l| l.3).collect()).unwrap_or_default()
+    }
+
+    /// The network for a report: its settings, and the bytes each link carried since
+    /// `bytes_before` ([`Self::network_bytes`] then).
+    pub(crate) fn network_report(&self, bytes_before: &[u64]) -> Option<NetworkReport> {
+        let (config, emulator) = self.network.as_ref()?;
+        let name = |endpoint: usize| match endpoint {
+            0 => "client".to_owned(),
+            i => self.members.get(i - 1).map_or_else(|| format!("#{i}"), |m| m.0.clone()),
+        };
+        let links = emulator
+            .links()
+            .into_iter()
+            .enumerate()
+            .map(|(i, (from, to, params, bytes))| LinkReport {
+                from: name(from),
+                to: name(to),
+                latency_us: u64::try_from(params.latency.as_micros()).unwrap_or(u64::MAX),
+                jitter_us: u64::try_from(params.jitter.as_micros()).unwrap_or(u64::MAX),
+                bandwidth_bytes_per_s: params.bandwidth,
+                bytes: bytes - bytes_before.get(i).copied().unwrap_or(0).min(bytes),
+            })
+            .collect();
+        Some(NetworkReport { config: config.clone(), summary: config.summary(), links })
+    }
+
+    /// The index of a member by name.
+    pub(crate) fn index(&self, name: &str) -> Option<usize> {
+        self.members.iter().position(|(n, _, _)| n == name)
+    }
 }
 
 impl LocalMember {
@@ -280,6 +336,9 @@ impl LocalMember {
 pub struct LocalCluster {
     members: Vec<LocalMember>,
     dir: Option<tempfile::TempDir>,
+    /// The emulated network the members are behind, if any: stopped after the members.
+    network: Option<Arc<Emulator>>,
+    network_config: Option<Network>,
 }
 
 /// Attempts at starting a cluster, when a port chosen for a member was taken by another
@@ -338,15 +397,36 @@ impl LocalCluster {
             .prefix("etcdlat-")
             .tempdir()
             .map_err(|e| DriverError::io("creating a temp dir for local etcd", e))?;
+        if let Some(network) = &opts.network {
+            network.validate(true, Some(opts.members))?;
+        }
+        let scheme = if opts.tls.is_some() { "https" } else { "http" };
         let mut members = Vec::new();
+        // Where each member listens; the same as where it is reached unless it is behind the
+        // emulated network, whose proxies' ports are bound now and kept.
+        let mut listen = Vec::new();
+        let mut proxies = Vec::new();
         for (i, (client_port, peer_port)) in free_ports(opts.members)?.into_iter().enumerate() {
             let name = format!("m{i}");
+            let (client_url, peer_url) = (
+                format!("{scheme}://127.0.0.1:{client_port}"),
+                format!("http://127.0.0.1:{peer_port}"),
+            );
+            let (advertised_client, advertised_peer) = if opts.network.is_some() {
+                let ports = MemberPorts::bind(client_port, peer_port)
+                    .map_err(|e| DriverError::io("binding an emulated link's port", e))?;
+                let urls = ports
+                    .urls(scheme)
+                    .map_err(|e| DriverError::io("binding an emulated link's port", e))?;
+                proxies.push(ports);
+                urls
+            } else {
+                (client_url.clone(), peer_url.clone())
+            };
+            listen.push((client_url, peer_url));
             members.push(LocalMember {
-                client_url: format!(
-                    "{}://127.0.0.1:{client_port}",
-                    if opts.tls.is_some() { "https" } else { "http" },
-                ),
-                peer_url: format!("http://127.0.0.1:{peer_port}"),
+                client_url: advertised_client,
+                peer_url: advertised_peer,
                 log: dir.path().join(format!("{name}.log")),
                 name,
                 process: Arc::default(),
@@ -359,16 +439,17 @@ impl LocalCluster {
             .join(",");
         let token =
             format!("etcdlat-{}-{}", std::process::id(), dir.path().display().to_string().len());
-        let mut cluster = Self { members, dir: Some(dir) };
+        let mut cluster =
+            Self { members, dir: Some(dir), network: None, network_config: opts.network.clone() };
         let data_root = cluster.dir.as_ref().map(|d| d.path().to_path_buf()).unwrap_or_default();
 
-        for m in &mut cluster.members {
+        for (m, (listen_client, listen_peer)) in cluster.members.iter_mut().zip(&listen) {
             let flags: [(&str, OsString); 10] = [
                 ("--name", (&m.name).into()),
                 ("--data-dir", data_root.join(&m.name).into_os_string()),
-                ("--listen-client-urls", (&m.client_url).into()),
+                ("--listen-client-urls", listen_client.into()),
                 ("--advertise-client-urls", (&m.client_url).into()),
-                ("--listen-peer-urls", (&m.peer_url).into()),
+                ("--listen-peer-urls", listen_peer.into()),
                 ("--initial-advertise-peer-urls", (&m.peer_url).into()),
                 ("--initial-cluster", (&initial_cluster).into()),
                 // On a restart, etcd finds its data dir and ignores the initial-cluster flags.
@@ -400,12 +481,29 @@ impl LocalCluster {
                 .chain(tls_flags)
                 .chain(opts.extra_args.iter().map(OsString::from))
                 .collect();
-            let process = Process {
+            m.process = Arc::new(Process {
                 bin: opts.etcd_bin.clone(),
                 args,
                 log: m.log.clone(),
                 state: Mutex::default(),
-            };
+            });
+        }
+        if let Some(network) = &opts.network {
+            // Before any member starts: they dial each other through the proxies at once.
+            let processes: Vec<Arc<Process>> =
+                cluster.members.iter().map(|m| Arc::clone(&m.process)).collect();
+            let pids = Arc::new(move || processes.iter().map(|p| p.pid()).collect());
+            let links = network
+                .links(opts.members)
+                .into_iter()
+                .map(|row| row.into_iter().map(LinkParams::from).collect())
+                .collect();
+            let emulator = Emulator::start(links, std::mem::take(&mut proxies), pids)
+                .map_err(|e| DriverError::io("starting the emulated network", e))?;
+            cluster.network = Some(Arc::new(emulator));
+        }
+        for m in &cluster.members {
+            let process = &m.process;
             match process.spawn() {
                 Ok(c) => process.state().child = Some(c),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
@@ -418,7 +516,6 @@ impl LocalCluster {
                     ));
                 }
             }
-            m.process = Arc::new(process);
         }
         let probe = Security {
             tls: opts.tls.as_ref().map(LocalTls::client_tls).unwrap_or_default(),
@@ -515,6 +612,7 @@ impl LocalCluster {
                 .iter()
                 .map(|m| (m.name.clone(), m.client_url.clone(), Arc::clone(&m.process)))
                 .collect(),
+            network: self.network.clone().zip(self.network_config.clone()).map(|(e, c)| (c, e)),
         }
     }
 
@@ -538,6 +636,9 @@ impl LocalCluster {
     pub fn shutdown(&mut self) {
         for m in &self.members {
             m.process.close();
+        }
+        if let Some(network) = self.network.take() {
+            network.shutdown();
         }
         if let Some(dir) = self.dir.take() {
             let _ = dir.close();

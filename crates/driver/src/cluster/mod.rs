@@ -1,6 +1,7 @@
 //! The cluster under test and what is done to it around the load: discovery of members
 //! and leader, targeting, the HashKV check, throwaway local clusters, scripted faults,
-//! members' `/metrics`, and the barrier that lines up distributed runs.
+//! members' `/metrics`, the barrier that lines up distributed runs, and the emulated network
+//! of local clusters.
 
 pub(crate) mod barrier;
 pub(crate) mod discovery;
@@ -8,4 +9,5 @@ pub(crate) mod fault;
 pub(crate) mod hashkv;
 pub(crate) mod local;
 pub(crate) mod metrics;
+pub(crate) mod network;
 pub(crate) mod target;

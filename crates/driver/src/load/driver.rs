@@ -332,6 +332,7 @@ impl Driver {
         if let Ok(mut t) = self.target.lock() {
             *t = target.clone();
         }
+        let network_before = self.config.control.as_ref().map(MemberControl::network_bytes);
         // Every member's /metrics and our own CPU time, from just before the load to its end.
         let sampler =
             Sampler::start(metrics::targets(&members), SAMPLE_INTERVAL, &self.dialer).await;
@@ -394,6 +395,9 @@ impl Driver {
             None => Vec::new(),
         };
         let leader_changes = leader_watch.await.unwrap_or_default();
+        if let (Some(control), Some(before)) = (&self.config.control, &network_before) {
+            target.network = control.network_report(before);
+        }
         let (server, mut client) = (sampler.finish().await, usage.finish());
         if let Some(c) = &mut client {
             c.worker_cpu_s = measured.worker_cpu.map(|d| d.as_secs_f64());

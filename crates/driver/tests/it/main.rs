@@ -30,6 +30,7 @@ mod cluster;
 mod fault;
 mod load;
 mod metrics;
+mod network;
 mod put;
 mod range;
 mod run;

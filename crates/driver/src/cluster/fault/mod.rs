@@ -30,8 +30,13 @@ use tokio::sync::watch;
 
 use super::discovery;
 use super::local::MemberControl;
+use super::network::LinkChange;
+
+mod network;
+mod process;
+mod request;
 use crate::error::DriverError;
-use crate::transport::{Conn, Dialer, source_chain, within};
+use crate::transport::{Conn, Dialer};
 
 /// Where the steps act: the member processes when the cluster is local, and the endpoints.
 #[derive(Debug, Clone)]
@@ -70,6 +75,12 @@ pub(crate) async fn check(steps: &[FaultStep], target: &Target) -> Result<(), Dr
         if s.action.needs_local_cluster() && target.control.is_none() {
             return fail(format!(
                 "{} acts on a member's process, so it needs a throwaway local cluster that etcdlat starts; against given endpoints only move-leader, compact and defrag can run",
+                s.action
+            ));
+        }
+        if s.action.is_network() && target.control.as_ref().is_none_or(|c| c.network().is_none()) {
+            return fail(format!(
+                "{} acts on the network, so it needs a throwaway local cluster behind etcdlat's emulated network (LocalClusterOptions::network; the CLI sets it up for scenarios with network steps)",
                 s.action
             ));
         }
@@ -127,7 +138,16 @@ impl Applied {
 /// What is due next: a step, or the end of a timed pause.
 enum Due {
     Step(usize),
-    Resume { step: usize, member: String },
+    Resume {
+        step: usize,
+        member: String,
+    },
+    /// The end of a timed network step.
+    Undo {
+        step: usize,
+        member: Option<String>,
+        undo: LinkChange,
+    },
 }
 
 /// Runs the executor ([`run`]) on a thread of its own, so that its timing does not depend on
@@ -175,6 +195,7 @@ async fn run(
             .collect(),
         applied: vec![None; steps.len()],
         status_clients: BTreeMap::new(),
+        network_changed: false,
     };
     // Connected before the first step, so that its leader is named without delay.
     if steps.iter().any(|s| {
@@ -197,12 +218,14 @@ async fn run(
                 executor.applied[i] = Some(applied);
             }
             Due::Resume { step, member } => executor.resume_timed(step, &member).await,
+            Due::Undo { step, member, undo } => executor.undo_timed(step, member.as_deref(), undo),
         }
     }
     if !executor.paused.is_empty() {
         // Paused until the end of the run: resumed once it has ended.
         let _ = stop.wait_for(|s| *s).await;
     }
+    executor.restore_network();
     let still_paused: Vec<String> = executor.paused.keys().cloned().collect();
     for member in still_paused {
         executor.resume_member(&member).await;
@@ -240,6 +263,8 @@ struct Executor {
     /// A client per member URL for Status, kept between steps so that naming the leader
     /// costs one round trip, not a connection.
     status_clients: BTreeMap<String, Client>,
+    /// Whether a network step changed any link (undone when the run ends).
+    network_changed: bool,
 }
 
 /// A member as the executor sees it when it needs to name the leader or a follower.
@@ -291,6 +316,10 @@ impl Executor {
             FaultAction::MoveLeader => self.move_leader(step, &mut applied).await,
             FaultAction::Compact => self.compact(&mut applied).await,
             FaultAction::Defrag => self.defrag(step, &mut applied).await,
+            FaultAction::Partition
+            | FaultAction::Heal
+            | FaultAction::Delay
+            | FaultAction::Bandwidth => self.network_step(index, step, &mut applied).await,
         };
         applied.finished = Instant::now();
         if let Err(reason) = outcome {
@@ -412,236 +441,6 @@ impl Executor {
                 Ok((name.clone(), " (a follower)"))
             }
         }
-    }
-
-    async fn kill(&mut self, step: &FaultStep, applied: &mut Applied) -> Result<(), String> {
-        let control = self.control()?;
-        let (name, role) = self.resolve(step.member.as_ref().ok_or("no member")?).await?;
-        applied.member = Some(name.clone());
-        applied.started = Instant::now();
-        let killed = {
-            let name = name.clone();
-            tokio::task::spawn_blocking(move || control.kill(&name)).await.unwrap_or(false)
-        };
-        if !killed {
-            return Err(format!("{name} is not running"));
-        }
-        self.paused.remove(&name);
-        self.killed.insert(name.clone());
-        applied.what = format!("killed {name}{role}");
-        Ok(())
-    }
-
-    async fn pause(
-        &mut self,
-        index: usize,
-        step: &FaultStep,
-        applied: &mut Applied,
-    ) -> Result<(), String> {
-        let control = self.control()?;
-        let (name, role) = self.resolve(step.member.as_ref().ok_or("no member")?).await?;
-        applied.member = Some(name.clone());
-        if self.paused.contains_key(&name) {
-            return Err(format!("{name} is paused already"));
-        }
-        applied.started = Instant::now();
-        if !control.pause(&name) {
-            return Err(format!("{name} is not running"));
-        }
-        self.paused.insert(name.clone(), index);
-        applied.what = format!("paused {name}{role}");
-        if let Some(d) = step.pause_for {
-            applied.what.push_str(&format!(" for {}", etcdlat_core::unit::format_duration(d)));
-            if let Some(when) = applied.started.checked_add(d) {
-                self.agenda.push((when, Due::Resume { step: index, member: name.clone() }));
-            }
-        }
-        Ok(())
-    }
-
-    async fn resume(&mut self, step: &FaultStep, applied: &mut Applied) -> Result<(), String> {
-        let names: Vec<String> = match &step.member {
-            Some(m) => vec![self.resolve(m).await?.0],
-            None => self.paused.keys().cloned().collect(),
-        };
-        if names.is_empty() {
-            return Err("no member paused by an earlier step is still paused".to_owned());
-        }
-        applied.member = Some(names.join(", "));
-        applied.started = Instant::now();
-        let control = self.control()?;
-        for name in &names {
-            if self.paused.contains_key(name) {
-                self.resume_member(name).await;
-            } else if !control.resume(name) {
-                return Err(format!("{name} is not running"));
-            }
-        }
-        applied.what = format!("resumed {}", names.join(", "));
-        Ok(())
-    }
-
-    /// The end of a timed pause, unless a resume step or a kill came first.
-    async fn resume_timed(&mut self, step: usize, member: &str) {
-        if self.paused.get(member) == Some(&step) {
-            self.resume_member(member).await;
-        }
-    }
-
-    /// Resumes a member this run paused, noting when on the step that paused it.
-    async fn resume_member(&mut self, member: &str) {
-        let Some(step) = self.paused.remove(member) else { return };
-        let resumed = self.target.control.as_ref().is_some_and(|c| c.resume(member));
-        let now = Instant::now();
-        if let Some(Some(applied)) = self.applied.get_mut(step) {
-            if resumed {
-                applied.resumed = Some(now);
-            }
-        }
-        self.agenda.retain(|(_, due)| !matches!(due, Due::Resume { member: m, .. } if m == member));
-    }
-
-    async fn restart(&mut self, step: &FaultStep, applied: &mut Applied) -> Result<(), String> {
-        let control = self.control()?;
-        let targets: Vec<(String, &'static str)> = match &step.member {
-            Some(m) => vec![self.resolve(m).await?],
-            None => self.killed.iter().map(|n| (n.clone(), "")).collect(),
-        };
-        if targets.is_empty() {
-            return Err("no member killed by an earlier step is down".to_owned());
-        }
-        applied.member =
-            Some(targets.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", "));
-        applied.started = Instant::now();
-        let mut done = Vec::new();
-        for (name, role) in targets {
-            let was_running = control.is_running(&name);
-            let restarted = {
-                let (control, name) = (control.clone(), name.clone());
-                tokio::task::spawn_blocking(move || control.restart(&name))
-                    .await
-                    .unwrap_or_else(|e| Err(e.to_string()))
-            };
-            restarted.map_err(|e| format!("{name}: {e}"))?;
-            self.killed.remove(&name);
-            if let Some(step) = self.paused.remove(&name) {
-                if let Some(Some(a)) = self.applied.get_mut(step) {
-                    a.resumed = Some(Instant::now());
-                }
-            }
-            done.push(if was_running {
-                format!("{name}{role} (killed and started again)")
-            } else {
-                format!("{name}{role}")
-            });
-        }
-        applied.what = format!("restarted {}", done.join(", "));
-        Ok(())
-    }
-
-    async fn move_leader(&mut self, step: &FaultStep, applied: &mut Applied) -> Result<(), String> {
-        // The leader may change under the request (an election in progress): asked again
-        // while the cluster says "not leader", for up to LEADER_WAIT.
-        let deadline = Instant::now() + LEADER_WAIT;
-        let target = match &step.member {
-            Some(m) => Some(self.resolve(m).await?.0),
-            None => None,
-        };
-        loop {
-            let roster = self.roster(true).await?;
-            let leader = roster.leader().ok_or("no member answers as the leader")?;
-            let to = match &target {
-                Some(name) => {
-                    roster.by_name(name).ok_or_else(|| format!("{name} does not answer"))?
-                }
-                None => roster.followers().next().ok_or("no follower answers")?,
-            };
-            if to.id == leader.id {
-                return Err(format!("{} is the leader already", to.name));
-            }
-            applied.member = Some(to.name.clone());
-            applied.started = Instant::now();
-            let mut client = connect(&self.target.dialer, &leader.url).await?;
-            match within(REQUEST_TIMEOUT, "MoveLeader", client.move_leader(to.id)).await {
-                Ok(_) => {
-                    applied.what = format!("moved the leader from {} to {}", leader.name, to.name);
-                    return Ok(());
-                }
-                Err(e) => {
-                    let reason = source_chain(&e);
-                    if !reason.contains("not leader") || Instant::now() >= deadline {
-                        return Err(reason);
-                    }
-                }
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-
-    async fn compact(&mut self, applied: &mut Applied) -> Result<(), String> {
-        let urls: Vec<String> = self.live_urls().into_iter().map(|(_, u)| u).collect();
-        let mut last = String::from("no member answers");
-        for member_url in urls {
-            let attempt = async {
-                let mut client = connect(&self.target.dialer, &member_url).await?;
-                let revision =
-                    within(REQUEST_TIMEOUT, "Range", client.get("\0etcdlat-fault-probe", None))
-                        .await
-                        .map_err(|e| source_chain(&e))?
-                        .header()
-                        .map_or(0, etcd_client::ResponseHeader::revision);
-                within(
-                    REQUEST_TIMEOUT,
-                    "Compact",
-                    client.compact(revision, None::<etcd_client::CompactionOptions>),
-                )
-                .await
-                .map_err(|e| source_chain(&e))?;
-                Ok::<i64, String>(revision)
-            };
-            applied.started = Instant::now();
-            match attempt.await {
-                Ok(revision) => {
-                    applied.what = format!("compacted at revision {revision}");
-                    return Ok(());
-                }
-                Err(e) => last = format!("{member_url}: {e}"),
-            }
-        }
-        Err(last)
-    }
-
-    async fn defrag(&mut self, step: &FaultStep, applied: &mut Applied) -> Result<(), String> {
-        let targets: Vec<(String, String)> = match &step.member {
-            Some(m) => {
-                let (name, _) = self.resolve(m).await?;
-                let roster = self.roster(false).await?;
-                let member =
-                    roster.by_name(&name).ok_or_else(|| format!("{name} does not answer"))?;
-                vec![(member.name.clone(), member.url.clone())]
-            }
-            None => {
-                let roster = self.roster(false).await?;
-                roster.members.iter().map(|m| (m.name.clone(), m.url.clone())).collect()
-            }
-        };
-        if targets.is_empty() {
-            return Err("no member answers".to_owned());
-        }
-        applied.member =
-            Some(targets.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", "));
-        applied.started = Instant::now();
-        for (name, member_url) in &targets {
-            let mut client = connect(&self.target.dialer, member_url).await?;
-            within(REQUEST_TIMEOUT, "Defragment", client.defragment())
-                .await
-                .map_err(|e| format!("{name}: {}", source_chain(&e)))?;
-        }
-        applied.what = format!(
-            "defragmented {}",
-            targets.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ")
-        );
-        Ok(())
     }
 }
 

@@ -1,0 +1,266 @@
+//! One direction of an emulated link, and the delay line that carries one direction of one
+//! TCP connection across it.
+//!
+//! The model is a serial line followed by a propagation delay, as netem's rate and delay
+//! together: a chunk read at `t` waits for the line to be free, takes `bytes / bandwidth` to
+//! go out (the line is shared by every connection on the link, so two transfers split it),
+//! then arrives `latency ± jitter` later. A connection's bytes never overtake each other:
+//! a chunk whose jitter would land it before the previous one arrives with it instead.
+
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use bytes::{Bytes, BytesMut};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::sync::{mpsc, watch};
+
+use super::timer::PreciseTimer;
+
+/// How much one read takes off a socket at most.
+const CHUNK_BYTES: usize = 64 * 1024;
+
+/// Chunks read ahead of delivery per direction of a connection: with 64 KiB chunks at most
+/// 4 MiB, about what a TCP send buffer holds. Past it the reader stops, and TCP's flow
+/// control pushes back on the sender as a slow network would.
+const QUEUE_CHUNKS: usize = 64;
+
+/// What one direction of a link does to the bytes that cross it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct LinkParams {
+    /// One-way delay.
+    pub(crate) latency: Duration,
+    /// Each chunk's delay is `latency` plus a uniform draw in `[-jitter, +jitter]` (not
+    /// below zero, and never reordering a connection's bytes).
+    pub(crate) jitter: Duration,
+    /// Line rate in bytes per second; `None`: as fast as loopback.
+    pub(crate) bandwidth: Option<u64>,
+    /// Partitioned: nothing is read or delivered until this is cleared; connections stay
+    /// open and what was sent is delivered after (as TCP retransmits across a healed
+    /// partition). Dropping bytes instead would corrupt the byte stream, which a real
+    /// network never does to TCP.
+    pub(crate) held: bool,
+}
+
+impl From<etcdlat_core::LinkSettings> for LinkParams {
+    fn from(s: etcdlat_core::LinkSettings) -> Self {
+        Self { latency: s.latency, jitter: s.jitter, bandwidth: s.bandwidth, held: false }
+    }
+}
+
+/// One direction of a link between two endpoints (the client and a member, or two
+/// members), shared by every connection that crosses it: their bytes share its line rate
+/// and are counted together.
+#[derive(Debug)]
+pub(crate) struct Link {
+    params: watch::Sender<LinkParams>,
+    /// When the line is next free to send (bandwidth only).
+    line_free: Mutex<Instant>,
+    bytes: AtomicU64,
+    /// Seeds each connection's jitter draws apart (reproducible, unlike the OS's entropy).
+    connections: AtomicU64,
+}
+
+impl Link {
+    pub(crate) fn new(params: LinkParams) -> Self {
+        Self {
+            params: watch::Sender::new(params),
+            line_free: Mutex::new(Instant::now()),
+            bytes: AtomicU64::new(0),
+            connections: AtomicU64::new(0),
+        }
+    }
+
+    /// The link's settings now.
+    pub(crate) fn params(&self) -> LinkParams {
+        *self.params.borrow()
+    }
+
+    /// Changes the link's settings; connections on it see the change from their next chunk
+    /// (a partition also stops chunks already read).
+    pub(crate) fn set(&self, params: LinkParams) {
+        self.params.send_replace(params);
+    }
+
+    /// Bytes delivered across the link so far.
+    pub(crate) fn bytes(&self) -> u64 {
+        self.bytes.load(Ordering::Relaxed)
+    }
+
+    /// Reserves the line for `len` bytes that are ready at `now`; returns when the last of
+    /// them has left.
+    fn transmit(&self, now: Instant, len: usize, bandwidth: Option<u64>) -> Instant {
+        let Some(rate) = bandwidth.filter(|r| *r > 0) else { return now };
+        let on_line = Duration::from_secs_f64(len as f64 / rate as f64);
+        let mut free = self.line_free.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let start = (*free).max(now);
+        *free = start + on_line;
+        *free
+    }
+}
+
+/// Carries one direction of one connection across `link` until the source closes (then
+/// the destination's write side is shut down after the last byte arrives) or either side
+/// fails.
+pub(crate) async fn pump<R, W>(mut from: R, mut to: W, link: std::sync::Arc<Link>)
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    let (queue, mut arrivals) = mpsc::channel::<(Instant, Bytes)>(QUEUE_CHUNKS);
+    let reading = std::sync::Arc::clone(&link);
+    // `move`: the reader owns `queue`, so that its end closes the queue and the writer, having
+    // delivered the rest, shuts the destination down.
+    let reader = async move {
+        let link = reading;
+        let mut params = link.params.subscribe();
+        let mut rng = StdRng::seed_from_u64(link.connections.fetch_add(1, Ordering::Relaxed));
+        let mut buf = BytesMut::with_capacity(CHUNK_BYTES);
+        let mut last_arrival = Instant::now();
+        loop {
+            if params.wait_for(|p| !p.held).await.is_err() {
+                return;
+            }
+            buf.reserve(CHUNK_BYTES);
+            match from.read_buf(&mut buf).await {
+                Ok(0) | Err(_) => return,
+                Ok(_) => {}
+            }
+            let chunk = buf.split().freeze();
+            let p = *params.borrow_and_update();
+            let sent = link.transmit(Instant::now(), chunk.len(), p.bandwidth);
+            let arrival = (sent + delay(&p, &mut rng)).max(last_arrival);
+            last_arrival = arrival;
+            if queue.send((arrival, chunk)).await.is_err() {
+                return;
+            }
+        }
+    };
+    let writer = async {
+        let mut params = link.params.subscribe();
+        let mut timer = match PreciseTimer::new() {
+            Ok(t) => Some(t),
+            Err(e) => {
+                tracing::warn!(
+                    "no precise timer for an emulated link ({e}): delays round up to 1 ms"
+                );
+                None
+            }
+        };
+        while let Some((arrival, chunk)) = arrivals.recv().await {
+            match &mut timer {
+                Some(t) => {
+                    if t.sleep_until(arrival).await.is_err() {
+                        return;
+                    }
+                }
+                None => tokio::time::sleep_until(arrival.into()).await,
+            }
+            if params.wait_for(|p| !p.held).await.is_err() {
+                return;
+            }
+            if to.write_all(&chunk).await.is_err() {
+                return;
+            }
+            link.bytes.fetch_add(chunk.len() as u64, Ordering::Relaxed);
+        }
+        let _ = to.shutdown().await;
+    };
+    // The reader ends first on EOF (dropping `queue` lets the writer drain and shut down);
+    // a failed write drops `arrivals`, which ends the reader at its next chunk.
+    tokio::join!(reader, writer);
+}
+
+/// One chunk's propagation delay.
+fn delay(p: &LinkParams, rng: &mut StdRng) -> Duration {
+    if p.jitter.is_zero() {
+        return p.latency;
+    }
+    let j = p.jitter.as_secs_f64();
+    let d = p.latency.as_secs_f64() + rng.random_range(-j..=j);
+    Duration::from_secs_f64(d.max(0.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+
+    #[test]
+    fn the_line_is_shared_and_serial() {
+        let link = Link::new(LinkParams::default());
+        let t0 = Instant::now();
+        // 1 MB at 1 MB/s: one second on the line; a second transfer ready at once queues.
+        let first = link.transmit(t0, 1_000_000, Some(1_000_000));
+        let second = link.transmit(t0, 500_000, Some(1_000_000));
+        assert_eq!(first - t0, Duration::from_secs(1));
+        assert_eq!(second - t0, Duration::from_millis(1500));
+        // Without a rate the line never queues.
+        assert_eq!(link.transmit(t0, 1_000_000, None), t0);
+    }
+
+    #[test]
+    fn jitter_stays_within_its_bounds_and_never_below_zero() {
+        let mut rng = StdRng::seed_from_u64(7);
+        let p = LinkParams {
+            latency: Duration::from_millis(1),
+            jitter: Duration::from_millis(2),
+            ..LinkParams::default()
+        };
+        let draws: Vec<Duration> = (0..1000).map(|_| delay(&p, &mut rng)).collect();
+        assert!(draws.iter().all(|d| *d <= Duration::from_millis(3)));
+        assert!(draws.iter().any(|d| d.is_zero()), "latency - jitter < 0 clamps to 0");
+        assert!(draws.iter().any(|d| *d > Duration::from_millis(2)));
+    }
+
+    #[tokio::test]
+    async fn bytes_arrive_in_order_after_the_latency_and_are_counted() {
+        let link = Arc::new(Link::new(LinkParams {
+            latency: Duration::from_millis(20),
+            jitter: Duration::from_millis(15),
+            ..LinkParams::default()
+        }));
+        let (mut client, proxy_in) = tokio::io::duplex(1 << 20);
+        let (proxy_out, mut server) = tokio::io::duplex(1 << 20);
+        let pumping = tokio::spawn(pump(proxy_in, proxy_out, Arc::clone(&link)));
+        let sent: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        let t0 = Instant::now();
+        let writing = {
+            let sent = sent.clone();
+            tokio::spawn(async move {
+                for piece in sent.chunks(1000) {
+                    client.write_all(piece).await.unwrap();
+                    tokio::task::yield_now().await;
+                }
+                client.shutdown().await.unwrap();
+            })
+        };
+        let mut first = [0u8; 1];
+        server.read_exact(&mut first).await.unwrap();
+        assert!(t0.elapsed() >= Duration::from_millis(5), "latency - jitter is 5 ms");
+        let mut got = first.to_vec();
+        server.read_to_end(&mut got).await.unwrap();
+        writing.await.unwrap();
+        pumping.await.unwrap();
+        assert_eq!(got, sent, "bytes reordered or lost");
+        assert_eq!(link.bytes(), sent.len() as u64);
+    }
+
+    #[tokio::test]
+    async fn a_held_link_delivers_nothing_until_released() {
+        let link = Arc::new(Link::new(LinkParams { held: true, ..LinkParams::default() }));
+        let (mut client, proxy_in) = tokio::io::duplex(1024);
+        let (proxy_out, mut server) = tokio::io::duplex(1024);
+        tokio::spawn(pump(proxy_in, proxy_out, Arc::clone(&link)));
+        client.write_all(b"hello").await.unwrap();
+        let mut got = [0u8; 5];
+        let early = tokio::time::timeout(Duration::from_millis(100), server.read_exact(&mut got));
+        assert!(early.await.is_err(), "bytes crossed a partition");
+        link.set(LinkParams::default());
+        server.read_exact(&mut got).await.unwrap();
+        assert_eq!(&got, b"hello");
+    }
+}

@@ -1,0 +1,324 @@
+//! The emulated network of a local cluster: a userspace TCP proxy in front of every
+//! member's client and peer ports, on a thread of its own, carrying each connection across
+//! the links between its two ends ([`link`]). The members advertise the proxies' addresses
+//! and listen on ports nobody else is told of, so every client-to-member and
+//! member-to-member byte crosses an emulated link. Without a network to emulate, a local
+//! cluster has no proxy at all.
+//!
+//! The kernel's netem would need root and a network namespace; a proxy in userspace works
+//! anywhere, at the cost of one extra loopback hop per link (`benches/README.md` measures
+//! what it adds).
+
+mod link;
+mod owner;
+mod proxy;
+mod timer;
+
+use std::net::{SocketAddr, TcpListener};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+
+use link::Link;
+pub(crate) use link::LinkParams;
+use proxy::Route;
+
+/// Where one member is reached and where it really listens.
+#[derive(Debug)]
+pub(crate) struct MemberPorts {
+    /// Bound for the proxy at the member's advertised client URL.
+    client_proxy: TcpListener,
+    /// Where the member serves clients.
+    client: SocketAddr,
+    /// Bound for the proxy at the member's advertised peer URL.
+    peer_proxy: TcpListener,
+    /// Where the member serves its peers.
+    peer: SocketAddr,
+}
+
+impl MemberPorts {
+    /// Binds the proxies' two ports for a member that listens on loopback `client_port` and
+    /// `peer_port`; they stay bound (so no other process can take them) until the emulator
+    /// serves them.
+    pub(crate) fn bind(client_port: u16, peer_port: u16) -> std::io::Result<Self> {
+        let loopback = |port| SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, port));
+        Ok(Self {
+            client_proxy: TcpListener::bind(loopback(0))?,
+            client: loopback(client_port),
+            peer_proxy: TcpListener::bind(loopback(0))?,
+            peer: loopback(peer_port),
+        })
+    }
+
+    /// The URLs the member advertises: its proxies' (client with `scheme`, peer in http).
+    pub(crate) fn urls(&self, scheme: &str) -> std::io::Result<(String, String)> {
+        Ok((
+            format!("{scheme}://{}", self.client_proxy.local_addr()?),
+            format!("http://{}", self.peer_proxy.local_addr()?),
+        ))
+    }
+}
+
+/// A change to the links of one member (or of every member), at run time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LinkChange {
+    /// Hold every byte between the member and its peers, both ways; connections stay open.
+    Partition,
+    /// Undo a partition.
+    Heal,
+    /// Add this much one-way latency to the member's links (peers and client), both ways;
+    /// zero removes it.
+    Delay(std::time::Duration),
+    /// Cap the line rate of the member's links (bytes/s), both ways; `None` removes the cap.
+    Bandwidth(Option<u64>),
+}
+
+/// What a fault has changed on one directed link, on top of its configured settings.
+#[derive(Debug, Clone, Copy, Default)]
+struct Overlay {
+    held: bool,
+    extra_latency: std::time::Duration,
+    cap: Option<u64>,
+}
+
+impl Overlay {
+    fn over(&self, base: LinkParams) -> LinkParams {
+        LinkParams {
+            latency: base.latency + self.extra_latency,
+            jitter: base.jitter,
+            bandwidth: match (base.bandwidth, self.cap) {
+                (Some(b), Some(c)) => Some(b.min(c)),
+                (b, c) => b.or(c),
+            },
+            held: self.held,
+        }
+    }
+}
+
+/// The running emulator: links between the client (endpoint 0) and the members (endpoint
+/// `1 + i`), and the proxies. Dropping it closes every proxied connection.
+pub(crate) struct Emulator {
+    /// `links[from][to]`: one direction between two endpoints (`None` on the diagonal).
+    links: Vec<Vec<Option<Arc<Link>>>>,
+    base: Vec<Vec<LinkParams>>,
+    overlay: Mutex<Vec<Vec<Overlay>>>,
+    stop: Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl std::fmt::Debug for Emulator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Emulator").field("endpoints", &self.links.len()).finish_non_exhaustive()
+    }
+}
+
+impl Emulator {
+    /// Starts proxies for `members` with the settings `params[from][to]` (endpoint 0 is the
+    /// client, `1 + i` member i). `pids` says, when a peer connects, which process each
+    /// member is now (members restart), so that its connection crosses the right link.
+    ///
+    /// # Errors
+    /// When the thread or its runtime cannot be started.
+    pub(crate) fn start(
+        params: Vec<Vec<LinkParams>>,
+        members: Vec<MemberPorts>,
+        pids: Arc<dyn Fn() -> Vec<Option<u32>> + Send + Sync>,
+    ) -> std::io::Result<Self> {
+        let n = params.len();
+        assert_eq!(n, members.len() + 1, "one row of link settings per endpoint");
+        let links: Vec<Vec<Option<Arc<Link>>>> = (0..n)
+            .map(|from| {
+                (0..n)
+                    .map(|to| (from != to).then(|| Arc::new(Link::new(params[from][to]))))
+                    .collect()
+            })
+            .collect();
+        let link = |from: usize, to: usize| {
+            Arc::clone(links[from][to].as_ref().expect("off the diagonal"))
+        };
+        let mut proxies = Vec::new();
+        for (i, m) in members.into_iter().enumerate() {
+            let member = 1 + i;
+            m.client_proxy.set_nonblocking(true)?;
+            m.peer_proxy.set_nonblocking(true)?;
+            let client_route = Route { up: link(0, member), down: link(member, 0) };
+            proxies.push((
+                m.client_proxy,
+                m.client,
+                Box::new(move |_| client_route.clone()) as RouteFn,
+            ));
+            // Peers: the route depends on who connected. An unknown sender (gone before it
+            // could be looked up) is taken for the member itself's nearest peer: the first.
+            let to_port = m.peer_proxy.local_addr()?.port();
+            let from_links: Vec<Route> = (1..n)
+                .filter(|&p| p != member)
+                .map(|p| Route { up: link(p, member), down: link(member, p) })
+                .collect();
+            let peers: Vec<usize> = (1..n).filter(|&p| p != member).collect();
+            let pids = Arc::clone(&pids);
+            let route = move |from: SocketAddr| {
+                let pids = pids();
+                let sender = owner::connecting_process(from, to_port, &pids).map(|i| 1 + i);
+                let k = sender.and_then(|s| peers.iter().position(|&p| p == s)).unwrap_or(0);
+                from_links[k].clone()
+            };
+            proxies.push((m.peer_proxy, m.peer, Box::new(route) as RouteFn));
+        }
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let thread =
+            std::thread::Builder::new().name("etcdlat-network".into()).spawn(move || {
+                runtime.block_on(async move {
+                    for (listener, target, route) in proxies {
+                        match tokio::net::TcpListener::from_std(listener) {
+                            Ok(l) => {
+                                tokio::spawn(proxy::serve(l, target, route));
+                            }
+                            Err(e) => tracing::warn!("emulated link: cannot listen: {e}"),
+                        }
+                    }
+                    let _ = stopped.await;
+                });
+                // Dropping the runtime here cancels every connection's tasks and closes them.
+            })?;
+        Ok(Self {
+            base: params,
+            overlay: Mutex::new(vec![vec![Overlay::default(); n]; n]),
+            links,
+            stop: Mutex::new(Some(stop)),
+            thread: Mutex::new(Some(thread)),
+        })
+    }
+
+    /// Changes the links of `member` (0-based), or of every member when `None`.
+    pub(crate) fn change(&self, member: Option<usize>, change: LinkChange) {
+        let mut overlay = self.overlay.lock().unwrap_or_else(PoisonError::into_inner);
+        let n = self.links.len();
+        for from in 0..n {
+            for to in 0..n {
+                if from == to {
+                    continue;
+                }
+                let touches = member.is_none_or(|m| from == 1 + m || to == 1 + m);
+                let is_peer = from != 0 && to != 0;
+                let o = &mut overlay[from][to];
+                match change {
+                    LinkChange::Partition if touches && is_peer => o.held = true,
+                    LinkChange::Heal if touches => o.held = false,
+                    LinkChange::Delay(d) if touches => o.extra_latency = d,
+                    LinkChange::Bandwidth(cap) if touches => o.cap = cap,
+                    _ => continue,
+                }
+                if let Some(link) = &self.links[from][to] {
+                    link.set(o.over(self.base[from][to]));
+                }
+            }
+        }
+    }
+
+    /// Every directed link: from, to (0 the client, `1 + i` member i), its settings now and
+    /// the bytes it has delivered.
+    pub(crate) fn links(&self) -> Vec<(usize, usize, LinkParams, u64)> {
+        let mut out = Vec::new();
+        for (from, row) in self.links.iter().enumerate() {
+            for (to, link) in row.iter().enumerate() {
+                if let Some(link) = link {
+                    out.push((from, to, link.params(), link.bytes()));
+                }
+            }
+        }
+        out
+    }
+}
+
+type RouteFn = Box<dyn Fn(SocketAddr) -> Route + Send + Sync>;
+
+impl Emulator {
+    /// Stops every proxy and closes every connection through them; also done on drop. The
+    /// local cluster calls it when it shuts down, whoever else still holds the emulator.
+    pub(crate) fn shutdown(&self) {
+        if let Some(stop) = self.stop.lock().unwrap_or_else(PoisonError::into_inner).take() {
+            let _ = stop.send(());
+        }
+        if let Some(thread) = self.thread.lock().unwrap_or_else(PoisonError::into_inner).take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Drop for Emulator {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+    use std::net::{Ipv4Addr, TcpStream};
+    use std::time::{Duration, Instant};
+
+    use super::*;
+
+    fn echo_server() -> SocketAddr {
+        let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
+        let addr = l.local_addr().unwrap();
+        std::thread::spawn(move || {
+            for s in l.incoming().flatten() {
+                std::thread::spawn(move || {
+                    let mut s = s;
+                    let mut buf = [0u8; 4096];
+                    while let Ok(n) = s.read(&mut buf) {
+                        if n == 0 || s.write_all(&buf[..n]).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+        });
+        addr
+    }
+
+    fn bind() -> TcpListener {
+        TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap()
+    }
+
+    #[test]
+    fn a_round_trip_through_the_client_link_takes_twice_its_latency() {
+        let echo = echo_server();
+        let latency = Duration::from_millis(5);
+        let p = LinkParams { latency, ..LinkParams::default() };
+        let members = vec![MemberPorts {
+            client_proxy: bind(),
+            client: echo,
+            peer_proxy: bind(),
+            peer: echo,
+        }];
+        let proxy = members[0].client_proxy.local_addr().unwrap();
+        let em = Emulator::start(vec![vec![p; 2]; 2], members, Arc::new(|| vec![None])).unwrap();
+        let mut s = TcpStream::connect(proxy).unwrap();
+        s.set_nodelay(true).unwrap();
+        let mut rtts = Vec::new();
+        for _ in 0..20 {
+            let t0 = Instant::now();
+            s.write_all(b"ping").unwrap();
+            let mut buf = [0u8; 4];
+            s.read_exact(&mut buf).unwrap();
+            rtts.push(t0.elapsed());
+        }
+        rtts.sort();
+        eprintln!("rtt p50 {:?} min {:?} max {:?}", rtts[10], rtts[0], rtts[19]);
+        assert!(rtts[0] >= 2 * latency);
+        em.change(Some(0), LinkChange::Delay(Duration::from_millis(10)));
+        let t0 = Instant::now();
+        s.write_all(b"ping").unwrap();
+        let mut buf = [0u8; 4];
+        s.read_exact(&mut buf).unwrap();
+        assert!(t0.elapsed() >= Duration::from_millis(30));
+        let links = em.links();
+        assert!(links.iter().any(|(f, t, _, b)| *f == 0 && *t == 1 && *b == 21 * 4));
+        drop(em);
+        // The proxy is gone with the emulator.
+        let mut buf = [0u8; 4];
+        assert!(s.write_all(b"ping").and_then(|()| s.read_exact(&mut buf)).is_err());
+    }
+}

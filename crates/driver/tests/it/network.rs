@@ -1,0 +1,162 @@
+//! The emulated network of local clusters, against real etcd: the latencies a run sees follow
+//! from the links' (a quorum round trip for writes and linearizable reads, none for
+//! serializable ones on the leader, two client hops for everything), a line rate caps large
+//! writes, a partition of the leader mid-run changes the leader and heals, the report names
+//! the network and the bytes its links carried, and nothing is left listening after the
+//! cluster is gone. Bounds are generous: the machine is small and shared.
+
+use std::time::Duration;
+
+use etcdlat_core::{FaultAction, Network, OpKind, Report};
+use etcdlat_driver::LocalCluster;
+use etcdlat_testkit::{Etcd, etcd_bin, skip};
+
+use crate::run_on;
+
+fn network(toml: &str) -> Network {
+    toml::from_str(toml).unwrap_or_else(|e| panic!("invalid [network]: {e}"))
+}
+
+async fn cluster(members: u32, net: &str) -> Etcd {
+    Etcd::start_with(
+        LocalCluster::options().etcd_bin(etcd_bin()).members(members).network(network(net)),
+    )
+    .await
+}
+
+fn p50_ms(report: &Report, kind: OpKind) -> f64 {
+    report.op(kind).latency.quantile_us(0.5) as f64 / 1000.0
+}
+
+fn min_ms(report: &Report, kind: OpKind) -> f64 {
+    report.op(kind).latency.quantile_us(0.0) as f64 / 1000.0
+}
+
+#[tokio::test]
+async fn writes_and_linearizable_reads_pay_a_quorum_round_trip_serializable_reads_do_not() {
+    if skip() {
+        return;
+    }
+    // One-way 10 ms between members: a write commits when a follower has it, one round
+    // trip (20 ms) after the leader proposes it; ReadIndex confirms leadership with the
+    // same round trip; a serializable read is answered from the leader's own store.
+    let etcd = cluster(3, "peer-latency = \"10ms\"\n").await;
+    let leader = "target = \"leader\"\n[load]\nclients = 1\ntotal = 30\n";
+    let put = run_on(&etcd, 1, &format!("{leader}[op.put]\nkey-space-size = 10\n")).await;
+    let (p50, min) = (p50_ms(&put, OpKind::Put), min_ms(&put, OpKind::Put));
+    assert!(min >= 20.0, "a put commits no sooner than one round trip to a quorum: {min} ms");
+    assert!(p50 < 60.0, "and not much later: p50 {p50} ms");
+
+    let range = |consistency: &str| {
+        format!("{leader}[op.range]\nkey = \"k\"\nconsistency = \"{consistency}\"\n")
+    };
+    let linearizable = run_on(&etcd, 1, &range("l")).await;
+    let min = min_ms(&linearizable, OpKind::Range);
+    assert!(min >= 20.0, "ReadIndex waits for a quorum's heartbeat answers: {min} ms");
+    let serializable = run_on(&etcd, 1, &range("s")).await;
+    let p50 = p50_ms(&serializable, OpKind::Range);
+    assert!(p50 < 10.0, "a serializable read on the leader crosses no peer link: {p50} ms");
+
+    let net = put.target.network.as_ref().expect("the report names the network");
+    assert_eq!(net.config.peer_latency, Duration::from_millis(10));
+    assert_eq!(net.links.len(), 4 * 3, "client and 3 members, every ordered pair");
+    let peer_bytes: u64 =
+        net.links.iter().filter(|l| l.from != "client" && l.to != "client").map(|l| l.bytes).sum();
+    assert!(peer_bytes > 30 * 8, "the puts were replicated across the peer links");
+    assert!(
+        net.links.iter().all(|l| l.from == "client" || l.to == "client" || l.latency_us == 10_000)
+    );
+}
+
+#[tokio::test]
+async fn client_latency_adds_two_hops_to_every_request() {
+    if skip() {
+        return;
+    }
+    let etcd = cluster(1, "client-latency = \"5ms\"\n").await;
+    let report = run_on(
+        &etcd,
+        1,
+        "[load]\nclients = 1\ntotal = 30\n[op.range]\nkey = \"k\"\nconsistency = \"s\"\n",
+    )
+    .await;
+    let (p50, min) = (p50_ms(&report, OpKind::Range), min_ms(&report, OpKind::Range));
+    assert!(min >= 10.0, "5 ms there and 5 ms back: {min} ms");
+    assert!(p50 < 25.0, "and not much more: p50 {p50} ms");
+    let net = report.target.network.as_ref().unwrap();
+    let to_member = net.links.iter().find(|l| l.from == "client").unwrap();
+    assert!(to_member.bytes > 30 * 10, "the requests crossed the client link: {to_member:?}");
+}
+
+#[tokio::test]
+async fn a_line_rate_between_members_caps_large_writes() {
+    if skip() {
+        return;
+    }
+    // A 1 MB put reaches a follower through a 4 MB/s line: at least 250 ms.
+    let etcd = cluster(3, "bandwidth = \"4MB/s\"\n").await;
+    let report = run_on(
+        &etcd,
+        1,
+        "target = \"leader\"\n[load]\nclients = 1\ntotal = 4\n[op.put]\nval-size = \"1MB\"\nkey-space-size = 4\n",
+    )
+    .await;
+    assert_eq!(report.op(OpKind::Put).ok, 4, "{:?}", report.op(OpKind::Put).errors);
+    let min = min_ms(&report, OpKind::Put);
+    assert!(min >= 250.0, "1 MB at 4 MB/s: {min} ms");
+}
+
+#[tokio::test]
+async fn a_partitioned_leader_loses_its_leadership_and_the_cluster_recovers_after_heal() {
+    if skip() {
+        return;
+    }
+    // No delay at all: the proxies are there for the partition.
+    let etcd = cluster(3, "").await;
+    let before = etcd.leader_name().await;
+    let report = run_on(
+        &etcd,
+        3,
+        "[load]\nclients = 3\nduration = \"9s\"\nrate = 200\n[op.put]\nkey-space-size = 100\n\
+         [[faults]]\nat = \"1s\"\naction = \"partition\"\nmember = \"leader\"\nfor = \"3s\"\n",
+    )
+    .await;
+    let f = &report.faults[0];
+    assert_eq!(f.action, FaultAction::Partition);
+    assert_eq!(f.error, None, "{f:#?}");
+    assert_eq!(f.member.as_deref(), Some(before.as_str()));
+    assert_eq!(f.what, format!("partitioned {before} (the leader) from its peers for 3s"));
+    let healed = f.resumed_s.expect("healed after 3 s");
+    assert!((healed - f.started_s - 3.0).abs() < 0.3, "{f:#?}");
+    assert!(
+        report.leader_changes.iter().any(|c| c.from == before),
+        "the majority elected another leader: {:?}",
+        report.leader_changes
+    );
+    let put = report.op(OpKind::Put);
+    assert!(put.errors_total > 0 || f.during.max_us >= 500_000, "the partition was felt: {f:#?}");
+    // Errors only from the partition: none before it; after the heal, at most the requests
+    // already waiting then (one per client), which etcd fails at its request timeout.
+    assert_eq!(f.before.errors, 0, "{f:#?}");
+    let first = put.intervals.iter().take_while(|i| i.t_s < 1.0).map(|i| i.errors).sum::<u64>();
+    assert_eq!(first, 0, "{:?}", put.intervals);
+    assert!(f.after.errors <= 3, "{f:#?}");
+    assert!(f.after.ok > 0, "the cluster served after heal: {f:#?}");
+    assert!(put.intervals.last().is_some_and(|i| i.count > 0), "{:?}", put.intervals);
+}
+
+#[tokio::test]
+async fn nothing_listens_on_the_proxies_once_the_cluster_is_gone() {
+    if skip() {
+        return;
+    }
+    let etcd = cluster(1, "client-latency = \"1ms\"\n").await;
+    let endpoint = etcd.endpoint();
+    let port = etcdlat_testkit::port_of(&endpoint);
+    assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_ok(), "the proxy serves");
+    drop(etcd);
+    assert!(
+        std::net::TcpStream::connect(("127.0.0.1", port)).is_err(),
+        "the proxy at {endpoint} is gone with the cluster"
+    );
+}
