@@ -90,6 +90,81 @@ pub struct Global {
     #[arg(long, global = true, value_name = "N")]
     pub members: Option<u32>,
 
+    /// Emulated network of the throwaway local cluster: one-way latency between two members
+    /// (of one zone, with --zones), e.g. "1ms". Also for `run` and `cluster`.
+    #[arg(
+        long,
+        global = true,
+        value_name = "DURATION",
+        help_heading = "Emulated network (local clusters)"
+    )]
+    pub peer_latency: Option<String>,
+
+    /// One-way latency between the client and each member (of its zone, with --zones).
+    #[arg(
+        long,
+        global = true,
+        value_name = "DURATION",
+        help_heading = "Emulated network (local clusters)"
+    )]
+    pub client_latency: Option<String>,
+
+    /// How much every emulated link's delay varies either way (bytes never reorder).
+    #[arg(
+        long,
+        global = true,
+        value_name = "DURATION",
+        help_heading = "Emulated network (local clusters)"
+    )]
+    pub jitter: Option<String>,
+
+    /// Line rate of each direction of each member-to-member link, e.g. "100MB/s", "1Gbit/s".
+    #[arg(
+        long,
+        global = true,
+        value_name = "RATE",
+        help_heading = "Emulated network (local clusters)"
+    )]
+    pub bandwidth: Option<String>,
+
+    /// Line rate of each direction of each client-to-member link.
+    #[arg(
+        long,
+        global = true,
+        value_name = "RATE",
+        help_heading = "Emulated network (local clusters)"
+    )]
+    pub client_bandwidth: Option<String>,
+
+    /// Zones, comma-separated; members are placed in them in order, round robin, and the
+    /// client sits in the first (or --client-zone).
+    #[arg(
+        long,
+        global = true,
+        value_delimiter = ',',
+        value_name = "ZONES",
+        help_heading = "Emulated network (local clusters)"
+    )]
+    pub zones: Option<Vec<String>>,
+
+    /// The client's zone (default the first of --zones).
+    #[arg(
+        long,
+        global = true,
+        value_name = "ZONE",
+        help_heading = "Emulated network (local clusters)"
+    )]
+    pub client_zone: Option<String>,
+
+    /// One-way latency between two zones, e.g. "1.5ms".
+    #[arg(
+        long,
+        global = true,
+        value_name = "DURATION",
+        help_heading = "Emulated network (local clusters)"
+    )]
+    pub zone_latency: Option<String>,
+
     /// Pin the worker threads to these CPUs, round robin (e.g. "2,3"), to keep the client off
     /// the cores etcd uses on a shared machine. Defaults the worker count to their number.
     #[arg(long, global = true, value_delimiter = ',', value_name = "CPUS")]

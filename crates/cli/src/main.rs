@@ -98,7 +98,9 @@ async fn execute(action: Action) -> Result<Verdict> {
             Ok(Verdict::Done)
         }
         Action::Run(plan) => run::execute(&plan).await,
-        Action::Cluster { members, etcd_bin } => hold_cluster(members, &etcd_bin).await,
+        Action::Cluster { members, etcd_bin, network } => {
+            hold_cluster(members, &etcd_bin, network).await
+        }
         Action::Merge(m) => report_tool::merge(&m),
         Action::Compare(c) => report_tool::compare(&c),
     }
@@ -106,9 +108,18 @@ async fn execute(action: Action) -> Result<Verdict> {
 
 /// `etcdlat cluster`: starts a local cluster, prints its endpoints, keeps it until Ctrl-C or
 /// SIGTERM, then tears it down.
-async fn hold_cluster(members: u32, etcd_bin: &std::path::Path) -> Result<Verdict> {
+async fn hold_cluster(
+    members: u32,
+    etcd_bin: &std::path::Path,
+    network: Option<etcdlat_core::Network>,
+) -> Result<Verdict> {
     let mut stop = shutdown_signal();
-    let start = LocalCluster::options().members(members).etcd_bin(etcd_bin).start();
+    let mut options = LocalCluster::options().members(members).etcd_bin(etcd_bin);
+    if let Some(network) = &network {
+        eprintln!("emulated network: {}", network.summary());
+        options = options.network(network.clone());
+    }
+    let start = options.start();
     let Some(cluster) = unless_stopped(&stop, start).await else { return Ok(Verdict::Interrupted) };
     let cluster = cluster.context("starting a throwaway local etcd")?;
     let endpoints = cluster.endpoints();

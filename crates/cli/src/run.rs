@@ -7,6 +7,7 @@ use etcdlat_core::{Report, ReportSet, Scenario, render};
 use etcdlat_driver::{Driver, DriverError, LocalCluster};
 use tokio::sync::watch;
 
+use crate::plan::network::needs_emulation;
 use crate::plan::{Cluster, DEFAULT_ENDPOINT, RunPlan, preflight};
 use crate::shutdown::{shutdown_signal, unless_stopped};
 use crate::verdict::{self, Verdict};
@@ -94,7 +95,11 @@ async fn run_one(
                 Cluster::Local(Some(m)) => m,
                 _ => scenario.cluster.members.unwrap_or(1),
             };
-            let start = LocalCluster::options().members(members).etcd_bin(&plan.etcd_bin).start();
+            let mut options = LocalCluster::options().members(members).etcd_bin(&plan.etcd_bin);
+            if needs_emulation(scenario) {
+                options = options.network(scenario.network.clone());
+            }
+            let start = options.start();
             let Some(cluster) = unless_stopped(&stop, start).await else { return Ok(None) };
             let cluster = cluster.context("starting a throwaway local etcd")?;
             let b = builder.local_cluster(&cluster);

@@ -16,6 +16,7 @@
 mod benchmark;
 mod cluster;
 mod flag;
+pub mod network;
 pub mod preflight;
 mod report_tool;
 mod scenario;
@@ -87,6 +88,8 @@ pub enum Action {
         members: u32,
         /// The etcd binary.
         etcd_bin: PathBuf,
+        /// The emulated network it runs on, from the network flags (none: loopback).
+        network: Option<etcdlat_core::Network>,
     },
     /// Merge shards' reports.
     Merge(MergePlan),
@@ -110,7 +113,12 @@ impl Action {
             Command::Compare(args) => return report_tool::compare_plan(args, g).map(Self::Compare),
             Command::Cluster(_) => {
                 let members = cluster::cluster_command(g)?;
-                return Ok(Self::Cluster { members, etcd_bin });
+                let mut net = etcdlat_core::Network::default();
+                network::NetworkFlags::from_flags(g, &Cluster::Local(Some(members)))?
+                    .apply(&mut net);
+                net.validate(true, Some(members)).map_err(|e| anyhow!("{e}"))?;
+                let network = net.is_emulated().then_some(net);
+                return Ok(Self::Cluster { members, etcd_bin, network });
             }
             Command::Run(run) => (scenario::read(run)?, Cluster::FromScenario),
             Command::Put(a) => at_default_endpoint(benchmark::put(a)?),
@@ -125,8 +133,10 @@ impl Action {
         };
         let (cluster, default_endpoint) = Cluster::from_flags(g, default_cluster)?;
 
+        let network_flags = network::NetworkFlags::from_flags(g, &cluster)?;
         let mut scenarios = scenarios;
         for s in &mut scenarios {
+            network_flags.apply(&mut s.network);
             apply_global(s, g).map_err(flag::flag_error)?;
         }
         preflight::check(&scenarios, &cluster)?;

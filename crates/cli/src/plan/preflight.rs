@@ -3,6 +3,9 @@
 //!
 //! - Fault steps that act on a member's process (kill, pause, resume, restart) need a
 //!   throwaway local cluster; with `--endpoints` they are an error.
+//! - A scenario's emulated network (`[network]`, the network flags) and its network fault
+//!   steps need a throwaway local cluster with the members and zones they name; against
+//!   endpoints only toxiproxy's toxics can act on the network.
 //! - A throwaway local etcd runs with etcd's default request limit (`--max-request-bytes`,
 //!   1.5 MiB): a write larger than that would fail every time (`InvalidArgument`, "request is
 //!   too large"), so it is refused up front. Against given endpoints the server's limit is
@@ -25,6 +28,7 @@ const REQUEST_OVERHEAD: u64 = 64;
 /// Fails when a scenario cannot run where the plan sends it.
 pub fn check(scenarios: &[Scenario], cluster: &Cluster) -> Result<()> {
     for s in scenarios {
+        check_network(s, cluster)?;
         if cluster.endpoints_for(s).is_some() {
             if let Some((i, step)) =
                 s.faults.iter().enumerate().find(|(_, f)| f.action.needs_local_cluster())
@@ -44,6 +48,30 @@ pub fn check(scenarios: &[Scenario], cluster: &Cluster) -> Result<()> {
                     s.name
                 );
             }
+        }
+    }
+    Ok(())
+}
+
+/// Checks a scenario's `[network]` and network fault steps against where it runs: against
+/// endpoints nothing can be emulated (only toxiproxy's toxics); a local cluster must have
+/// the members and zones the network names.
+fn check_network(s: &Scenario, cluster: &Cluster) -> Result<()> {
+    let local = cluster.endpoints_for(s).is_none();
+    let members = match cluster {
+        Cluster::Local(Some(m)) => Some(*m),
+        _ => s.cluster.members.or(Some(1)),
+    };
+    if let Err(e) = s.network.validate(local, members) {
+        bail!("{}: {e}", s.name);
+    }
+    if !local && s.network.toxiproxy.is_none() {
+        if let Some((i, step)) = s.faults.iter().enumerate().find(|(_, f)| f.action.is_network()) {
+            bail!(
+                "{}: faults.{i}: {} acts on the network; against --endpoints it needs a toxiproxy in front of the members, named in [network] toxiproxy",
+                s.name,
+                step.action
+            );
         }
     }
     Ok(())

@@ -17,7 +17,7 @@ use etcdlat_testkit::Etcd;
 use crate::{count, etcdlat, only_run, parse_report};
 
 /// The one line on stderr, after checking exit code 2, no panic and nothing on stdout.
-fn error_line(what: &str, out: &Output) -> String {
+pub(crate) fn error_line(what: &str, out: &Output) -> String {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{what}: exit code 2; stderr:\n{stderr}");
     assert!(!stderr.contains("panicked"), "{what}: {stderr}");

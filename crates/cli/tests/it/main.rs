@@ -40,6 +40,7 @@ mod fault;
 mod html;
 mod interrupt;
 mod kubernetes;
+mod network;
 mod put;
 mod range;
 mod report_tool;
