@@ -3,6 +3,10 @@
 
 /// (name, TOML text) of every shipped scenario.
 pub const SCENARIOS: &[(&str, &str)] = &[
+    (
+        "capacity-test-network",
+        include_str!("../../../configs/scenarios/capacity-test-network.toml"),
+    ),
     ("delete", include_str!("../../../configs/scenarios/delete.toml")),
     ("etcd-perf-guide", include_str!("../../../configs/scenarios/etcd-perf-guide.toml")),
     ("lease-keepalive", include_str!("../../../configs/scenarios/lease-keepalive.toml")),

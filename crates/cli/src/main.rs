@@ -93,7 +93,7 @@ async fn execute(action: Action) -> Result<Verdict> {
             for (name, text) in builtin::SCENARIOS {
                 let description =
                     Scenario::from_toml_str(text).map(|s| s.description).unwrap_or_default();
-                println!("{name:<24} {description}");
+                output::print(&format!("{name:<24} {description}\n"))?;
             }
             Ok(Verdict::Done)
         }
@@ -123,11 +123,13 @@ async fn hold_cluster(
     let Some(cluster) = unless_stopped(&stop, start).await else { return Ok(Verdict::Interrupted) };
     let cluster = cluster.context("starting a throwaway local etcd")?;
     let endpoints = cluster.endpoints();
+    let mut text = String::new();
     for (m, ep) in cluster.members().iter().zip(&endpoints) {
-        println!("{}\t{ep}", m.name());
+        text.push_str(&format!("{}\t{ep}\n", m.name()));
     }
-    println!("ETCDCTL_ENDPOINTS={}", endpoints.join(","));
-    println!("etcdlat --endpoints={} put --total=1000", endpoints.join(","));
+    text.push_str(&format!("ETCDCTL_ENDPOINTS={}\n", endpoints.join(",")));
+    text.push_str(&format!("etcdlat --endpoints={} put --total=1000\n", endpoints.join(",")));
+    output::print(&text)?;
     eprintln!("etcd cluster of {members} running in {}; Ctrl-C stops it", cluster.dir().display());
     let _ = stop.wait_for(|s| *s).await;
     drop(cluster);

@@ -9,6 +9,21 @@ use anyhow::{Context, Result, bail};
 use etcdlat_core::render::{self, plot};
 use etcdlat_core::{Report, ReportSet};
 
+/// Writes `text` to standard output. A reader that has gone away (`etcdlat scenarios | head`)
+/// is not an error: what it did not read is dropped, and files and the exit code are as
+/// they would have been. Any other failure to write is.
+///
+/// # Errors
+/// When standard output cannot be written for another reason (a full disk, say).
+pub fn print(text: &str) -> Result<()> {
+    match std::io::stdout().lock().write_all(text.as_bytes()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(e).context("writing to standard output")
+        }
+        _ => Ok(()),
+    }
+}
+
 /// The report files a command writes, checked.
 #[derive(Debug, Default)]
 pub struct Outputs {

@@ -9,6 +9,7 @@ use etcdlat_core::merge::merge_labeled;
 use etcdlat_core::report::SCHEMA_VERSION;
 use etcdlat_core::{ReportSet, Threshold, render};
 
+use crate::output;
 use crate::plan::{ComparePlan, MergePlan};
 use crate::verdict::{self, Verdict};
 
@@ -48,7 +49,7 @@ pub fn merge(plan: &MergePlan) -> Result<Verdict> {
     }
     if plan.print_text {
         for run in &merged.runs {
-            println!("{}", render::text(run, &plan.text));
+            output::print(&format!("{}\n", render::text(run, &plan.text)))?;
         }
     }
     plan.outputs.write(&merged)?;
@@ -71,7 +72,7 @@ pub fn compare(plan: &ComparePlan) -> Result<Verdict> {
     let comparisons = compare_sets(&base, &new)?;
     let text = markdown(&comparisons);
     if plan.print {
-        print!("{text}");
+        output::print(&text)?;
     }
     if let Some(t) = &plan.markdown {
         t.write(&text)?;

@@ -11,7 +11,7 @@ use crate::plan::network::needs_emulation;
 use crate::plan::{Cluster, DEFAULT_ENDPOINT, RunPlan, preflight};
 use crate::shutdown::{shutdown_signal, unless_stopped};
 use crate::verdict::{self, Verdict};
-use crate::{progress, shard};
+use crate::{output, progress, shard};
 
 /// Runs every scenario of `plan`, writes the report files, and says how it went.
 pub async fn execute(plan: &RunPlan) -> Result<Verdict> {
@@ -29,7 +29,7 @@ pub async fn execute(plan: &RunPlan) -> Result<Verdict> {
             break;
         };
         if plan.print_text {
-            println!("{}", render::text(&report, &plan.text));
+            output::print(&format!("{}\n", render::text(&report, &plan.text)))?;
         }
         let interrupted = report.interrupted;
         reports.push(report);

@@ -118,3 +118,14 @@ fn scenarios_lists_every_shipped_scenario() {
         );
     }
 }
+
+#[test]
+fn a_reader_that_goes_away_is_no_panic() {
+    // `true` has exited long before etcdlat writes: its stdout is a pipe with no reader.
+    let bin = assert_cmd::cargo::cargo_bin("etcdlat");
+    let script = format!("(sleep 0.3; '{}' scenarios; echo \"rc=$?\" >&2) | true", bin.display());
+    let out = std::process::Command::new("bash").arg("-c").arg(&script).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(stderr.contains("rc=0"), "a closed pipe is not a failure: {stderr}");
+}
