@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # What the emulated network costs: runs the same put load on a fresh local etcd without
-# emulation and with `--client-latency 1ms`, alternately, ROUNDS times each, and prints the
-# medians. With emulation every request crosses two delay lines (to the member and back), so
-#   added per hop = (p50 with - p50 without - 2 x 1 ms) / 2,
-# which includes the extra loopback hop through the proxy. The proxy runs in the etcdlat
-# process, so its CPU is the difference of the client's CPU per request.
+# emulation ("plain"), with `--client-latency 1us` (the proxy in the path, next to no delay:
+# "proxied") and with `--client-latency 1ms` ("emulated"), in turn, ROUNDS times each, and
+# prints the medians. Every request crosses two links (to the member and back), so
+#   added per hop = (p50 emulated - p50 plain - 2 x 1 ms) / 2,
+# of which (p50 proxied - p50 plain) / 2 is the extra loopback hop through the proxy. The
+# proxy runs in the etcdlat process, so its CPU is the difference in client CPU per request.
 # Usage: benches/network.sh [ROUNDS] [MEMBERS]   (after cargo build --release -p etcdlat-cli)
 set -euo pipefail
 rounds=${1:-3}
@@ -24,6 +25,7 @@ for i in $(seq 1 "$rounds"); do
     total=$((clients == 1 ? 3000 : 50000))
     load=(--conns "$conns" --clients "$clients" put --total "$total" --val-size 256 --key-space-size 10000)
     run "plain-$clients" "${load[@]}"
+    run "proxied-$clients" --client-latency 1us "${load[@]}"
     run "emulated-$clients" --client-latency 1ms "${load[@]}"
   done
 done
@@ -45,13 +47,15 @@ def cpu_us(r):
     return (c["user_cpu_s"] + c["system_cpu_s"]) * 1e6 / n
 def qps(r):
     return r["ops"]["put"]["throughput"]
-print(f"medians of {rounds} alternating runs each")
-print("| clients | p50 plain | p50 emulated | added per hop (p50) | p99 plain | p99 emulated | added per hop (p99) | throughput plain | throughput emulated | client CPU/request plain | emulated |")
-print("|---|---|---|---|---|---|---|---|---|---|---|")
+print(f"medians of {rounds} runs of each, in turn")
+print("| clients | variant | p50 | p99 | added per hop p50 / p99 | throughput | client CPU per request |")
+print("|---|---|---|---|---|---|---|")
 for c in (1, 1000):
-    p, e = f"plain-{c}", f"emulated-{c}"
-    p50p, p50e, p99p, p99e = med(p, lat("p50")), med(e, lat("p50")), med(p, lat("p99")), med(e, lat("p99"))
-    print(f"| {c} | {p50p} µs | {p50e} µs | {(p50e - p50p - 2000) / 2:.0f} µs | {p99p} µs | {p99e} µs | "
-          f"{(p99e - p99p - 2000) / 2:.0f} µs | {med(p, qps):.0f}/s | {med(e, qps):.0f}/s | "
-          f"{med(p, cpu_us):.1f} µs | {med(e, cpu_us):.1f} µs |")
+    base50, base99 = med(f"plain-{c}", lat("p50")), med(f"plain-{c}", lat("p99"))
+    for variant, configured_us in (("plain", 0), ("proxied", 1), ("emulated", 1000)):
+        n = f"{variant}-{c}"
+        p50, p99 = med(n, lat("p50")), med(n, lat("p99"))
+        added = "" if variant == "plain" else \
+            f"{(p50 - base50 - 2 * configured_us) / 2:.0f} / {(p99 - base99 - 2 * configured_us) / 2:.0f} µs"
+        print(f"| {c} | {variant} | {p50} µs | {p99} µs | {added} | {med(n, qps):.0f}/s | {med(n, cpu_us):.1f} µs |")
 EOF

@@ -149,7 +149,18 @@ where
                 None
             }
         };
-        while let Some((arrival, chunk)) = arrivals.recv().await {
+        // A chunk taken off the queue that is not due yet, to go first next time.
+        let mut next: Option<(Instant, Bytes)> = None;
+        // Chunks that fall due together, copied into one write.
+        let mut batch = BytesMut::new();
+        loop {
+            let (arrival, chunk) = match next.take() {
+                Some(queued) => queued,
+                None => match arrivals.recv().await {
+                    Some(queued) => queued,
+                    None => break,
+                },
+            };
             match &mut timer {
                 Some(t) => {
                     if t.sleep_until(arrival).await.is_err() {
@@ -161,10 +172,26 @@ where
             if params.wait_for(|p| !p.held).await.is_err() {
                 return;
             }
-            if to.write_all(&chunk).await.is_err() {
+            // What is due by now goes out with this chunk in one write: the receiver cannot
+            // tell, and every write and timer costs the proxy's thread a wake-up (a request's
+            // HEADERS and DATA frames often come as two chunks microseconds apart).
+            let now = Instant::now();
+            while let Ok((due, more)) = arrivals.try_recv() {
+                if due > now {
+                    next = Some((due, more));
+                    break;
+                }
+                if batch.is_empty() {
+                    batch.extend_from_slice(&chunk);
+                }
+                batch.extend_from_slice(&more);
+            }
+            let out: &[u8] = if batch.is_empty() { &chunk } else { &batch };
+            if to.write_all(out).await.is_err() {
                 return;
             }
-            link.bytes.fetch_add(chunk.len() as u64, Ordering::Relaxed);
+            link.bytes.fetch_add(out.len() as u64, Ordering::Relaxed);
+            batch.clear();
         }
         let _ = to.shutdown().await;
     };
