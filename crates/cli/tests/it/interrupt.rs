@@ -393,3 +393,37 @@ fn any_stopped(dir: &Path) -> bool {
             && stat.rsplit_once(") ").is_some_and(|(_, rest)| rest.starts_with('T'))
     })
 }
+
+#[tokio::test]
+async fn sigint_with_an_emulated_network_leaves_no_proxy_and_no_etcd_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let json = out.path().join("r.json");
+    let args = [
+        "--members=3",
+        "--peer-latency=2ms",
+        "--client-latency=1ms",
+        "run",
+        "put-1mb",
+        "--duration=60s",
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    let mut run = Running::spawn(&args, tmp.path(), out.path().join("stderr"));
+    let revision = run.poll(async || throwaway_revision(tmp.path()).await, holds_puts).await;
+    assert!(holds_puts(&revision), "no puts reached a throwaway etcd within {START_WITHIN:?}");
+    run.stop("INT");
+
+    let report = read_report(&json);
+    let report = only_run(&report);
+    assert!(flag(report, "/interrupted"));
+    assert_eq!(report["target"]["network"]["config"]["peer-latency"], "2ms");
+    // The members were reached through the proxies, whose ports are closed now.
+    let endpoints = report["target"]["endpoints"].as_array().unwrap();
+    assert!(!endpoints.is_empty());
+    for endpoint in endpoints {
+        let addr = endpoint.as_str().unwrap().trim_start_matches("http://");
+        assert!(std::net::TcpStream::connect(addr).is_err(), "{addr} still listens after the run");
+    }
+    assert_eq!(processes_mentioning(tmp.path()), Vec::<Vec<String>>::new(), "no etcd left running");
+}
