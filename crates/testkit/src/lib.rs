@@ -18,17 +18,22 @@
 //! # }
 //! ```
 //!
+//! [`Toxiproxy`] is a real toxiproxy server, for network faults against a cluster etcdlat did
+//! not start (see [`toxiproxy_bin`] for where its binary is found).
+//!
 //! Tests wait for what they can observe, never for a fixed time: [`eventually`] polls a
 //! condition with a deadline (a server's revision, a process's state, a run's progress).
 
 mod null;
 pub mod pki;
+mod toxiproxy;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 pub use null::NullServer;
 pub use pki::Pki;
+pub use toxiproxy::{TOXIPROXY_VERSION, Toxiproxy, toxiproxy_bin};
 
 use etcdlat_driver::{
     Credentials, Driver, DriverBuilder, DriverError, LocalCluster, LocalTls, Security,
