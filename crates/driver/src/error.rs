@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use etcdlat_core::ScenarioError;
 
+use crate::cluster::toxiproxy::ToxiproxyError;
+
 /// Why the driver could not connect, start a cluster or run a scenario.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -139,6 +141,12 @@ pub enum DriverError {
         /// Why not.
         reason: String,
     },
+
+    /// The toxiproxy server that a scenario's network steps drive cannot be used: it does
+    /// not answer, lacks a proxy `network.proxies` names, or refused a request (checked
+    /// before the run starts).
+    #[error(transparent)]
+    Toxiproxy(#[from] ToxiproxyError),
 
     /// This build cannot run the workload.
     #[error("{what} is not supported yet")]

@@ -60,8 +60,10 @@
 //! measured run, on a thread of their own. Those that act on a member's process need a
 //! driver built with [`DriverBuilder::local_cluster`], which gives it a handle on the
 //! cluster's processes (the [`LocalCluster`] still owns and tears them down); a driver built
-//! from endpoints runs only move-leader, compact and defrag, and refuses the others before
-//! the run starts.
+//! from endpoints runs move-leader, compact and defrag, and the network steps when the
+//! scenario's `[network]` names a toxiproxy server in front of the cluster (each step becomes
+//! toxics on its member's proxies, all removed when the run ends, stopped early or not); it
+//! refuses the others before the run starts.
 
 mod cluster;
 mod error;
@@ -71,6 +73,7 @@ mod watch;
 
 pub use cluster::barrier::{Barrier, BarrierError, DEFAULT_BARRIER_TIMEOUT, LEASE_TTL};
 pub use cluster::local::{LocalCluster, LocalClusterOptions, LocalMember, LocalTls};
+pub use cluster::toxiproxy::ToxiproxyError;
 pub use error::DriverError;
 pub use load::driver::{Driver, DriverBuilder};
 pub use load::progress::Progress;

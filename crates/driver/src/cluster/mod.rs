@@ -1,7 +1,7 @@
 //! The cluster under test and what is done to it around the load: discovery of members
 //! and leader, targeting, the HashKV check, throwaway local clusters, scripted faults,
-//! members' `/metrics`, the barrier that lines up distributed runs, and the emulated network
-//! of local clusters.
+//! members' `/metrics`, the barrier that lines up distributed runs, the emulated network
+//! of local clusters, and toxiproxy's toxics for clusters etcdlat did not start.
 
 pub(crate) mod barrier;
 pub(crate) mod discovery;
@@ -11,3 +11,4 @@ pub(crate) mod local;
 pub(crate) mod metrics;
 pub(crate) mod network;
 pub(crate) mod target;
+pub(crate) mod toxiproxy;

@@ -19,6 +19,7 @@ use crate::cluster::hashkv::hashkv;
 use crate::cluster::local::{LocalCluster, MemberControl};
 use crate::cluster::metrics::{self, SAMPLE_INTERVAL, Sampler, Usage};
 use crate::cluster::target;
+use crate::cluster::toxiproxy::Proxies;
 use crate::error::DriverError;
 use crate::transport::{DEFAULT_DIAL_TIMEOUT, Dialer, Security};
 
@@ -68,7 +69,8 @@ impl DriverBuilder {
 
     /// Connect to a throwaway local cluster (reports then say `local: true`). The driver
     /// can then also kill, pause and restart its members for a scenario's fault steps; from
-    /// endpoints, only move-leader, compact and defrag steps can run.
+    /// endpoints, only move-leader, compact and defrag steps can run (and network steps
+    /// through a toxiproxy server the scenario names).
     pub fn local_cluster(mut self, cluster: &LocalCluster) -> Self {
         self.endpoints = cluster.endpoints();
         self.local = true;
@@ -257,12 +259,20 @@ impl Driver {
         self.progress.clone()
     }
 
-    fn fault_target(&self) -> fault::Target {
-        fault::Target {
+    /// Where `scenario`'s fault steps act: with toxiproxy's proxies when the cluster is not
+    /// one etcdlat started and the scenario names a toxiproxy server.
+    fn fault_target(&self, scenario: &Scenario) -> Result<fault::Target, DriverError> {
+        let network = &scenario.network;
+        let toxiproxy = match (&self.config.control, &network.toxiproxy) {
+            (None, Some(api)) => Some(Proxies::new(api, network.proxies.clone())?),
+            _ => None,
+        };
+        Ok(fault::Target {
             control: self.config.control.clone(),
             endpoints: self.config.endpoints.clone(),
             dialer: self.dialer.clone(),
-        }
+            toxiproxy,
+        })
     }
 
     /// Runs `scenario` to completion.
@@ -286,7 +296,7 @@ impl Driver {
         shutdown: impl Future<Output = ()>,
     ) -> Result<Report, DriverError> {
         scenario.validate()?;
-        fault::check(&scenario.faults, &self.fault_target()).await?;
+        fault::check(&scenario.faults, &self.fault_target(scenario)?).await?;
         if let Some(setup) = &scenario.setup {
             let mut fill = Scenario::new(Operation::Put(setup.put.clone()));
             fill.load.clients = setup.clients;
@@ -363,11 +373,13 @@ impl Driver {
         ));
         // Timed from here, as the workers time their start, so that `at` is on the report's
         // clock (measure_from is earlier by the member-list round trip above).
-        let faults = (!scenario.faults.is_empty()).then(|| {
-            let steps = scenario.faults.clone();
+        let faults = if scenario.faults.is_empty() {
+            None
+        } else {
+            let (target, steps) = (self.fault_target(scenario)?, scenario.faults.clone());
             let start = Instant::now() + Duration::from_millis(5) + scenario.load.warmup;
-            fault::spawn(self.fault_target(), steps, start, stop_rx.clone())
-        });
+            Some(fault::spawn(target, steps, start, stop_rx.clone()))
+        };
         let measured = if scenario.is_stream() {
             let run = crate::watch::run(&pool.workers, scenario, seed, stop_rx.clone());
             let mut run = std::pin::pin!(run);

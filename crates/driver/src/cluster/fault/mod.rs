@@ -13,12 +13,15 @@
 //! it has). So nothing changes for callers: the CLI, the testkit and embedders build drivers
 //! from local clusters as before, and their scenarios' faults just work. A driver built from
 //! endpoints has no handle: only move-leader, compact and defrag (requests any client may
-//! send) can run, and a scenario with other steps fails before the run starts
-//! ([`check`]), as does one that names a member the cluster does not have.
+//! send) can run, and network steps when the scenario names a toxiproxy server in front of
+//! the cluster ([`super::toxiproxy`]); a scenario with other steps fails before the run
+//! starts ([`check`]), as does one that names a member the cluster does not have, a member
+//! no proxy is mapped to, or a toxiproxy that does not answer or lacks a proxy.
 //!
 //! A step that cannot be done when its time comes (the member already down, no leader
-//! elected) is reported with why, and the run goes on. When the run ends, every member a
-//! step paused is resumed, so that the cluster can be checked and torn down.
+//! elected) is reported with why, and the run goes on. When the run ends (stopped by a
+//! shutdown included), every member a step paused is resumed and every network change is
+//! undone (toxics removed), so that the cluster can be checked and torn down.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
@@ -31,6 +34,7 @@ use tokio::sync::watch;
 use super::discovery;
 use super::local::MemberControl;
 use super::network::LinkChange;
+use super::toxiproxy::{Proxies, Toxics};
 
 mod network;
 mod process;
@@ -38,12 +42,14 @@ mod request;
 use crate::error::DriverError;
 use crate::transport::{Conn, Dialer};
 
-/// Where the steps act: the member processes when the cluster is local, and the endpoints.
+/// Where the steps act: the member processes when the cluster is local, and the endpoints;
+/// for a cluster etcdlat did not start, the toxiproxy server in front of it, if any.
 #[derive(Debug, Clone)]
 pub(crate) struct Target {
     pub control: Option<MemberControl>,
     pub endpoints: Vec<String>,
     pub dialer: Dialer,
+    pub toxiproxy: Option<Proxies>,
 }
 
 /// How long a step may wait for the cluster to have a leader (one it needs to name).
@@ -56,7 +62,9 @@ const STATUS_TIMEOUT: Duration = Duration::from_secs(1);
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Checks, before the run, that every step can be carried out against this cluster: steps on
-/// processes need a local cluster, and named members and followers must exist.
+/// processes need a local cluster, steps on the network an emulated one or toxiproxy (which
+/// answers, has every proxy mapped, and has proxies for the members the steps act on), and
+/// named members and followers must exist.
 pub(crate) async fn check(steps: &[FaultStep], target: &Target) -> Result<(), DriverError> {
     if steps.is_empty() {
         return Ok(());
@@ -70,6 +78,7 @@ pub(crate) async fn check(steps: &[FaultStep], target: &Target) -> Result<(), Dr
             .collect(),
     };
     let followers = names.len().saturating_sub(1);
+    let emulated = target.control.as_ref().is_some_and(|c| c.network().is_some());
     for (step, s) in steps.iter().enumerate() {
         let fail = |reason: String| Err(DriverError::Fault { step, reason });
         if s.action.needs_local_cluster() && target.control.is_none() {
@@ -78,9 +87,9 @@ pub(crate) async fn check(steps: &[FaultStep], target: &Target) -> Result<(), Dr
                 s.action
             ));
         }
-        if s.action.is_network() && target.control.as_ref().is_none_or(|c| c.network().is_none()) {
+        if s.action.is_network() && !emulated && target.toxiproxy.is_none() {
             return fail(format!(
-                "{} acts on the network, so it needs a throwaway local cluster behind etcdlat's emulated network (LocalClusterOptions::network; the CLI sets it up for scenarios with network steps)",
+                "{} acts on the network, so it needs a throwaway local cluster behind etcdlat's emulated network (LocalClusterOptions::network; the CLI sets it up for scenarios with network steps), or against endpoints network.toxiproxy",
                 s.action
             ));
         }
@@ -98,6 +107,28 @@ pub(crate) async fn check(steps: &[FaultStep], target: &Target) -> Result<(), Dr
                 ));
             }
             _ => {}
+        }
+        if let Some(proxies) = target.toxiproxy.as_ref().filter(|_| s.action.is_network()) {
+            // A role is a member only when the step runs: any of them may be it.
+            let acted_on: &[String] = match &s.member {
+                Some(MemberRef::Name(name)) => std::slice::from_ref(name),
+                Some(_) => &names,
+                None if proxies.is_empty() => {
+                    return fail("network.proxies maps no member to a toxiproxy proxy".to_owned());
+                }
+                None => &[],
+            };
+            if let Some(m) = acted_on.iter().find(|m| !proxies.maps(m)) {
+                return fail(format!(
+                    "{} may act on {m:?}, which network.proxies maps to no toxiproxy proxy",
+                    s.action
+                ));
+            }
+        }
+    }
+    if let Some(proxies) = &target.toxiproxy {
+        if steps.iter().any(|s| s.action.is_network()) {
+            proxies.check(&names).await?;
         }
     }
     Ok(())
@@ -184,6 +215,7 @@ async fn run(
     mut stop: watch::Receiver<bool>,
 ) -> Vec<Applied> {
     let mut executor = Executor {
+        toxics: target.toxiproxy.clone().map(Toxics::new),
         target,
         paused: BTreeMap::new(),
         killed: BTreeSet::new(),
@@ -218,14 +250,16 @@ async fn run(
                 executor.applied[i] = Some(applied);
             }
             Due::Resume { step, member } => executor.resume_timed(step, &member).await,
-            Due::Undo { step, member, undo } => executor.undo_timed(step, member.as_deref(), undo),
+            Due::Undo { step, member, undo } => {
+                executor.undo_timed(step, member.as_deref(), undo).await;
+            }
         }
     }
     if !executor.paused.is_empty() {
         // Paused until the end of the run: resumed once it has ended.
         let _ = stop.wait_for(|s| *s).await;
     }
-    executor.restore_network();
+    executor.restore_network().await;
     let still_paused: Vec<String> = executor.paused.keys().cloned().collect();
     for member in still_paused {
         executor.resume_member(&member).await;
@@ -265,6 +299,9 @@ struct Executor {
     status_clients: BTreeMap<String, Client>,
     /// Whether a network step changed any link (undone when the run ends).
     network_changed: bool,
+    /// The toxics network steps created through toxiproxy (removed when the run ends, or
+    /// when dropped).
+    toxics: Option<Toxics>,
 }
 
 /// A member as the executor sees it when it needs to name the leader or a follower.

@@ -1,6 +1,8 @@
 //! Steps on the network: partition, heal, delay, bandwidth. On a local cluster they change
-//! the emulated links ([`crate::cluster::network`]); a step with `for` is undone after it.
-//! Whatever a run changed is undone when it ends, so that the cluster is left as it began.
+//! the emulated links ([`crate::cluster::network`]); on a cluster etcdlat did not start, they
+//! are toxics on the toxiproxy proxies of the members ([`crate::cluster::toxiproxy`]). A step
+//! with `for` is undone after it. Whatever a run changed is undone when it ends, stopped
+//! early or not, so that the cluster is left as it began.
 
 use std::time::Instant;
 
@@ -34,8 +36,13 @@ impl Executor {
         };
         applied.member = member.as_ref().map(|(name, _)| name.clone());
         applied.started = Instant::now();
-        self.change_links(member.as_ref().map(|(name, _)| name.as_str()), change)?;
+        // Before the change: one that fails halfway may have changed something.
+        self.network_changed = true;
+        let name = member.as_ref().map(|(name, _)| name.as_str());
+        self.change_links(name, change).await?;
         applied.what = match change {
+            // Through toxiproxy, whatever the member's proxies carry.
+            LinkChange::Partition if self.toxics.is_some() => format!("cut the traffic of {whose}"),
             LinkChange::Partition => format!("partitioned {whose} from its peers"),
             LinkChange::Heal => format!("healed the partitions of {whose}"),
             LinkChange::Delay(d) => format!("added {} to the links of {whose}", format_duration(d)),
@@ -46,24 +53,27 @@ impl Executor {
         };
         if let Some(d) = step.pause_for {
             applied.what.push_str(&format!(" for {}", format_duration(d)));
-            if let Some(when) = applied.started.checked_add(d) {
-                let undo = match change {
-                    LinkChange::Partition => LinkChange::Heal,
-                    LinkChange::Delay(_) => LinkChange::Delay(std::time::Duration::ZERO),
-                    LinkChange::Bandwidth(_) => LinkChange::Bandwidth(None),
-                    LinkChange::Heal => return Ok(()),
-                };
-                let member = applied.member.clone();
-                self.agenda.push((when, Due::Undo { step: index, member, undo }));
-            }
         }
-        self.network_changed = true;
+        if let Some(toxics) = &self.toxics {
+            let proxies = toxics.proxies().of(name).join(", ");
+            applied.what.push_str(&format!(" (toxiproxy: {proxies})"));
+        }
+        if let Some(when) = step.pause_for.and_then(|d| applied.started.checked_add(d)) {
+            let undo = match change {
+                LinkChange::Partition => LinkChange::Heal,
+                LinkChange::Delay(_) => LinkChange::Delay(std::time::Duration::ZERO),
+                LinkChange::Bandwidth(_) => LinkChange::Bandwidth(None),
+                LinkChange::Heal => return Ok(()),
+            };
+            let member = applied.member.clone();
+            self.agenda.push((when, Due::Undo { step: index, member, undo }));
+        }
         Ok(())
     }
 
     /// The end of a timed network step: undone, noted on the step as when it recovered.
-    pub(super) fn undo_timed(&mut self, step: usize, member: Option<&str>, undo: LinkChange) {
-        match self.change_links(member, undo) {
+    pub(super) async fn undo_timed(&mut self, step: usize, member: Option<&str>, undo: LinkChange) {
+        match self.change_links(member, undo).await {
             Ok(()) => {
                 if let Some(Some(applied)) = self.applied.get_mut(step) {
                     applied.resumed = Some(Instant::now());
@@ -73,9 +83,16 @@ impl Executor {
         }
     }
 
-    /// Puts every link back as the cluster was configured, when a step changed any.
-    pub(super) fn restore_network(&mut self) {
+    /// Puts every link back as the cluster was configured (removes this run's toxics), when
+    /// a step changed any.
+    pub(super) async fn restore_network(&mut self) {
         if !std::mem::take(&mut self.network_changed) {
+            return;
+        }
+        if let Some(toxics) = &mut self.toxics {
+            if let Err(e) = toxics.remove_all().await {
+                tracing::warn!(error = %e, "toxics not all removed after the run");
+            }
             return;
         }
         for undo in [
@@ -83,13 +100,24 @@ impl Executor {
             LinkChange::Delay(std::time::Duration::ZERO),
             LinkChange::Bandwidth(None),
         ] {
-            if let Err(reason) = self.change_links(None, undo) {
+            if let Err(reason) = self.change_links(None, undo).await {
                 tracing::warn!(%reason, "network not restored after the run");
             }
         }
     }
 
-    fn change_links(&self, member: Option<&str>, change: LinkChange) -> Result<(), String> {
+    async fn change_links(
+        &mut self,
+        member: Option<&str>,
+        change: LinkChange,
+    ) -> Result<(), String> {
+        if let Some(toxics) = &mut self.toxics {
+            if toxics.proxies().of(member).is_empty() {
+                let whose = member.map_or_else(|| "any member".to_owned(), |m| format!("{m:?}"));
+                return Err(format!("network.proxies maps no toxiproxy proxy to {whose}"));
+            }
+            return toxics.change(member, change).await.map_err(|e| e.to_string());
+        }
         let control = self.control()?;
         let network = control.network().ok_or(
             "the local cluster has no emulated network (start it with LocalClusterOptions::network)",
