@@ -386,7 +386,7 @@ impl Driver {
             let mut stopping = false;
             loop {
                 tokio::select! {
-                    measured = &mut run => break measured?,
+                    measured = &mut run => break measured,
                     () = &mut shutdown, if !stopping => {
                         stopping = true;
                         let _ = stop_tx.send(true);
@@ -396,7 +396,7 @@ impl Driver {
         } else {
             let channels =
                 Channels { stop_tx: &stop_tx, stop_rx: &stop_rx, retarget: &retarget_rx };
-            self.run_requests(&pool, scenario, seed, conns, channels, shutdown).await?
+            self.run_requests(&pool, scenario, seed, conns, channels, shutdown).await
         };
         let workers = pool.workers.len();
         drop(pool);
@@ -406,6 +406,8 @@ impl Driver {
             Some(f) => f.await.unwrap_or_default(),
             None => Vec::new(),
         };
+        // Only now: a run that failed has still had its faults undone (toxics removed).
+        let measured = measured?;
         let leader_changes = leader_watch.await.unwrap_or_default();
         if let (Some(control), Some(before)) = (&self.config.control, &network_before) {
             target.network = control.network_report(before);
