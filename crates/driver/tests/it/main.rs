@@ -20,6 +20,9 @@
 //!   after a restart.
 //! - `schedule`: open-loop schedules (a SIGSTOP stall shows in the corrected percentiles,
 //!   rates kept, Poisson arrivals, stages).
+//! - `toxiproxy`: network steps against a cluster etcdlat did not start, as toxics on a real
+//!   toxiproxy server in front of it: felt during the step and not around it, removed after
+//!   the run (stopped early too); toxiproxy unreachable or without a mapped proxy fails first.
 //! - `watch`: watch, watch-latency and watch-get deliver every expected event exactly once;
 //!   event latency from the put; stopping a watch run.
 //! - `workload`: the other request workloads (txn-put, txn-mixed, delete, leases, STM, mixes,
@@ -36,6 +39,7 @@ mod range;
 mod run;
 mod schedule;
 mod security;
+mod toxiproxy;
 mod watch;
 mod workload;
 
