@@ -26,12 +26,16 @@ struct Remote {
 }
 
 impl Remote {
-    async fn start() -> Self {
+    /// `None` when tests that need etcd are skipped.
+    async fn start() -> Option<Self> {
+        if skip() {
+            return None;
+        }
         let etcd = Etcd::start().await;
         let toxiproxy = Toxiproxy::start().await;
         let endpoint = format!("http://{}", toxiproxy.create_proxy(PROXY, &etcd.endpoint()));
         let driver = Driver::builder().endpoints([endpoint.clone()]).connect().await.unwrap();
-        Self { etcd, toxiproxy, endpoint, driver }
+        Some(Self { etcd, toxiproxy, endpoint, driver })
     }
 
     /// A scenario against the proxy with `[network]` pointing at the server: `network` is
@@ -42,6 +46,16 @@ impl Remote {
             self.endpoint,
             self.toxiproxy.api()
         ))
+    }
+
+    /// Runs [`load`] for `duration` with one fault step (`step`, its keys) on the mapped
+    /// proxy; checks the step was done.
+    async fn run_step(&self, duration: &str, step: &str) -> Report {
+        let text = format!("{}[[faults]]\n{step}", load(duration));
+        let report = self.driver.run(&self.scenario(MAPPED, &text)).await.unwrap();
+        assert_eq!(report.faults.len(), 1, "{:#?}", report.faults);
+        assert_eq!(report.faults[0].error, None, "{:#?}", report.faults[0]);
+        report
     }
 
     /// The toxics on the proxy now.
@@ -62,26 +76,13 @@ fn load(duration: &str) -> String {
     )
 }
 
-fn only_step(report: &Report) -> &etcdlat_core::FaultReport {
-    assert_eq!(report.faults.len(), 1, "{:#?}", report.faults);
-    let f = &report.faults[0];
-    assert_eq!(f.error, None, "{f:#?}");
-    f
-}
-
 #[tokio::test]
 async fn a_delay_shows_during_the_step_and_its_toxics_are_gone_after() {
-    if skip() {
-        return;
-    }
-    let remote = Remote::start().await;
-    let steps = "[[faults]]\nat = \"1s\"\naction = \"delay\"\nlatency = \"30ms\"\nmember = \"m0\"\nfor = \"1s\"\n";
-    let report = remote
-        .driver
-        .run(&remote.scenario(MAPPED, &format!("{}{steps}", load("3s"))))
-        .await
-        .unwrap();
-    let f = only_step(&report);
+    let Some(remote) = Remote::start().await else { return };
+    let step =
+        "at = \"1s\"\naction = \"delay\"\nlatency = \"30ms\"\nmember = \"m0\"\nfor = \"1s\"\n";
+    let report = remote.run_step("3s", step).await;
+    let f = &report.faults[0];
     assert_eq!(f.action, FaultAction::Delay);
     assert_eq!(f.what, "added 30ms to the links of m0 for 1s (toxiproxy: etcd0)");
     // 30 ms each way: every request and its answer cross the latency toxic once.
@@ -94,17 +95,10 @@ async fn a_delay_shows_during_the_step_and_its_toxics_are_gone_after() {
 
 #[tokio::test]
 async fn a_partition_stops_the_service_until_it_heals_and_leaves_no_toxic() {
-    if skip() {
-        return;
-    }
-    let remote = Remote::start().await;
-    let steps = "[[faults]]\nat = \"1s\"\naction = \"partition\"\nmember = \"m0\"\nfor = \"1s\"\n";
-    let report = remote
-        .driver
-        .run(&remote.scenario(MAPPED, &format!("{}{steps}", load("4s"))))
-        .await
-        .unwrap();
-    let f = only_step(&report);
+    let Some(remote) = Remote::start().await else { return };
+    let step = "at = \"1s\"\naction = \"partition\"\nmember = \"m0\"\nfor = \"1s\"\n";
+    let report = remote.run_step("4s", step).await;
+    let f = &report.faults[0];
     assert_eq!(f.what, "cut the traffic of m0 for 1s (toxiproxy: etcd0)");
     // Nothing crosses the proxy for the second it is cut; toxiproxy closes the connections
     // it held when the toxic goes, and the driver dials again.
@@ -123,10 +117,7 @@ async fn a_partition_stops_the_service_until_it_heals_and_leaves_no_toxic() {
 
 #[tokio::test]
 async fn a_run_stopped_mid_step_removes_its_toxics() {
-    if skip() {
-        return;
-    }
-    let remote = Remote::start().await;
+    let Some(remote) = Remote::start().await else { return };
     let steps =
         "[[faults]]\nat = \"300ms\"\naction = \"delay\"\nlatency = \"20ms\"\nfor = \"30s\"\n";
     let scenario = remote.scenario(MAPPED, &format!("{}{steps}", load("60s")));
@@ -155,10 +146,7 @@ async fn a_run_stopped_mid_step_removes_its_toxics() {
 
 #[tokio::test]
 async fn an_unreachable_toxiproxy_or_an_unknown_proxy_fails_before_anything_starts() {
-    if skip() {
-        return;
-    }
-    let remote = Remote::start().await;
+    let Some(remote) = Remote::start().await else { return };
     let before = remote.etcd.revision().await;
     let steps =
         format!("{}[[faults]]\nat = \"0s\"\naction = \"partition\"\nmember = \"m0\"\n", load("2s"));
