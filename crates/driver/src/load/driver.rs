@@ -411,6 +411,13 @@ impl Driver {
         let leader_changes = leader_watch.await.unwrap_or_default();
         if let (Some(control), Some(before)) = (&self.config.control, &network_before) {
             target.network = control.network_report(before);
+        } else if !scenario.network.is_empty() {
+            // Shaped by toxiproxy, not by etcdlat: the settings, no links of ours to count.
+            target.network = Some(etcdlat_core::NetworkReport {
+                config: scenario.network.clone(),
+                summary: scenario.network.summary(),
+                links: Vec::new(),
+            });
         }
         let (server, mut client) = (sampler.finish().await, usage.finish());
         if let Some(c) = &mut client {

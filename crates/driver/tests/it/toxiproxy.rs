@@ -91,6 +91,9 @@ async fn a_delay_shows_during_the_step_and_its_toxics_are_gone_after() {
     assert!(f.after.ok > 0 && f.after.p50_us < 30_000, "nor after it: {f:#?}");
     assert_eq!(report.op(OpKind::Put).errors_total, 0);
     assert_eq!(remote.toxics(), Vec::<Value>::new(), "the run removed its toxics");
+    let network = report.target.network.as_ref().expect("the report names the network");
+    assert!(network.summary.contains("toxiproxy http://127.0.0.1:"), "{network:?}");
+    assert!(network.links.is_empty(), "no links of etcdlat's own: {network:?}");
 }
 
 #[tokio::test]
