@@ -58,4 +58,14 @@ for c in (1, 1000):
         added = "" if variant == "plain" else \
             f"{(p50 - base50 - 2 * configured_us) / 2:.0f} / {(p99 - base99 - 2 * configured_us) / 2:.0f} µs"
         print(f"| {c} | {variant} | {p50} µs | {p99} µs | {added} | {med(n, qps):.0f}/s | {med(n, cpu_us):.1f} µs |")
+print()
+print("How late the emulated links delivered, beyond their 1 ms (the report's late_p50_us / late_p99_us, medians):")
+print("| clients | client -> m0 p50 / p99 | m0 -> client p50 / p99 |")
+print("|---|---|---|")
+for c in (1, 1000):
+    def link(frm, to, q):
+        return lambda r: next(l for l in r["target"]["network"]["links"] if l["from"] == frm and l["to"] == to)[q]
+    cells = [f"{med(f'emulated-{c}', link(a, b, 'late_p50_us'))} / {med(f'emulated-{c}', link(a, b, 'late_p99_us'))} µs"
+             for a, b in (("client", "m0"), ("m0", "client"))]
+    print(f"| {c} | {cells[0]} | {cells[1]} |")
 EOF

@@ -32,4 +32,10 @@ pub struct LinkReport {
     /// Bytes delivered across it during the measured run (warm-up and setup included when
     /// they overlap it, connections' handshakes not).
     pub bytes: u64,
+    /// How late the emulator delivered what crossed it, beyond its latency, microseconds:
+    /// the median and the 99th percentile over the run's chunks (time a partition held
+    /// them left out); `None` when nothing crossed it.
+    pub late_p50_us: Option<u64>,
+    /// See `late_p50_us`.
+    pub late_p99_us: Option<u64>,
 }

@@ -343,6 +343,8 @@ pub fn full_report() -> Report {
                 jitter_us: 0,
                 bandwidth_bytes_per_s: None,
                 bytes: 1_234_567,
+                late_p50_us: Some(18),
+                late_p99_us: Some(95),
             },
             LinkReport {
                 from: "m0".to_owned(),
@@ -351,6 +353,8 @@ pub fn full_report() -> Report {
                 jitter_us: 0,
                 bandwidth_bytes_per_s: Some(100_000_000),
                 bytes: 2_469_134,
+                late_p50_us: None,
+                late_p99_us: None,
             },
         ],
     });

@@ -269,6 +269,8 @@ struct Link {
     jitter_us: u64,
     bandwidth_bytes_per_s: Nullable<u64>,
     bytes: u64,
+    late_p50_us: Nullable<u64>,
+    late_p99_us: Nullable<u64>,
 }
 
 #[derive(Debug, Deserialize)]

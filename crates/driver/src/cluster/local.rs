@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use etcdlat_core::{LinkReport, Network, NetworkReport};
 
-use super::network::{Emulator, LinkParams, MemberPorts};
+use super::network::{Emulator, LinkParams, LinkState, MemberPorts};
 use crate::error::DriverError;
 use crate::transport::{Conn, Dialer, Security, TlsOptions, within};
 
@@ -270,30 +270,43 @@ impl MemberControl {
         self.network.as_ref().map(|(_, emulator)| emulator.as_ref())
     }
 
-    /// Bytes each emulated link has carried so far, in [`Emulator::links`] order.
-    pub(crate) fn network_bytes(&self) -> Vec<u64> {
-        self.network().map(|n| n.links().iter().map(|l| l.3).collect()).unwrap_or_default()
+    /// Every emulated link as it is now, in [`Emulator::links`] order: taken before a run, so
+    /// that the report counts what the run added.
+    pub(crate) fn network_snapshot(&self) -> Vec<LinkState> {
+        self.network().map(Emulator::links).unwrap_or_default()
     }
 
-    /// The network for a report: its settings, and the bytes each link carried since
-    /// `bytes_before` ([`Self::network_bytes`] then).
-    pub(crate) fn network_report(&self, bytes_before: &[u64]) -> Option<NetworkReport> {
+    /// The network for a report: its settings, and what each link carried since `before`
+    /// ([`Self::network_snapshot`] then) and how late.
+    pub(crate) fn network_report(&self, before: &[LinkState]) -> Option<NetworkReport> {
         let (config, emulator) = self.network.as_ref()?;
         let name = |endpoint: usize| match endpoint {
             0 => "client".to_owned(),
             i => self.members.get(i - 1).map_or_else(|| format!("#{i}"), |m| m.0.clone()),
         };
+        let micros = |d: std::time::Duration| u64::try_from(d.as_micros()).unwrap_or(u64::MAX);
         let links = emulator
             .links()
             .into_iter()
             .enumerate()
-            .map(|(i, (from, to, params, bytes))| LinkReport {
-                from: name(from),
-                to: name(to),
-                latency_us: u64::try_from(params.latency.as_micros()).unwrap_or(u64::MAX),
-                jitter_us: u64::try_from(params.jitter.as_micros()).unwrap_or(u64::MAX),
-                bandwidth_bytes_per_s: params.bandwidth,
-                bytes: bytes - bytes_before.get(i).copied().unwrap_or(0).min(bytes),
+            .map(|(i, mut now)| {
+                if let Some(then) = before.get(i) {
+                    now.bytes = now.bytes.saturating_sub(then.bytes);
+                    // Counts only grow, so what was recorded then is in the histogram now.
+                    let _ = now.late_us.subtract(&then.late_us);
+                }
+                let late =
+                    |q: f64| (!now.late_us.is_empty()).then(|| now.late_us.value_at_quantile(q));
+                LinkReport {
+                    from: name(now.from),
+                    to: name(now.to),
+                    latency_us: micros(now.params.latency),
+                    jitter_us: micros(now.params.jitter),
+                    bandwidth_bytes_per_s: now.params.bandwidth,
+                    bytes: now.bytes,
+                    late_p50_us: late(0.5),
+                    late_p99_us: late(0.99),
+                }
             })
             .collect();
         Some(NetworkReport { config: config.clone(), summary: config.summary(), links })

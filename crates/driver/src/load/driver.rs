@@ -342,7 +342,7 @@ impl Driver {
         if let Ok(mut t) = self.target.lock() {
             *t = target.clone();
         }
-        let network_before = self.config.control.as_ref().map(MemberControl::network_bytes);
+        let network_before = self.config.control.as_ref().map(MemberControl::network_snapshot);
         // Every member's /metrics and our own CPU time, from just before the load to its end.
         let sampler =
             Sampler::start(metrics::targets(&members), SAMPLE_INTERVAL, &self.dialer).await;

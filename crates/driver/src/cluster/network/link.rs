@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
+use hdrhistogram::Histogram;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -61,6 +62,9 @@ pub(crate) struct Link {
     bytes: AtomicU64,
     /// Seeds each connection's jitter draws apart (reproducible, unlike the OS's entropy).
     connections: AtomicU64,
+    /// How late each chunk was delivered after its intended arrival, microseconds (0 when on
+    /// time or early): the emulator's own error. Not while a partition held it.
+    late: Mutex<Histogram<u64>>,
 }
 
 impl Link {
@@ -70,6 +74,9 @@ impl Link {
             line_free: Mutex::new(Instant::now()),
             bytes: AtomicU64::new(0),
             connections: AtomicU64::new(0),
+            late: Mutex::new(
+                Histogram::new_with_bounds(1, 3_600_000_000, 2).expect("valid histogram bounds"),
+            ),
         }
     }
 
@@ -87,6 +94,19 @@ impl Link {
     /// Bytes delivered across the link so far.
     pub(crate) fn bytes(&self) -> u64 {
         self.bytes.load(Ordering::Relaxed)
+    }
+
+    /// How late its chunks have been delivered so far (microseconds).
+    pub(crate) fn lateness(&self) -> Histogram<u64> {
+        self.late.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+
+    fn record_late(&self, dues: &[Instant], delivered: Instant) {
+        let mut late = self.late.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        for due in dues {
+            let us = delivered.saturating_duration_since(*due).as_micros();
+            late.saturating_record(u64::try_from(us).unwrap_or(u64::MAX));
+        }
     }
 
     /// Reserves the line for `len` bytes that are ready at `now`; returns when the last of
@@ -151,8 +171,9 @@ where
         };
         // A chunk taken off the queue that is not due yet, to go first next time.
         let mut next: Option<(Instant, Bytes)> = None;
-        // Chunks that fall due together, copied into one write.
+        // Chunks that fall due together, copied into one write, and when each was due.
         let mut batch = BytesMut::new();
+        let mut dues = Vec::new();
         loop {
             let (arrival, chunk) = match next.take() {
                 Some(queued) => queued,
@@ -169,13 +190,17 @@ where
                 }
                 None => tokio::time::sleep_until(arrival.into()).await,
             }
+            let partitioned = params.borrow().held;
             if params.wait_for(|p| !p.held).await.is_err() {
                 return;
             }
-            // What is due by now goes out with this chunk in one write: the receiver cannot
-            // tell, and every write and timer costs the proxy's thread a wake-up (a request's
-            // HEADERS and DATA frames often come as two chunks microseconds apart).
-            let now = Instant::now();
+            dues.push(arrival);
+            // What is due by now, or within the timer's head start, goes out with this chunk
+            // in one write: every write and timer costs the proxy's thread a wake-up, and a
+            // request's HEADERS and DATA frames often come as two chunks microseconds apart
+            // (waking again for the second would deliver it late by a wake-up, not on time).
+            let window = timer.as_ref().map_or(Duration::ZERO, PreciseTimer::head_start);
+            let now = Instant::now() + window;
             while let Ok((due, more)) = arrivals.try_recv() {
                 if due > now {
                     next = Some((due, more));
@@ -185,13 +210,19 @@ where
                     batch.extend_from_slice(&chunk);
                 }
                 batch.extend_from_slice(&more);
+                dues.push(due);
             }
             let out: &[u8] = if batch.is_empty() { &chunk } else { &batch };
+            if !partitioned {
+                // As it is handed to the kernel, which delivers on loopback at once.
+                link.record_late(&dues, Instant::now());
+            }
             if to.write_all(out).await.is_err() {
                 return;
             }
             link.bytes.fetch_add(out.len() as u64, Ordering::Relaxed);
             batch.clear();
+            dues.clear();
         }
         let _ = to.shutdown().await;
     };
