@@ -8,8 +8,8 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use etcdlat_core::keyspace::KeyGen;
 use etcdlat_core::render::{self, TextOptions};
+use etcdlat_core::workload::keyspace::KeyGen;
 use etcdlat_core::{
     ErrorCode, OpKind, OpReport, Operation, Params, PutOp, Recorder, Report, ReportSet, Scenario,
     TargetInfo,

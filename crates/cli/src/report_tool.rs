@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use anyhow::{Context, Result, anyhow, bail};
-use etcdlat_core::compare::{compare_sets, markdown};
+use etcdlat_core::comparison::compare_sets;
 use etcdlat_core::merge::merge_labeled;
 use etcdlat_core::report::SCHEMA_VERSION;
 use etcdlat_core::{ReportSet, Threshold, render};
@@ -70,7 +70,7 @@ pub fn compare(plan: &ComparePlan) -> Result<Verdict> {
         );
     }
     let comparisons = compare_sets(&base, &new)?;
-    let text = markdown(&comparisons);
+    let text = render::comparison::markdown(&comparisons);
     if plan.print {
         output::print(&text)?;
     }

@@ -42,16 +42,6 @@ pub mod threshold;
 pub mod unit;
 pub mod workload;
 
-// Where key spaces were before workload/ held them, for the crates that use them.
-pub use workload::keyspace;
-
-/// Comparing two runs: [`comparison`]'s figures and [`render::comparison`]'s markdown, at
-/// the paths they had when one module held both.
-pub mod compare {
-    pub use crate::comparison::*;
-    pub use crate::render::comparison::markdown;
-}
-
 pub use comparison::{Comparison, compare};
 pub use fault::{FaultAction, FaultReport, FaultStep, MemberRef};
 pub use merge::{MergeError, merge};

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use etcdlat_core::compare::{self, Figure};
+use etcdlat_core::comparison::{self, Figure};
 use etcdlat_core::merge::{self, MergeError};
 use etcdlat_core::recorder::new_histogram;
 use etcdlat_core::render;
@@ -298,7 +298,7 @@ fn compare_flags_a_doubled_latency_and_not_noise() {
     let slower = one(steady_run(2_000, 2, 10));
     let again = one(steady_run(1_000, 3, 10));
 
-    let c = compare::compare(&base.runs[0], &slower.runs[0]);
+    let c = comparison::compare(&base.runs[0], &slower.runs[0]);
     let put = &c.ops[0];
     assert_eq!(put.kind, OpKind::Put);
     assert_eq!((put.base_intervals, put.new_intervals), (10, 10));
@@ -311,15 +311,15 @@ fn compare_flags_a_doubled_latency_and_not_noise() {
     assert_eq!(put.row(Figure::Errors).change_pct, Some(0.0));
 
     for other in [&base, &again] {
-        let c = compare::compare(&base.runs[0], &other.runs[0]);
+        let c = comparison::compare(&base.runs[0], &other.runs[0]);
         for row in &c.ops[0].rows {
             assert_eq!(row.significant, Some(false), "{row:?}");
         }
     }
 
-    let table = compare::markdown(&[c]);
+    let table = render::comparison::markdown(&[c]);
     assert!(table.starts_with("## put-256b\n\n### put\n\n| Metric | Base | New |"), "{table}");
-    let doubled = compare::markdown(&compare::compare_sets(&base, &slower).unwrap());
+    let doubled = render::comparison::markdown(&comparison::compare_sets(&base, &slower).unwrap());
     assert!(doubled.contains("| p99 |") && doubled.contains("**yes**"), "{doubled}");
     assert!(doubled.contains("spread over 10 base and 10 new intervals"), "{doubled}");
 }
@@ -328,20 +328,20 @@ fn compare_flags_a_doubled_latency_and_not_noise() {
 fn compare_says_when_noise_cannot_be_estimated() {
     let short = one(steady_run(1_000, 1, 2));
     let long = one(steady_run(1_000, 1, 10));
-    let c = compare::compare(&short.runs[0], &long.runs[0]);
+    let c = comparison::compare(&short.runs[0], &long.runs[0]);
     assert!(c.ops[0].rows.iter().all(|r| r.significant.is_none()));
-    let table = compare::markdown(&[c]);
+    let table = render::comparison::markdown(&[c]);
     assert!(table.contains("Not enough intervals to estimate noise (2 base, 10 new"), "{table}");
 
     let mixed = one(mixed_interrupted_report());
-    let c = compare::compare(&long.runs[0], &mixed.runs[0]);
+    let c = comparison::compare(&long.runs[0], &mixed.runs[0]);
     let kinds: Vec<OpKind> = c.ops.iter().map(|o| o.kind).collect();
     assert_eq!(kinds, [OpKind::Put, OpKind::Range]);
     assert_eq!(c.ops[1].row(Figure::P99).base, None);
-    assert!(compare::markdown(&[c]).contains("Only the new run sent range requests."));
+    assert!(render::comparison::markdown(&[c]).contains("Only the new run sent range requests."));
 
     let two = ReportSet::new(vec![put_report(), put_report()]);
-    assert!(compare::compare_sets(&long, &two).is_err());
+    assert!(comparison::compare_sets(&long, &two).is_err());
 }
 
 #[test]

@@ -359,6 +359,7 @@ impl Driver {
                 self.dialer.clone(),
                 c.clone(),
                 measure_from,
+                scenario.load.duration.map(|d| measure_from + d),
                 scenario.report.interval,
                 stop_rx.clone(),
             ))

@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use etcdlat_core::keyspace::{KeyGen, KeySpace, random_value};
+use etcdlat_core::workload::keyspace::{KeyGen, KeySpace, random_value};
 use etcdlat_core::workload::{Consistency, KeyTarget, Operation};
 use etcdlat_core::{OpKind, Scenario};
 use rand::rngs::StdRng;

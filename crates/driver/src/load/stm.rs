@@ -28,7 +28,7 @@ use etcd_client::{
     Compare as EcCompare, CompareOp, EventType, GetOptions, LockOptions, PutOptions, SortOrder,
     SortTarget, Txn, TxnOp, WatchOptions,
 };
-use etcdlat_core::keyspace::{KeyDist, KeyGen, KeySpace};
+use etcdlat_core::workload::keyspace::{KeyDist, KeyGen, KeySpace};
 use etcdlat_core::workload::{Isolation, StmLocker, StmOp};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use etcd_client::WatchOptions;
-use etcdlat_core::keyspace::{KeyGen, random_value};
+use etcdlat_core::workload::keyspace::{KeyGen, random_value};
 use etcdlat_core::{OpKind, Scenario, WatchGetOp, WatchLatencyOp, WatchOp};
 
 use super::ack::Acks;

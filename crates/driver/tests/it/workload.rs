@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use etcd_client::GetOptions;
-use etcdlat_core::keyspace::{KeyDist, KeyGen, KeySpace};
+use etcdlat_core::workload::keyspace::{KeyDist, KeyGen, KeySpace};
 use etcdlat_core::{ErrorCode, OpKind};
 use etcdlat_testkit::{Etcd, eventually, skip};
 
