@@ -116,7 +116,8 @@ impl Action {
                 let mut net = etcdlat_core::Network::default();
                 network::NetworkFlags::from_flags(g, &Cluster::Local(Some(members)))?
                     .apply(&mut net);
-                net.validate(true, Some(members)).map_err(|e| anyhow!("{e}"))?;
+                net.validate(etcdlat_core::scenario::Site::Local(Some(members)))
+                    .map_err(|e| anyhow!("{e}"))?;
                 let network = net.is_emulated().then_some(net);
                 return Ok(Self::Cluster { members, etcd_bin, network });
             }

@@ -14,6 +14,7 @@
 //!   connections stay idle (client `i` uses connection `i % conns`): a warning.
 
 use anyhow::{Result, bail};
+use etcdlat_core::scenario::Site;
 use etcdlat_core::{Operation, Scenario};
 
 use super::cluster::Cluster;
@@ -58,11 +59,15 @@ pub fn check(scenarios: &[Scenario], cluster: &Cluster) -> Result<()> {
 /// the members and zones the network names.
 fn check_network(s: &Scenario, cluster: &Cluster) -> Result<()> {
     let local = cluster.endpoints_for(s).is_none();
-    let members = match cluster {
-        Cluster::Local(Some(m)) => Some(*m),
-        _ => s.cluster.members.or(Some(1)),
+    let site = if local {
+        Site::Local(match cluster {
+            Cluster::Local(Some(m)) => Some(*m),
+            _ => s.cluster.members.or(Some(1)),
+        })
+    } else {
+        Site::Endpoints
     };
-    if let Err(e) = s.network.validate(local, members) {
+    if let Err(e) = s.network.validate(site) {
         bail!("{}: {e}", s.name);
     }
     if !local && s.network.toxiproxy.is_none() {

@@ -214,3 +214,33 @@ fn bad_network_input_exits_2_with_one_line_and_starts_nothing() {
         }
     }
 }
+
+#[tokio::test]
+async fn an_unreachable_toxiproxy_exits_2_before_the_run() {
+    if skip() {
+        return;
+    }
+    let etcd = etcdlat_testkit::Etcd::start().await;
+    let before = etcd.revision().await;
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("toxic.toml");
+    std::fs::write(
+        &scenario,
+        format!(
+            "name = \"toxic\"\n[load]\nduration = \"3s\"\n[op.put]\n\
+             [network]\ntoxiproxy = \"http://{closed}\"\n[network.proxies]\nm0 = [\"etcd0\"]\n\
+             [[faults]]\nat = \"1s\"\naction = \"delay\"\nmember = \"m0\"\nlatency = \"5ms\"\n"
+        ),
+    )
+    .unwrap();
+    let out = etcdlat()
+        .arg("run")
+        .arg(&scenario)
+        .arg(format!("--endpoints={}", etcd.endpoint()))
+        .output()
+        .unwrap();
+    let line = error_line("an unreachable toxiproxy", &out);
+    assert!(line.contains("toxiproxy") && line.contains(&closed.to_string()), "{line}");
+    assert_eq!(etcd.revision().await, before, "nothing was put: the run never started");
+}

@@ -50,7 +50,7 @@ pub use error::ScenarioError;
 pub use fault::{FaultAction, FaultStep, MemberRef};
 pub use load::{Load, MAX_CLIENTS, MAX_CONNS};
 pub use matrix::CASE_AXIS;
-pub use network::{LinkSettings, MemberNetwork, Network, ZonePair};
+pub use network::{LinkSettings, MemberNetwork, Network, Site, ZonePair};
 
 /// The longest duration any field may hold (ten years of 365 days): longer ones are typos,
 /// and past a point no clock can add them to "now".
@@ -365,7 +365,9 @@ impl Scenario {
                 return Err(ScenarioError::invalid(&field, "must be at most 10 years"));
             }
         }
-        self.network.validate(self.cluster.endpoints.is_empty(), self.cluster.members)?;
+        // Without endpoints of its own, the command line may still give some.
+        let site = if self.cluster.endpoints.is_empty() { Site::Unknown } else { Site::Endpoints };
+        self.network.validate(site)?;
         fault::validate(&self.faults, &self.cluster, &self.network, &self.load)?;
         if let Err(e) = threshold::Threshold::parse_all(&self.thresholds) {
             return Err(ScenarioError::invalid("thresholds", e.to_string()));

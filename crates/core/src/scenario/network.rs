@@ -78,6 +78,19 @@ pub struct Network {
     pub proxies: BTreeMap<String, Vec<String>>,
 }
 
+/// Where a network is for, as far as it is known when it is checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Site {
+    /// A throwaway local cluster etcdlat starts, of this many members when known (the
+    /// command line may still set it).
+    Local(Option<u32>),
+    /// A cluster given by endpoints.
+    Endpoints,
+    /// Not known yet: a scenario without endpoints of its own, which the command line may
+    /// point at endpoints or run on a local cluster.
+    Unknown,
+}
+
 /// `[[network.zone-pair]]`: what lies between two zones.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
@@ -142,15 +155,13 @@ impl Network {
         *self == Self::default()
     }
 
-    /// Checks the table against the cluster it is for: a throwaway local cluster (`local`)
-    /// of `members` members named `m0`, `m1`, ... (`None`: not known yet, the command line
-    /// may set it), or one given by endpoints.
+    /// Checks the table against the cluster it is for, as far as `site` knows it.
     ///
     /// # Errors
     /// [`ScenarioError::Invalid`] naming the key: a zone list longer than the members,
     /// unknown or repeated zones, unknown members, emulation against endpoints, toxiproxy
     /// with a local cluster.
-    pub fn validate(&self, local: bool, members: Option<u32>) -> Result<(), ScenarioError> {
+    pub fn validate(&self, site: Site) -> Result<(), ScenarioError> {
         let invalid = |field: &str, msg: String| {
             let field =
                 if field.is_empty() { "network".to_owned() } else { format!("network.{field}") };
@@ -203,11 +214,11 @@ impl Network {
         {
             return invalid("bandwidth", "must be more than 0 bytes/s".into());
         }
-        if local {
+        if let Site::Local(_) = site {
             if self.toxiproxy.is_some() || !self.proxies.is_empty() {
                 return invalid("toxiproxy", "is for clusters etcdlat did not start (given by endpoints); a local cluster's network is emulated by etcdlat itself".into());
             }
-        } else {
+        } else if let Site::Endpoints = site {
             if self.is_emulated() || !self.zones.is_empty() || !self.member.is_empty() {
                 return invalid("", "latency, bandwidth and zones are emulated only for a throwaway local cluster etcdlat starts, not for a cluster given by endpoints (use toxiproxy there)".into());
             }
@@ -215,7 +226,7 @@ impl Network {
                 return invalid("proxies", "needs toxiproxy = \"http://HOST:8474\"".into());
             }
         }
-        if let Some(n) = members.filter(|_| local) {
+        if let Site::Local(Some(n)) = site {
             if self.zones.len() > n as usize {
                 return invalid(
                     "zones",
@@ -413,7 +424,7 @@ mod tests {
              [member.m2]\nclient-latency = \"0.2ms\"\n[member.m3]\nclient-latency = \"8ms\"\n\
              [member.m4]\nclient-latency = \"8ms\"\n",
         );
-        net.validate(true, Some(5)).unwrap();
+        net.validate(Site::Local(Some(5))).unwrap();
         let links = net.links(5);
         let to_members: Vec<Duration> = (1..=5).map(|m| links[0][m].latency).collect();
         assert_eq!(to_members, [ms(10.0), ms(10.0), ms(0.2), ms(8.0), ms(8.0)]);
@@ -428,7 +439,7 @@ mod tests {
             "zones = [\"a\", \"b\", \"c\"]\nzone-latency = \"1ms\"\n\
              [[zone-pair]]\nbetween = [\"c\", \"a\"]\nlatency = \"30ms\"\nbandwidth = \"1Gbit/s\"\n",
         );
-        net.validate(true, Some(3)).unwrap();
+        net.validate(Site::Local(Some(3))).unwrap();
         let links = net.links(3);
         assert_eq!(links[1][3].latency, ms(30.0));
         assert_eq!(links[3][1].bandwidth, Some(125_000_000));
@@ -458,17 +469,21 @@ mod tests {
 
     #[test]
     fn bad_tables_name_what_is_wrong() {
-        let local = |text: &str| parse(text).validate(true, Some(3)).unwrap_err().to_string();
+        let local =
+            |text: &str| parse(text).validate(Site::Local(Some(3))).unwrap_err().to_string();
         assert!(local("zones = [\"a\", \"b\", \"c\", \"d\"]\n").contains("4 zones for 3 member"));
         assert!(local("zones = [\"a\", \"a\"]\n").contains("listed twice"));
         assert!(local("zones = [\"a\"]\nclient-zone = \"z\"\n").contains("no zone \"z\""));
         assert!(local("[member.m7]\nclient-latency = \"1ms\"\n").contains("no member \"m7\""));
         assert!(local("toxiproxy = \"http://127.0.0.1:8474\"\n").contains("did not start"));
         assert!(local("[[zone-pair]]\nbetween = [\"a\", \"b\"]\n").contains("no zones are listed"));
-        let remote = parse("peer-latency = \"1ms\"\n").validate(false, None).unwrap_err();
+        let remote = parse("peer-latency = \"1ms\"\n").validate(Site::Endpoints).unwrap_err();
         assert!(remote.to_string().contains("not for a cluster given by endpoints"), "{remote}");
         // Until the command line has said how many members, four zones may be right.
-        parse("zones = [\"a\", \"b\", \"c\", \"d\"]\n").validate(true, None).unwrap();
+        parse("zones = [\"a\", \"b\", \"c\", \"d\"]\n").validate(Site::Local(None)).unwrap();
+        // Until it is known where it runs, toxiproxy and emulation may both be right.
+        parse("toxiproxy = \"http://127.0.0.1:8474\"\n").validate(Site::Unknown).unwrap();
+        parse("peer-latency = \"1ms\"\n").validate(Site::Unknown).unwrap();
         assert!(toml::from_str::<Network>("peer-latency = \"-1ms\"\n").is_err());
         assert!(toml::from_str::<Network>("bandwidth = \"fast\"\n").is_err());
         assert!(toml::from_str::<Network>("latency = \"1ms\"\n").is_err(), "unknown key");

@@ -14,6 +14,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use etcdlat_core::scenario::Site;
 use etcdlat_core::{LinkReport, Network, NetworkReport};
 
 use super::network::{Emulator, LinkParams, LinkState, MemberPorts};
@@ -411,7 +412,7 @@ impl LocalCluster {
             .tempdir()
             .map_err(|e| DriverError::io("creating a temp dir for local etcd", e))?;
         if let Some(network) = &opts.network {
-            network.validate(true, Some(opts.members))?;
+            network.validate(Site::Local(Some(opts.members)))?;
         }
         let scheme = if opts.tls.is_some() { "https" } else { "http" };
         let mut members = Vec::new();
