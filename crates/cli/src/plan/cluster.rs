@@ -40,6 +40,9 @@ impl Cluster {
                 Self::Endpoints(eps)
             }
             (None, true) => Self::Local(g.members),
+            // `--members N` alone asks for a local cluster of N, whatever the command's
+            // default (etcd benchmark's endpoint for put and range).
+            (None, false) if g.members.is_some() => Self::Local(g.members),
             (None, false) => {
                 default_endpoint = matches!(default, Self::Endpoints(_));
                 default

@@ -254,6 +254,17 @@ mod tests {
     }
 
     #[test]
+    fn members_alone_means_a_local_cluster_and_never_blames_unused_flags() {
+        let p = plan(&["--members=3", "put", "--total=10"]).unwrap();
+        assert_eq!(p.cluster, Cluster::Local(Some(3)));
+        assert!(!p.default_endpoint);
+        let err = plan(&["--endpoints=127.0.0.1:2379", "--members=3", "put"]).unwrap_err();
+        assert!(err.to_string().contains("--members") && err.to_string().contains("--endpoints"));
+        let p = plan(&["put", "--total=10"]).unwrap();
+        assert!(p.default_endpoint, "etcd benchmark's endpoint stays the default");
+    }
+
+    #[test]
     fn etcd_benchmark_command_lines_work() {
         let p = plan(&[
             "--conns=100",
