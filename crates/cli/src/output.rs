@@ -3,6 +3,7 @@
 //! interrupted run never leaves a truncated file.
 
 use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -16,7 +17,8 @@ use etcdlat_core::{Report, ReportSet};
 /// # Errors
 /// When standard output cannot be written for another reason (a full disk, say).
 pub fn print(text: &str) -> Result<()> {
-    match std::io::stdout().lock().write_all(text.as_bytes()) {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
         Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
             Err(e).context("writing to standard output")
         }
@@ -133,13 +135,13 @@ impl Target {
     /// Writes `contents` in full, atomically for files.
     pub fn write(&self, contents: &str) -> Result<()> {
         match self {
-            Self::Stdout => {
-                let mut out = std::io::stdout().lock();
-                out.write_all(contents.as_bytes()).context("writing to standard output")?;
-                out.flush().context("writing to standard output")
-            }
+            Self::Stdout => print(contents),
             Self::File(path) => {
-                let mut tmp = tempfile::NamedTempFile::new_in(parent(path))
+                // The mode a file created in the usual way gets (0644 under umask 022), not
+                // the temp file's private 0600, which would survive the rename.
+                let mut tmp = tempfile::Builder::new()
+                    .permissions(std::fs::Permissions::from_mode(0o666))
+                    .tempfile_in(parent(path))
                     .with_context(|| format!("writing {}", path.display()))?;
                 tmp.write_all(contents.as_bytes())
                     .with_context(|| format!("writing {}", path.display()))?;

@@ -129,3 +129,28 @@ fn a_reader_that_goes_away_is_no_panic() {
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(stderr.contains("rc=0"), "a closed pipe is not a failure: {stderr}");
 }
+
+#[test]
+fn report_files_get_the_mode_of_a_normally_created_file() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    let bin = assert_cmd::cargo::cargo_bin("etcdlat");
+    let script = format!(
+        "umask 022 && exec '{}' --local --quiet --json '{}' put --total 5",
+        bin.display(),
+        json.display()
+    );
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(&script)
+        .env("ETCD_BIN", etcdlat_testkit::etcd_bin())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mode = std::fs::metadata(&json).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o644, "{mode:o}: as any file created under umask 022, not 0600");
+}
