@@ -190,7 +190,7 @@ pub struct Global {
     #[arg(long, global = true, value_name = "FILE")]
     pub html: Option<PathBuf>,
 
-    /// Write SVG plots into DIR, which must exist: per run N (from 1) and operation kind OP,
+    /// Write SVG plots into DIR (created if missing): per run N (from 1) and operation kind OP,
     /// N-OP-latency.svg (percentiles per interval) and N-OP-spectrum.svg (latency and service
     /// time by percentile), and N-throughput.svg.
     #[arg(long, global = true, value_name = "DIR")]

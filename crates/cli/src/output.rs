@@ -116,16 +116,17 @@ impl Target {
         if path == Path::new("-") { Self::Stdout } else { Self::File(path.to_owned()) }
     }
 
-    /// Fails unless the file's directory exists and a file can be created in it.
+    /// Creates the file's directory if it is missing (as `-o`-style flags do), and fails
+    /// unless a file can be created in it.
     pub fn check(&self, flag: &str) -> Result<()> {
         let Self::File(path) = self else { return Ok(()) };
         if path.is_dir() {
             bail!("{flag} {}: is a directory", path.display());
         }
         let dir = parent(path);
-        if !dir.is_dir() {
-            bail!("{flag} {}: directory {} does not exist", path.display(), dir.display());
-        }
+        std::fs::create_dir_all(dir).with_context(|| {
+            format!("{flag} {}: cannot create directory {}", path.display(), dir.display())
+        })?;
         tempfile::NamedTempFile::new_in(dir).with_context(|| {
             format!("{flag} {}: cannot write in {}", path.display(), dir.display())
         })?;
@@ -155,11 +156,10 @@ impl Target {
     }
 }
 
-/// Fails unless `dir` is an existing directory that files can be created in (`--plots`).
+/// Creates `dir` if it is missing (`--plots`), and fails unless files can be created in it.
 pub fn check_dir(dir: &Path, flag: &str) -> Result<()> {
-    if !dir.is_dir() {
-        bail!("{flag} {}: no such directory", dir.display());
-    }
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("{flag} {}: cannot create directory", dir.display()))?;
     tempfile::NamedTempFile::new_in(dir)
         .with_context(|| format!("{flag} {}: cannot write in it", dir.display()))?;
     Ok(())
@@ -203,9 +203,13 @@ mod tests {
         assert_eq!(std::fs::read_to_string(dir.path().join("r.json")).unwrap(), "{}\n");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1, "no temp file left behind");
 
-        let missing = Target::new(&dir.path().join("nope/r.json"));
-        let err = missing.check("--json").unwrap_err().to_string();
-        assert!(err.contains("does not exist"), "{err}");
+        let missing = Target::new(&dir.path().join("new/dir/r.json"));
+        missing.check("--json").unwrap();
+        assert!(dir.path().join("new/dir").is_dir(), "a missing directory is created");
+        std::fs::write(dir.path().join("f"), "").unwrap();
+        let under_a_file = Target::new(&dir.path().join("f/r.json"));
+        let err = under_a_file.check("--json").unwrap_err().to_string();
+        assert!(err.contains("cannot create directory"), "{err}");
         assert!(
             Target::new(dir.path())
                 .check("--json")
@@ -237,11 +241,11 @@ mod tests {
     }
 
     #[test]
-    fn plot_directories_must_exist() {
+    fn plot_directories_are_created_when_missing() {
         let dir = tempfile::tempdir().unwrap();
         check_dir(dir.path(), "--plots").unwrap();
-        let err = check_dir(&dir.path().join("nope"), "--plots").unwrap_err().to_string();
-        assert!(err.contains("no such directory"), "{err}");
+        check_dir(&dir.path().join("new/plots"), "--plots").unwrap();
+        assert!(dir.path().join("new/plots").is_dir());
         let file = dir.path().join("f");
         std::fs::write(&file, "").unwrap();
         assert!(check_dir(&file, "--plots").is_err(), "a file is not a directory");

@@ -332,7 +332,7 @@ mod tests {
         assert!(msg(&["--user=:pw", "put"]).starts_with("--user:"));
         assert!(msg(&["--cert=/etc/hostname", "put"]).starts_with("--cert and --key"));
         assert!(msg(&["--cacert=/nonexistent/ca.pem", "put"]).contains("no such file"));
-        assert!(msg(&["--json=/nonexistent-dir/r.json", "put"]).contains("does not exist"));
+        assert!(msg(&["--json=/etc/hostname/r.json", "put"]).contains("cannot create directory"));
         assert!(msg(&["put", "--key-size=1", "--key-space-size=1000"]).starts_with("--key-size:"));
     }
 

@@ -113,7 +113,8 @@ fn bad_input_exits_2_with_one_line_naming_the_problem() {
     let path =
         |name: &str| files.iter().find(|(n, _)| *n == name).map(|(_, p)| p.as_str()).unwrap();
     let missing = dir.path().join("missing.toml").display().to_string();
-    let no_dir = dir.path().join("nope/r.csv").display().to_string();
+    std::fs::write(dir.path().join("a-file"), "").unwrap();
+    let no_dir = dir.path().join("a-file/sub/r.csv").display().to_string();
     let nothing_listening = {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         format!("--endpoints=127.0.0.1:{}", listener.local_addr().unwrap().port())
@@ -200,9 +201,9 @@ fn bad_input_exits_2_with_one_line_naming_the_problem() {
             vec!["--json", "cannot write"],
         ),
         (
-            "--csv into a missing directory",
+            "--csv under a file, where no directory can be made",
             vec!["--csv", &no_dir, "put"],
-            vec!["--csv", "does not exist"],
+            vec!["--csv", "cannot create directory"],
         ),
         // Endpoints.
         (

@@ -44,7 +44,8 @@ fn bad_input_is_one_line_naming_what_is_wrong() {
     let unknown_key = file("unknown-key.toml", "name = \"x\"\n\n[load]\nconn = 1\n\n[op.put]\n");
     let no_clients = file("no-clients.toml", "name = \"x\"\n\n[load]\nclients = 0\n\n[op.put]\n");
     let missing = dir.path().join("missing.toml").display().to_string();
-    let no_dir_json = dir.path().join("nope/r.json").display().to_string();
+    std::fs::write(dir.path().join("a-file"), "").unwrap();
+    let no_dir_json = dir.path().join("a-file/sub/r.json").display().to_string();
     let here = dir.path().display().to_string();
 
     // (what, arguments, what the message must contain)
@@ -59,9 +60,9 @@ fn bad_input_is_one_line_naming_what_is_wrong() {
         ("missing scenario file", vec!["run", &missing], &["missing.toml", "no such file"]),
         ("scenario is a directory", vec!["run", &here], &["not a file"]),
         (
-            "--json into a missing directory",
+            "--json under a file, where no directory can be made",
             vec!["--json", &no_dir_json, "put"],
-            &["--json", "does not exist"],
+            &["--json", "cannot create directory"],
         ),
         ("--json is a directory", vec!["put", "--json", &here], &["--json", "is a directory"]),
         (

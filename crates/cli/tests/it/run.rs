@@ -131,18 +131,21 @@ fn a_reader_that_goes_away_is_no_panic() {
 }
 
 #[test]
-fn report_files_get_the_mode_of_a_normally_created_file() {
+fn report_files_get_a_normal_mode_and_missing_directories_are_made() {
     if etcdlat_testkit::skip() {
         return;
     }
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
-    let json = dir.path().join("r.json");
+    // In directories that do not exist yet: they are made, as `-o`-style flags do.
+    let json = dir.path().join("reports/today/r.json");
+    let plots = dir.path().join("plots/today");
     let bin = assert_cmd::cargo::cargo_bin("etcdlat");
     let script = format!(
-        "umask 022 && exec '{}' --local --quiet --json '{}' put --total 5",
+        "umask 022 && exec '{}' --local --quiet --json '{}' --plots '{}' put --total 5",
         bin.display(),
-        json.display()
+        json.display(),
+        plots.display()
     );
     let out = std::process::Command::new("bash")
         .arg("-c")
@@ -153,4 +156,5 @@ fn report_files_get_the_mode_of_a_normally_created_file() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let mode = std::fs::metadata(&json).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode, 0o644, "{mode:o}: as any file created under umask 022, not 0600");
+    assert!(plots.join("1-throughput.svg").is_file(), "the plots directory was made and filled");
 }
