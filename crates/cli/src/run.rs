@@ -29,7 +29,14 @@ pub async fn execute(plan: &RunPlan) -> Result<Verdict> {
             break;
         };
         if plan.print_text {
-            output::print(&format!("{}\n", render::text(&report, &plan.text)))?;
+            // etcd's layout for one run; several (a matrix, several files) each say which.
+            let runs = plan.scenarios.len();
+            let header = if runs > 1 {
+                format!("Run {} of {runs}: {}\n\n", round + 1, report.name)
+            } else {
+                String::new()
+            };
+            output::print(&format!("{header}{}\n", render::text(&report, &plan.text)))?;
         }
         let interrupted = report.interrupted;
         reports.push(report);

@@ -158,3 +158,30 @@ fn report_files_get_a_normal_mode_and_missing_directories_are_made() {
     assert_eq!(mode, 0o644, "{mode:o}: as any file created under umask 022, not 0600");
     assert!(plots.join("1-throughput.svg").is_file(), "the plots directory was made and filled");
 }
+
+#[test]
+fn each_run_of_several_starts_with_its_name_and_matrix_label() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("two.toml");
+    std::fs::write(
+        &scenario,
+        "name = \"two\"\n[load]\ntotal = 5\n[op.put]\n[matrix]\n\"load.clients\" = [1, 2]\n",
+    )
+    .unwrap();
+    let out = etcdlat()
+        .env("ETCD_BIN", etcdlat_testkit::etcd_bin())
+        .arg("run")
+        .arg(&scenario)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let first = stdout.find("Run 1 of 2: two [").expect(&stdout);
+    let second = stdout.find("Run 2 of 2: two [").expect(&stdout);
+    let summaries: Vec<usize> = stdout.match_indices("Summary:").map(|(i, _)| i).collect();
+    assert_eq!(summaries.len(), 2, "{stdout}");
+    assert!(first < summaries[0] && summaries[0] < second && second < summaries[1], "{stdout}");
+}
