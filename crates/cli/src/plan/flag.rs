@@ -40,7 +40,11 @@ pub fn consistency_flag(text: &str) -> Result<Consistency> {
 pub fn flag_error(e: ScenarioError) -> anyhow::Error {
     match &e {
         ScenarioError::Invalid { field, message, .. } => {
-            let flag = field.rsplit('.').next().unwrap_or(field);
+            let flag = match field.rsplit('.').next().unwrap_or(field) {
+                // The scenario's list is `thresholds`; its flag, repeatable, is `--threshold`.
+                "thresholds" => "threshold",
+                other => other,
+            };
             if flag == "load" { anyhow!("{message}") } else { anyhow!("--{flag}: {message}") }
         }
         _ => anyhow!("{e}"),

@@ -179,6 +179,11 @@ fn bad_input_exits_2_with_one_line_naming_the_problem() {
         ("--key-space-size=-3", vec!["put", "--key-space-size=-3"], vec!["--key-space-size", "-3"]),
         ("bad --duration", vec!["put", "--duration=soon"], vec!["--duration", "soon"]),
         ("malformed --threshold", vec!["--threshold", "p99 <", "put"], vec!["--threshold"]),
+        (
+            "a threshold on an operation the run does not have",
+            vec!["--local", "--threshold", "range.p99 < \"20ms\"", "put"],
+            vec!["--threshold", "range.p99", "range, which this run does not measure", "put"],
+        ),
         ("--members=0", vec!["--local", "--members=0", "put"], vec!["--members", "got 0"]),
         ("--workers=0", vec!["--workers=0", "put"], vec!["--workers"]),
         (

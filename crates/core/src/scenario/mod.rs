@@ -38,6 +38,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::op::OpKind;
 use crate::unit;
 #[cfg(test)]
 use crate::workload::Consistency;
@@ -369,10 +370,43 @@ impl Scenario {
         let site = if self.cluster.endpoints.is_empty() { Site::Unknown } else { Site::Endpoints };
         self.network.validate(site)?;
         fault::validate(&self.faults, &self.cluster, &self.network, &self.load)?;
-        if let Err(e) = threshold::Threshold::parse_all(&self.thresholds) {
-            return Err(ScenarioError::invalid("thresholds", e.to_string()));
-        }
+        let thresholds = match threshold::Threshold::parse_all(&self.thresholds) {
+            Ok(t) => t,
+            Err(e) => return Err(ScenarioError::invalid("thresholds", e.to_string())),
+        };
+        self.check_threshold_kinds(&thresholds, &self.thresholds)?;
         self.report.validate()
+    }
+
+    /// A threshold on an operation the run does not have (`range.p99` on a put run) could
+    /// never be checked: refused before the run.
+    fn check_threshold_kinds(
+        &self,
+        thresholds: &[threshold::Threshold],
+        texts: &[String],
+    ) -> Result<(), ScenarioError> {
+        let workload = self.workload();
+        if workload.is_empty() {
+            return Ok(()); // a matrix base, completed by its cases (each checked)
+        }
+        let mut kinds: Vec<OpKind> =
+            workload.iter().flat_map(|(_, op)| op.kinds().iter().copied()).collect();
+        if self.compaction.is_some() {
+            kinds.push(OpKind::Compact);
+        }
+        for (t, text) in thresholds.iter().zip(texts) {
+            if let Some(kind) = t.op.filter(|k| !kinds.contains(k)) {
+                let has: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
+                return Err(ScenarioError::invalid(
+                    "thresholds",
+                    format!(
+                        "{text:?} is about {kind}, which this run does not measure (it has {})",
+                        has.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// Checks `op` or `mix`, whichever the scenario has.
@@ -430,6 +464,22 @@ val-size = "1KiB"
 sequential-keys = true
 key-space-size = 10
 "#;
+
+    #[test]
+    fn thresholds_name_only_operations_the_run_measures() {
+        let with = |t: &str| {
+            Scenario::from_toml_str(&format!(
+                "thresholds = [{t:?}]\n[load]\ntotal = 10\n[op.txn-mixed]\n"
+            ))
+        };
+        with("txn-read.p99 < \"20ms\"").unwrap();
+        with("p99 < \"20ms\"").unwrap();
+        let err = with("put.p99 < \"20ms\"").unwrap_err().to_string();
+        assert!(
+            err.contains("put, which this run does not measure (it has txn-read, txn-write)"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn reads_put() {
