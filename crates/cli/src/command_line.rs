@@ -587,8 +587,9 @@ pub struct CompareArgs {
 /// `etcdlat run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
-    /// Scenario files, or names of shipped scenarios (`put-1mb`, `scenarios/put-1mb.toml`).
-    #[arg(required = true, value_name = "SCENARIO")]
+    /// Scenario files, or names of shipped scenarios (`put-1mb`, `scenarios/put-1mb.toml`;
+    /// `etcdlat scenarios` lists them).
+    #[arg(value_name = "SCENARIO")]
     pub scenarios: Vec<String>,
 
     /// Override the scenarios' total.

@@ -21,6 +21,11 @@ pub fn read(args: &RunArgs) -> Result<Vec<Scenario>> {
             bail!("--scale must be more than 0, got {f}");
         }
     }
+    if args.scenarios.is_empty() {
+        bail!(
+            "run needs a scenario: a TOML file, or a shipped one by name (`etcdlat scenarios` lists them, e.g. `etcdlat run put-1mb`)"
+        );
+    }
     let mut out = Vec::new();
     for name in &args.scenarios {
         let path = PathBuf::from(name);

@@ -198,6 +198,7 @@ fn bad_input_exits_2_with_one_line_naming_the_problem() {
         ),
         ("unknown subcommand", vec!["frobnicate"], vec!["unrecognized subcommand 'frobnicate'"]),
         ("range without a key", vec!["range"], vec!["required", "<KEY>"]),
+        ("run without a scenario", vec!["run"], vec!["run needs a scenario", "etcdlat scenarios"]),
         ("misspelt flag", vec!["run", "put-1mb", "--conn=2"], vec!["'--conn'", "'--conns'"]),
         // Output paths.
         (
