@@ -11,7 +11,7 @@ use clap::{Args, Parser, Subcommand};
 
 /// A load generator for etcd: put, range and scenario runs with truthful latency.
 #[derive(Debug, Parser)]
-#[command(name = "etcdlat", version, max_term_width = 100)]
+#[command(name = "etcdlat", version, max_term_width = 100, after_help = EXAMPLES)]
 pub struct Cli {
     /// Global flags (etcd benchmark's, plus etcdlat's output flags).
     #[command(flatten)]
@@ -23,6 +23,7 @@ pub struct Cli {
 
 /// Flags every command takes; they may come before or after the command name.
 #[derive(Debug, Args)]
+#[command(next_help_heading = "Global flags (before or after the command)")]
 pub struct Global {
     /// gRPC endpoints, comma-separated (host:port or http://host:port). `put` and `range`
     /// default to 127.0.0.1:2379 as etcd's tool does; `run` starts a throwaway local etcd
@@ -30,11 +31,11 @@ pub struct Global {
     #[arg(long, global = true, value_delimiter = ',')]
     pub endpoints: Option<Vec<String>>,
 
-    /// Total number of gRPC connections.
+    /// Total number of gRPC connections [default: 1, or the scenario's].
     #[arg(long, global = true)]
     pub conns: Option<u32>,
 
-    /// Total number of logical clients.
+    /// Total number of logical clients [default: 1, or the scenario's].
     #[arg(long, global = true)]
     pub clients: Option<u32>,
 
@@ -86,7 +87,8 @@ pub struct Global {
     #[arg(long, global = true)]
     pub local: bool,
 
-    /// Members of the throwaway local cluster.
+    /// Members of the throwaway local cluster; alone, it starts one [default: 1, or the
+    /// scenario's].
     #[arg(long, global = true, value_name = "N")]
     pub members: Option<u32>,
 
@@ -206,6 +208,14 @@ pub struct Global {
     #[arg(long, global = true, value_name = "EXPR")]
     pub threshold: Vec<String>,
 }
+
+/// Shown at the end of `etcdlat --help`.
+const EXAMPLES: &str = "Examples:
+  etcdlat --local put --total 10000 --val-size 256          a throwaway etcd, etcd benchmark's put
+  etcdlat --endpoints=127.0.0.1:2379 --conns=100 --clients=1000 range foo --consistency s
+  etcdlat run etcd-perf-guide --scale 0.1 --markdown table.md
+  etcdlat --members 3 --zones a,b,c --zone-latency 1.5ms put   three members in three zones
+  etcdlat scenarios                                         the shipped scenarios";
 
 /// The commands.
 #[derive(Debug, Subcommand)]

@@ -185,3 +185,19 @@ fn each_run_of_several_starts_with_its_name_and_matrix_label() {
     assert_eq!(summaries.len(), 2, "{stdout}");
     assert!(first < summaries[0] && summaries[0] < second && second < summaries[1], "{stdout}");
 }
+
+#[test]
+fn help_puts_global_flags_apart_and_ends_with_examples() {
+    let out = etcdlat().arg("--help").output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(help.contains("Global flags (before or after the command):"), "{help}");
+    assert!(help.contains("Emulated network (local clusters):"), "{help}");
+    assert!(help.contains("[default: 1, or the scenario's]"), "{help}");
+    assert!(help.trim_end().lines().rev().any(|l| l.starts_with("Examples:")), "{help}");
+    let put = etcdlat().args(["put", "--help"]).output().unwrap();
+    let put = String::from_utf8_lossy(&put.stdout);
+    let own = put.find("--val-size").expect("put's own flags");
+    let global = put.find("Global flags").expect("the global flags, apart");
+    assert!(own < global, "put's own flags come first:\n{put}");
+}
