@@ -2,7 +2,8 @@
 //!
 //! This crate only re-exports the two library crates:
 //! [`core`] (scenario model, HDR recording, reports and renderers; pure) and
-//! [`driver`] (connections, logical clients, throwaway local etcd clusters).
+//! [`driver`] (connections, logical clients, throwaway local etcd clusters), and at its top
+//! level the few types a test that embeds etcdlat uses.
 //!
 //! ```no_run
 //! # async fn f() -> Result<(), Box<dyn std::error::Error>> {
@@ -25,3 +26,6 @@
 
 pub use etcdlat_core as core;
 pub use etcdlat_driver as driver;
+
+pub use etcdlat_core::{Network, OpKind, Report, Scenario, ScenarioError};
+pub use etcdlat_driver::{Driver, DriverError, LocalCluster};
