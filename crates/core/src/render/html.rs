@@ -588,19 +588,9 @@ fn opt_count(n: Option<u64>) -> String {
     n.map_or_else(|| MISSING.to_owned(), thousands)
 }
 
-/// Bytes in decimal units with one decimal: `33.6 MB`, `10.0 kB`, `512 B`.
+/// Bytes in decimal units with one decimal (`33.6 MB`), or `–`.
 fn bytes(n: Option<u64>) -> String {
-    let Some(b) = n else { return MISSING.to_owned() };
-    let b = b as f64;
-    if b >= 1e9 {
-        format!("{:.1} GB", b / 1e9)
-    } else if b >= 1e6 {
-        format!("{:.1} MB", b / 1e6)
-    } else if b >= 1e3 {
-        format!("{:.1} kB", b / 1e3)
-    } else {
-        format!("{b} B")
-    }
+    n.map_or_else(|| MISSING.to_owned(), super::decimal_bytes)
 }
 
 /// Escapes text for HTML element content and double-quoted attribute values.

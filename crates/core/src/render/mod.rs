@@ -26,3 +26,17 @@ pub use html::html;
 pub use json::json;
 pub use markdown::markdown;
 pub use text::{TextOptions, text};
+
+/// Bytes in decimal units with one decimal: `33.6 MB`, `10.0 kB`, `512 B`.
+pub(crate) fn decimal_bytes(n: u64) -> String {
+    let b = n as f64;
+    if b >= 1e9 {
+        format!("{:.1} GB", b / 1e9)
+    } else if b >= 1e6 {
+        format!("{:.1} MB", b / 1e6)
+    } else if b >= 1e3 {
+        format!("{:.1} kB", b / 1e3)
+    } else {
+        format!("{n} B")
+    }
+}

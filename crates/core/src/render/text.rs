@@ -72,7 +72,7 @@ use std::fmt::Write;
 use std::time::{Duration, UNIX_EPOCH};
 
 use crate::metrics::MemberMetrics;
-use crate::render::go;
+use crate::render::{decimal_bytes, go};
 use crate::report::{Distribution, OpReport, Report};
 
 /// Choices of the text report, as etcd's tool's flags of the same names.
@@ -221,8 +221,13 @@ impl Writer<'_> {
         if let Some(network) = &report.target.network {
             let _ = writeln!(self.out, "\nNetwork:\t{}", network.summary);
             for link in network.links.iter().filter(|l| l.bytes > 0) {
-                let _ =
-                    writeln!(self.out, "  {} -> {}:\t{}", link.from, link.to, bytes(link.bytes));
+                let _ = writeln!(
+                    self.out,
+                    "  {} -> {}:\t{}",
+                    link.from,
+                    link.to,
+                    decimal_bytes(link.bytes)
+                );
             }
         }
         if !report.leader_changes.is_empty() {
@@ -489,13 +494,4 @@ fn megabytes(bytes: Option<u64>) -> String {
 /// Microseconds as milliseconds with three decimals (`1.900 ms`), or `-`.
 fn millis(us: Option<u64>) -> String {
     us.map_or_else(|| MISSING.to_owned(), |us| format!("{:.3} ms", us as f64 / 1e3))
-}
-
-/// A byte count in decimal units with one decimal: `812 B`, `12.3 kB`, `2.5 MB`.
-fn bytes(n: u64) -> String {
-    match n {
-        0..1_000 => format!("{n} B"),
-        1_000..1_000_000 => format!("{:.1} kB", n as f64 / 1e3),
-        _ => format!("{:.1} MB", n as f64 / 1e6),
-    }
 }
