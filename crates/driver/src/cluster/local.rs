@@ -350,9 +350,9 @@ impl LocalMember {
 pub struct LocalCluster {
     members: Vec<LocalMember>,
     dir: Option<tempfile::TempDir>,
-    /// The emulated network the members are behind, if any: stopped after the members.
-    network: Option<Arc<Emulator>>,
-    network_config: Option<Network>,
+    /// The emulated network the members are behind, if any, with its settings: stopped
+    /// after the members.
+    network: Option<(Network, Arc<Emulator>)>,
 }
 
 /// Attempts at starting a cluster, when a port chosen for a member was taken by another
@@ -453,8 +453,7 @@ impl LocalCluster {
             .join(",");
         let token =
             format!("etcdlat-{}-{}", std::process::id(), dir.path().display().to_string().len());
-        let mut cluster =
-            Self { members, dir: Some(dir), network: None, network_config: opts.network.clone() };
+        let mut cluster = Self { members, dir: Some(dir), network: None };
         let data_root = cluster.dir.as_ref().map(|d| d.path().to_path_buf()).unwrap_or_default();
 
         for (m, (listen_client, listen_peer)) in cluster.members.iter_mut().zip(&listen) {
@@ -514,7 +513,7 @@ impl LocalCluster {
                 .collect();
             let emulator = Emulator::start(links, std::mem::take(&mut proxies), pids)
                 .map_err(|e| DriverError::io("starting the emulated network", e))?;
-            cluster.network = Some(Arc::new(emulator));
+            cluster.network = Some((network.clone(), Arc::new(emulator)));
         }
         for m in &cluster.members {
             let process = &m.process;
@@ -626,7 +625,7 @@ impl LocalCluster {
                 .iter()
                 .map(|m| (m.name.clone(), m.client_url.clone(), Arc::clone(&m.process)))
                 .collect(),
-            network: self.network.clone().zip(self.network_config.clone()).map(|(e, c)| (c, e)),
+            network: self.network.clone(),
         }
     }
 
@@ -651,7 +650,7 @@ impl LocalCluster {
         for m in &self.members {
             m.process.close();
         }
-        if let Some(network) = self.network.take() {
+        if let Some((_, network)) = self.network.take() {
             network.shutdown();
         }
         if let Some(dir) = self.dir.take() {
