@@ -3,7 +3,7 @@
 //! on drop, with its proxies.
 //!
 //! The binary is `TOXIPROXY_BIN` if set, else `toxiproxy-server` on `PATH`, else the one
-//! `.ci/deps` builds in `${TOXIPROXY_DIR:-$HOME/.cache/etcdlat/toxiproxy}/v2.5.0/`. When it is
+//! `.ci/deps --tests` builds in `${TOXIPROXY_DIR:-$HOME/.cache/etcdlat/toxiproxy}/v2.5.0/`. When it is
 //! missing, tests fail with a message that says how to get it; `ETCDLAT_SKIP_ETCD=1` skips
 //! them with the etcd tests.
 
@@ -55,7 +55,7 @@ impl Toxiproxy {
     pub async fn start() -> Self {
         let Some(bin) = toxiproxy_bin() else {
             panic!(
-                "no toxiproxy-server found (TOXIPROXY_BIN, PATH, or {}): run .ci/deps, which \
+                "no toxiproxy-server found (TOXIPROXY_BIN, PATH, or {}): run .ci/deps --tests, which \
                  builds Shopify/toxiproxy {TOXIPROXY_VERSION} with Go, or set TOXIPROXY_BIN \
                  (set ETCDLAT_SKIP_ETCD=1 only to skip these tests deliberately)",
                 "${TOXIPROXY_DIR:-$HOME/.cache/etcdlat/toxiproxy}/v2.5.0/toxiproxy-server"

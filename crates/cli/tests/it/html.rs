@@ -22,7 +22,7 @@ fn chromium() -> PathBuf {
             panic!(
                 "`{CHROMIUM}` is not on PATH: this test opens the HTML report in headless \
                  Chromium. Install the Debian package `chromium` (apt-get install chromium), \
-                 or run .ci/deps"
+                 or run .ci/deps --tests"
             )
         })
 }

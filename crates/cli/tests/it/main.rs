@@ -32,6 +32,8 @@
 //!   against one etcd add up to the scenario, and `etcdlat merge` of them is the whole.
 //! - `kubernetes`: the Kubernetes example's manifests are a valid Indexed Job and ConfigMap
 //!   (no cluster runs here), and the Dockerfile is multi-stage.
+//! - `setup`: the README's quick start against `.ci/deps`: no browser to run, every package
+//!   named.
 
 mod bad_input;
 mod cluster;
@@ -46,6 +48,7 @@ mod range;
 mod report_tool;
 mod run;
 mod security;
+mod setup;
 mod shard;
 mod workload;
 
