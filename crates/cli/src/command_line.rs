@@ -5,9 +5,11 @@
 //! `benchmark` tool, so its command lines work unchanged. Booleans accept `--flag`,
 //! `--flag=true` and `--flag=false`, as Go's flag parsing does.
 
+use std::ffi::OsString;
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::parser::ValueSource;
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// A load generator for etcd: put, range and scenario runs with truthful latency.
 #[derive(Debug, Parser)]
@@ -207,6 +209,70 @@ pub struct Global {
     /// throughput ok; repeatable; added to the scenarios' own `thresholds`).
     #[arg(long, global = true, value_name = "EXPR")]
     pub threshold: Vec<String>,
+}
+
+/// The global flags `etcdlat cluster` takes (clap's ids): where its throwaway cluster runs.
+/// Its help lists only these, and it refuses the others by name.
+const CLUSTER_FLAGS: &[&str] = &[
+    "local",
+    "members",
+    "peer_latency",
+    "client_latency",
+    "jitter",
+    "bandwidth",
+    "client_bandwidth",
+    "zones",
+    "client_zone",
+    "zone_latency",
+];
+
+impl Cli {
+    /// The command line `args` (the program's name first), parsed. Like clap's
+    /// `try_parse_from`, but the global flags a command does not take are left out of its
+    /// help and refused.
+    ///
+    /// # Errors
+    /// clap's error, for bad flags and for `--help` and `--version`.
+    pub fn parse_args<I, T>(args: I) -> Result<Self, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<OsString> + Clone,
+    {
+        let mut command = Self::command();
+        // Built first, so that the global flags have been copied into every subcommand.
+        command.build();
+        let mut command = command.mut_subcommand("cluster", |c| {
+            c.mut_args(|a| {
+                if a.is_global_set() && !CLUSTER_FLAGS.contains(&a.get_id().as_str()) {
+                    a.hide(true)
+                } else {
+                    a
+                }
+            })
+        });
+        let mut matches = command.try_get_matches_from_mut(args)?;
+        if let Some(("cluster", sub)) = matches.subcommand() {
+            let given = sub.ids().find(|id| {
+                !CLUSTER_FLAGS.contains(&id.as_str())
+                    && sub.value_source(id.as_str()) == Some(ValueSource::CommandLine)
+            });
+            if let Some(id) = given {
+                let long = command
+                    .get_arguments()
+                    .find(|a| a.get_id() == id)
+                    .and_then(|a| a.get_long())
+                    .unwrap_or(id.as_str());
+                return Err(command.error(
+                    clap::error::ErrorKind::ArgumentConflict,
+                    format!(
+                        "--{long} does not apply to cluster, which starts a throwaway local \
+                         cluster (it takes --members and the emulated network's flags)"
+                    ),
+                ));
+            }
+        }
+        Self::from_arg_matches_mut(&mut matches)
+    }
 }
 
 /// Shown at the end of `etcdlat --help`.
@@ -666,4 +732,61 @@ pub fn one_line(e: &clap::Error) -> String {
         out.push_str(line);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The flags `etcdlat ARGS --help` lists, each as the line that starts with it.
+    fn help(args: &[&str]) -> Vec<String> {
+        let argv = std::iter::once("etcdlat").chain(args.iter().copied()).chain(["--help"]);
+        let e = Cli::parse_args(argv).expect_err("--help ends parsing");
+        assert_eq!(e.kind(), clap::error::ErrorKind::DisplayHelp);
+        let text = e.render().to_string();
+        // A flag's line is indented by at most six spaces; its wrapped text by more.
+        text.lines()
+            .filter(|l| l.len() - l.trim_start().len() <= 6)
+            .map(str::trim_start)
+            .filter(|l| l.starts_with("--") || l.starts_with("-q,"))
+            .map(|l| l.trim_start_matches("-q, ").split([' ', '=']).next().unwrap().to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn cluster_help_lists_only_the_flags_cluster_takes() {
+        let cluster = help(&["cluster"]);
+        for flag in ["--members", "--local", "--peer-latency", "--zones", "--zone-latency"] {
+            assert!(cluster.iter().any(|f| f == flag), "cluster --help lacks {flag}: {cluster:?}");
+        }
+        for flag in ["--conns", "--clients", "--endpoints", "--json", "--threshold", "--target"] {
+            assert!(!cluster.iter().any(|f| f == flag), "cluster --help shows {flag}: {cluster:?}");
+        }
+        // The other commands still list the global flags.
+        let put = help(&["put"]);
+        for flag in ["--conns", "--endpoints", "--json", "--members", "--peer-latency"] {
+            assert!(put.iter().any(|f| f == flag), "put --help lacks {flag}: {put:?}");
+        }
+    }
+
+    #[test]
+    fn cluster_refuses_flags_that_do_not_apply_and_takes_its_own_anywhere() {
+        for (args, flag) in [
+            (["etcdlat", "cluster", "--conns", "4"], "--conns"),
+            (["etcdlat", "--json", "r.json", "cluster"], "--json"),
+            (["etcdlat", "--endpoints", "h:2379", "cluster"], "--endpoints"),
+        ] {
+            let e = Cli::parse_args(args).expect_err("refused");
+            let line = one_line(&e);
+            assert!(line.starts_with(&format!("{flag} does not apply to cluster")), "{line}");
+        }
+        for args in [
+            ["etcdlat", "--members", "3", "cluster"],
+            ["etcdlat", "cluster", "--members", "3"],
+            ["etcdlat", "cluster", "--peer-latency", "1ms"],
+        ] {
+            let cli = Cli::parse_args(args).unwrap_or_else(|e| panic!("{args:?}: {e}"));
+            assert!(matches!(cli.command, Command::Cluster(_)));
+        }
+    }
 }

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use clap::{CommandFactory, Parser};
+use clap::CommandFactory;
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 
@@ -117,7 +117,7 @@ fn argument(vocabulary: Vec<String>) -> impl Strategy<Value = String> {
 
 fn check(args: &[String]) {
     let argv = std::iter::once("etcdlat".to_owned()).chain(args.iter().cloned());
-    match Cli::try_parse_from(argv) {
+    match Cli::parse_args(argv) {
         Ok(cli) => {
             if let Err(e) = Action::from_cli(cli, PathBuf::from("/nonexistent/etcd")) {
                 let line = format!("{e:#}");

@@ -30,7 +30,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use clap::Parser;
 use etcdlat_core::Scenario;
 use etcdlat_driver::LocalCluster;
 
@@ -46,7 +45,7 @@ use crate::verdict::Verdict;
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::parse_args(std::env::args_os()) {
         Ok(cli) => cli,
         Err(e)
             if e.use_stderr()

@@ -239,11 +239,10 @@ fn add_thresholds(s: &mut Scenario, thresholds: &[String]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::Parser;
     use etcdlat_core::{Consistency, Operation};
 
     fn plan(args: &[&str]) -> Result<RunPlan> {
-        let cli = Cli::try_parse_from(std::iter::once("etcdlat").chain(args.iter().copied()))?;
+        let cli = Cli::parse_args(std::iter::once("etcdlat").chain(args.iter().copied()))?;
         match Action::from_cli(cli, PathBuf::from("etcd"))? {
             Action::Run(p) => Ok(*p),
             Action::ListScenarios

@@ -123,12 +123,11 @@ pub fn ask_password(user: &str) -> std::io::Result<String> {
 mod tests {
     use super::*;
     use crate::command_line::Cli;
-    use clap::Parser;
 
     #[test]
     fn passwords_come_from_the_flag_the_environment_or_the_terminal() {
         let global = |user: &str| {
-            let cli = Cli::try_parse_from(["etcdlat", "--user", user, "put"]).unwrap();
+            let cli = Cli::parse_args(["etcdlat", "--user", user, "put"]).unwrap();
             cli.global
         };
         let never = |_: &str| -> std::io::Result<String> { panic!("asked the terminal") };
