@@ -49,6 +49,7 @@ fn sample_report() -> Report {
         name: "put-bench".to_owned(),
         started_at: "2026-11-21T21:00:00.000Z".to_owned(),
         interrupted: false,
+        scale: None,
         duration_s: duration.as_secs_f64(),
         params: Params {
             op: "put".to_owned(),

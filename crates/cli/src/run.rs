@@ -146,6 +146,9 @@ async fn run_one(
     if let (Some(report), Some(_)) = (&mut report, plan.shard) {
         report.scenario = whole.clone();
     }
+    if let Some(report) = &mut report {
+        report.scale = plan.scale;
+    }
     drop(display);
     drop(driver);
     drop(local);

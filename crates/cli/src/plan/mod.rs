@@ -73,6 +73,8 @@ pub struct RunPlan {
     pub shard: Option<etcdlat_core::Shard>,
     /// When measurement starts (`--start-at`, `--barrier`).
     pub start: Start,
+    /// The factor the scenarios were scaled by (`run --scale`), recorded in each report.
+    pub scale: Option<f64>,
 }
 
 /// What to do.
@@ -185,6 +187,10 @@ impl Action {
             default_endpoint,
             shard,
             start,
+            scale: match &cli.command {
+                Command::Run(run) => run.scale,
+                _ => None,
+            },
         })))
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use etcdlat_testkit::{Etcd, eventually};
 
-use crate::{count, etcdlat, parse_report, text};
+use crate::{count, etcdlat, parse_report, read_report, text};
 
 #[tokio::test]
 async fn a_two_by_two_matrix_is_four_runs_and_four_rows() {
@@ -58,16 +58,27 @@ async fn target_flag_sends_the_load_to_the_leader() {
     }
     let etcd = Etcd::start_cluster(3).await;
     let leader = etcd.leader_name().await;
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
     let out = etcdlat()
         .arg(format!("--endpoints={}", etcd.endpoints().join(",")))
-        .args(["--target=leader", "--clients=4", "put", "--total=100", "--json", "-"])
+        .args(["--target=leader", "--clients=4", "put", "--total=100", "--json"])
+        .arg(&json)
         .assert()
         .success();
-    let report = parse_report(&out.get_output().stdout);
+    let report = read_report(&json);
     let members = report["runs"][0]["members"].as_array().unwrap();
     assert_eq!(members.len(), 1);
     assert_eq!(text(&members[0], "/name"), leader);
     assert_eq!(count(&members[0], "/ok"), 100);
+    // The report names the leader the load went to, and where it was.
+    let target = &report["runs"][0]["target"];
+    assert_eq!(text(target, "/targeting"), "leader");
+    assert_eq!(target["targeted"], serde_json::json!([leader]));
+    let url = text(target, "/endpoints/0");
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout);
+    let line = format!("Target:\tleader (member {leader} at {url})");
+    assert!(stdout.contains(&line), "no {line:?} in the text report:\n{stdout}");
     assert_eq!(
         report["runs"][0]["server"].as_array().map(Vec::len),
         Some(3),

@@ -201,3 +201,64 @@ fn help_puts_global_flags_apart_and_ends_with_examples() {
     let global = put.find("Global flags").expect("the global flags, apart");
     assert!(own < global, "put's own flags come first:\n{put}");
 }
+
+#[test]
+fn scaled_runs_say_so_and_markdown_columns_each_mean_one_thing() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    // The performance guide's shape: a write row and a read row of the same total.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("guide.toml"),
+        r#"name = "guide"
+[load]
+total = 1000
+[setup]
+total = 1
+[setup.put]
+prefix = "foo"
+key-size = 5
+val-size = 16
+[[matrix.case]]
+label = "write"
+op = { put = { key-size = 8, val-size = 16, sequential-keys = true } }
+[[matrix.case]]
+label = "read"
+op = { range = { key = "foo", prefix = true } }
+"#,
+    )
+    .unwrap();
+    let out = etcdlat()
+        .current_dir(dir.path())
+        .env("ETCD_BIN", etcdlat_testkit::etcd_bin())
+        .args(["run", "guide.toml", "--scale", "0.1", "--json", "r.json", "--markdown", "r.md"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(stdout.matches("Scaled run (--scale 0.1)").count(), 2, "{stdout}");
+
+    let report = read_report(&dir.path().join("r.json"));
+    let runs = report["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    for run in runs {
+        assert_eq!(run["scale"].as_f64(), Some(0.1), "{run:#}");
+    }
+    let (write, read) = (&runs[0], &runs[1]);
+    assert_eq!(count(write, "/ops/put/ok"), 100);
+    assert_eq!(count(write, "/ops/put/keys"), 100);
+    assert_eq!(count(read, "/ops/range/ok"), 100);
+
+    // One column per meaning: keys written (writes only) and requests (every row).
+    let markdown = std::fs::read_to_string(dir.path().join("r.md")).unwrap();
+    let rows: Vec<Vec<&str>> =
+        markdown.lines().map(|l| l.trim_matches('|').split('|').map(str::trim).collect()).collect();
+    let column = |title: &str| {
+        rows[0].iter().position(|t| *t == title).unwrap_or_else(|| panic!("{title}: {markdown}"))
+    };
+    let (written, requests, scale) = (column("Keys written"), column("Requests"), column("Scale"));
+    assert!(!rows[0].contains(&"Number of keys"), "{markdown}");
+    assert_eq!((rows[2][written], rows[2][requests], rows[2][scale]), ("100", "100", "0.1"));
+    assert_eq!((rows[3][written], rows[3][requests], rows[3][scale]), ("-", "100", "0.1"));
+}

@@ -178,6 +178,13 @@ impl Page {
             );
             self.raw("</p>\n");
         }
+        if let Some(f) = run.scale {
+            self.raw("<p class=\"description\">");
+            self.text(&format!(
+                "Scaled run (--scale {f}): the scenario's totals and durations multiplied by {f}."
+            ));
+            self.raw("</p>\n");
+        }
         for failure in run.failures() {
             self.raw("<p class=\"failure\">Check failed: ");
             self.text(&failure);
@@ -516,7 +523,7 @@ fn target_rows(run: &Report) -> Vec<(&'static str, Cell)> {
     vec![
         ("Cluster", cell(if t.local { "throwaway local cluster" } else { "given endpoints" })),
         ("Endpoints", cell(endpoints)),
-        ("Load sent to", cell(run.scenario.target.to_string())),
+        ("Load sent to", cell(t.role_summary().unwrap_or_else(|| run.targeting().to_string()))),
         ("etcd version", cell(or_missing(&t.etcd_version))),
         ("Members", num(t.members.to_string())),
         ("Leader", cell(or_missing(&t.leader))),

@@ -7,10 +7,11 @@ use crate::op::OpKind;
 use crate::report::{OpReport, Report};
 
 /// Column titles, and whether each holds numbers (right-aligned).
-const COLUMNS: [(&str, bool); 16] = [
+const COLUMNS: [(&str, bool); 17] = [
     ("Test", false),
     ("Operation", false),
-    ("Number of keys", true),
+    ("Keys written", true),
+    ("Requests", true),
     ("Key size", true),
     ("Value size", true),
     ("Number of connections", true),
@@ -31,9 +32,10 @@ const MISSING: &str = "-";
 
 /// Renders `runs` as one markdown table with a row per run and operation kind.
 ///
-/// - *Number of keys* is the key space size for puts, as in the guide's write table, and
-///   the number of requests (ok plus errors) for other kinds, as in its read table, which
-///   lists the request count there.
+/// - *Keys written* is the keys the successful requests wrote (put, txn-put and txn-mixed's
+///   writes; `-` for other kinds), and *Requests* the requests sent (ok plus errors). The
+///   guide's one column "Number of keys" is the first in its write table (10,000 and
+///   100,000 puts of one key each) and the second in its read table.
 /// - *Key size* and *Value size* (bytes) are shown for puts, *Consistency* for ranges.
 /// - Sizes and counts have thousands separators.
 /// - *Target* is `local (N members)` for a throwaway local cluster, else the endpoints.
@@ -44,15 +46,21 @@ const MISSING: &str = "-";
 ///   megabytes with one decimal (`33.6 MB`); `-` when the members' metrics were not scraped.
 /// - *Network* (after *Target*) appears only when the runs' networks differ: the summary
 ///   of each run's `[network]` ([`crate::Network::summary`]), `loopback` for none.
+/// - *Scale* (last) appears only when a run was scaled (`--scale`): its factor, `1` for a
+///   run as written.
 #[must_use]
 pub fn markdown(runs: &[Report]) -> String {
     let network = |run: &Report| {
         run.target.network.as_ref().map_or_else(|| "loopback".to_owned(), |n| n.summary.clone())
     };
     let networks_differ = runs.windows(2).any(|w| network(&w[0]) != network(&w[1]));
+    let scaled = runs.iter().any(|r| r.scale.is_some());
     let mut columns = COLUMNS.to_vec();
     if networks_differ {
         columns.insert(NETWORK_AT, ("Network", false));
+    }
+    if scaled {
+        columns.push(("Scale", true));
     }
     let mut out = String::new();
     out.push('|');
@@ -70,6 +78,9 @@ pub fn markdown(runs: &[Report]) -> String {
             if networks_differ {
                 cells.insert(NETWORK_AT, network(run));
             }
+            if scaled {
+                cells.push(run.scale.unwrap_or(1.0).to_string());
+            }
             out.push('|');
             for cell in cells {
                 let _ = write!(out, " {} |", cell.replace('|', "\\|"));
@@ -81,17 +92,18 @@ pub fn markdown(runs: &[Report]) -> String {
 }
 
 /// Where the *Network* column goes when there is one: after *Target*.
-const NETWORK_AT: usize = 8;
+const NETWORK_AT: usize = 9;
 
 fn row(run: &Report, kind: OpKind, op: &OpReport) -> [String; COLUMNS.len()] {
     let p = &run.params;
     // A run's parameters describe its one workload; a row shows those of its own kind.
     let is_put = kind == OpKind::Put;
-    let keys = if is_put { p.key_space_size } else { Some(op.ok + op.errors_total) };
+    let writes = matches!(kind, OpKind::Put | OpKind::TxnPut | OpKind::TxnWrite);
+    let keys_written = writes.then_some(op.keys);
     let (key_size, val_size) = if is_put { (p.key_size, p.val_size) } else { (None, None) };
     let consistency = if kind == OpKind::Range { p.consistency.clone() } else { None };
     // Where the load went (leader, followers, ...) and, for the endpoints as given, which.
-    let target = match (&run.scenario.target, run.target.local) {
+    let target = match (run.targeting(), run.target.local) {
         (crate::Targeting::Endpoints, true) => {
             let s = if run.target.members == 1 { "" } else { "s" };
             format!("local ({} member{s})", run.target.members)
@@ -110,7 +122,8 @@ fn row(run: &Report, kind: OpKind, op: &OpReport) -> [String; COLUMNS.len()] {
     [
         run.name.clone(),
         kind.name().to_owned(),
-        keys.map_or_else(missing, thousands),
+        keys_written.map_or_else(missing, thousands),
+        thousands(op.ok + op.errors_total),
         key_size.map_or_else(missing, thousands),
         val_size.map_or_else(missing, thousands),
         thousands(u64::from(p.conns)),

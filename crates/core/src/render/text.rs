@@ -32,6 +32,14 @@
 //!   Service time p50/p99:    0.0006 / 0.0027 secs.
 //! ```
 //!
+//! A run whose load went to members chosen by role or name (`--target leader`) names them,
+//! before the members that served it; a run made with `--scale` says so on its first line:
+//!
+//! ```text
+//!
+//! Target:    leader (member m1 at http://127.0.0.1:2379)
+//! ```
+//!
 //! A report merged from shards (`etcdlat merge`) lists each shard's own figures:
 //!
 //! ```text
@@ -124,6 +132,12 @@ impl Writer<'_> {
         if report.interrupted {
             self.out.push_str("Run interrupted: figures cover what ran before the stop.\n");
         }
+        if let Some(f) = report.scale {
+            let _ = writeln!(
+                self.out,
+                "Scaled run (--scale {f}): the scenario's totals and durations multiplied by {f}."
+            );
+        }
         let headed = report.ops.len() > 1;
         for (i, (kind, op)) in report.ops.iter().enumerate() {
             if headed {
@@ -207,6 +221,9 @@ impl Writer<'_> {
             if let Some(v) = &p.verdict {
                 let _ = writeln!(self.out, "  Note:\t{v}");
             }
+        }
+        if let Some(target) = report.target.role_summary() {
+            let _ = writeln!(self.out, "\nTarget:\t{target}");
         }
         if !report.members.is_empty() {
             self.out.push_str("\nServed by:\n");

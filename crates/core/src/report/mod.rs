@@ -16,7 +16,7 @@ use crate::fault::FaultReport;
 use crate::metrics::{ClientUsage, MemberMetrics};
 use crate::op::{ErrorCode, OpKind};
 use crate::recorder::{IntervalSample, OpRecord};
-use crate::scenario::Scenario;
+use crate::scenario::{Scenario, Targeting};
 use distribution::round3;
 
 pub use distribution::{Distribution, QUANTILES};
@@ -56,6 +56,10 @@ pub struct Report {
     pub started_at: String,
     /// The run was stopped early (Ctrl-C or the caller's shutdown); figures cover what ran.
     pub interrupted: bool,
+    /// The factor the scenario's totals and durations were multiplied by to make this run
+    /// (`etcdlat run --scale`, [`Scenario::scaled`]); absent when it ran as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scale: Option<f64>,
     /// Measured wall time, seconds (after connecting and warm-up).
     pub duration_s: f64,
     /// The load and workload parameters the run used.
@@ -121,6 +125,16 @@ pub struct ShardInfo {
 }
 
 impl Report {
+    /// How the load's members were chosen: the driver's targeting as recorded, else (for
+    /// reports that predate the record, or the endpoints as given) the scenario's.
+    #[must_use]
+    pub fn targeting(&self) -> &Targeting {
+        match &self.target.targeting {
+            Targeting::Endpoints => &self.scenario.target,
+            t => t,
+        }
+    }
+
     /// The results of one operation kind.
     ///
     /// # Panics
@@ -373,12 +387,45 @@ pub struct TargetInfo {
     pub members: u32,
     /// Name of the leader member (its id in hex if unnamed).
     pub leader: String,
+    /// How the load's members were chosen, when by role or name (`leader`, `followers`,
+    /// `follower:N`, `member:NAME`, `all`); absent for the endpoints as given.
+    #[serde(default, skip_serializing_if = "crate::scenario::is_default")]
+    pub targeting: Targeting,
+    /// The names of the members the load went to when chosen by role or name, in the order
+    /// of `endpoints` (each member's client URL).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targeted: Vec<String>,
     /// Cluster id, hex.
     pub cluster_id: String,
     /// The network the run had, when one was set (emulated for a local cluster, or driven
     /// through toxiproxy); `None`: loopback, or whatever lies between client and cluster.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<NetworkReport>,
+}
+
+impl TargetInfo {
+    /// Where the load went when its members were chosen by role or name, for people:
+    /// `leader (member m0 at http://127.0.0.1:2379)`, or `followers (members m1 at ..., m2
+    /// at ...; leader m0)`; `None` for the endpoints as given.
+    #[must_use]
+    pub fn role_summary(&self) -> Option<String> {
+        if self.targeting == Targeting::Endpoints || self.targeted.is_empty() {
+            return None;
+        }
+        let members: Vec<String> = self
+            .targeted
+            .iter()
+            .zip(&self.endpoints)
+            .map(|(name, url)| format!("{name} at {url}"))
+            .collect();
+        let s = if members.len() == 1 { "" } else { "s" };
+        let leader = if self.targeting == Targeting::Leader || self.leader.is_empty() {
+            String::new()
+        } else {
+            format!("; leader {}", self.leader)
+        };
+        Some(format!("{} (member{s} {}{leader})", self.targeting, members.join(", ")))
+    }
 }
 
 /// Results of one operation kind.
@@ -531,6 +578,7 @@ mod tests {
             name: "r".into(),
             started_at: String::new(),
             interrupted: false,
+            scale: None,
             duration_s: 1.0,
             params: Params::default(),
             target: TargetInfo::default(),

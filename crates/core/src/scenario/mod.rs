@@ -113,7 +113,7 @@ pub struct Scenario {
     pub report: ReportOptions,
 }
 
-fn is_default<T: Default + PartialEq>(v: &T) -> bool {
+pub(crate) fn is_default<T: Default + PartialEq>(v: &T) -> bool {
     *v == T::default()
 }
 

@@ -8,7 +8,7 @@ use etcdlat_core::fault::{FaultAction, FaultReport, Window};
 use etcdlat_core::{
     ClientUsage, Consistency, Distribution, ErrorCode, HashKvCheck, LeaderChange, LinkReport,
     MemberMetrics, MemberReport, NetworkReport, OpKind, OpReport, Operation, PacingReport, Params,
-    PutOp, RangeOp, Recorder, Report, Scenario, ShardInfo, TargetInfo, WatchAccounting,
+    PutOp, RangeOp, Recorder, Report, Scenario, ShardInfo, TargetInfo, Targeting, WatchAccounting,
 };
 
 /// When measurement started in every fixture.
@@ -27,6 +27,10 @@ fn record(rec: &mut Recorder, kind: OpKind, t0: Instant, n: u64, every_us: u64, 
         let intended = done - Duration::from_micros(latency_us);
         let sent = intended + Duration::from_micros(queued_us.min(latency_us - 1));
         rec.record_ok(kind, intended, sent, done);
+        if kind == OpKind::Put {
+            // One key of a 256-byte value per put, as the driver records it.
+            rec.record_payload(kind, 1, 256);
+        }
     }
 }
 
@@ -64,6 +68,7 @@ pub fn put_report() -> Report {
         name: scenario.name.clone(),
         started_at: STARTED_AT.to_owned(),
         interrupted: false,
+        scale: None,
         duration_s: duration.as_secs_f64(),
         params: Params {
             op: "put".to_owned(),
@@ -88,6 +93,8 @@ pub fn put_report() -> Report {
             members: 1,
             leader: "default".to_owned(),
             cluster_id: "cdf818194e3a8c32".to_owned(),
+            targeting: Targeting::Endpoints,
+            targeted: Vec::new(),
             network: None,
         },
         ops: [(OpKind::Put, op_report(rec, OpKind::Put, duration))].into(),
@@ -129,6 +136,7 @@ pub fn range_report() -> Report {
         name: scenario.name.clone(),
         started_at: STARTED_AT.to_owned(),
         interrupted: false,
+        scale: Some(0.1),
         duration_s: duration.as_secs_f64(),
         params: Params {
             op: "range".to_owned(),
@@ -151,6 +159,8 @@ pub fn range_report() -> Report {
             members: 3,
             leader: "m1".to_owned(),
             cluster_id: "8e9e05c52164694d".to_owned(),
+            targeting: Targeting::All,
+            targeted: vec!["m0".to_owned(), "m1".to_owned(), "m2".to_owned()],
             network: None,
         },
         ops: [(OpKind::Range, op_report(rec, OpKind::Range, duration))].into(),
@@ -329,6 +339,9 @@ pub fn full_report() -> Report {
         member.last_error = Some("scrape timed out after 1s".to_owned());
     }
     report.client = range.client;
+    report.scale = range.scale;
+    report.target.targeting = range.target.targeting;
+    report.target.targeted = range.target.targeted;
     let network: etcdlat_core::Network =
         toml::from_str("zones = [\"a\", \"b\"]\nzone-latency = \"2ms\"\nbandwidth = \"100MB/s\"\n")
             .expect("a valid [network] table");

@@ -37,6 +37,8 @@ struct Run {
     name: String,
     started_at: String,
     interrupted: bool,
+    /// `--scale`'s factor, when the run was scaled.
+    scale: Nullable<f64>,
     duration_s: f64,
     params: Params,
     target: Target,
@@ -246,6 +248,10 @@ struct Target {
     members: u32,
     leader: String,
     cluster_id: String,
+    /// How the load's members were chosen, when by role or name.
+    targeting: Nullable<String>,
+    /// Those members' names.
+    targeted: Vec<String>,
     network: Nullable<NetworkMirror>,
 }
 
@@ -341,6 +347,7 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 8] = [
     (
         "run",
         &[
+            "scale",
             "all",
             "watch",
             "hashkv",
@@ -359,13 +366,13 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 8] = [
     ("fault", &["member", "resumed_s", "error"]),
     ("server", &["last_error"]),
     ("client", &["worker_cpu_s"]),
-    ("target", &["network"]),
+    ("target", &["targeting", "targeted", "network"]),
 ];
 
 /// What a field left out stands for.
 fn empty(field: &str) -> Value {
     match field {
-        "members" | "leader_changes" | "faults" | "server" | "shards" => json!([]),
+        "members" | "leader_changes" | "faults" | "server" | "shards" | "targeted" => json!([]),
         "error_messages" => json!({}),
         "uncertain_puts" | "uncertain_events" | "unexplained" => json!(0),
         _ => Value::Null,
@@ -423,6 +430,10 @@ fn output_has_exactly_the_contract_layout() {
     assert_eq!(top.runs[0].params.key_space_size.0, Some(10_000));
     assert_eq!(top.runs[1].params.consistency.0.as_deref(), Some("s"));
     assert!(top.runs[1].target.local);
+    assert_eq!(top.runs[1].target.targeting.0.as_deref(), Some("all"));
+    assert_eq!(top.runs[1].target.targeted, ["m0", "m1", "m2"]);
+    assert_eq!(top.runs[1].scale.0, Some(0.1));
+    assert_eq!((top.runs[0].scale.0, top.runs[0].target.targeting.0.as_deref()), (None, None));
     assert!(top.runs[0].scenario.is_object());
     // Server metrics and client usage are left out when not measured.
     assert!(top.runs[0].server.is_empty() && top.runs[0].client.0.is_none());

@@ -177,6 +177,22 @@ fn html_watch_accounting_tells_events_from_puts_of_unknown_outcome() {
 }
 
 #[test]
+fn html_says_a_run_was_scaled_and_names_the_members_targeted() {
+    let page = render::html(&ReportSet::new(vec![range_report(), put_report()]));
+    let scaled =
+        "Scaled run (--scale 0.1): the scenario&#39;s totals and durations multiplied by 0.1.";
+    assert_eq!(page.matches(scaled).count(), 1, "only the scaled run says so:\n{page}");
+    assert!(
+        page.contains(
+            "<tr><th>Load sent to</th><td>all (members m0 at 127.0.0.1:40001, m1 at \
+             127.0.0.1:40003, m2 at 127.0.0.1:40005; leader m1)</td></tr>"
+        ),
+        "{page}"
+    );
+    assert!(page.contains("<tr><th>Load sent to</th><td>endpoints</td></tr>"), "{page}");
+}
+
+#[test]
 fn markdown_table() {
     insta::assert_snapshot!(render::markdown(&[
         put_report(),

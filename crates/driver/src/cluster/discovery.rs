@@ -110,6 +110,9 @@ pub(crate) async fn discover(
             .header()
             .map(|h| format!("{:x}", h.cluster_id()))
             .unwrap_or_default(),
+        // Set by the driver, which knows how the load's members were chosen.
+        targeting: etcdlat_core::Targeting::Endpoints,
+        targeted: Vec::new(),
         network: None,
     };
     Ok((target, members))

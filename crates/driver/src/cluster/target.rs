@@ -50,6 +50,15 @@ pub(crate) fn select(
     }
 }
 
+/// The names of the members whose client URLs `selected` lists, in its order (a URL no
+/// member has, as the endpoints given may be, is left out).
+pub(crate) fn names(selected: &[String], members: &[MemberInfo]) -> Vec<String> {
+    selected
+        .iter()
+        .filter_map(|url| members.iter().find(|m| &m.url == url).map(|m| m.name.clone()))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

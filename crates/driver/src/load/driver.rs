@@ -339,6 +339,10 @@ impl Driver {
         }
         target.local = self.config.local;
         target.endpoints.clone_from(&pool.endpoints);
+        if *targeting != Targeting::Endpoints {
+            target.targeting = targeting.clone();
+            target.targeted = target::names(&pool.endpoints, &members);
+        }
         if let Ok(mut t) = self.target.lock() {
             *t = target.clone();
         }
@@ -456,6 +460,7 @@ impl Driver {
             name: scenario.name.clone(),
             started_at: humantime::format_rfc3339_millis(started_at).to_string(),
             interrupted: measured.interrupted,
+            scale: None,
             duration_s: duration.as_secs_f64(),
             params: params(scenario, conns, workers, seed),
             target,
