@@ -194,6 +194,11 @@ pub struct Global {
     #[arg(long, global = true, value_name = "FILE")]
     pub html: Option<PathBuf>,
 
+    /// Write the latency percentiles as etcd benchmark's perfdash JSON (version v1,
+    /// dataItems of Perc50/Perc90/Perc99 in ms per operation) to FILE.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub perfdash: Option<PathBuf>,
+
     /// Write SVG plots into DIR (created if missing): per run N (from 1) and operation kind OP,
     /// N-OP-latency.svg (percentiles per interval) and N-OP-spectrum.svg (latency and service
     /// time by percentile), and N-throughput.svg.

@@ -37,6 +37,8 @@ pub struct Outputs {
     pub csv: Option<Target>,
     /// HTML page destination.
     pub html: Option<Target>,
+    /// etcd's perfdash JSON destination.
+    pub perfdash: Option<Target>,
     /// Directory the SVG plots are written into.
     pub plots: Option<PathBuf>,
 }
@@ -44,7 +46,7 @@ pub struct Outputs {
 impl Outputs {
     /// True when one of the files is standard output, which then carries nothing else.
     pub fn to_stdout(&self) -> bool {
-        [&self.json, &self.markdown, &self.csv, &self.html]
+        [&self.json, &self.markdown, &self.csv, &self.html, &self.perfdash]
             .iter()
             .any(|t| matches!(t, Some(Target::Stdout)))
     }
@@ -62,6 +64,9 @@ impl Outputs {
         }
         if let Some(t) = &self.html {
             t.write(&render::html(set))?;
+        }
+        if let Some(t) = &self.perfdash {
+            t.write(&render::perfdash(set))?;
         }
         if let Some(dir) = &self.plots {
             write_plots(dir, &set.runs)?;

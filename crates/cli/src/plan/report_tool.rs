@@ -20,7 +20,7 @@ pub struct MergePlan {
     pub text: TextOptions,
     /// Print the text report of the merged runs.
     pub print_text: bool,
-    /// The merged report's files: JSON, markdown, interval CSV.
+    /// The merged report's files: JSON, markdown, interval CSV, perfdash.
     pub outputs: Outputs,
 }
 
@@ -40,18 +40,19 @@ pub struct ComparePlan {
 }
 
 /// The report files of `merge` and `compare`, checked; at most one writes to standard output.
-fn output_flags(g: &Global) -> Result<[Option<Target>; 3]> {
+fn output_flags(g: &Global) -> Result<[Option<Target>; 4]> {
     targets([
         ("--json", g.json.as_deref()),
         ("--markdown", g.markdown.as_deref()),
         ("--csv", g.csv.as_deref()),
+        ("--perfdash", g.perfdash.as_deref()),
     ])
 }
 
 /// `etcdlat merge REPORT...`.
 pub fn merge_plan(args: &MergeArgs, g: &Global) -> Result<MergePlan> {
-    let [json, markdown, csv] = output_flags(g)?;
-    let outputs = Outputs { json, markdown, csv, ..Outputs::default() };
+    let [json, markdown, csv, perfdash] = output_flags(g)?;
+    let outputs = Outputs { json, markdown, csv, perfdash, ..Outputs::default() };
     Ok(MergePlan {
         inputs: args.reports.clone(),
         thresholds: g.threshold.clone(),
@@ -66,9 +67,12 @@ pub fn compare_plan(args: &CompareArgs, g: &Global) -> Result<ComparePlan> {
     if !g.threshold.is_empty() {
         bail!("--threshold applies to runs and merged reports, not to compare");
     }
-    let [json, markdown, csv] = output_flags(g)?;
+    let [json, markdown, csv, perfdash] = output_flags(g)?;
     if csv.is_some() {
         bail!("--csv does not apply to compare");
+    }
+    if perfdash.is_some() {
+        bail!("--perfdash does not apply to compare");
     }
     let to_stdout = [&json, &markdown].iter().any(|t| matches!(t, Some(Target::Stdout)));
     Ok(ComparePlan {

@@ -12,6 +12,7 @@ async fn every_put_lands_on_the_server_and_in_the_report() {
     let etcd = Etcd::start().await;
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("r.json");
+    let perfdash = dir.path().join("perf.json");
     let before = etcd.revision().await;
 
     let assert = etcdlat()
@@ -19,6 +20,8 @@ async fn every_put_lands_on_the_server_and_in_the_report() {
         .args(["--conns=4", "--clients=16", "put", "--total=500", "--val-size=256"])
         .args(["--key-space-size=500", "--sequential-keys", "--json"])
         .arg(&json)
+        .arg("--perfdash")
+        .arg(&perfdash)
         .assert()
         .success();
 
@@ -48,6 +51,21 @@ async fn every_put_lands_on_the_server_and_in_the_report() {
 
     assert_eq!(etcd.revision().await - before, 500, "one revision per put");
     assert_eq!(etcd.key_count().await, 500, "500 sequential keys in a key space of 500");
+
+    // etcd's perfdash layout, with the run's percentiles in milliseconds.
+    let perf = read_report(&perfdash);
+    assert_eq!(perf["version"], "v1");
+    let items = perf["dataItems"].as_array().unwrap();
+    assert_eq!(items.len(), 1, "{perf:#}");
+    assert_eq!(
+        (&items[0]["unit"], &items[0]["labels"]["Operation"]),
+        (&"ms".into(), &"PUT".into())
+    );
+    for (field, p) in [("Perc50", "p50"), ("Perc90", "p90"), ("Perc99", "p99")] {
+        let ms = items[0]["data"][field].as_f64().unwrap();
+        let us = count(run, &format!("/ops/put/latency_us/{p}"));
+        assert!(us > 0 && ms == us as f64 / 1e3, "{field} {ms} ms, {p} {us} us");
+    }
 }
 
 #[tokio::test]

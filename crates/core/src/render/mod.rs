@@ -1,5 +1,5 @@
-//! Renderers: turn reports into text, JSON, markdown, CSV, SVG plots and an HTML page, and
-//! comparisons of two runs into markdown.
+//! Renderers: turn reports into text, JSON, markdown, CSV, SVG plots, an HTML page and
+//! etcd's perfdash JSON, and comparisons of two runs into markdown.
 //!
 //! Each renderer is a pure function from reports to a `String`; none prints or fails.
 //! Writing the result somewhere is the caller's business.
@@ -18,6 +18,7 @@ mod go;
 pub mod html;
 pub mod json;
 pub mod markdown;
+pub mod perfdash;
 pub mod plot;
 pub mod text;
 
@@ -25,6 +26,7 @@ pub use csv::{INTERVALS_CSV_HEADER, intervals_csv};
 pub use html::html;
 pub use json::json;
 pub use markdown::markdown;
+pub use perfdash::perfdash;
 pub use text::{TextOptions, text};
 
 /// Bytes in decimal units with one decimal: `33.6 MB`, `10.0 kB`, `512 B`.

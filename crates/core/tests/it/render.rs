@@ -248,3 +248,40 @@ fn redact_hdr(json: &str) -> String {
         })
         .collect()
 }
+
+#[test]
+fn perfdash_is_etcds_layout_with_each_operations_percentiles_in_ms() {
+    let set = ReportSet::new(vec![put_report(), mixed_interrupted_report()]);
+    let doc: serde_json::Value =
+        serde_json::from_str(&render::perfdash(&set)).expect("perfdash output is JSON");
+    assert_eq!(doc.as_object().unwrap().keys().collect::<Vec<_>>(), ["dataItems", "version"]);
+    assert_eq!(doc["version"], "v1");
+    let items = doc["dataItems"].as_array().unwrap();
+    // put-256b's put, and the mixed run's put (its ranges all failed, so have no percentiles).
+    assert_eq!(items.len(), 2, "{doc:#}");
+    let put = put_report();
+    let latency = &put.op(OpKind::Put).latency;
+    for (item, test) in items.iter().zip(["put-256b", "mixed"]) {
+        assert_eq!(
+            item.as_object().unwrap().keys().collect::<Vec<_>>(),
+            ["data", "labels", "unit"]
+        );
+        assert_eq!(item["unit"], "ms");
+        assert_eq!(
+            item["labels"],
+            serde_json::json!({ "Metric": "latency", "Operation": "PUT", "Test": test })
+        );
+        for (field, q) in [("Perc50", 0.5), ("Perc90", 0.9), ("Perc99", 0.99)] {
+            let ms = item["data"][field].as_f64().unwrap();
+            assert_eq!(ms, latency.quantile_us(q) as f64 / 1e3, "{field}");
+        }
+        assert_eq!(item["data"].as_object().unwrap().len(), 3);
+    }
+    // One run: no run names, as etcd's tool writes it.
+    let one: serde_json::Value =
+        serde_json::from_str(&render::perfdash(&ReportSet::new(vec![put_report()]))).unwrap();
+    assert_eq!(
+        one["dataItems"][0]["labels"],
+        serde_json::json!({ "Metric": "latency", "Operation": "PUT" })
+    );
+}
