@@ -637,6 +637,23 @@ pub struct RangeArgs {
     #[arg(long)]
     pub prefix: bool,
 
+    /// Read one key per request, in order, of the keys `put --prefix KEY --sequential-keys`
+    /// wrote (from --key-starts, --key-space-size of them, --key-size long).
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
+    pub sequential_keys: bool,
+
+    /// First key index of sequential keys.
+    #[arg(long)]
+    pub key_starts: Option<u64>,
+
+    /// Keys to read one per request (default with --sequential-keys: --total).
+    #[arg(long)]
+    pub key_space_size: Option<u64>,
+
+    /// Key size of the keys read one per request (as put's --key-size) [default: 8].
+    #[arg(long)]
+    pub key_size: Option<u64>,
+
     #[command(flatten)]
     #[allow(missing_docs)]
     pub load: LoadArgs,

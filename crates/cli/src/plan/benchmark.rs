@@ -192,6 +192,25 @@ pub fn stm(args: &StmArgs) -> Result<Scenario> {
 /// `etcdlat range`.
 pub fn range(args: &RangeArgs) -> Result<Scenario> {
     let consistency = consistency_flag(&args.consistency)?;
+    // One key per request from a key space (the network-latency analysis's fork of etcd's
+    // tool): KEY is its prefix, and with --sequential-keys alone each request reads the next
+    // key, --total of them.
+    let key_space_size = match (args.key_space_size, args.sequential_keys) {
+        (Some(n), _) => Some(n),
+        (None, true) => Some(args.load.total),
+        (None, false) => None,
+    };
+    if key_space_size.is_none() {
+        for (flag, given) in
+            [("--key-starts", args.key_starts.is_some()), ("--key-size", args.key_size.is_some())]
+        {
+            if given {
+                bail!(
+                    "{flag} applies to keys read one per request: add --sequential-keys or --key-space-size"
+                );
+            }
+        }
+    }
     let op = RangeOp {
         key: args.key.clone(),
         range_end: args.end.clone(),
@@ -200,6 +219,10 @@ pub fn range(args: &RangeArgs) -> Result<Scenario> {
         limit: args.limit,
         count_only: args.count_only,
         keys_only: args.keys_only,
+        key_space_size,
+        key_size: args.key_size.unwrap_or(8),
+        sequential_keys: args.sequential_keys,
+        key_starts: args.key_starts.unwrap_or(0),
         ..RangeOp::default()
     };
     request_scenario(Operation::Range(op), &args.load)

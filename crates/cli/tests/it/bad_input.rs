@@ -198,6 +198,11 @@ fn bad_input_exits_2_with_one_line_naming_the_problem() {
         ),
         ("unknown subcommand", vec!["frobnicate"], vec!["unrecognized subcommand 'frobnicate'"]),
         ("range without a key", vec!["range"], vec!["required", "<KEY>"]),
+        (
+            "range --key-starts without a key space",
+            vec!["range", "k", "--key-starts=5"],
+            vec!["--key-starts applies to keys read one per request"],
+        ),
         ("run without a scenario", vec!["run"], vec!["run needs a scenario", "etcdlat scenarios"]),
         ("misspelt flag", vec!["run", "put-1mb", "--conn=2"], vec!["'--conn'", "'--conns'"]),
         // Output paths.

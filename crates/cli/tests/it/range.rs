@@ -85,3 +85,32 @@ async fn count_only_counts_keys_without_values() {
     assert_eq!(count(&run, "/ops/range/keys"), 50 * KEYS);
     assert_eq!(count(&run, "/ops/range/value_bytes"), 0);
 }
+
+#[tokio::test]
+async fn sequential_keys_read_the_keys_put_wrote_one_per_request() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    let etcd = Etcd::start().await;
+    // put writes keys 100..150 under "seq/" (the fork's put, then its range).
+    let keys = ["--sequential-keys", "--key-starts=100", "--key-space-size=50", "--key-size=8"];
+    etcdlat()
+        .arg(format!("--endpoints={}", etcd.endpoint()))
+        .args(["put", "--prefix=seq/", "--total=50", "--val-size=16"])
+        .args(keys)
+        .assert()
+        .success();
+    assert_eq!(etcd.key_count().await, 50);
+
+    // Every request reads one of those keys.
+    let run = range(&etcd, &[&["seq/", "--total=50"][..], &keys].concat()).await;
+    assert_eq!(count(&run, "/ops/range/ok"), 50);
+    assert_eq!(count(&run, "/ops/range/keys"), 50);
+    assert_eq!(count(&run, "/ops/range/value_bytes"), 50 * 16);
+
+    // From --key-starts=125, in order: 125..150 were written, 150..175 were not. The key
+    // space defaults to --total with --sequential-keys.
+    let run = range(&etcd, &["seq/", "--total=50", "--sequential-keys", "--key-starts=125"]).await;
+    assert_eq!(count(&run, "/ops/range/ok"), 50);
+    assert_eq!(count(&run, "/ops/range/keys"), 25);
+}
