@@ -381,9 +381,9 @@ pub struct PutArgs {
     #[arg(long, default_value_t = 0)]
     pub key_starts: u64,
 
-    /// Bytes put before every key.
+    /// Bytes put before every key (any bytes; `\xNN` also names byte NN).
     #[arg(long, default_value = "")]
-    pub prefix: String,
+    pub prefix: OsString,
 
     /// Seed of the value and of random keys.
     #[arg(long)]
@@ -439,11 +439,11 @@ pub struct TxnPutArgs {
 pub struct TxnMixedArgs {
     /// Start of the reads' range and prefix of the written keys (default: every key).
     #[arg(id = "txn_key", value_name = "KEY")]
-    pub key: Option<String>,
+    pub key: Option<OsString>,
 
     /// End of the reads' range.
     #[arg(id = "txn_end", value_name = "END")]
-    pub end: Option<String>,
+    pub end: Option<OsString>,
 
     /// Key size of mixed txn.
     #[arg(long, default_value_t = 8)]
@@ -455,7 +455,7 @@ pub struct TxnMixedArgs {
 
     /// Read operation range end key (default: every key from KEY).
     #[arg(long)]
-    pub end_key: Option<String>,
+    pub end_key: Option<OsString>,
 
     /// Read operation range result limit.
     #[arg(long, default_value_t = 1000)]
@@ -609,13 +609,14 @@ pub struct StmArgs {
 /// `etcdlat range key [end-range]`.
 #[derive(Debug, Args)]
 pub struct RangeArgs {
-    /// The key, or the start of the range.
+    /// The key, or the start of the range: any bytes (`range $'\001' $'\377'`); `\xNN` also
+    /// names byte NN.
     #[arg(id = "range_key", value_name = "KEY")]
-    pub key: String,
+    pub key: OsString,
 
-    /// End of the range (exclusive).
+    /// End of the range (exclusive), any bytes.
     #[arg(id = "range_end", value_name = "END")]
-    pub end: Option<String>,
+    pub end: Option<OsString>,
 
     /// Linearizable(l) or Serializable(s).
     #[arg(long, default_value = "l")]

@@ -61,5 +61,5 @@ pub use shard::{Shard, ShardError};
 pub use threshold::{Threshold, ThresholdError, Violation};
 pub use workload::{
     Consistency, DeleteOp, Isolation, LeaseOp, Operation, PutOp, RangeOp, StmLocker, StmOp,
-    TxnMixedOp, TxnPutOp, WatchGetOp, WatchLatencyOp, WatchOp, Weighted,
+    TxnMixedOp, TxnPutOp, WatchGetOp, WatchLatencyOp, WatchOp, Weighted, escape_key, key_bytes,
 };

@@ -2,10 +2,13 @@
 //! watch-latency, lease-keepalive, stm) as scenarios, with etcd's flag names, defaults and
 //! error wording.
 
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+
 use anyhow::{Result, anyhow, bail};
 use etcdlat_core::{
     Arrivals, Compaction, Isolation, LeaseOp, Load, Operation, PutOp, RangeOp, Scenario, Schedule,
-    StmLocker, StmOp, TxnMixedOp, TxnPutOp, WatchGetOp, WatchLatencyOp, WatchOp,
+    StmLocker, StmOp, TxnMixedOp, TxnPutOp, WatchGetOp, WatchLatencyOp, WatchOp, escape_key,
 };
 
 use super::flag::{consistency_flag, duration_flag, flag_error, positive, size_flag};
@@ -48,7 +51,7 @@ pub fn put(args: &PutArgs) -> Result<Scenario> {
         key_space_size: args.key_space_size as u64,
         sequential_keys: args.sequential_keys,
         key_starts: args.key_starts,
-        prefix: args.prefix.clone(),
+        prefix: key_text(&args.prefix),
         seed: args.seed,
         zipf: args.zipf,
     };
@@ -63,6 +66,12 @@ pub fn put(args: &PutArgs) -> Result<Scenario> {
     s.checks.hashkv = args.check_hashkv;
     s.validate().map_err(flag_error)?;
     Ok(s)
+}
+
+/// A key, prefix or range end given on the command line, any bytes (etcd's tool takes
+/// them so: `range $'\001' $'\377'`), as a scenario writes it ([`escape_key`]).
+fn key_text(arg: &OsStr) -> String {
+    escape_key(arg.as_bytes())
 }
 
 /// A scenario of one operation with the load flags, validated with flag names in errors.
@@ -96,8 +105,8 @@ pub fn txn_put(args: &TxnPutArgs) -> Result<Scenario> {
 /// `etcdlat txn-mixed`.
 pub fn txn_mixed(args: &TxnMixedArgs) -> Result<Scenario> {
     let op = TxnMixedOp {
-        key: args.key.clone().unwrap_or_default(),
-        end_key: args.end_key.clone().or_else(|| args.end.clone()),
+        key: args.key.as_deref().map(key_text).unwrap_or_default(),
+        end_key: args.end_key.as_deref().or(args.end.as_deref()).map(key_text),
         rw_ratio: args.rw_ratio,
         limit: args.limit,
         consistency: consistency_flag(&args.consistency)?,
@@ -212,8 +221,8 @@ pub fn range(args: &RangeArgs) -> Result<Scenario> {
         }
     }
     let op = RangeOp {
-        key: args.key.clone(),
-        range_end: args.end.clone(),
+        key: key_text(&args.key),
+        range_end: args.end.as_deref().map(key_text),
         prefix: args.prefix,
         consistency,
         limit: args.limit,

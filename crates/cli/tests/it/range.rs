@@ -114,3 +114,73 @@ async fn sequential_keys_read_the_keys_put_wrote_one_per_request() {
     assert_eq!(count(&run, "/ops/range/ok"), 50);
     assert_eq!(count(&run, "/ops/range/keys"), 25);
 }
+
+#[tokio::test]
+async fn keys_are_any_bytes_from_flags_and_scenarios() {
+    use std::ffi::OsString;
+    use std::os::unix::ffi::OsStringExt;
+
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    let etcd = Etcd::start().await;
+    let mut client = etcd.client().await;
+    // Three keys in [0x01, 0xff), and one on either side of it.
+    let inside: [&[u8]; 3] = [b"\x01a", b"\x7f", b"\xfe\x80"];
+    for key in inside.iter().chain(&[&b"\x00z"[..], b"\xff"]) {
+        client.put(key.to_vec(), "v", None).await.unwrap();
+    }
+
+    // etcd's capacity test reads "all keys" with `range $'\001' $'\377'`.
+    let out = etcdlat()
+        .arg(format!("--endpoints={}", etcd.endpoint()))
+        .arg("range")
+        .arg(OsString::from_vec(vec![0x01]))
+        .arg(OsString::from_vec(vec![0xff]))
+        .args(["--total=10", "--json", "-"])
+        .assert()
+        .success();
+    let report = parse_report(&out.get_output().stdout);
+    let run = only_run(&report);
+    assert_eq!(count(run, "/ops/range/ok"), 10);
+    assert_eq!(count(run, "/ops/range/keys"), 10 * inside.len() as u64);
+    // The report prints the bytes escaped, as a scenario would write them.
+    assert_eq!(text(run, "/scenario/op/range/key"), "\\x01");
+    assert_eq!(text(run, "/scenario/op/range/range-end"), "\\xff");
+
+    // A scenario names the same bytes with \xNN.
+    let dir = tempfile::tempdir().unwrap();
+    let scenario = dir.path().join("all.toml");
+    std::fs::write(
+        &scenario,
+        format!(
+            "[cluster]\nendpoints = [\"{}\"]\n[load]\ntotal = 10\n[op.range]\nkey = '\\x01'\nrange-end = '\\xff'\n",
+            etcd.endpoint()
+        ),
+    )
+    .unwrap();
+    let out = etcdlat().arg("run").arg(&scenario).args(["--json", "-"]).assert().success();
+    let report = parse_report(&out.get_output().stdout);
+    assert_eq!(count(only_run(&report), "/ops/range/keys"), 10 * inside.len() as u64);
+
+    // put's --prefix too: the keys written start with the byte given.
+    let before = client
+        .get(vec![0xfe, 0x01], Some(etcd_client::GetOptions::new().with_prefix().with_count_only()))
+        .await
+        .unwrap()
+        .count();
+    etcdlat()
+        .arg(format!("--endpoints={}", etcd.endpoint()))
+        .arg("put")
+        .arg("--prefix")
+        .arg(OsString::from_vec(vec![0xfe, 0x01]))
+        .args(["--total=5", "--key-space-size=5", "--sequential-keys"])
+        .assert()
+        .success();
+    let after = client
+        .get(vec![0xfe, 0x01], Some(etcd_client::GetOptions::new().with_prefix().with_count_only()))
+        .await
+        .unwrap()
+        .count();
+    assert_eq!((before, after), (0, 5));
+}

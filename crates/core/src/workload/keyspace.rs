@@ -205,7 +205,7 @@ impl TargetSpec<'_> {
     pub(super) fn target(&self) -> KeyTarget {
         match self.space {
             Some(space) => KeyTarget::Space(KeySpace {
-                prefix: self.key.as_bytes().to_vec(),
+                prefix: key_bytes(self.key),
                 key_size: self.key_size,
                 space,
                 start: self.start,
@@ -213,11 +213,11 @@ impl TargetSpec<'_> {
             }),
             None => {
                 let range_end = if self.prefix {
-                    prefix_end(self.key.as_bytes())
+                    prefix_end(&key_bytes(self.key))
                 } else {
-                    self.range_end.map(|e| e.as_bytes().to_vec()).unwrap_or_default()
+                    self.range_end.map(key_bytes).unwrap_or_default()
                 };
-                KeyTarget::Fixed { key: range_start(self.key.as_bytes(), &range_end), range_end }
+                KeyTarget::Fixed { key: range_start(&key_bytes(self.key), &range_end), range_end }
             }
         }
     }
@@ -301,6 +301,62 @@ pub(super) fn check_dist(
         }
         _ => Ok(()),
     }
+}
+
+/// The bytes of a key, prefix or range end as a scenario or the command line writes it:
+/// UTF-8 text in which `\xNN` (two hex digits) stands for the byte NN and `\\` for one
+/// backslash, so that any bytes can be named (`\x01` to `\xff` is "every key" in etcd's
+/// capacity test). A backslash followed by anything else is kept as it is.
+#[must_use]
+pub fn key_bytes(text: &str) -> Vec<u8> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'\\' {
+            if bytes.get(i + 1) == Some(&b'\\') {
+                out.push(b'\\');
+                i += 2;
+                continue;
+            }
+            let hex = |b: Option<&u8>| b.and_then(|b| char::from(*b).to_digit(16));
+            if bytes.get(i + 1) == Some(&b'x') {
+                if let (Some(hi), Some(lo)) = (hex(bytes.get(i + 2)), hex(bytes.get(i + 3))) {
+                    out.push((hi * 16 + lo) as u8);
+                    i += 4;
+                    continue;
+                }
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    out
+}
+
+/// `bytes` written so that [`key_bytes`] gives them back: valid UTF-8 as it is, except
+/// control characters (`\xNN`) and backslashes (`\\`); every byte that is not UTF-8 as
+/// `\xNN`. How keys given as raw bytes (`range $'\001' $'\377'`) are kept in a scenario
+/// and printed in reports.
+#[must_use]
+pub fn escape_key(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(bytes.len());
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                c if c.is_ascii_control() => {
+                    let _ = write!(out, "\\x{:02x}", c as u32);
+                }
+                c => out.push(c),
+            }
+        }
+        for b in chunk.invalid() {
+            let _ = write!(out, "\\x{b:02x}");
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -399,5 +455,25 @@ mod tests {
         assert_eq!(prefix_end(b"a\xff"), b"b");
         assert_eq!(prefix_end(b""), b"\0");
         assert_eq!(prefix_end(b"\xff\xff"), b"\0");
+    }
+
+    #[test]
+    fn keys_name_any_bytes_and_read_back_as_written() {
+        assert_eq!(key_bytes("foo"), b"foo");
+        assert_eq!(key_bytes("\\x01"), [1]);
+        assert_eq!(key_bytes("\\xff"), [0xff]);
+        assert_eq!(key_bytes("a\\x00b\\\\c"), b"a\0b\\c");
+        // Not an escape: kept.
+        assert_eq!(key_bytes("a\\b\\x1"), b"a\\b\\x1");
+        assert_eq!(key_bytes("ключ"), "ключ".as_bytes());
+        for bytes in
+            [&b"\x01"[..], b"\xff", b"a\\b", b"\xfe\x00k\x7f", "ключ/\u{1}".as_bytes(), b"\\x41"]
+        {
+            assert_eq!(key_bytes(&escape_key(bytes)), bytes, "{}", escape_key(bytes));
+        }
+        assert_eq!(escape_key(&[1]), "\\x01");
+        assert_eq!(escape_key(&[0xff]), "\\xff");
+        assert_eq!(escape_key(b"a\\x41"), "a\\\\x41");
+        assert_eq!(escape_key("ключ".as_bytes()), "ключ");
     }
 }

@@ -2,7 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::keyspace::{KeySpace, KeyTarget, TargetSpec, check_dist, check_key_space, key_dist};
+use super::keyspace::{
+    KeySpace, KeyTarget, TargetSpec, check_dist, check_key_space, key_bytes, key_dist,
+};
 use super::{InvalidParam, check_val_size, eight, invalid, one};
 use crate::unit;
 
@@ -58,7 +60,7 @@ impl PutOp {
     #[must_use]
     pub fn key_space(&self) -> KeySpace {
         KeySpace {
-            prefix: self.prefix.as_bytes().to_vec(),
+            prefix: key_bytes(&self.prefix),
             key_size: self.key_size,
             space: self.key_space_size,
             start: self.key_starts,

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::op::OpKind;
 
-pub use keyspace::{KeyTarget, prefix_end, range_start};
+pub use keyspace::{KeyTarget, escape_key, key_bytes, prefix_end, range_start};
 pub use kv::{Consistency, DeleteOp, PutOp, RangeOp};
 pub use lease::LeaseOp;
 pub use stm::{Isolation, StmLocker, StmOp};

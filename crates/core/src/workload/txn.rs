@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::keyspace::{KeyDist, KeySpace, check_key_space, prefix_end, range_start};
+use super::keyspace::{KeyDist, KeySpace, check_key_space, key_bytes, prefix_end, range_start};
 use super::kv::Consistency;
 use super::{InvalidParam, check_positive, check_val_size, eight, invalid, one, thousand};
 use crate::unit;
@@ -55,7 +55,7 @@ impl TxnPutOp {
     #[must_use]
     pub fn key_space(&self) -> KeySpace {
         KeySpace {
-            prefix: self.prefix.as_bytes().to_vec(),
+            prefix: key_bytes(&self.prefix),
             key_size: self.key_size,
             space: self.key_space_size,
             start: self.key_starts,
@@ -143,7 +143,7 @@ impl TxnMixedOp {
     #[must_use]
     pub fn key_space(&self) -> KeySpace {
         KeySpace {
-            prefix: self.key.as_bytes().to_vec(),
+            prefix: key_bytes(&self.key),
             key_size: self.key_size,
             space: self.key_space_size,
             start: self.key_starts,
@@ -160,15 +160,13 @@ impl TxnMixedOp {
     /// The first key of the reads' range.
     #[must_use]
     pub fn read_start(&self) -> Vec<u8> {
-        range_start(self.key.as_bytes(), &self.read_end())
+        range_start(&key_bytes(&self.key), &self.read_end())
     }
 
     /// The end of the reads' range.
     #[must_use]
     pub fn read_end(&self) -> Vec<u8> {
-        self.end_key
-            .as_ref()
-            .map_or_else(|| prefix_end(self.key.as_bytes()), |e| e.as_bytes().to_vec())
+        self.end_key.as_ref().map_or_else(|| prefix_end(&key_bytes(&self.key)), |e| key_bytes(e))
     }
 
     pub(crate) fn validate_at(&self, at: &str) -> Result<(), InvalidParam> {

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::keyspace::{KeySpace, check_key_space, key_dist};
+use super::keyspace::{KeySpace, check_key_space, key_bytes, key_dist};
 use super::{InvalidParam, check_positive, check_val_size, eight, hundred, invalid, one, thousand};
 use crate::unit;
 
@@ -62,7 +62,7 @@ impl WatchOp {
     #[must_use]
     pub fn key_space(&self) -> KeySpace {
         KeySpace {
-            prefix: self.prefix.as_bytes().to_vec(),
+            prefix: key_bytes(&self.prefix),
             key_size: self.key_size,
             space: self.key_space_size,
             start: 0,

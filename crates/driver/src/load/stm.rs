@@ -61,7 +61,7 @@ pub(crate) struct Workload {
 impl Workload {
     pub(crate) fn new(op: &StmOp, _seed: u64) -> Self {
         let space = KeySpace {
-            prefix: op.prefix.as_bytes().to_vec(),
+            prefix: etcdlat_core::key_bytes(&op.prefix),
             key_size: STM_KEY_SIZE,
             space: op.keys,
             start: 0,
