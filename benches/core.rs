@@ -73,6 +73,7 @@ fn sample_report() -> Report {
         all: None,
         watch: None,
         hashkv: None,
+        audit: None,
         members: Vec::new(),
         leader_changes: Vec::new(),
         faults: Vec::new(),

@@ -463,6 +463,7 @@ impl Driver {
             all,
             watch: measured.watch,
             hashkv,
+            audit: None,
             members: member_reports(&recorder_members, &members, duration),
             leader_changes,
             faults,
