@@ -19,6 +19,19 @@ pub(crate) struct Done {
     pub mod_revision: i64,
 }
 
+impl Done {
+    /// A request answered with `header` that wrote or read `keys` keys and `value_bytes`.
+    pub(crate) fn answered(header: Option<&ResponseHeader>, keys: u64, value_bytes: u64) -> Self {
+        Self {
+            keys,
+            value_bytes,
+            member: member_of(header),
+            revision: revision_of(header),
+            ..Self::default()
+        }
+    }
+}
+
 /// The member id in a response header.
 pub(crate) fn member_of(header: Option<&ResponseHeader>) -> u64 {
     header.map_or(0, |h| h.member_id)

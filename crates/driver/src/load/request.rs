@@ -19,7 +19,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use super::audit::{Recording, Spaces};
-use super::completion::{Done, member_of, revision_of};
+use super::completion::Done;
 use super::stm;
 use crate::transport::frame::{decode, frame, frame_put};
 use crate::transport::message::{
@@ -439,14 +439,7 @@ impl Ops {
         match &self.items[op].1 {
             Instance::Put { value, .. } => {
                 let resp: PutResponse = decode(&answer)?;
-                let header = resp.header.as_ref();
-                Ok(Done {
-                    keys: 1,
-                    value_bytes: value.len() as u64,
-                    member: member_of(header),
-                    revision: revision_of(header),
-                    ..Done::default()
-                })
+                Ok(Done::answered(resp.header.as_ref(), 1, value.len() as u64))
             }
             Instance::Range { template, .. } => {
                 let resp: RangeResponse = decode(&answer)?;
@@ -461,25 +454,11 @@ impl Ops {
                     [kv] if template.range_end.is_empty() => kv.mod_revision,
                     _ => 0,
                 };
-                let header = resp.header.as_ref();
-                Ok(Done {
-                    keys,
-                    value_bytes,
-                    retries: 0,
-                    member: member_of(header),
-                    revision: revision_of(header),
-                    mod_revision,
-                })
+                Ok(Done { mod_revision, ..Done::answered(resp.header.as_ref(), keys, value_bytes) })
             }
             _ => {
                 let resp: DeleteRangeResponse = decode(&answer)?;
-                let header = resp.header.as_ref();
-                Ok(Done {
-                    keys: resp.deleted.max(0) as u64,
-                    member: member_of(header),
-                    revision: revision_of(header),
-                    ..Done::default()
-                })
+                Ok(Done::answered(resp.header.as_ref(), resp.deleted.max(0) as u64, 0))
             }
         }
     }
@@ -512,14 +491,7 @@ impl Ops {
                     })
                 });
                 let resp = kv.txn(TxnRequest::unconditional(puts)).await?;
-                let header = resp.header.as_ref();
-                Ok(Done {
-                    keys: *ops,
-                    value_bytes: ops * value.len() as u64,
-                    member: member_of(header),
-                    revision: revision_of(header),
-                    ..Done::default()
-                })
+                Ok(Done::answered(resp.header.as_ref(), *ops, ops * value.len() as u64))
             }
             Instance::TxnMixed { read, keygen, value, space, .. } => {
                 if kind == OpKind::TxnRead {
@@ -539,26 +511,12 @@ impl Ops {
                                 b + range.kvs.iter().map(|kv| kv.value.len() as u64).sum::<u64>(),
                             )
                         });
-                    let header = resp.header.as_ref();
-                    Ok(Done {
-                        keys,
-                        value_bytes,
-                        member: member_of(header),
-                        revision: revision_of(header),
-                        ..Done::default()
-                    })
+                    Ok(Done::answered(resp.header.as_ref(), keys, value_bytes))
                 } else {
                     let key = key_of(keygen, i, audit.map(|r| (r, kind, Access::Put, *space)));
                     let put = Request::Put(PutRequest { key, value: value.clone() });
                     let resp = kv.txn(TxnRequest::unconditional([put])).await?;
-                    let header = resp.header.as_ref();
-                    Ok(Done {
-                        keys: 1,
-                        value_bytes: value.len() as u64,
-                        member: member_of(header),
-                        revision: revision_of(header),
-                        ..Done::default()
-                    })
+                    Ok(Done::answered(resp.header.as_ref(), 1, value.len() as u64))
                 }
             }
             Instance::LeaseGrant { ttl } => {
