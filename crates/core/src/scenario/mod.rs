@@ -535,6 +535,26 @@ key-space-size = 10
     }
 
     #[test]
+    fn the_audit_covers_key_value_operations_within_its_limit() {
+        let with = |checks: &str, op: &str| {
+            Scenario::from_toml_str(&format!("[checks]\n{checks}\n[load]\ntotal = 10\n[op.{op}]\n"))
+        };
+        let s = with("audit = true", "txn-mixed").unwrap();
+        assert!(s.checks.audit);
+        assert_eq!(s.checks.audit_limit, 1_000_000);
+        assert_eq!(with("audit = true\naudit-limit = 5", "put").unwrap().checks.audit_limit, 5);
+        let field =
+            |checks: &str, op: &str| with(checks, op).unwrap_err().field().map(str::to_owned);
+        assert_eq!(field("audit-limit = 0", "put").as_deref(), Some("checks.audit-limit"));
+        assert_eq!(field("audit = true", "stm").as_deref(), Some("checks.audit"));
+        let err = with("audit-limt = 5", "put").unwrap_err().to_string();
+        assert!(err.contains("unknown field `audit-limt`"), "{err}");
+        // Off, the section is not written back: reports of unaudited runs are unchanged.
+        let plain = Scenario::from_toml_str(PUT).unwrap();
+        assert!(!toml::to_string(&plain).unwrap().contains("checks"));
+    }
+
+    #[test]
     fn reads_put() {
         let s = Scenario::from_toml_str(PUT).unwrap();
         let Some(Operation::Put(p)) = &s.op else { panic!("not a put") };
