@@ -215,8 +215,8 @@ pub struct Global {
     #[arg(long, global = true, help_heading = "Checks")]
     pub audit: bool,
 
-    /// The most requests --audit records (56 bytes each; implies --audit) [default:
-    /// 1000000, or the scenario's].
+    /// The most entries --audit records: one per request, one per key of a txn-put (56 bytes
+    /// each; implies --audit) [default: 1000000, or the scenario's].
     #[arg(long, global = true, value_name = "N", help_heading = "Checks")]
     pub audit_limit: Option<u64>,
 }

@@ -11,7 +11,7 @@ pub const MAX_VIOLATIONS: usize = 10;
 pub struct AuditReport {
     /// Requests of audited kinds issued in the measured run.
     pub issued: u64,
-    /// Of those, audited: the rest came after the workers' buffers were full.
+    /// Of those, audited (recorded): the rest came after the workers' buffers were full.
     pub audited: u64,
     /// The most requests the run audits (`audit-limit`).
     pub limit: u64,

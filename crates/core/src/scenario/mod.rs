@@ -184,8 +184,8 @@ pub struct Checks {
     /// reads' staleness is measured.
     #[serde(default)]
     pub audit: bool,
-    /// The most requests the audit records (56 bytes each); later ones are counted, not
-    /// audited. Default 1,000,000.
+    /// The most entries the audit records: one per request, one per key of a txn-put (56
+    /// bytes each); later requests are counted, not audited. Default 1,000,000.
     #[serde(default = "million")]
     pub audit_limit: u64,
 }

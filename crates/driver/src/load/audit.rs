@@ -35,10 +35,11 @@ pub(crate) struct AuditLog {
 }
 
 impl AuditLog {
-    /// A log with room for `capacity` entries (allocated now, touched as filled).
-    pub(crate) fn new(capacity: usize, epoch: Instant) -> Self {
+    /// A log of `capacity` entries, a request making `parts` at most: allocated now with
+    /// room for the last request's, touched as filled, never grown.
+    pub(crate) fn new(capacity: usize, parts: usize, epoch: Instant) -> Self {
         Self {
-            entries: RefCell::new(Vec::with_capacity(capacity)),
+            entries: RefCell::new(Vec::with_capacity(capacity + parts)),
             capacity,
             beyond: Cell::new(0),
             epoch,
@@ -92,6 +93,7 @@ impl<'a> Recording<'a> {
         let mut entries = self.log.entries.borrow_mut();
         let slot = match self.slot.get() {
             Slot::Full => return,
+            // A request begun under the limit may make `parts` entries: room was kept.
             Slot::Unbegun if entries.len() >= self.log.capacity => {
                 self.log.beyond.set(self.log.beyond.get() + 1);
                 self.slot.set(Slot::Full);

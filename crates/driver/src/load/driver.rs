@@ -524,7 +524,10 @@ impl Driver {
         for (w, worker) in pool.workers.iter().enumerate() {
             let share = clients[w].len() as f64 / f64::from(load.clients);
             let mine = std::mem::take(&mut clients[w]);
-            let audit = scenario.checks.audit.then(|| audit_share(scenario, mine.len()));
+            let audit = scenario
+                .checks
+                .audit
+                .then(|| (audit_share(scenario, mine.len(), work.parts()), work.parts() as usize));
             let job = Job {
                 work: Arc::clone(&work),
                 kinds: kinds.clone(),
@@ -598,14 +601,14 @@ struct Channels<'a> {
     retarget: &'a watch::Receiver<Vec<String>>,
 }
 
-/// A worker's share of the audit's limit, in proportion to its clients (and never more than
-/// its share of a bounded total needs).
-fn audit_share(scenario: &Scenario, clients: usize) -> usize {
+/// A worker's share of the audit's limit (in entries), in proportion to its clients, and
+/// never more than its share of a bounded total needs (`parts` entries a request at most).
+fn audit_share(scenario: &Scenario, clients: usize, parts: u64) -> usize {
     let all = u64::from(scenario.load.clients.max(1));
     let mine = clients as u64;
     let mut share = scenario.checks.audit_limit.saturating_mul(mine).div_ceil(all);
     if let Some(total) = scenario.load.total {
-        share = share.min(total.saturating_mul(mine).div_ceil(all));
+        share = share.min(total.saturating_mul(parts).saturating_mul(mine).div_ceil(all));
     }
     usize::try_from(share).unwrap_or(usize::MAX)
 }

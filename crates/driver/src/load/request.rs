@@ -77,6 +77,18 @@ impl Work {
         Self { ops, seed, spaces }
     }
 
+    /// The most audit entries one request makes: a txn-put's keys, else 1.
+    pub(crate) fn parts(&self) -> u64 {
+        self.ops
+            .iter()
+            .map(|(_, p)| match p {
+                Prepared::TxnPut { ops, .. } => *ops,
+                _ => 1,
+            })
+            .max()
+            .unwrap_or(1)
+    }
+
     /// The key spaces of the operations, numbered as the audit's entries number them.
     pub(crate) fn spaces(&self) -> &Spaces {
         &self.spaces

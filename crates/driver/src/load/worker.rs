@@ -67,8 +67,9 @@ pub(crate) struct Job {
     /// This worker's index and the number of workers, to place its connections.
     pub placement: (usize, usize),
     pub dialer: Dialer,
-    /// With the audit on, the most entries this worker records.
-    pub audit: Option<usize>,
+    /// With the audit on, the most entries this worker records, and the most one request
+    /// makes.
+    pub audit: Option<(usize, usize)>,
 }
 
 /// A run's schedule as one worker paces it.
@@ -555,7 +556,9 @@ async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> JobResult {
         stop: Cell::new(*job.stop.borrow()),
         pacer,
         issued: Default::default(),
-        audit: job.audit.map(|capacity| AuditLog::new(capacity, job.start_at + job.warmup)),
+        audit: job
+            .audit
+            .map(|(capacity, parts)| AuditLog::new(capacity, parts, job.start_at + job.warmup)),
     });
 
     let retargeting = tokio::task::spawn_local(follow_target(

@@ -102,3 +102,32 @@ async fn serializable_reads_on_followers_are_behind_and_on_one_member_never() {
     assert!(staleness.reads > 1000, "{audit:#?}");
     assert_eq!((staleness.behind, staleness.max_revisions, staleness.max_ms), (0, 0, 0.0));
 }
+
+#[tokio::test]
+async fn a_bounded_audit_of_transactions_says_how_much_it_audited() {
+    if skip() {
+        return;
+    }
+    let etcd = Etcd::start().await;
+    let txn = |checks: &str| {
+        format!(
+            "[load]\nclients = 4\ntotal = 200\n[checks]\naudit = true\n{checks}\n\
+             [op.txn-put]\ntxn-ops = 3\nkey-space-size = 300\n"
+        )
+    };
+    let before = etcd.revision().await;
+    let report = run_on(&etcd, 2, &txn("")).await;
+    let audit = clean_audit(&report);
+    // One revision per transaction, its three keys each read back at it.
+    assert_eq!(etcd.revision().await - before, 200);
+    assert_eq!((audit.writes, audit.puts_read_at_revision), (200, 600), "{audit:#?}");
+
+    // 150 entries hold 50 transactions of 3 keys, give or take one per worker.
+    let report = run_on(&etcd, 2, &txn("audit-limit = 150")).await;
+    let audit = report.audit.as_ref().unwrap();
+    assert_eq!(audit.violation_count(), 0, "{audit:#?}");
+    assert_eq!(audit.issued, 200);
+    assert!((50..=52).contains(&audit.audited), "{audit:#?}");
+    assert_eq!(audit.writes, audit.audited);
+    assert_eq!(audit.puts_read_at_revision, 3 * audit.audited);
+}
