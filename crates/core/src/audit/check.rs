@@ -180,6 +180,7 @@ pub fn check(
             staleness: Staleness::of(revisions, micros),
         });
     }
+    report.members.sort_by(|a, b| a.name.cmp(&b.name));
     if !all_revisions.is_empty() {
         report.serializable_staleness = Some(Staleness::of(&mut all_revisions, &mut all_micros));
     }

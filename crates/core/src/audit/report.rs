@@ -53,7 +53,7 @@ pub struct AuditReport {
     /// How far behind serializable reads answered, all members together.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub serializable_staleness: Option<Staleness>,
-    /// The same per member that answered, by name.
+    /// The same per member that answered, in name order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub members: Vec<MemberStaleness>,
     /// The first offending requests by send time, at most [`MAX_VIOLATIONS`].
