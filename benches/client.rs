@@ -4,6 +4,8 @@
 //!
 //! - `worker-cpu`: CPU time of the worker threads (clients, connections, recording) per put;
 //!   criterion's "time" is that CPU time per request.
+//! - `worker-cpu-audited`: the same with `[checks] audit = true`: what recording the audit's
+//!   entries adds per put.
 //! - `wall`: wall time per put at full speed, the inverse of throughput.
 //! - `p50-added` (1 connection, 1 client): the median latency of a put, the null server
 //!   answering instantly: what the client, the null server and the kernel's loopback
@@ -58,6 +60,22 @@ fn end_to_end(c: &mut Criterion) {
                     .and_then(|c| c.worker_cpu_s)
                     .expect("worker CPU measured");
                 // Scaled to the requests criterion asked for.
+                Duration::from_secs_f64(cpu * iters as f64 / report.requests() as f64)
+            });
+        });
+        // The same with the audit on: its recording in the workers (the read back after
+        // the run is not worker time).
+        group.bench_function("worker-cpu-audited", |b| {
+            b.iter_custom(|iters| {
+                let mut s = put_scenario(iters, clients);
+                s.checks.audit = true;
+                let report = rt.block_on(driver.run(&s)).expect("a run");
+                assert!(report.audit.is_some(), "the run was audited");
+                let cpu = report
+                    .client
+                    .as_ref()
+                    .and_then(|c| c.worker_cpu_s)
+                    .expect("worker CPU measured");
                 Duration::from_secs_f64(cpu * iters as f64 / report.requests() as f64)
             });
         });

@@ -1,5 +1,6 @@
 //! Benchmarks of etcdlat-core's own cost: what the client spends per request (key
-//! generation, recording) and once per run (merging, building and rendering the report).
+//! generation, recording, the audit's entry) and once per run (merging, building and
+//! rendering the report, the audit's checks of 1,000,000 requests).
 //!
 //! Run with `cargo bench --bench core`; add `-- --warm-up-time 1 --measurement-time 2` for
 //! a quick pass.
@@ -8,6 +9,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
+use etcdlat_core::audit::{self, Access, AtRevision, Entry, Outcome, ReadBack, ReadPlan};
 use etcdlat_core::render::{self, TextOptions};
 use etcdlat_core::workload::keyspace::KeyGen;
 use etcdlat_core::{
@@ -74,6 +76,7 @@ fn sample_report() -> Report {
         all: None,
         watch: None,
         hashkv: None,
+        audit: None,
         members: Vec::new(),
         leader_changes: Vec::new(),
         faults: Vec::new(),
@@ -165,5 +168,99 @@ fn reporting(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, keys, recording, reporting);
+/// Audited requests in the end-of-run check benchmark.
+const AUDITED: u64 = 1_000_000;
+
+/// A history of `n` requests from 64 clients at once, each 100 us to 1 ms long: half puts
+/// over 100,000 keys, a quarter linearizable and a quarter serializable reads over three
+/// members, revisions in acknowledgement order (a faithful history: the checks find nothing
+/// and walk every request), with the store's answers to its read plan.
+fn audited_history(n: u64) -> (Vec<Entry>, ReadPlan, ReadBack) {
+    let mut history: Vec<Entry> = (0..n)
+        .map(|i| {
+            let client = i % 64;
+            let sent_ns = (i / 64) * 1_000_000 + client * 1_000;
+            let took_ns = 100_000 + (i.wrapping_mul(2_654_435_761) % 900_000);
+            let (access, op) = match i % 4 {
+                0 | 1 => (Access::Put, OpKind::Put),
+                2 => (Access::Read, OpKind::Range),
+                _ => (Access::SerializableRead, OpKind::Range),
+            };
+            Entry {
+                done_ns: sent_ns + took_ns,
+                key: i.wrapping_mul(0x9E37_79B9) % 100_000,
+                member: 1 + i % 3,
+                outcome: Outcome::Ok,
+                ..Entry::new(op, access, sent_ns)
+            }
+        })
+        .collect();
+    let mut by_ack: Vec<usize> = (0..history.len()).collect();
+    by_ack.sort_unstable_by_key(|&i| history[i].done_ns);
+    let mut revision = 1;
+    for i in by_ack {
+        let e = &mut history[i];
+        if e.access == Access::Put {
+            revision += 1;
+        }
+        // Reads answer at the revision of their acknowledgement; serializable ones a
+        // revision behind, now and then.
+        e.revision = revision - i64::from(e.access == Access::SerializableRead && i % 16 == 3);
+    }
+    let plan = ReadPlan::of(&history);
+    let mut latest = std::collections::HashMap::new();
+    for e in history.iter().filter(|e| e.access == Access::Put) {
+        let r = latest.entry(e.key).or_insert(0);
+        *r = e.revision.max(*r);
+    }
+    let back = ReadBack {
+        current: plan.keys.iter().map(|k| latest[&k.key]).collect(),
+        at_revision: plan
+            .puts
+            .iter()
+            .map(|&i| AtRevision::Found { mod_revision: history[i].revision, value_matches: true })
+            .collect(),
+    };
+    (history, plan, back)
+}
+
+fn auditing(c: &mut Criterion) {
+    let mut group = c.benchmark_group("audit");
+    // What a worker does per audited request: append the entry when the key is chosen, fill
+    // in the answer when it arrives (into a buffer allocated once, as the driver's is).
+    let mut log: Vec<Entry> = Vec::with_capacity(1 << 20);
+    let mut i = 0u64;
+    group.throughput(Throughput::Elements(1));
+    group.bench_function("record", |b| {
+        b.iter(|| {
+            if log.len() == log.capacity() {
+                log.clear();
+            }
+            i += 1;
+            log.push(Entry {
+                key: i % 1_000,
+                ..Entry::new(OpKind::Put, Access::Put, black_box(i))
+            });
+            let last = log.len() - 1;
+            let e = &mut log[last];
+            e.done_ns = black_box(i + 300);
+            e.outcome = Outcome::Ok;
+            e.revision = black_box(i as i64);
+            e.member = 1;
+        });
+    });
+    let (history, plan, back) = audited_history(AUDITED);
+    let name = |id: u64| format!("m{id}");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(AUDITED));
+    group.bench_function("check/1M", |b| {
+        b.iter(|| audit::check(black_box(&history), Some((&plan, &back)), &name));
+    });
+    group.bench_function("read-plan/1M", |b| b.iter(|| ReadPlan::of(black_box(&history))));
+    group.finish();
+    let report = audit::check(&history, Some((&plan, &back)), &name);
+    assert_eq!(report.violation_count(), 0, "a faithful history: {report:#?}");
+}
+
+criterion_group!(benches, keys, recording, reporting, auditing);
 criterion_main!(benches);

@@ -214,6 +214,18 @@ pub struct Global {
     /// throughput ok; repeatable; added to the scenarios' own `thresholds`).
     #[arg(long, global = true, value_name = "EXPR")]
     pub threshold: Vec<String>,
+
+    /// Audit the run's history (put, delete, range, txn-put, txn-mixed): read every written
+    /// key back after the run; a lost write, a write out of real-time order, a duplicated
+    /// revision or a stale linearizable read exits 1. Measures serializable reads'
+    /// staleness. See docs/audit.md.
+    #[arg(long, global = true, help_heading = "Checks")]
+    pub audit: bool,
+
+    /// The most entries --audit records: one per request, one per key of a txn-put (56 bytes
+    /// each; implies --audit) [default: 1000000, or the scenario's].
+    #[arg(long, global = true, value_name = "N", help_heading = "Checks")]
+    pub audit_limit: Option<u64>,
 }
 
 /// The global flags `etcdlat cluster` takes (clap's ids): where its throwaway cluster runs.

@@ -27,6 +27,7 @@
 //! # Ok::<(), etcdlat_core::ScenarioError>(())
 //! ```
 
+pub mod audit;
 pub mod comparison;
 pub mod fault;
 pub mod merge;

@@ -36,6 +36,8 @@
 //! - leader changes of all shards are listed in time order, a change already listed just
 //!   before (the same `from` and `to`, seen by another shard) left out;
 //! - the HashKV check is the first inconsistent shard's, else the first shard's;
+//! - the audit ([`crate::audit::AuditReport::add`]): counts summed (each shard checked its
+//!   own requests' order, not across shards), serializable staleness an upper bound;
 //! - client usage: CPU times summed, the largest RSS of any one process;
 //! - pacing: rates and counts summed, lateness histograms added, the first verdict given;
 //! - every shard's own figures are kept in [`Report::shards`] (a shard that was itself a
@@ -252,6 +254,10 @@ fn merge_run(index: usize, shards: &[(&str, &Report)]) -> Result<Report, MergeEr
             w.add(s);
         }
         out.watch = Some(w);
+    }
+    out.audit = None;
+    for a in shards.iter().filter_map(|(_, r)| r.audit.as_ref()) {
+        out.audit.get_or_insert_with(Default::default).add(a);
     }
     out.hashkv = shards
         .iter()

@@ -31,7 +31,7 @@ mod toxiproxy;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-pub use null::NullServer;
+pub use null::{Misbehave, NullServer};
 pub use pki::Pki;
 pub use toxiproxy::{TOXIPROXY_VERSION, Toxiproxy, toxiproxy_bin};
 

@@ -5,8 +5,13 @@
 //! Put, Range, DeleteRange, Txn and Compact answer at once with an empty response and a
 //! header; Status and MemberList describe a one-member cluster (so the driver can connect);
 //! everything else is `Unimplemented`.
+//!
+//! [`NullServer::keeping`] starts one that keeps what is put (a small multi-version store,
+//! revisions counted as etcd counts them) and misbehaves as told ([`Misbehave`]): a server
+//! that is wrong on purpose, so that tests can show the audit notices.
 
 use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
 
 use etcd_client::proto::{
     PbAlarmRequest, PbAlarmResponse, PbClusterServer, PbClusterService, PbCompactionRequest,
@@ -20,6 +25,9 @@ use etcd_client::proto::{
     PbRangeStreamResponse, PbResponseHeader, PbSnapshotRequest, PbSnapshotResponse,
     PbStatusRequest, PbStatusResponse, PbTxnRequest, PbTxnResponse,
 };
+use etcd_client::proto::{
+    PbKeyValue, PbResponseOp, PbTxnOpRequest, PbTxnOpResponse, PbTxnRequestOp,
+};
 use tonic::codegen::tokio_stream;
 use tonic::{Request, Response, Status};
 
@@ -27,7 +35,11 @@ use tonic::{Request, Response, Status};
 const MEMBER: u64 = 1;
 
 fn header() -> Option<PbResponseHeader> {
-    Some(PbResponseHeader { cluster_id: 1, member_id: MEMBER, revision: 1, raft_term: 1 })
+    at(1)
+}
+
+fn at(revision: i64) -> Option<PbResponseHeader> {
+    Some(PbResponseHeader { cluster_id: 1, member_id: MEMBER, revision, raft_term: 1 })
 }
 
 type Answer<T> = Result<Response<T>, Status>;
@@ -61,6 +73,146 @@ impl PbKvService for Null {
 
     async fn compact(&self, _: Request<PbCompactionRequest>) -> Answer<PbCompactionResponse> {
         Ok(Response::new(PbCompactionResponse { header: header() }))
+    }
+}
+
+/// How a keeping null server ([`NullServer::keeping`]) goes wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Misbehave {
+    /// Nothing: it keeps every write and answers reads at its current revision.
+    Never,
+    /// Acknowledges the `n`th put (from 1) with a revision of its own, and never stores it.
+    DropPut(u64),
+    /// Answers linearizable ranges at the revision before its current one, as a member
+    /// behind would (what it returns is that revision's).
+    StaleReads,
+}
+
+/// The keeping server's store: every change, in revision order.
+#[derive(Debug)]
+struct Store {
+    misbehave: Misbehave,
+    revision: i64,
+    puts: u64,
+    /// (revision, key, value; `None` for a delete).
+    changes: Vec<(i64, Vec<u8>, Option<Vec<u8>>)>,
+}
+
+impl Store {
+    /// `key` at `revision`: its mod revision and value, if it exists there.
+    fn get(&self, key: &[u8], revision: i64) -> Option<PbKeyValue> {
+        let (rev, _, value) =
+            self.changes.iter().rev().find(|(r, k, _)| *r <= revision && k == key)?;
+        value.as_ref().map(|value| PbKeyValue {
+            key: key.to_vec(),
+            mod_revision: *rev,
+            value: value.clone(),
+            ..Default::default()
+        })
+    }
+
+    /// A range of one key (ranges of several keys read nothing).
+    fn range(&self, req: &PbRangeRequest) -> PbRangeResponse {
+        let mut revision = self.revision;
+        if self.misbehave == Misbehave::StaleReads && !req.serializable {
+            revision = (revision - 1).max(1);
+        }
+        let read_at = if req.revision > 0 { req.revision } else { revision };
+        let kvs: Vec<PbKeyValue> = if req.range_end.is_empty() {
+            self.get(&req.key, read_at).into_iter().collect()
+        } else {
+            Vec::new()
+        };
+        PbRangeResponse { header: at(revision), count: kvs.len() as i64, kvs, ..Default::default() }
+    }
+
+    /// Puts `(key, value)`s at one new revision.
+    fn put(&mut self, writes: impl IntoIterator<Item = (Vec<u8>, Vec<u8>)>) -> i64 {
+        self.revision += 1;
+        for (key, value) in writes {
+            self.puts += 1;
+            if self.misbehave != Misbehave::DropPut(self.puts) {
+                self.changes.push((self.revision, key, Some(value)));
+            }
+        }
+        self.revision
+    }
+}
+
+/// The KV service of a keeping null server.
+#[derive(Debug, Clone)]
+struct Keeping(Arc<Mutex<Store>>);
+
+impl Keeping {
+    fn store(&self) -> std::sync::MutexGuard<'_, Store> {
+        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+#[tonic::codegen::async_trait]
+impl PbKvService for Keeping {
+    async fn range(&self, req: Request<PbRangeRequest>) -> Answer<PbRangeResponse> {
+        Ok(Response::new(self.store().range(req.get_ref())))
+    }
+
+    type RangeStreamStream = tokio_stream::Empty<Result<PbRangeStreamResponse, Status>>;
+
+    async fn range_stream(&self, _: Request<PbRangeRequest>) -> Answer<Self::RangeStreamStream> {
+        Err(Status::unimplemented("range stream"))
+    }
+
+    async fn put(&self, req: Request<PbPutRequest>) -> Answer<PbPutResponse> {
+        let PbPutRequest { key, value, .. } = req.into_inner();
+        let revision = self.store().put([(key, value)]);
+        Ok(Response::new(PbPutResponse { header: at(revision), ..Default::default() }))
+    }
+
+    async fn delete_range(&self, req: Request<PbDeleteRequest>) -> Answer<PbDeleteResponse> {
+        let mut store = self.store();
+        let key = req.into_inner().key;
+        let deleted = i64::from(store.get(&key, store.revision).is_some());
+        if deleted > 0 {
+            store.revision += 1;
+            let revision = store.revision;
+            store.changes.push((revision, key, None));
+        }
+        Ok(Response::new(PbDeleteResponse {
+            header: at(store.revision),
+            deleted,
+            ..Default::default()
+        }))
+    }
+
+    async fn txn(&self, req: Request<PbTxnRequest>) -> Answer<PbTxnResponse> {
+        let mut store = self.store();
+        let ops = req.into_inner().success;
+        let puts: Vec<(Vec<u8>, Vec<u8>)> = ops
+            .iter()
+            .filter_map(|op| match &op.request {
+                Some(PbTxnOpRequest::RequestPut(p)) => Some((p.key.clone(), p.value.clone())),
+                _ => None,
+            })
+            .collect();
+        let revision = if puts.is_empty() { store.revision } else { store.put(puts) };
+        let responses = ops
+            .iter()
+            .map(|PbTxnRequestOp { request }| PbResponseOp {
+                response: Some(match request {
+                    Some(PbTxnOpRequest::RequestRange(r)) => {
+                        PbTxnOpResponse::ResponseRange(store.range(r))
+                    }
+                    _ => PbTxnOpResponse::ResponsePut(PbPutResponse {
+                        header: at(revision),
+                        ..Default::default()
+                    }),
+                }),
+            })
+            .collect();
+        Ok(Response::new(PbTxnResponse { header: at(revision), succeeded: true, responses }))
+    }
+
+    async fn compact(&self, _: Request<PbCompactionRequest>) -> Answer<PbCompactionResponse> {
+        Ok(Response::new(PbCompactionResponse { header: at(self.store().revision) }))
     }
 }
 
@@ -158,6 +310,25 @@ impl NullServer {
     /// When no port or thread can be had.
     #[must_use]
     pub fn start() -> Self {
+        Self::serve(Null)
+    }
+
+    /// Starts a server that keeps what is put, and misbehaves as `misbehave` says: to show
+    /// that checks notice a wrong server, never to claim that anything works against etcd.
+    ///
+    /// # Panics
+    /// As [`NullServer::start`].
+    #[must_use]
+    pub fn keeping(misbehave: Misbehave) -> Self {
+        Self::serve(Keeping(Arc::new(Mutex::new(Store {
+            misbehave,
+            revision: 1,
+            puts: 0,
+            changes: Vec::new(),
+        }))))
+    }
+
+    fn serve<K: PbKvService>(kv: K) -> Self {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("binding a loopback port");
         listener.set_nonblocking(true).expect("a non-blocking listener");
         let addr = listener.local_addr().expect("the listener's address");
@@ -175,7 +346,7 @@ impl NullServer {
                     let incoming = tonic::transport::server::TcpIncoming::from(listener)
                         .with_nodelay(Some(true));
                     let _ = tonic::transport::Server::builder()
-                        .add_service(PbKvServer::new(Null))
+                        .add_service(PbKvServer::new(kv))
                         .add_service(PbMaintenanceServer::new(Null))
                         .add_service(PbClusterServer::new(Null))
                         .serve_with_incoming_shutdown(incoming, async {

@@ -231,6 +231,12 @@ fn apply_global(s: &mut Scenario, g: &Global) -> Result<(), ScenarioError> {
         s.target = t;
     }
     add_thresholds(s, &g.threshold);
+    if g.audit || g.audit_limit.is_some() {
+        s.checks.audit = true;
+    }
+    if let Some(limit) = g.audit_limit {
+        s.checks.audit_limit = limit;
+    }
     s.validate()
 }
 
@@ -341,6 +347,23 @@ mod tests {
         assert!(msg(&["--cacert=/nonexistent/ca.pem", "put"]).contains("no such file"));
         assert!(msg(&["--json=/etc/hostname/r.json", "put"]).contains("cannot create directory"));
         assert!(msg(&["put", "--key-size=1", "--key-space-size=1000"]).starts_with("--key-size:"));
+    }
+
+    #[test]
+    fn audit_flags_turn_the_audit_on_and_bound_it() {
+        let p = plan(&["--audit", "put", "--total=10"]).unwrap();
+        assert!(p.scenarios[0].checks.audit);
+        assert_eq!(p.scenarios[0].checks.audit_limit, 1_000_000);
+        let p = plan(&["range", "k", "--audit-limit=500"]).unwrap();
+        assert!(p.scenarios[0].checks.audit, "a limit implies the audit");
+        assert_eq!(p.scenarios[0].checks.audit_limit, 500);
+        assert!(!plan(&["put"]).unwrap().scenarios[0].checks.audit);
+        let msg = |args: &[&str]| plan(args).unwrap_err().to_string();
+        assert_eq!(msg(&["--audit-limit=0", "put"]), "--audit-limit: must be 1 to 100000000");
+        assert!(msg(&["--audit", "watch"]).starts_with("--audit: watch is not audited"));
+        assert!(
+            msg(&["--audit", "lease-keepalive"]).starts_with("--audit: the workload has nothing")
+        );
     }
 
     #[test]

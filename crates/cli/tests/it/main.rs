@@ -30,11 +30,14 @@
 //!   in the output, the logs or the report.
 //! - `shard`: distributed runs: `--shard I/N` processes with `--barrier` or `--start-at`
 //!   against one etcd add up to the scenario, and `etcdlat merge` of them is the whole.
+//! - `audit`: `--audit` on real etcd (counts match the server) and against a keeping null
+//!   server told to drop a write or answer linearizable reads late: exit 1, naming it.
 //! - `kubernetes`: the Kubernetes example's manifests are a valid Indexed Job and ConfigMap
 //!   (no cluster runs here), and the Dockerfile is multi-stage.
 //! - `setup`: the README's quick start against `.ci/deps`: no browser to run, every package
 //!   named.
 
+mod audit;
 mod bad_input;
 mod cluster;
 mod error;

@@ -316,6 +316,9 @@ impl Page {
             ));
             self.kv_table("", &rows);
         }
+        if let Some(a) = &run.audit {
+            self.audit(a);
+        }
 
         self.raw("<details>\n<summary>Scenario</summary>\n<pre>");
         let scenario = toml::to_string_pretty(&run.scenario)
@@ -323,6 +326,82 @@ impl Page {
             .unwrap_or_default();
         self.text(&scenario);
         self.raw("</pre>\n</details>\n</section>\n");
+    }
+
+    /// The audit: its counts (violations flagged), serializable staleness per member, and
+    /// the first offending requests.
+    fn audit(&mut self, a: &crate::audit::AuditReport) {
+        self.heading(3, "Audit");
+        let mut rows = vec![
+            (
+                "Requests audited",
+                num(format!("{} of {}", thousands(a.audited), thousands(a.issued))),
+            ),
+            ("Writes acknowledged", num(thousands(a.writes))),
+            ("Revisions", num(format!("{} to {}", a.first_revision, a.last_revision))),
+            ("Writes refused", num(thousands(a.failed_writes))),
+            ("Writes of unknown outcome", num(thousands(a.unknown_outcome))),
+        ];
+        match &a.read_back_error {
+            Some(e) => {
+                rows.push(("Read back", Cell { text: e.clone(), numeric: false, bad: true }))
+            }
+            None => rows.extend([
+                ("Keys read back", num(thousands(a.keys_read_back))),
+                ("Puts read at their revision", num(thousands(a.puts_read_at_revision))),
+                ("Puts compacted before read", num(thousands(a.puts_compacted))),
+            ]),
+        }
+        rows.extend([
+            ("Lost writes", fault(a.lost)),
+            ("Order violations", fault(a.order_violations)),
+            ("Duplicate revisions", fault(a.duplicate_revisions)),
+            ("Linearizable reads", num(thousands(a.linearizable_reads))),
+            ("Stale linearizable reads", fault(a.stale_reads)),
+            ("Serializable reads", num(thousands(a.serializable_reads))),
+        ]);
+        self.kv_table("", &rows);
+        if let Some(all) = &a.serializable_staleness {
+            let row = |name: &str, s: &crate::audit::Staleness| {
+                vec![
+                    cell(name),
+                    num(thousands(s.reads)),
+                    num(thousands(s.behind)),
+                    num(s.p50_revisions.to_string()),
+                    num(s.p99_revisions.to_string()),
+                    num(s.max_revisions.to_string()),
+                    num(format!("{:.3}", s.p50_ms)),
+                    num(format!("{:.3}", s.p99_ms)),
+                    num(format!("{:.3}", s.max_ms)),
+                ]
+            };
+            let mut rows = vec![row("all", all)];
+            rows.extend(a.members.iter().map(|m| row(&m.name, &m.staleness)));
+            self.table(
+                &[
+                    "Serializable staleness",
+                    "Reads",
+                    "Behind",
+                    "Revisions p50",
+                    "Revisions p99",
+                    "Revisions max",
+                    "ms p50",
+                    "ms p99",
+                    "ms max",
+                ],
+                rows,
+            );
+        }
+        if !a.violations.is_empty() {
+            let rows = a
+                .violations
+                .iter()
+                .map(|v| {
+                    vec![Cell { text: v.check.clone(), numeric: false, bad: true }, cell(&v.detail)]
+                })
+                .collect();
+            self.table(&["Check", "Offending request"], rows);
+        }
     }
 
     /// One row per operation kind (and one for all kinds together, if the run has it).

@@ -48,6 +48,10 @@ const MISSING: &str = "-";
 ///   of each run's `[network]` ([`crate::Network::summary`]), `loopback` for none.
 /// - *Scale* (last) appears only when a run was scaled (`--scale`): its factor, `1` for a
 ///   run as written.
+///
+/// When a run was audited, a second table follows, a row per audited run: requests audited,
+/// writes acknowledged, lost writes, order violations, duplicate revisions, stale
+/// linearizable reads, and serializable staleness p99 in revisions and milliseconds.
 #[must_use]
 pub fn markdown(runs: &[Report]) -> String {
     let network = |run: &Report| {
@@ -88,7 +92,39 @@ pub fn markdown(runs: &[Report]) -> String {
             out.push('\n');
         }
     }
+    audit_table(&mut out, runs);
     out
+}
+
+/// The audited runs' table, after the main one (nothing when no run was audited).
+fn audit_table(out: &mut String, runs: &[Report]) {
+    let audited: Vec<(&Report, &crate::audit::AuditReport)> =
+        runs.iter().filter_map(|r| Some((r, r.audit.as_ref()?))).collect();
+    if audited.is_empty() {
+        return;
+    }
+    out.push_str(
+        "\n| Test | Audited | Writes | Lost writes | Order violations | Duplicate revisions | Stale reads | Serializable staleness p99 |\n\
+         | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+    );
+    for (run, a) in audited {
+        let staleness = a.serializable_staleness.as_ref().map_or_else(missing, |s| {
+            format!("{} rev / {:.3}ms", thousands(s.p99_revisions), s.p99_ms)
+        });
+        let _ = writeln!(
+            out,
+            "| {} | {} of {} | {} | {} | {} | {} | {} | {} |",
+            run.name.replace('|', "\\|"),
+            thousands(a.audited),
+            thousands(a.issued),
+            thousands(a.writes),
+            thousands(a.lost),
+            thousands(a.order_violations),
+            thousands(a.duplicate_revisions),
+            thousands(a.stale_reads),
+            staleness,
+        );
+    }
 }
 
 /// Where the *Network* column goes when there is one: after *Target*.

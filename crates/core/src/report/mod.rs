@@ -12,6 +12,7 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+use crate::audit::AuditReport;
 use crate::fault::FaultReport;
 use crate::metrics::{ClientUsage, MemberMetrics};
 use crate::op::{ErrorCode, OpKind};
@@ -77,6 +78,9 @@ pub struct Report {
     /// The HashKV comparison across members, when asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hashkv: Option<HashKvCheck>,
+    /// The consistency audit, when asked for ([`crate::audit`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audit: Option<AuditReport>,
     /// Successful requests per member that answered them (from response headers).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub members: Vec<MemberReport>,
@@ -169,7 +173,8 @@ impl Report {
     }
 
     /// Checks the run failed, in words (empty when all passed): a HashKV mismatch, watch
-    /// events missing, duplicated or out of order.
+    /// events missing, duplicated or out of order, audit violations (each of the first
+    /// offending requests on a line of its own).
     #[must_use]
     pub fn failures(&self) -> Vec<String> {
         let mut out = Vec::new();
@@ -191,6 +196,9 @@ impl Report {
                     w.expected, w.received, w.missing, w.duplicate, w.out_of_order, w.unexplained
                 ));
             }
+        }
+        if let Some(a) = &self.audit {
+            out.extend(a.failures());
         }
         out
     }
@@ -589,6 +597,7 @@ mod tests {
             .into(),
             all: None,
             watch: Some(WatchAccounting { expected: 10, received: 10, ..Default::default() }),
+            audit: None,
             hashkv: Some(HashKvCheck {
                 revision: 7,
                 members: [("m0".to_owned(), 1), ("m1".to_owned(), 1)].into(),

@@ -173,12 +173,61 @@ impl Compaction {
 }
 
 /// Checks run after the measurement.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Checks {
     /// Compare HashKV of every member at one revision; a mismatch fails the run (exit 1).
     #[serde(default)]
     pub hashkv: bool,
+    /// Audit the run's history ([`crate::audit`]): lost writes, real-time order, stale
+    /// linearizable reads and duplicate revisions fail the run (exit 1); serializable
+    /// reads' staleness is measured.
+    #[serde(default)]
+    pub audit: bool,
+    /// The most entries the audit records: one per request, one per key of a txn-put (56
+    /// bytes each); later requests are counted, not audited. Default 1,000,000.
+    #[serde(default = "million")]
+    pub audit_limit: u64,
+}
+
+impl Default for Checks {
+    fn default() -> Self {
+        Self { hashkv: false, audit: false, audit_limit: million() }
+    }
+}
+
+/// The most requests an audit may record: 5.6 GB of entries.
+pub const MAX_AUDIT_LIMIT: u64 = 100_000_000;
+
+impl Checks {
+    /// Checks the `[checks]` section against the workload it audits.
+    fn validate(&self, workload: &[(u32, &Operation)]) -> Result<(), ScenarioError> {
+        if self.audit_limit == 0 || self.audit_limit > MAX_AUDIT_LIMIT {
+            return Err(ScenarioError::invalid(
+                "checks.audit-limit",
+                format!("must be 1 to {MAX_AUDIT_LIMIT}"),
+            ));
+        }
+        if !self.audit || workload.is_empty() {
+            return Ok(());
+        }
+        if let Some((_, op)) = workload.iter().find(|(_, op)| op.is_stream()) {
+            return Err(ScenarioError::invalid(
+                "checks.audit",
+                format!(
+                    "{} is not audited (put, delete, range, txn-put and txn-mixed are)",
+                    op.name()
+                ),
+            ));
+        }
+        if !workload.iter().any(|(_, op)| op.is_audited()) {
+            return Err(ScenarioError::invalid(
+                "checks.audit",
+                "the workload has nothing to audit (put, delete, range, txn-put and txn-mixed are audited)",
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// How results are reported.
@@ -214,6 +263,9 @@ impl ReportOptions {
 
 fn thousand() -> u64 {
     1000
+}
+fn million() -> u64 {
+    1_000_000
 }
 fn sixteen() -> u32 {
     16
@@ -375,6 +427,7 @@ impl Scenario {
             Err(e) => return Err(ScenarioError::invalid("thresholds", e.to_string())),
         };
         self.check_threshold_kinds(&thresholds, &self.thresholds)?;
+        self.checks.validate(&self.workload())?;
         self.report.validate()
     }
 
@@ -479,6 +532,26 @@ key-space-size = 10
             err.contains("put, which this run does not measure (it has txn-read, txn-write)"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn the_audit_covers_key_value_operations_within_its_limit() {
+        let with = |checks: &str, op: &str| {
+            Scenario::from_toml_str(&format!("[checks]\n{checks}\n[load]\ntotal = 10\n[op.{op}]\n"))
+        };
+        let s = with("audit = true", "txn-mixed").unwrap();
+        assert!(s.checks.audit);
+        assert_eq!(s.checks.audit_limit, 1_000_000);
+        assert_eq!(with("audit = true\naudit-limit = 5", "put").unwrap().checks.audit_limit, 5);
+        let field =
+            |checks: &str, op: &str| with(checks, op).unwrap_err().field().map(str::to_owned);
+        assert_eq!(field("audit-limit = 0", "put").as_deref(), Some("checks.audit-limit"));
+        assert_eq!(field("audit = true", "stm").as_deref(), Some("checks.audit"));
+        let err = with("audit-limt = 5", "put").unwrap_err().to_string();
+        assert!(err.contains("unknown field `audit-limt`"), "{err}");
+        // Off, the section is not written back: reports of unaudited runs are unchanged.
+        let plain = Scenario::from_toml_str(PUT).unwrap();
+        assert!(!toml::to_string(&plain).unwrap().contains("checks"));
     }
 
     #[test]

@@ -110,6 +110,16 @@ impl Operation {
         matches!(self, Self::Watch(_) | Self::WatchGet(_) | Self::WatchLatency(_))
     }
 
+    /// Whether `[checks] audit` records its requests ([`crate::audit`]): the key-value
+    /// operations, not leases, STM or watches.
+    #[must_use]
+    pub fn is_audited(&self) -> bool {
+        matches!(
+            self,
+            Self::Put(_) | Self::Range(_) | Self::Delete(_) | Self::TxnPut(_) | Self::TxnMixed(_)
+        )
+    }
+
     /// The seed the operation asks for, if any.
     #[must_use]
     pub fn seed(&self) -> Option<u64> {

@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant};
 
+use etcdlat_core::audit::{AuditReport, MemberStaleness, Staleness, Violation};
 use etcdlat_core::fault::{FaultAction, FaultReport, Window};
 use etcdlat_core::{
     ClientUsage, Consistency, Distribution, ErrorCode, HashKvCheck, LeaderChange, LinkReport,
@@ -101,6 +102,7 @@ pub fn put_report() -> Report {
         all: None,
         watch: None,
         hashkv: None,
+        audit: None,
         members: Vec::new(),
         leader_changes: Vec::new(),
         faults: Vec::new(),
@@ -167,6 +169,7 @@ pub fn range_report() -> Report {
         all: None,
         watch: None,
         hashkv: None,
+        audit: None,
         members: served_by(),
         leader_changes: vec![LeaderChange {
             t_s: 1.25,
@@ -382,6 +385,7 @@ pub fn full_report() -> Report {
         unexplained: 2,
         ..WatchAccounting::default()
     });
+    report.audit = Some(audit());
     report.shards = ["a.json", "b.json"]
         .into_iter()
         .map(|name| ShardInfo {
@@ -395,4 +399,55 @@ pub fn full_report() -> Report {
         })
         .collect();
     report
+}
+
+/// An audit of [`full_report`]'s puts and ranges that found one lost write, could not read
+/// some keys back, and measured serializable staleness on two members.
+pub fn audit() -> AuditReport {
+    let staleness = |behind: u64, max: u64| Staleness {
+        reads: 700,
+        behind,
+        p50_revisions: 0,
+        p99_revisions: max / 2,
+        max_revisions: max,
+        p50_ms: 0.0,
+        p99_ms: 1.25,
+        max_ms: 4.5,
+    };
+    AuditReport {
+        issued: 2_009,
+        audited: 2_000,
+        limit: 2_000,
+        writes: 1_990,
+        failed_writes: 3,
+        unknown_outcome: 2,
+        first_revision: 2,
+        last_revision: 1_992,
+        keys_read_back: 1_000,
+        puts_read_at_revision: 1_989,
+        puts_compacted: 1,
+        read_back_error: Some("m2 did not answer within 5s".to_owned()),
+        lost: 1,
+        order_violations: 0,
+        duplicate_revisions: 0,
+        stale_reads: 0,
+        linearizable_reads: 0,
+        serializable_reads: 1_400,
+        serializable_staleness: Some(Staleness { reads: 1_400, ..staleness(130, 9) }),
+        members: vec![
+            MemberStaleness { name: "m0".to_owned(), id: "a0".to_owned(), staleness: staleness(10, 3) },
+            MemberStaleness { name: "m2".to_owned(), id: "a2".to_owned(), staleness: staleness(120, 9) },
+        ],
+        violations: vec![Violation {
+            check: "lost-write".to_owned(),
+            op: "put".to_owned(),
+            key: Some(17),
+            revision: 412,
+            other_revision: 0,
+            sent_s: 0.5,
+            done_s: 0.5012,
+            member: "m1".to_owned(),
+            detail: "lost-write: put of key #17 answered at revision 412 by m1 (sent 0.500000 s, answered 0.501200 s): read at its revision, the key was absent".to_owned(),
+        }],
+    }
 }

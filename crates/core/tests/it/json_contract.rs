@@ -49,6 +49,8 @@ struct Run {
     watch: Nullable<Watch>,
     /// The HashKV comparison, when asked for.
     hashkv: Nullable<HashKv>,
+    /// The consistency audit, when asked for.
+    audit: Nullable<Audit>,
     /// Successful requests by the member that answered them.
     members: Vec<ServedBy>,
     /// Leader changes seen during the run.
@@ -166,6 +168,74 @@ struct HashKv {
     compact_revision: i64,
     members: BTreeMap<String, u32>,
     consistent: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Audit {
+    issued: u64,
+    audited: u64,
+    limit: u64,
+    writes: u64,
+    failed_writes: u64,
+    unknown_outcome: u64,
+    first_revision: i64,
+    last_revision: i64,
+    keys_read_back: u64,
+    puts_read_at_revision: u64,
+    puts_compacted: u64,
+    /// Why nothing could be read back, when so.
+    read_back_error: Nullable<String>,
+    lost: u64,
+    order_violations: u64,
+    duplicate_revisions: u64,
+    stale_reads: u64,
+    linearizable_reads: u64,
+    serializable_reads: u64,
+    /// When serializable reads were audited.
+    serializable_staleness: Nullable<Staleness>,
+    members: Vec<AuditMember>,
+    violations: Vec<AuditViolation>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Staleness {
+    reads: u64,
+    behind: u64,
+    p50_revisions: u64,
+    p99_revisions: u64,
+    max_revisions: u64,
+    p50_ms: f64,
+    p99_ms: f64,
+    max_ms: f64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct AuditMember {
+    name: String,
+    id: String,
+    staleness: Staleness,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct AuditViolation {
+    check: String,
+    op: String,
+    /// Absent for a request on a range of keys.
+    key: Nullable<u64>,
+    revision: i64,
+    other_revision: i64,
+    sent_s: f64,
+    done_s: f64,
+    member: String,
+    detail: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -343,7 +413,7 @@ fn sample_set() -> ReportSet {
 
 /// The fields the output leaves out when they hold nothing (`None`, empty, a count of 0), by
 /// the object they belong to; [`empty`] is what each stands for then.
-const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 8] = [
+const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 10] = [
     (
         "run",
         &[
@@ -351,6 +421,7 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 8] = [
             "all",
             "watch",
             "hashkv",
+            "audit",
             "members",
             "leader_changes",
             "faults",
@@ -367,12 +438,15 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 8] = [
     ("server", &["last_error"]),
     ("client", &["worker_cpu_s"]),
     ("target", &["targeting", "targeted", "network"]),
+    ("audit", &["read_back_error", "serializable_staleness", "members", "violations"]),
+    ("violation", &["key"]),
 ];
 
 /// What a field left out stands for.
 fn empty(field: &str) -> Value {
     match field {
-        "members" | "leader_changes" | "faults" | "server" | "shards" | "targeted" => json!([]),
+        "members" | "leader_changes" | "faults" | "server" | "shards" | "targeted"
+        | "violations" => json!([]),
         "error_messages" => json!({}),
         "uncertain_puts" | "uncertain_events" | "unexplained" => json!(0),
         _ => Value::Null,
@@ -400,6 +474,12 @@ fn with_left_out_fields(mut json: Value) -> Value {
         put_back("pacing", run.get_mut("pacing"));
         put_back("client", run.get_mut("client"));
         put_back("target", run.get_mut("target"));
+        if let Some(audit) = run.get_mut("audit").filter(|a| a.is_object()) {
+            for violation in audit["violations"].as_array_mut().into_iter().flatten() {
+                put_back("violation", Some(violation));
+            }
+            put_back("audit", Some(audit));
+        }
         for fault in run["faults"].as_array_mut().into_iter().flatten() {
             put_back("fault", Some(fault));
         }
@@ -639,7 +719,17 @@ fn removing_any_field_fails_the_parse() {
     // intervals, watch, HashKV, members, leader changes, faults and their windows, pacing,
     // server metrics, client and shards.
     assert!(every.len() > 150, "only {} fields found", every.len());
-    for field in ["verdict", "worker_cpu_s", "last_error", "uncertain_puts", "p99_9", "hdr"] {
+    for field in [
+        "verdict",
+        "worker_cpu_s",
+        "last_error",
+        "uncertain_puts",
+        "p99_9",
+        "hdr",
+        "read_back_error",
+        "p99_ms",
+        "other_revision",
+    ] {
         assert!(every.iter().any(|(_, f)| f == field), "{field} is not among {every:?}");
     }
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use etcdlat_core::render::{self, TextOptions};
 use etcdlat_core::{ErrorCode, OpKind, OpReport, Recorder, Report, ReportSet, WatchAccounting};
 
-use crate::fixture::{full_report, mixed_interrupted_report, put_report, range_report};
+use crate::fixture::{audit, full_report, mixed_interrupted_report, put_report, range_report};
 
 #[test]
 fn text_plain() {
@@ -217,6 +217,42 @@ fn a_network_column_appears_when_the_networks_differ_and_a_text_line_names_it() 
     let text = render::text(&emulated, &TextOptions::default());
     assert!(text.contains(&format!("Network:\t{}", network.summary)), "{text}");
     assert!(text.contains("  m0 -> m1:\t2.5 MB"), "{text}");
+}
+
+/// [`put_report`] with [`audit`]'s audit, its read back done.
+fn audited_report() -> Report {
+    let mut report = put_report();
+    let mut a = audit();
+    a.read_back_error = None;
+    report.audit = Some(a);
+    report
+}
+
+#[test]
+fn text_audit_section() {
+    let text = render::text(&audited_report(), &TextOptions::default());
+    let section: Vec<&str> =
+        text.lines().skip_while(|l| *l != "Audit:").take_while(|l| !l.is_empty()).collect();
+    insta::assert_snapshot!(section.join("\n"));
+}
+
+#[test]
+fn markdown_audit_table_follows_the_runs() {
+    let table = render::markdown(&[range_report(), audited_report()]);
+    let audit_table: Vec<&str> =
+        table.lines().skip_while(|l| !l.starts_with("| Test | Audited")).collect();
+    insta::assert_snapshot!(audit_table.join("\n"));
+    assert!(!render::markdown(&[put_report()]).contains("Audited"), "no audit, no table");
+}
+
+#[test]
+fn html_audit_flags_violations() {
+    let page = render::html(&ReportSet::new(vec![audited_report()]));
+    assert!(page.contains("<h3>Audit</h3>"), "{page}");
+    assert!(page.contains("<tr><th>Lost writes</th><td class=\"n bad\">1</td></tr>"), "{page}");
+    assert!(page.contains("<tr><th>Order violations</th><td class=\"n\">0</td></tr>"), "{page}");
+    assert!(page.contains("put of key #17 answered at revision 412"), "{page}");
+    assert!(page.contains("<td>m2</td>"), "the staleness of each member: {page}");
 }
 
 #[test]

@@ -13,9 +13,31 @@ pub(crate) struct Done {
     pub retries: u64,
     /// The member that answered (from the response header; 0 when unknown).
     pub member: u64,
+    /// The response header's revision (0 when none): for the audit.
+    pub revision: i64,
+    /// A single-key range's: the mod revision of the key it found (0: none): for the audit.
+    pub mod_revision: i64,
+}
+
+impl Done {
+    /// A request answered with `header` that wrote or read `keys` keys and `value_bytes`.
+    pub(crate) fn answered(header: Option<&ResponseHeader>, keys: u64, value_bytes: u64) -> Self {
+        Self {
+            keys,
+            value_bytes,
+            member: member_of(header),
+            revision: revision_of(header),
+            ..Self::default()
+        }
+    }
 }
 
 /// The member id in a response header.
 pub(crate) fn member_of(header: Option<&ResponseHeader>) -> u64 {
     header.map_or(0, |h| h.member_id)
+}
+
+/// The revision in a response header.
+pub(crate) fn revision_of(header: Option<&ResponseHeader>) -> i64 {
+    header.map_or(0, |h| h.revision)
 }

@@ -8,6 +8,7 @@ use etcdlat_core::recorder::{OpRecord, Recorder};
 use etcdlat_core::{OpKind, OpReport, Operation, Report, Scenario, TargetInfo, Targeting};
 use tokio::sync::{Mutex, watch};
 
+use super::audit::History;
 use super::compaction;
 use super::progress::Progress;
 use super::report::{Measured, member_reports, op_seed, pacing_report, params};
@@ -21,7 +22,7 @@ use crate::cluster::metrics::{self, SAMPLE_INTERVAL, Sampler, Usage};
 use crate::cluster::target;
 use crate::cluster::toxiproxy::Proxies;
 use crate::error::DriverError;
-use crate::transport::{DEFAULT_DIAL_TIMEOUT, Dialer, Security};
+use crate::transport::{Conn, DEFAULT_DIAL_TIMEOUT, Dialer, Security};
 
 /// Builds a [`Driver`]: where to connect and how.
 #[derive(Debug, Clone)]
@@ -436,6 +437,22 @@ impl Driver {
                 recorder.merge(compactions);
             }
         }
+        let audit = match &measured.audit {
+            Some(history) => {
+                let client = Conn::dial_any(&self.dialer, &self.config.endpoints)
+                    .await
+                    .map(|c| c.client)
+                    .map_err(|e| e.to_string());
+                let name = |id: u64| {
+                    members
+                        .iter()
+                        .find(|m| m.id == id)
+                        .map_or_else(|| format!("{id:x}"), |m| m.name.clone())
+                };
+                Some(history.check(client, scenario.checks.audit_limit, &name).await)
+            }
+            None => None,
+        };
         let hashkv = if scenario.checks.hashkv {
             Some(hashkv(&self.config.endpoints, &self.dialer).await?)
         } else {
@@ -468,6 +485,7 @@ impl Driver {
             all,
             watch: measured.watch,
             hashkv,
+            audit,
             members: member_reports(&recorder_members, &members, duration),
             leader_changes,
             faults,
@@ -510,12 +528,17 @@ impl Driver {
         let mut receivers = Vec::with_capacity(workers);
         for (w, worker) in pool.workers.iter().enumerate() {
             let share = clients[w].len() as f64 / f64::from(load.clients);
+            let mine = std::mem::take(&mut clients[w]);
+            let audit = scenario
+                .checks
+                .audit
+                .then(|| (audit_share(scenario, mine.len(), work.parts()), work.parts() as usize));
             let job = Job {
                 work: Arc::clone(&work),
                 kinds: kinds.clone(),
                 seed: seed.wrapping_add(w as u64 + 1),
                 quota: quotas.as_ref().map(|q| q[w]),
-                clients: std::mem::take(&mut clients[w]),
+                clients: mine,
                 pacing: Pacing {
                     schedule: load.schedule,
                     arrivals: load.arrivals,
@@ -531,6 +554,7 @@ impl Driver {
                 retarget: retarget.clone(),
                 placement: (w, workers),
                 dialer: self.dialer.clone(),
+                audit,
             };
             receivers.push((worker.index(), worker.run(job)?));
         }
@@ -557,10 +581,21 @@ impl Driver {
         let interrupted = outcomes.iter().any(|o| o.interrupted);
         let mut recorder = Recorder::new(&[], measure_start, scenario.report.interval);
         let worker_cpu = outcomes.iter().map(|o| o.cpu).sum::<Option<Duration>>();
+        let mut audits = Vec::new();
         for o in outcomes {
             recorder.merge(o.recorder);
+            audits.extend(o.audit);
         }
-        Ok(Measured { recorder, measure_start, last_done, interrupted, watch: None, worker_cpu })
+        let audit = scenario.checks.audit.then(|| History::gather(audits, work));
+        Ok(Measured {
+            recorder,
+            measure_start,
+            last_done,
+            interrupted,
+            watch: None,
+            worker_cpu,
+            audit,
+        })
     }
 }
 
@@ -569,6 +604,18 @@ struct Channels<'a> {
     stop_tx: &'a watch::Sender<bool>,
     stop_rx: &'a watch::Receiver<bool>,
     retarget: &'a watch::Receiver<Vec<String>>,
+}
+
+/// A worker's share of the audit's limit (in entries), in proportion to its clients, and
+/// never more than its share of a bounded total needs (`parts` entries a request at most).
+fn audit_share(scenario: &Scenario, clients: usize, parts: u64) -> usize {
+    let all = u64::from(scenario.load.clients.max(1));
+    let mine = clients as u64;
+    let mut share = scenario.checks.audit_limit.saturating_mul(mine).div_ceil(all);
+    if let Some(total) = scenario.load.total {
+        share = share.min(total.saturating_mul(parts).saturating_mul(mine).div_ceil(all));
+    }
+    usize::try_from(share).unwrap_or(usize::MAX)
 }
 
 /// Splits `total` request indices over the workers in proportion to their clients, as

@@ -2,6 +2,7 @@
 //! logical clients, the request operations they execute (STM among them), and background
 //! compaction.
 
+mod audit;
 mod compaction;
 mod completion;
 pub(crate) mod driver;

@@ -17,6 +17,8 @@ pub(crate) struct Measured {
     pub watch: Option<etcdlat_core::WatchAccounting>,
     /// CPU time of the worker threads during the measured run, when measured.
     pub worker_cpu: Option<Duration>,
+    /// The audit's history, when audited.
+    pub audit: Option<super::audit::History>,
 }
 
 /// The per-member breakdown, members named from the member list.

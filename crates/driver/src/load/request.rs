@@ -11,13 +11,15 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use etcdlat_core::audit::{Access, NO_KEY};
 use etcdlat_core::workload::keyspace::{KeyGen, KeySpace, random_value};
 use etcdlat_core::workload::{Consistency, KeyTarget, Operation};
 use etcdlat_core::{OpKind, Scenario};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use super::completion::{Done, member_of};
+use super::audit::{Recording, Spaces};
+use super::completion::Done;
 use super::stm;
 use crate::transport::frame::{decode, frame, frame_put};
 use crate::transport::message::{
@@ -31,12 +33,13 @@ const MAX_HELD_LEASES: usize = 1024;
 
 /// One operation, prepared from the scenario.
 #[derive(Debug)]
+/// `space` is the audit's number of the operation's key space ([`Spaces`]).
 enum Prepared {
-    Put { keys: KeySpace, value: Vec<u8> },
-    Range { target: KeyTarget, template: RangeRequest },
-    Delete { target: KeyTarget },
-    TxnPut { keys: KeySpace, ops: u64, value: Vec<u8> },
-    TxnMixed { read: RangeRequest, keys: KeySpace, value: Vec<u8>, p_read: f64 },
+    Put { keys: KeySpace, value: Vec<u8>, space: u16 },
+    Range { target: KeyTarget, template: RangeRequest, space: u16 },
+    Delete { target: KeyTarget, space: u16 },
+    TxnPut { keys: KeySpace, ops: u64, value: Vec<u8>, space: u16 },
+    TxnMixed { read: RangeRequest, keys: KeySpace, value: Vec<u8>, p_read: f64, space: u16 },
     LeaseGrant { ttl: i64 },
     LeaseRevoke { ttl: i64 },
     LeaseKeepalive { ttl: i64 },
@@ -48,6 +51,8 @@ enum Prepared {
 pub(crate) struct Work {
     ops: Vec<(u32, Prepared)>,
     seed: u64,
+    /// The key spaces the operations use and the values they write, for the audit.
+    spaces: Spaces,
 }
 
 fn range_template(key: Bytes, range_end: Bytes, consistency: Consistency) -> RangeRequest {
@@ -62,35 +67,64 @@ fn range_template(key: Bytes, range_end: Bytes, consistency: Consistency) -> Ran
 impl Work {
     /// Prepares the request operations of `scenario` (not its stream workload).
     pub(crate) fn prepare(scenario: &Scenario, seed: u64) -> Self {
+        let mut spaces = Spaces::default();
         let ops = scenario
             .workload()
             .into_iter()
             .filter(|(_, op)| !op.is_stream())
-            .map(|(weight, op)| (weight, Self::prepare_one(op, seed)))
+            .map(|(weight, op)| (weight, Self::prepare_one(op, seed, &mut spaces)))
             .collect();
-        Self { ops, seed }
+        Self { ops, seed, spaces }
     }
 
-    fn prepare_one(op: &Operation, seed: u64) -> Prepared {
+    /// The most audit entries one request makes: a txn-put's keys, else 1.
+    pub(crate) fn parts(&self) -> u64 {
+        self.ops
+            .iter()
+            .map(|(_, p)| match p {
+                Prepared::TxnPut { ops, .. } => *ops,
+                _ => 1,
+            })
+            .max()
+            .unwrap_or(1)
+    }
+
+    /// The key spaces of the operations, numbered as the audit's entries number them.
+    pub(crate) fn spaces(&self) -> &Spaces {
+        &self.spaces
+    }
+
+    fn prepare_one(op: &Operation, seed: u64, spaces: &mut Spaces) -> Prepared {
         let ttl = |t: u64| i64::try_from(t).unwrap_or(i64::MAX);
+        let mut target_space = |target: &KeyTarget| match target {
+            KeyTarget::Space(keys) => spaces.number(keys),
+            KeyTarget::Fixed { .. } => 0,
+        };
         match op {
-            Operation::Put(p) => Prepared::Put {
-                keys: p.key_space(),
-                value: random_value(p.val_size as usize, seed),
-            },
+            Operation::Put(p) => {
+                let (keys, value) = (p.key_space(), random_value(p.val_size as usize, seed));
+                let space = spaces.number(&keys);
+                spaces.writes(space, &value);
+                Prepared::Put { keys, value, space }
+            }
             Operation::Range(r) => {
                 let mut template = range_template(Bytes::new(), Bytes::new(), r.consistency);
                 template.limit = i64::try_from(r.limit).unwrap_or(i64::MAX);
                 template.keys_only = r.keys_only;
                 template.count_only = r.count_only;
-                Prepared::Range { target: r.target(), template }
+                let target = r.target();
+                Prepared::Range { space: target_space(&target), target, template }
             }
-            Operation::Delete(d) => Prepared::Delete { target: d.target() },
-            Operation::TxnPut(t) => Prepared::TxnPut {
-                keys: t.key_space(),
-                ops: t.txn_ops,
-                value: random_value(t.val_size as usize, seed),
-            },
+            Operation::Delete(d) => {
+                let target = d.target();
+                Prepared::Delete { space: target_space(&target), target }
+            }
+            Operation::TxnPut(t) => {
+                let (keys, value) = (t.key_space(), random_value(t.val_size as usize, seed));
+                let space = spaces.number(&keys);
+                spaces.writes(space, &value);
+                Prepared::TxnPut { keys, ops: t.txn_ops, value, space }
+            }
             Operation::TxnMixed(t) => {
                 let mut read = range_template(
                     Bytes::from(t.read_start()),
@@ -98,12 +132,10 @@ impl Work {
                     t.consistency,
                 );
                 read.limit = i64::try_from(t.limit).unwrap_or(i64::MAX);
-                Prepared::TxnMixed {
-                    read,
-                    keys: t.key_space(),
-                    value: random_value(t.val_size as usize, seed),
-                    p_read: t.read_probability(),
-                }
+                let (keys, value) = (t.key_space(), random_value(t.val_size as usize, seed));
+                let space = spaces.number(&keys);
+                spaces.writes(space, &value);
+                Prepared::TxnMixed { read, keys, value, p_read: t.read_probability(), space }
             }
             Operation::LeaseGrant(l) => Prepared::LeaseGrant { ttl: ttl(l.ttl) },
             Operation::LeaseRevoke(l) => Prepared::LeaseRevoke { ttl: ttl(l.ttl) },
@@ -155,18 +187,20 @@ impl Work {
                     KeyTarget::Fixed { .. } => None,
                 };
                 let instance = match p {
-                    Prepared::Put { keys, value } => {
-                        Instance::Put { keygen: keygen(keys), value: Bytes::copy_from_slice(value) }
-                    }
-                    Prepared::Range { target, template } => {
+                    Prepared::Put { keys, value, space } => Instance::Put {
+                        keygen: keygen(keys),
+                        value: Bytes::copy_from_slice(value),
+                        space: *space,
+                    },
+                    Prepared::Range { target, template, space } => {
                         let mut template = template.clone();
                         if let KeyTarget::Fixed { key, range_end } = target {
                             template.key = Bytes::copy_from_slice(key);
                             template.range_end = Bytes::copy_from_slice(range_end);
                         }
-                        Instance::Range { keygen: target_keygen(target), template }
+                        Instance::Range { keygen: target_keygen(target), template, space: *space }
                     }
-                    Prepared::Delete { target } => {
+                    Prepared::Delete { target, space } => {
                         let template = match target {
                             KeyTarget::Fixed { key, range_end } => DeleteRangeRequest {
                                 key: Bytes::copy_from_slice(key),
@@ -174,18 +208,20 @@ impl Work {
                             },
                             KeyTarget::Space(_) => DeleteRangeRequest::default(),
                         };
-                        Instance::Delete { keygen: target_keygen(target), template }
+                        Instance::Delete { keygen: target_keygen(target), template, space: *space }
                     }
-                    Prepared::TxnPut { keys, ops, value } => Instance::TxnPut {
+                    Prepared::TxnPut { keys, ops, value, space } => Instance::TxnPut {
                         keygen: keygen(keys),
                         ops: *ops,
                         value: Bytes::copy_from_slice(value),
+                        space: *space,
                     },
-                    Prepared::TxnMixed { read, keys, value, p_read } => Instance::TxnMixed {
+                    Prepared::TxnMixed { read, keys, value, p_read, space } => Instance::TxnMixed {
                         read: read.clone(),
                         keygen: keygen(keys),
                         value: Bytes::copy_from_slice(value),
                         p_read: *p_read,
+                        space: *space,
                     },
                     Prepared::LeaseGrant { ttl } => Instance::LeaseGrant { ttl: *ttl },
                     Prepared::LeaseRevoke { ttl } => Instance::LeaseRevoke { ttl: *ttl },
@@ -205,11 +241,11 @@ impl Work {
 
 /// One operation as one worker runs it.
 enum Instance {
-    Put { keygen: RefCell<KeyGen>, value: Bytes },
-    Range { keygen: Option<RefCell<KeyGen>>, template: RangeRequest },
-    Delete { keygen: Option<RefCell<KeyGen>>, template: DeleteRangeRequest },
-    TxnPut { keygen: RefCell<KeyGen>, ops: u64, value: Bytes },
-    TxnMixed { read: RangeRequest, keygen: RefCell<KeyGen>, value: Bytes, p_read: f64 },
+    Put { keygen: RefCell<KeyGen>, value: Bytes, space: u16 },
+    Range { keygen: Option<RefCell<KeyGen>>, template: RangeRequest, space: u16 },
+    Delete { keygen: Option<RefCell<KeyGen>>, template: DeleteRangeRequest, space: u16 },
+    TxnPut { keygen: RefCell<KeyGen>, ops: u64, value: Bytes, space: u16 },
+    TxnMixed { read: RangeRequest, keygen: RefCell<KeyGen>, value: Bytes, p_read: f64, space: u16 },
     LeaseGrant { ttl: i64 },
     LeaseRevoke { ttl: i64 },
     LeaseKeepalive { ttl: i64 },
@@ -255,12 +291,38 @@ fn member_of_ec(header: Option<&etcd_client::ResponseHeader>) -> u64 {
     header.map_or(0, etcd_client::ResponseHeader::member_id)
 }
 
-fn key_of(keygen: &RefCell<KeyGen>, i: u64) -> Key {
-    Key::new(keygen.borrow_mut().key(i))
+/// What the audit is told of a request's key: its kind, access and key space.
+type Audited<'r, 'a> = Option<(&'r Recording<'a>, OpKind, Access, u16)>;
+
+/// The key of request `i`, its index recorded for the audit when there is one.
+fn key_index(keygen: &RefCell<KeyGen>, i: u64, audit: Audited<'_, '_>) -> u64 {
+    let index = keygen.borrow_mut().index(i);
+    if let Some((rec, kind, access, space)) = audit {
+        rec.begin(kind, access, space, index);
+    }
+    index
 }
 
-fn bytes_of(keygen: &RefCell<KeyGen>, i: u64) -> Bytes {
-    Bytes::copy_from_slice(keygen.borrow_mut().key(i))
+fn key_of(keygen: &RefCell<KeyGen>, i: u64, audit: Audited<'_, '_>) -> Key {
+    let index = key_index(keygen, i, audit);
+    Key::new(keygen.borrow_mut().key_at(index))
+}
+
+fn bytes_of(keygen: &RefCell<KeyGen>, i: u64, audit: Audited<'_, '_>) -> Bytes {
+    let index = key_index(keygen, i, audit);
+    Bytes::copy_from_slice(keygen.borrow_mut().key_at(index))
+}
+
+/// A request on a fixed key or range, recorded for the audit without a key.
+fn keyless(audit: Audited<'_, '_>) {
+    if let Some((rec, kind, access, space)) = audit {
+        rec.begin(kind, access, space, NO_KEY);
+    }
+}
+
+/// A range's access: linearizable or serializable read.
+fn read_access(req: &RangeRequest) -> Access {
+    if req.serializable { Access::SerializableRead } else { Access::Read }
 }
 
 impl Ops {
@@ -341,7 +403,9 @@ impl Ops {
         Ok(())
     }
 
-    /// Sends request `i` of operation `op` as kind `kind` (from [`Ops::kind`]).
+    /// Sends request `i` of operation `op` as kind `kind` (from [`Ops::kind`]); with
+    /// `audit`, records its keys there before it is sent.
+    #[allow(clippy::too_many_arguments, reason = "the request's parts, borrowed from its client")]
     pub(crate) async fn execute(
         &self,
         op: usize,
@@ -350,36 +414,44 @@ impl Ops {
         kv: &mut Kv,
         conn: &Conn,
         state: &mut ClientState,
+        audit: Option<&Recording<'_>>,
     ) -> Result<Done, tonic::Status> {
         // Put, range and delete share one await of one future type (`Kv::call`): the
         // request is framed before it and the answer read after it, so a logical client's
         // future is no larger than one call.
         let (path, body) = match &self.items[op].1 {
-            Instance::Put { keygen, value } => {
-                (PUT, frame_put(&PutRequest { key: key_of(keygen, i), value: value.clone() }))
+            Instance::Put { keygen, value, space } => {
+                let key = key_of(keygen, i, audit.map(|r| (r, kind, Access::Put, *space)));
+                (PUT, frame_put(&PutRequest { key, value: value.clone() }))
             }
-            Instance::Range { keygen, template } => {
+            Instance::Range { keygen, template, space } => {
                 let mut req = template.clone();
-                if let Some(keygen) = keygen {
-                    req.key = bytes_of(keygen, i);
+                let audit = audit.map(|r| (r, kind, read_access(template), *space));
+                match keygen {
+                    Some(keygen) => req.key = bytes_of(keygen, i, audit),
+                    None => keyless(audit),
                 }
                 (RANGE, frame(&req))
             }
-            Instance::Delete { keygen, template } => {
+            Instance::Delete { keygen, template, space } => {
                 let mut req = template.clone();
-                if let Some(keygen) = keygen {
-                    req.key = bytes_of(keygen, i);
+                let audit = audit.map(|r| (r, kind, Access::Delete, *space));
+                match keygen {
+                    Some(keygen) => req.key = bytes_of(keygen, i, audit),
+                    None => keyless(audit),
                 }
                 (DELETE_RANGE, frame(&req))
             }
-            _ => return Box::pin(self.execute_other(op, kind, i, kv, conn, state.get())).await,
+            _ => {
+                return Box::pin(self.execute_other(op, kind, i, kv, conn, state.get(), audit))
+                    .await;
+            }
         };
         let answer = kv.call(path, body).await?;
         match &self.items[op].1 {
             Instance::Put { value, .. } => {
                 let resp: PutResponse = decode(&answer)?;
-                let member = member_of(resp.header.as_ref());
-                Ok(Done { keys: 1, value_bytes: value.len() as u64, retries: 0, member })
+                Ok(Done::answered(resp.header.as_ref(), 1, value.len() as u64))
             }
             Instance::Range { template, .. } => {
                 let resp: RangeResponse = decode(&answer)?;
@@ -389,12 +461,16 @@ impl Ops {
                     resp.kvs.len() as u64
                 };
                 let value_bytes = resp.kvs.iter().map(|kv| kv.value.len() as u64).sum();
-                Ok(Done { keys, value_bytes, retries: 0, member: member_of(resp.header.as_ref()) })
+                // One key asked for: what it was found at, for the audit's freshness check.
+                let mod_revision = match resp.kvs.as_slice() {
+                    [kv] if template.range_end.is_empty() => kv.mod_revision,
+                    _ => 0,
+                };
+                Ok(Done { mod_revision, ..Done::answered(resp.header.as_ref(), keys, value_bytes) })
             }
             _ => {
                 let resp: DeleteRangeResponse = decode(&answer)?;
-                let member = member_of(resp.header.as_ref());
-                Ok(Done { keys: resp.deleted.max(0) as u64, member, ..Done::default() })
+                Ok(Done::answered(resp.header.as_ref(), resp.deleted.max(0) as u64, 0))
             }
         }
     }
@@ -402,6 +478,7 @@ impl Ops {
     /// The operations other than put, range and delete: boxed, so that their larger
     /// futures (transactions, etcd-client's lease and STM calls) do not size every logical
     /// client's future, which 100,000 clients hold at once.
+    #[allow(clippy::too_many_arguments, reason = "as execute's")]
     async fn execute_other(
         &self,
         op: usize,
@@ -410,24 +487,27 @@ impl Ops {
         kv: &mut Kv,
         conn: &Conn,
         state: &mut State,
+        audit: Option<&Recording<'_>>,
     ) -> Result<Done, tonic::Status> {
         match &self.items[op].1 {
             Instance::Put { .. } | Instance::Range { .. } | Instance::Delete { .. } => {
                 unreachable!("sent by execute")
             }
-            Instance::TxnPut { keygen, ops, value } => {
+            Instance::TxnPut { keygen, ops, value, space } => {
                 let puts = (0..*ops).map(|j| {
+                    let access = if j == 0 { Access::Put } else { Access::PutMore };
+                    let audit = audit.map(|r| (r, kind, access, *space));
                     Request::Put(PutRequest {
-                        key: key_of(keygen, i * ops + j),
+                        key: key_of(keygen, i * ops + j, audit),
                         value: value.clone(),
                     })
                 });
                 let resp = kv.txn(TxnRequest::unconditional(puts)).await?;
-                let member = member_of(resp.header.as_ref());
-                Ok(Done { keys: *ops, value_bytes: ops * value.len() as u64, retries: 0, member })
+                Ok(Done::answered(resp.header.as_ref(), *ops, ops * value.len() as u64))
             }
-            Instance::TxnMixed { read, keygen, value, .. } => {
+            Instance::TxnMixed { read, keygen, value, space, .. } => {
                 if kind == OpKind::TxnRead {
+                    keyless(audit.map(|r| (r, kind, read_access(read), *space)));
                     let read = Request::Range(read.clone());
                     let resp = kv.txn(TxnRequest::unconditional([read])).await?;
                     let (keys, value_bytes) = resp
@@ -443,18 +523,12 @@ impl Ops {
                                 b + range.kvs.iter().map(|kv| kv.value.len() as u64).sum::<u64>(),
                             )
                         });
-                    Ok(Done {
-                        keys,
-                        value_bytes,
-                        retries: 0,
-                        member: member_of(resp.header.as_ref()),
-                    })
+                    Ok(Done::answered(resp.header.as_ref(), keys, value_bytes))
                 } else {
-                    let put =
-                        Request::Put(PutRequest { key: key_of(keygen, i), value: value.clone() });
+                    let key = key_of(keygen, i, audit.map(|r| (r, kind, Access::Put, *space)));
+                    let put = Request::Put(PutRequest { key, value: value.clone() });
                     let resp = kv.txn(TxnRequest::unconditional([put])).await?;
-                    let member = member_of(resp.header.as_ref());
-                    Ok(Done { keys: 1, value_bytes: value.len() as u64, retries: 0, member })
+                    Ok(Done::answered(resp.header.as_ref(), 1, value.len() as u64))
                 }
             }
             Instance::LeaseGrant { ttl } => {

@@ -256,6 +256,7 @@ impl Runner {
                     value_bytes: (plan.writes * plan.val_size) as u64,
                     retries,
                     member: member_of(resp.header.as_ref()),
+                    ..Done::default()
                 });
             }
             retries += 1;

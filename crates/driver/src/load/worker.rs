@@ -25,10 +25,12 @@ use std::time::{Duration, Instant};
 use std::future::Future;
 use std::pin::Pin;
 
+use etcdlat_core::audit::Entry;
 use etcdlat_core::{Arrivals, ErrorCode, OpKind, Pacer, Rate, Recorder, Schedule};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
 
+use super::audit::{AuditLog, Recording};
 use super::progress::WorkerProgress;
 use super::request::{ClientState, Ops, Work};
 use crate::error::DriverError;
@@ -65,6 +67,9 @@ pub(crate) struct Job {
     /// This worker's index and the number of workers, to place its connections.
     pub placement: (usize, usize),
     pub dialer: Dialer,
+    /// With the audit on, the most entries this worker records, and the most one request
+    /// makes.
+    pub audit: Option<(usize, usize)>,
 }
 
 /// A run's schedule as one worker paces it.
@@ -85,6 +90,8 @@ pub(crate) struct JobResult {
     pub measure_start: Instant,
     pub last_done: Instant,
     pub interrupted: bool,
+    /// The audit's entries and the requests not recorded, when audited.
+    pub audit: Option<(Vec<Entry>, u64)>,
 }
 
 /// A task to run on a worker thread, given its connections.
@@ -261,6 +268,7 @@ struct Shared {
     /// The schedule's slots; `None` for an unpaced closed loop.
     pacer: Option<RefCell<Pacer>>,
     issued: [Cell<u64>; OpKind::COUNT],
+    audit: Option<AuditLog>,
 }
 
 impl Shared {
@@ -338,8 +346,13 @@ async fn client_loop(shared: Rc<Shared>, index: usize) {
         let Some((intended, sent)) = shared.pace().await else { break };
         let issued = &shared.issued[kind.index()];
         issued.set(issued.get() + 1);
-        let result = shared.ops.execute(op, kind, i, &mut kv, conn, &mut state).await;
+        let audit = shared.audit.as_ref().map(|log| Recording::new(log, sent));
+        let result =
+            shared.ops.execute(op, kind, i, &mut kv, conn, &mut state, audit.as_ref()).await;
         let done = Instant::now();
+        if let Some(audit) = &audit {
+            audit.finish(&result, done);
+        }
         let mut rec = shared.recorder.borrow_mut();
         match result {
             Ok(d) => {
@@ -543,6 +556,9 @@ async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> JobResult {
         stop: Cell::new(*job.stop.borrow()),
         pacer,
         issued: Default::default(),
+        audit: job
+            .audit
+            .map(|(capacity, parts)| AuditLog::new(capacity, parts, job.start_at + job.warmup)),
     });
 
     let retargeting = tokio::task::spawn_local(follow_target(
@@ -564,6 +580,9 @@ async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> JobResult {
     shared.recorder.borrow_mut().reset(measure_start);
     for c in &shared.issued {
         c.set(0);
+    }
+    if let Some(audit) = &shared.audit {
+        audit.clear();
     }
     let (start, count) = job.quota.unwrap_or((0, u64::MAX));
     shared.next_index.set(start);
@@ -592,5 +611,6 @@ async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> JobResult {
         let abandoned = shared.issued[k.index()].get().saturating_sub(recorder.requests_of(k));
         recorder.record_errors(k, ErrorCode::Cancelled, abandoned, last_done);
     }
-    JobResult { cpu, recorder, measure_start, last_done, interrupted }
+    let audit = shared.audit.map(AuditLog::into_parts);
+    JobResult { cpu, recorder, measure_start, last_done, interrupted, audit }
 }

@@ -26,7 +26,7 @@ mod status;
 mod unary;
 
 pub(crate) use conn::Conn;
-pub(crate) use control::{source_chain, status, within};
+pub(crate) use control::{outcome_unknown, source_chain, status, within};
 pub use dial::DEFAULT_DIAL_TIMEOUT;
 pub(crate) use dial::{Dialer, url};
 pub(crate) use kv::Kv;

@@ -61,7 +61,7 @@
 //!
 //! A put can fail and still have been applied: under overload etcd answers "request timed
 //! out" for proposals it may yet commit, and a lost connection or a stop leaves a put's
-//! outcome unknown ([`tally::outcome_unknown`]). Such puts are counted in `uncertain_puts`, and
+//! outcome unknown ([`crate::transport::outcome_unknown`]). Such puts are counted in `uncertain_puts`, and
 //! the watchers of their keys in `uncertain_events`, the most events they can have made;
 //! events seen beyond `expected + uncertain_events` are `unexplained`. The run waits for
 //! the `expected` events only.

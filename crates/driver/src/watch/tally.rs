@@ -13,7 +13,7 @@ use tokio::sync::Notify;
 use super::ack::Ack;
 use super::plan::{Events, Plan, STAMP_LEN};
 use crate::transport::message::PutResponse;
-use crate::transport::status;
+use crate::transport::{outcome_unknown, status};
 
 /// Counts of one worker.
 #[derive(Debug, Clone, Copy, Default)]
@@ -262,19 +262,6 @@ pub(super) fn stamp_of(value: &[u8], len: usize) -> Option<u64> {
     value.first_chunk::<STAMP_LEN>().map(|b| u64::from_le_bytes(*b))
 }
 
-/// Whether a put that failed with `status` may have been applied all the same: the error
-/// says that the client or etcd stopped waiting (etcd's "request timed out" under
-/// overload, a deadline, a cancellation, a lost connection), not that the put was refused.
-/// "too many requests" is etcd refusing a request before proposing it (etcd 3.4 sends it
-/// as `Unknown`), so that put was not applied, whatever the code.
-pub(super) fn outcome_unknown(status: &tonic::Status) -> bool {
-    use tonic::Code;
-    matches!(
-        status.code(),
-        Code::Unavailable | Code::DeadlineExceeded | Code::Cancelled | Code::Unknown
-    ) && !status.message().contains("too many requests")
-}
-
 pub(super) fn code(status: &tonic::Status) -> ErrorCode {
     ErrorCode::from_grpc(status.code() as i32)
 }
@@ -287,34 +274,6 @@ pub(super) fn code_of(error: etcd_client::Error) -> ErrorCode {
 mod tests {
     use super::*;
     use crate::watch::plan::one_worker_plan;
-
-    #[test]
-    fn puts_of_unknown_outcome_are_told_from_refused_ones() {
-        use tonic::{Code, Status};
-        let unknown = [
-            Status::unavailable("etcdserver: request timed out"),
-            Status::unavailable("error reading a body from connection: connection reset"),
-            Status::deadline_exceeded("Timeout expired"),
-            Status::cancelled("operation was canceled"),
-            Status::unknown("h2 protocol error: broken pipe"),
-        ];
-        for status in &unknown {
-            assert!(outcome_unknown(status), "{status:?}");
-        }
-        let refused = [
-            // etcd's preflight refusal, before proposing, as etcd 3.4 and later send it.
-            Status::unknown("etcdserver: too many requests"),
-            Status::resource_exhausted("etcdserver: too many requests"),
-            Status::new(Code::Unavailable, "etcdserver: too many requests"),
-            Status::invalid_argument("etcdserver: request is too large"),
-            Status::resource_exhausted("etcdserver: mvcc: database space exceeded"),
-            Status::failed_precondition("etcdserver: not capable"),
-            Status::permission_denied("etcdserver: permission denied"),
-        ];
-        for status in &refused {
-            assert!(!outcome_unknown(status), "{status:?}");
-        }
-    }
 
     #[test]
     fn puts_of_unknown_outcome_are_counted_with_the_watchers_of_their_keys() {
