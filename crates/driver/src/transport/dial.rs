@@ -6,9 +6,7 @@
 //! clients' (status, member list, compaction, faults, barrier), local clusters' probes and
 //! the `/metrics` scrapes.
 
-use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -16,11 +14,11 @@ use h2::client::{Connection, SendRequest};
 use http::uri::{Authority, Scheme};
 use rustls::ClientConfig;
 use rustls::pki_types::ServerName;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 
 use super::auth::Auth;
 use super::security::{Security, TlsOptions};
+use super::wire::{Io, Wire};
 use crate::error::DriverError;
 
 /// The dial timeout used when none is given.
@@ -44,7 +42,7 @@ pub(crate) fn url(endpoint: &str) -> Result<String, DriverError> {
 
 /// A dialled HTTP/2 connection: the handle streams are opened with, the connection to run,
 /// and the scheme and authority requests are addressed to.
-pub(crate) type Handshake = (SendRequest<Bytes>, Connection<Io, Bytes>, (Scheme, Authority));
+pub(crate) type Handshake = (SendRequest<Bytes>, Connection<Wire, Bytes>, (Scheme, Authority));
 
 /// Dials connections for one driver.
 #[derive(Clone, Debug)]
@@ -122,7 +120,7 @@ impl Dialer {
         let handshake = h2::client::Builder::new()
             .initial_window_size(STREAM_WINDOW)
             .initial_connection_window_size(CONNECTION_WINDOW)
-            .handshake::<_, Bytes>(io);
+            .handshake::<_, Bytes>(Wire::new(io));
         let (send, conn) = match tokio::time::timeout(self.0.timeout, handshake).await {
             Ok(Ok(pair)) => pair,
             Ok(Err(e)) => return Err(connect_error(format!("HTTP/2 handshake failed: {e}"))),
@@ -200,70 +198,6 @@ fn tls_reason(e: &std::io::Error) -> String {
         ""
     };
     format!("TLS handshake failed: {text}{hint}")
-}
-
-/// A connection's byte stream: TCP, or TLS over TCP.
-pub(crate) enum Io {
-    Plain(TcpStream),
-    Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
-}
-
-impl AsyncRead for Io {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        match self.get_mut() {
-            Io::Plain(s) => Pin::new(s).poll_read(cx, buf),
-            Io::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
-        }
-    }
-}
-
-impl AsyncWrite for Io {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        match self.get_mut() {
-            Io::Plain(s) => Pin::new(s).poll_write(cx, buf),
-            Io::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
-        }
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[std::io::IoSlice<'_>],
-    ) -> Poll<std::io::Result<usize>> {
-        match self.get_mut() {
-            Io::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
-            Io::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
-        }
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        match self {
-            Io::Plain(s) => s.is_write_vectored(),
-            Io::Tls(s) => s.is_write_vectored(),
-        }
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        match self.get_mut() {
-            Io::Plain(s) => Pin::new(s).poll_flush(cx),
-            Io::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
-        }
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        match self.get_mut() {
-            Io::Plain(s) => Pin::new(s).poll_shutdown(cx),
-            Io::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
-        }
-    }
 }
 
 #[cfg(test)]
