@@ -181,6 +181,11 @@ pub fn range_report() -> Report {
             system_cpu_s: 0.5,
             max_rss_bytes: 48 << 20,
             worker_cpu_s: Some(1.5),
+            busy: Some(etcdlat_core::ClientBusy {
+                process: 0.45,
+                worker_max: Some(0.62),
+                worker_peak: Some(0.71),
+            }),
         }),
         shards: Vec::new(),
         scenario,

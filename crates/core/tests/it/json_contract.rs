@@ -216,6 +216,16 @@ struct Client {
     system_cpu_s: f64,
     max_rss_bytes: u64,
     worker_cpu_s: Nullable<f64>,
+    busy: Nullable<Busy>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Busy {
+    process: f64,
+    worker_max: Nullable<f64>,
+    worker_peak: Nullable<f64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -343,7 +353,7 @@ fn sample_set() -> ReportSet {
 
 /// The fields the output leaves out when they hold nothing (`None`, empty, a count of 0), by
 /// the object they belong to; [`empty`] is what each stands for then.
-const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 8] = [
+const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 9] = [
     (
         "run",
         &[
@@ -365,7 +375,8 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 8] = [
     ("pacing", &["verdict"]),
     ("fault", &["member", "resumed_s", "error"]),
     ("server", &["last_error"]),
-    ("client", &["worker_cpu_s"]),
+    ("client", &["worker_cpu_s", "busy"]),
+    ("busy", &["worker_max", "worker_peak"]),
     ("target", &["targeting", "targeted", "network"]),
 ];
 
@@ -399,6 +410,7 @@ fn with_left_out_fields(mut json: Value) -> Value {
         put_back("watch", run.get_mut("watch"));
         put_back("pacing", run.get_mut("pacing"));
         put_back("client", run.get_mut("client"));
+        put_back("busy", run.get_mut("client").and_then(|c| c.get_mut("busy")));
         put_back("target", run.get_mut("target"));
         for fault in run["faults"].as_array_mut().into_iter().flatten() {
             put_back("fault", Some(fault));
@@ -639,7 +651,9 @@ fn removing_any_field_fails_the_parse() {
     // intervals, watch, HashKV, members, leader changes, faults and their windows, pacing,
     // server metrics, client and shards.
     assert!(every.len() > 150, "only {} fields found", every.len());
-    for field in ["verdict", "worker_cpu_s", "last_error", "uncertain_puts", "p99_9", "hdr"] {
+    for field in
+        ["verdict", "worker_cpu_s", "worker_peak", "last_error", "uncertain_puts", "p99_9", "hdr"]
+    {
         assert!(every.iter().any(|(_, f)| f == field), "{field} is not among {every:?}");
     }
 }

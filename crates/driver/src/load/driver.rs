@@ -427,6 +427,10 @@ impl Driver {
         let (server, mut client) = (sampler.finish().await, usage.finish());
         if let Some(c) = &mut client {
             c.worker_cpu_s = measured.worker_cpu.map(|d| d.as_secs_f64());
+            if let (Some(busy), Some((max, peak))) = (&mut c.busy, measured.worker_busy) {
+                busy.worker_max = Some(max);
+                busy.worker_peak = Some(peak);
+            }
         }
         let mut recorder = measured.recorder;
         let recorder_members = recorder.members().to_vec();
@@ -557,10 +561,23 @@ impl Driver {
         let interrupted = outcomes.iter().any(|o| o.interrupted);
         let mut recorder = Recorder::new(&[], measure_start, scenario.report.interval);
         let worker_cpu = outcomes.iter().map(|o| o.cpu).sum::<Option<Duration>>();
+        let worker_busy = outcomes
+            .iter()
+            .filter_map(|o| o.busy)
+            .map(|(peak, run)| (run, peak))
+            .reduce(|a, b| (a.0.max(b.0), a.1.max(b.1)));
         for o in outcomes {
             recorder.merge(o.recorder);
         }
-        Ok(Measured { recorder, measure_start, last_done, interrupted, watch: None, worker_cpu })
+        Ok(Measured {
+            recorder,
+            measure_start,
+            last_done,
+            interrupted,
+            watch: None,
+            worker_cpu,
+            worker_busy,
+        })
     }
 }
 

@@ -17,6 +17,9 @@ pub(crate) struct Measured {
     pub watch: Option<etcdlat_core::WatchAccounting>,
     /// CPU time of the worker threads during the measured run, when measured.
     pub worker_cpu: Option<Duration>,
+    /// The busiest worker thread's CPU over wall time: over the run, and in its busiest
+    /// second.
+    pub worker_busy: Option<(f64, f64)>,
 }
 
 /// The per-member breakdown, members named from the member list.

@@ -165,6 +165,7 @@ async fn orchestrate(
         interrupted: stopped,
         watch: Some(watch),
         worker_cpu: None,
+        worker_busy: None,
     })
 }
 

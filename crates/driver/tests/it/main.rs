@@ -29,6 +29,7 @@
 //!   zipf keys), background compaction and the HashKV check, checked on the server.
 
 mod barrier;
+mod busy;
 mod cluster;
 mod fault;
 mod load;
