@@ -200,6 +200,10 @@ impl Pool {
                 config.cpus.len()
             }
         });
+        // Behind an emulated network each connection is also two sockets of its proxy here.
+        let per_conn =
+            if config.control.as_ref().is_some_and(MemberControl::emulated) { 3 } else { 1 };
+        super::fds::make_room(conns, per_conn)?;
         let count = threads.min(conns as usize).max(1);
         // Connection c lives on worker c % count and goes to endpoint c % endpoints.
         let mut per_worker: Vec<Vec<String>> = vec![Vec::new(); count];
