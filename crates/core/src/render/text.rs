@@ -308,6 +308,13 @@ impl Writer<'_> {
             }
             self.out.push('\n');
         }
+        if let [first, .., last] = report.target.source_addresses.as_slice() {
+            let _ = writeln!(
+                self.out,
+                "Connections came from {} loopback addresses ({first} to {last}): one has too few ephemeral ports for them.",
+                report.target.source_addresses.len()
+            );
+        }
         if let Some(warning) = report.client_limit() {
             let _ = writeln!(self.out, "\nWarning: {warning}.");
         }

@@ -428,6 +428,10 @@ pub struct TargetInfo {
     /// through toxiproxy); `None`: loopback, or whatever lies between client and cluster.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<NetworkReport>,
+    /// The loopback addresses connections came from, when one address had too few ephemeral
+    /// ports for the connections to one member; empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub source_addresses: Vec<String>,
 }
 
 impl TargetInfo {

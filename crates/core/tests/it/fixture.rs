@@ -96,6 +96,7 @@ pub fn put_report() -> Report {
             targeting: Targeting::Endpoints,
             targeted: Vec::new(),
             network: None,
+            source_addresses: Vec::new(),
         },
         ops: [(OpKind::Put, op_report(rec, OpKind::Put, duration))].into(),
         all: None,
@@ -162,6 +163,7 @@ pub fn range_report() -> Report {
             targeting: Targeting::All,
             targeted: vec!["m0".to_owned(), "m1".to_owned(), "m2".to_owned()],
             network: None,
+            source_addresses: vec!["127.0.0.1".to_owned(), "127.0.0.2".to_owned()],
         },
         ops: [(OpKind::Range, op_report(rec, OpKind::Range, duration))].into(),
         all: None,
@@ -347,6 +349,7 @@ pub fn full_report() -> Report {
     report.scale = range.scale;
     report.target.targeting = range.target.targeting;
     report.target.targeted = range.target.targeted;
+    report.target.source_addresses = range.target.source_addresses;
     let network: etcdlat_core::Network =
         toml::from_str("zones = [\"a\", \"b\"]\nzone-latency = \"2ms\"\nbandwidth = \"100MB/s\"\n")
             .expect("a valid [network] table");

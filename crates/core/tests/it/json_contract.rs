@@ -263,6 +263,7 @@ struct Target {
     /// Those members' names.
     targeted: Vec<String>,
     network: Nullable<NetworkMirror>,
+    source_addresses: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -377,13 +378,14 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 9] = [
     ("server", &["last_error"]),
     ("client", &["worker_cpu_s", "busy"]),
     ("busy", &["worker_max", "worker_peak"]),
-    ("target", &["targeting", "targeted", "network"]),
+    ("target", &["targeting", "targeted", "network", "source_addresses"]),
 ];
 
 /// What a field left out stands for.
 fn empty(field: &str) -> Value {
     match field {
-        "members" | "leader_changes" | "faults" | "server" | "shards" | "targeted" => json!([]),
+        "members" | "leader_changes" | "faults" | "server" | "shards" | "targeted"
+        | "source_addresses" => json!([]),
         "error_messages" => json!({}),
         "uncertain_puts" | "uncertain_events" | "unexplained" => json!(0),
         _ => Value::Null,

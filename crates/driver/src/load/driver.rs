@@ -168,6 +168,7 @@ impl DriverBuilder {
         };
         target.local = self.local;
         target.endpoints = selected;
+        target.source_addresses = dialer.source_addresses();
         Ok(Driver {
             config: self,
             dialer,
@@ -339,6 +340,7 @@ impl Driver {
         if conns != pool.conns || selected != pool.endpoints {
             // Drop the old connections first so the server never sees both sets.
             pool.workers.clear();
+            self.dialer.forget_sources();
             *pool = Pool::open(&self.config, &self.dialer, conns, selected).await?;
         }
         target.local = self.config.local;
@@ -347,6 +349,7 @@ impl Driver {
             target.targeting = targeting.clone();
             target.targeted = target::names(&pool.endpoints, &members);
         }
+        target.source_addresses = self.dialer.source_addresses();
         if let Ok(mut t) = self.target.lock() {
             *t = target.clone();
         }
