@@ -46,7 +46,7 @@ pub mod workload;
 pub use comparison::{Comparison, compare};
 pub use fault::{FaultAction, FaultReport, FaultStep, MemberRef};
 pub use merge::{MergeError, merge};
-pub use metrics::{ClientUsage, MemberMetrics};
+pub use metrics::{ClientBusy, ClientUsage, MemberMetrics};
 pub use op::{ErrorCode, OpKind};
 pub use recorder::Recorder;
 pub use report::{

@@ -300,6 +300,7 @@ fn merge_run(index: usize, shards: &[(&str, &Report)]) -> Result<Report, MergeEr
             system_cpu_s: 0.0,
             max_rss_bytes: 0,
             worker_cpu_s: None,
+            busy: None,
         };
         for c in shards.iter().filter_map(|(_, r)| r.client.as_ref()) {
             usage.user_cpu_s += c.user_cpu_s;
@@ -307,6 +308,13 @@ fn merge_run(index: usize, shards: &[(&str, &Report)]) -> Result<Report, MergeEr
             usage.max_rss_bytes = usage.max_rss_bytes.max(c.max_rss_bytes);
             if let Some(w) = c.worker_cpu_s {
                 usage.worker_cpu_s = Some(usage.worker_cpu_s.unwrap_or(0.0) + w);
+            }
+            // Shards run on machines of their own: the busiest one is the figure.
+            if let Some(b) = &c.busy {
+                usage.busy = Some(match usage.busy.take() {
+                    Some(seen) => seen.busiest(b),
+                    None => b.clone(),
+                });
             }
         }
         out.client = Some(usage);

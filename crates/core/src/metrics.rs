@@ -85,6 +85,53 @@ pub struct ClientUsage {
     /// recording) during the measured run, seconds; `None` when not measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub worker_cpu_s: Option<f64>,
+    /// How busy the client was; `None` when not measured.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy: Option<ClientBusy>,
+}
+
+/// How busy the client was, as shares of wall time (1.0: busy all the time). A worker thread
+/// near 1.0 never waited for the server: the client set the pace, and the latencies it
+/// measured include its own queueing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClientBusy {
+    /// The whole process over the run: its CPU time over wall time, over the cores it may
+    /// use.
+    pub process: f64,
+    /// The busiest worker thread over the measured run: the share of the time it was not
+    /// parked waiting for the network or a timer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_max: Option<f64>,
+    /// The busiest worker thread in its busiest second (the whole run when shorter).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub worker_peak: Option<f64>,
+}
+
+impl ClientBusy {
+    /// Figure by figure, the busier of `self` and `other`.
+    #[must_use]
+    pub fn busiest(&self, other: &Self) -> Self {
+        let max = |a: Option<f64>, b: Option<f64>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        Self {
+            process: self.process.max(other.process),
+            worker_max: max(self.worker_max, other.worker_max),
+            worker_peak: max(self.worker_peak, other.worker_peak),
+        }
+    }
+}
+
+/// Above this share of its time busy, a worker thread is taken to have set the pace.
+pub const SATURATED: f64 = 0.9;
+
+impl ClientUsage {
+    /// Whether a worker thread was busy more than [`SATURATED`] of its busiest second.
+    #[must_use]
+    pub fn saturated(&self) -> bool {
+        self.busy.as_ref().and_then(|b| b.worker_peak).is_some_and(|p| p > SATURATED)
+    }
 }
 
 /// A Prometheus histogram's cumulative buckets: (upper bound `le`, count), ascending by

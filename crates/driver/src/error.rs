@@ -155,6 +155,23 @@ pub enum DriverError {
         what: String,
     },
 
+    /// The run's connections need more file descriptors than the process may open, even
+    /// with its soft limit raised to the hard limit.
+    #[error(
+        "{conns} connections need about {needed} file descriptors beside the {open} open, \
+         but the limit is {limit}: raise it with `ulimit -n` (as root, `ulimit -Hn` too)"
+    )]
+    FileLimit {
+        /// Connections asked for.
+        conns: u32,
+        /// Descriptors they need, with a few spare.
+        needed: u64,
+        /// Descriptors open when asked.
+        open: u64,
+        /// The limit on open files.
+        limit: u64,
+    },
+
     /// A worker thread died; this is a bug in etcdlat.
     #[error("worker thread {index} failed: {reason}")]
     Worker {

@@ -307,3 +307,22 @@ async fn more_connections_than_clients_runs_and_warns_once() {
     assert_eq!(count(run, "/params/conns"), 4);
     assert_eq!(count(run, "/ops/put/ok"), 20);
 }
+
+/// More connections than the open-file limit allows, even raised to its hard limit, are
+/// refused before anything is dialled (nothing listens at the endpoint, and the error is
+/// not a dial's), with the limit and `ulimit -n` named.
+#[test]
+fn more_connections_than_the_file_limit_are_refused_before_dialling() {
+    let bin = assert_cmd::cargo::cargo_bin("etcdlat");
+    let out = std::process::Command::new("bash")
+        .arg("-c")
+        .arg(r#"ulimit -n 256 && exec "$0" --endpoints 127.0.0.1:9 --conns 1000 --clients 1000 put --total 10"#)
+        .arg(&bin)
+        .env("ETCD_BIN", "/nonexistent/etcd")
+        .output()
+        .unwrap();
+    let line = error_line("--conns 1000 under ulimit -n 256", &out);
+    assert!(line.contains("1000 connections need about"), "{line}");
+    assert!(line.contains("the limit is 256"), "{line}");
+    assert!(line.contains("ulimit -n"), "{line}");
+}

@@ -297,7 +297,29 @@ impl Writer<'_> {
                     w / requests * 1e6
                 );
             }
-            let _ = writeln!(self.out, ", max RSS {}", megabytes(Some(c.max_rss_bytes)));
+            let _ = write!(self.out, ", max RSS {}", megabytes(Some(c.max_rss_bytes)));
+            if let Some(b) = &c.busy {
+                let _ = write!(self.out, ", busy: process {:.0}%", b.process * 100.0);
+                if let (Some(max), Some(peak)) = (b.worker_max, b.worker_peak) {
+                    let _ = write!(
+                        self.out,
+                        ", busiest worker {:.0}% ({:.0}% in its busiest second)",
+                        max * 100.0,
+                        peak * 100.0
+                    );
+                }
+            }
+            self.out.push('\n');
+        }
+        if let [first, .., last] = report.target.source_addresses.as_slice() {
+            let _ = writeln!(
+                self.out,
+                "Connections came from {} loopback addresses ({first} to {last}): one has too few ephemeral ports for them.",
+                report.target.source_addresses.len()
+            );
+        }
+        if let Some(warning) = report.client_limit() {
+            let _ = writeln!(self.out, "\nWarning: {warning}.");
         }
     }
 

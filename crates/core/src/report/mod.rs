@@ -154,6 +154,33 @@ impl Report {
         self.ops.get(&kind)
     }
 
+    /// Why the figures may be the client's rather than the server's, with what to change,
+    /// when a worker thread was saturated ([`crate::ClientUsage::saturated`]) or a paced
+    /// schedule fell behind (started under 99% of the requests it asked for; its verdict
+    /// says who held it back).
+    #[must_use]
+    pub fn client_limit(&self) -> Option<String> {
+        let busy = self.client.as_ref().filter(|c| c.saturated()).and_then(|c| {
+            let peak = c.busy.as_ref()?.worker_peak?;
+            Some(format!("a worker thread was {:.0}% busy in its busiest second", peak * 100.0))
+        });
+        let behind = self
+            .pacing
+            .as_ref()
+            .and_then(|p| p.verdict.as_ref())
+            .map(|verdict| format!("the schedule fell behind ({verdict})"));
+        let why = match (busy, behind) {
+            (Some(a), Some(b)) => format!("{a} and {b}"),
+            (Some(a), None) | (None, Some(a)) => a,
+            (None, None) => return None,
+        };
+        Some(format!(
+            "the figures may be the client's, not etcd's: {why}; add worker threads (--workers, \
+             --pin-cpus), put fewer clients on each connection, or split the load over machines \
+             (--shard, then `etcdlat merge`)"
+        ))
+    }
+
     /// Requests issued, all kinds: ok plus errors.
     #[must_use]
     pub fn requests(&self) -> u64 {
@@ -409,6 +436,10 @@ pub struct TargetInfo {
     /// through toxiproxy); `None`: loopback, or whatever lies between client and cluster.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<NetworkReport>,
+    /// The loopback addresses connections came from, when one address had too few ephemeral
+    /// ports for the connections to one member; empty otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub source_addresses: Vec<String>,
 }
 
 impl TargetInfo {

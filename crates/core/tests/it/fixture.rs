@@ -97,6 +97,7 @@ pub fn put_report() -> Report {
             targeting: Targeting::Endpoints,
             targeted: Vec::new(),
             network: None,
+            source_addresses: Vec::new(),
         },
         ops: [(OpKind::Put, op_report(rec, OpKind::Put, duration))].into(),
         all: None,
@@ -164,6 +165,7 @@ pub fn range_report() -> Report {
             targeting: Targeting::All,
             targeted: vec!["m0".to_owned(), "m1".to_owned(), "m2".to_owned()],
             network: None,
+            source_addresses: vec!["127.0.0.1".to_owned(), "127.0.0.2".to_owned()],
         },
         ops: [(OpKind::Range, op_report(rec, OpKind::Range, duration))].into(),
         all: None,
@@ -184,6 +186,11 @@ pub fn range_report() -> Report {
             system_cpu_s: 0.5,
             max_rss_bytes: 48 << 20,
             worker_cpu_s: Some(1.5),
+            busy: Some(etcdlat_core::ClientBusy {
+                process: 0.45,
+                worker_max: Some(0.62),
+                worker_peak: Some(0.71),
+            }),
         }),
         shards: Vec::new(),
         scenario,
@@ -345,6 +352,7 @@ pub fn full_report() -> Report {
     report.scale = range.scale;
     report.target.targeting = range.target.targeting;
     report.target.targeted = range.target.targeted;
+    report.target.source_addresses = range.target.source_addresses;
     let network: etcdlat_core::Network =
         toml::from_str("zones = [\"a\", \"b\"]\nzone-latency = \"2ms\"\nbandwidth = \"100MB/s\"\n")
             .expect("a valid [network] table");

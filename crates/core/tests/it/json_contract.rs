@@ -286,6 +286,16 @@ struct Client {
     system_cpu_s: f64,
     max_rss_bytes: u64,
     worker_cpu_s: Nullable<f64>,
+    busy: Nullable<Busy>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Busy {
+    process: f64,
+    worker_max: Nullable<f64>,
+    worker_peak: Nullable<f64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -323,6 +333,7 @@ struct Target {
     /// Those members' names.
     targeted: Vec<String>,
     network: Nullable<NetworkMirror>,
+    source_addresses: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -413,7 +424,7 @@ fn sample_set() -> ReportSet {
 
 /// The fields the output leaves out when they hold nothing (`None`, empty, a count of 0), by
 /// the object they belong to; [`empty`] is what each stands for then.
-const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 10] = [
+const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 11] = [
     (
         "run",
         &[
@@ -436,8 +447,9 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 10] = [
     ("pacing", &["verdict"]),
     ("fault", &["member", "resumed_s", "error"]),
     ("server", &["last_error"]),
-    ("client", &["worker_cpu_s"]),
-    ("target", &["targeting", "targeted", "network"]),
+    ("client", &["worker_cpu_s", "busy"]),
+    ("busy", &["worker_max", "worker_peak"]),
+    ("target", &["targeting", "targeted", "network", "source_addresses"]),
     ("audit", &["read_back_error", "serializable_staleness", "members", "violations"]),
     ("violation", &["key"]),
 ];
@@ -446,7 +458,7 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 10] = [
 fn empty(field: &str) -> Value {
     match field {
         "members" | "leader_changes" | "faults" | "server" | "shards" | "targeted"
-        | "violations" => json!([]),
+        | "violations" | "source_addresses" => json!([]),
         "error_messages" => json!({}),
         "uncertain_puts" | "uncertain_events" | "unexplained" => json!(0),
         _ => Value::Null,
@@ -473,6 +485,7 @@ fn with_left_out_fields(mut json: Value) -> Value {
         put_back("watch", run.get_mut("watch"));
         put_back("pacing", run.get_mut("pacing"));
         put_back("client", run.get_mut("client"));
+        put_back("busy", run.get_mut("client").and_then(|c| c.get_mut("busy")));
         put_back("target", run.get_mut("target"));
         if let Some(audit) = run.get_mut("audit").filter(|a| a.is_object()) {
             for violation in audit["violations"].as_array_mut().into_iter().flatten() {
@@ -722,6 +735,7 @@ fn removing_any_field_fails_the_parse() {
     for field in [
         "verdict",
         "worker_cpu_s",
+        "worker_peak",
         "last_error",
         "uncertain_puts",
         "p99_9",

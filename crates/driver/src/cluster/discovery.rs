@@ -114,6 +114,7 @@ pub(crate) async fn discover(
         targeting: etcdlat_core::Targeting::Endpoints,
         targeted: Vec::new(),
         network: None,
+        source_addresses: Vec::new(),
     };
     Ok((target, members))
 }

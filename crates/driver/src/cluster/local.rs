@@ -232,6 +232,11 @@ pub(crate) struct MemberControl {
 }
 
 impl MemberControl {
+    /// Whether the members sit behind an emulated network, proxied in this process.
+    pub(crate) fn emulated(&self) -> bool {
+        self.network.is_some()
+    }
+
     /// Member names and client URLs, in name order.
     pub(crate) fn members(&self) -> impl Iterator<Item = (&str, &str)> {
         self.members.iter().map(|(name, url, _)| (name.as_str(), url.as_str()))

@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use etcdlat_core::metrics::{Buckets, bucket_delta, counter_increase, histogram_quantile};
-use etcdlat_core::{ClientUsage, MemberMetrics};
+use etcdlat_core::{ClientBusy, ClientUsage, MemberMetrics};
 use prometheus_parse::{Scrape, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{oneshot, watch};
@@ -338,23 +338,33 @@ impl Series {
 /// The etcdlat process's CPU time when a run started, to report what the run used.
 pub(crate) struct Usage {
     start: Option<Rusage>,
+    since: std::time::Instant,
 }
 
 impl Usage {
     /// Notes the CPU time used so far.
     pub(crate) fn start() -> Self {
-        Self { start: rusage() }
+        Self { start: rusage(), since: std::time::Instant::now() }
     }
 
     /// CPU time used since [`Usage::start`], and the process's peak memory; `None` where the
     /// platform does not tell.
     pub(crate) fn finish(&self) -> Option<ClientUsage> {
         let (start, end) = (self.start.as_ref()?, rusage()?);
+        let user_cpu_s = (end.user_s - start.user_s).max(0.0);
+        let system_cpu_s = (end.system_s - start.system_s).max(0.0);
+        let wall_s = self.since.elapsed().as_secs_f64();
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get) as f64;
         Some(ClientUsage {
-            user_cpu_s: (end.user_s - start.user_s).max(0.0),
-            system_cpu_s: (end.system_s - start.system_s).max(0.0),
+            user_cpu_s,
+            system_cpu_s,
             max_rss_bytes: end.max_rss_bytes,
             worker_cpu_s: None,
+            busy: (wall_s > 0.0).then(|| ClientBusy {
+                process: (user_cpu_s + system_cpu_s) / wall_s / cores,
+                worker_max: None,
+                worker_peak: None,
+            }),
         })
     }
 }

@@ -169,6 +169,7 @@ impl DriverBuilder {
         };
         target.local = self.local;
         target.endpoints = selected;
+        target.source_addresses = dialer.source_addresses();
         Ok(Driver {
             config: self,
             dialer,
@@ -201,6 +202,10 @@ impl Pool {
                 config.cpus.len()
             }
         });
+        // Behind an emulated network each connection is also two sockets of its proxy here.
+        let per_conn =
+            if config.control.as_ref().is_some_and(MemberControl::emulated) { 3 } else { 1 };
+        super::fds::make_room(conns, per_conn)?;
         let count = threads.min(conns as usize).max(1);
         // Connection c lives on worker c % count and goes to endpoint c % endpoints.
         let mut per_worker: Vec<Vec<String>> = vec![Vec::new(); count];
@@ -336,6 +341,7 @@ impl Driver {
         if conns != pool.conns || selected != pool.endpoints {
             // Drop the old connections first so the server never sees both sets.
             pool.workers.clear();
+            self.dialer.forget_sources();
             *pool = Pool::open(&self.config, &self.dialer, conns, selected).await?;
         }
         target.local = self.config.local;
@@ -344,6 +350,7 @@ impl Driver {
             target.targeting = targeting.clone();
             target.targeted = target::names(&pool.endpoints, &members);
         }
+        target.source_addresses = self.dialer.source_addresses();
         if let Ok(mut t) = self.target.lock() {
             *t = target.clone();
         }
@@ -428,6 +435,10 @@ impl Driver {
         let (server, mut client) = (sampler.finish().await, usage.finish());
         if let Some(c) = &mut client {
             c.worker_cpu_s = measured.worker_cpu.map(|d| d.as_secs_f64());
+            if let (Some(busy), Some((max, peak))) = (&mut c.busy, measured.worker_busy) {
+                busy.worker_max = Some(max);
+                busy.worker_peak = Some(peak);
+            }
         }
         let mut recorder = measured.recorder;
         let recorder_members = recorder.members().to_vec();
@@ -582,6 +593,11 @@ impl Driver {
         let mut recorder = Recorder::new(&[], measure_start, scenario.report.interval);
         let worker_cpu = outcomes.iter().map(|o| o.cpu).sum::<Option<Duration>>();
         let mut audits = Vec::new();
+        let worker_busy = outcomes
+            .iter()
+            .filter_map(|o| o.busy)
+            .map(|(peak, run)| (run, peak))
+            .reduce(|a, b| (a.0.max(b.0), a.1.max(b.1)));
         for o in outcomes {
             recorder.merge(o.recorder);
             audits.extend(o.audit);
@@ -595,6 +611,7 @@ impl Driver {
             watch: None,
             worker_cpu,
             audit,
+            worker_busy,
         })
     }
 }

@@ -1,11 +1,12 @@
 //! The load: the [`driver::Driver`] that runs scenarios, its worker threads and their
 //! logical clients, the request operations they execute (STM among them), and background
-//! compaction.
+//! compaction; the file descriptors its connections need.
 
 mod audit;
 mod compaction;
 mod completion;
 pub(crate) mod driver;
+mod fds;
 pub(crate) mod progress;
 pub(crate) mod report;
 mod request;

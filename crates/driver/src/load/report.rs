@@ -19,6 +19,9 @@ pub(crate) struct Measured {
     pub worker_cpu: Option<Duration>,
     /// The audit's history, when audited.
     pub audit: Option<super::audit::History>,
+    /// The busiest worker thread's CPU over wall time: over the run, and in its busiest
+    /// second.
+    pub worker_busy: Option<(f64, f64)>,
 }
 
 /// The per-member breakdown, members named from the member list.

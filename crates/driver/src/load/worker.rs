@@ -86,6 +86,9 @@ pub(crate) struct Pacing {
 pub(crate) struct JobResult {
     /// CPU time of this worker thread during the measured phase.
     pub cpu: Option<Duration>,
+    /// The share of the time this thread was not parked: in its busiest [`BUSY_WINDOW`] of
+    /// the measured phase (the whole phase when shorter), and over the whole phase.
+    pub busy: Option<(f64, f64)>,
     pub recorder: Recorder,
     pub measure_start: Instant,
     pub last_done: Instant,
@@ -132,7 +135,12 @@ impl Worker {
                         return;
                     }
                 }
-                let rt = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+                let rt = match tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .on_thread_park(parking::park)
+                    .on_thread_unpark(parking::unpark)
+                    .build()
+                {
                     Ok(rt) => rt,
                     Err(e) => {
                         let _ = ready_tx.send(Err(DriverError::io("starting a worker runtime", e)));
@@ -269,6 +277,8 @@ struct Shared {
     pacer: Option<RefCell<Pacer>>,
     issued: [Cell<u64>; OpKind::COUNT],
     audit: Option<AuditLog>,
+    /// How busy the thread was in its busiest window so far.
+    busy: RefCell<BusyMeter>,
 }
 
 impl Shared {
@@ -435,6 +445,90 @@ fn thread_cpu() -> Option<Duration> {
     None
 }
 
+/// The window a worker's busiest stretch is measured over.
+pub(crate) const BUSY_WINDOW: Duration = Duration::from_secs(1);
+
+/// How long this worker thread has been parked, waiting for the network or a timer with
+/// nothing to run: kept by its runtime's park hooks, a clock read each side of a park.
+mod parking {
+    use std::cell::Cell;
+    use std::time::{Duration, Instant};
+
+    thread_local! {
+        static SINCE: Cell<Option<Instant>> = const { Cell::new(None) };
+        static PARKED: Cell<Duration> = const { Cell::new(Duration::ZERO) };
+    }
+
+    pub(super) fn park() {
+        SINCE.set(Some(Instant::now()));
+    }
+
+    pub(super) fn unpark() {
+        if let Some(since) = SINCE.take() {
+            PARKED.set(PARKED.get() + since.elapsed());
+        }
+    }
+
+    /// Time parked so far on this thread.
+    pub(super) fn parked() -> Duration {
+        PARKED.get()
+    }
+}
+
+/// How busy a worker thread is: the share of wall time it was not parked, per
+/// [`BUSY_WINDOW`], sampled where it publishes its progress (nothing per request). A thread
+/// that never parks never waited for the server: it set the pace. (Time the kernel kept it
+/// from running counts as busy: the requests waited all the same.)
+#[derive(Debug, Default)]
+struct BusyMeter {
+    /// Where the current window began: wall time and time parked.
+    window: Option<(Instant, Duration)>,
+    /// Where the phase began.
+    phase: Option<(Instant, Duration)>,
+    /// The busiest full window so far.
+    peak: Option<f64>,
+}
+
+impl BusyMeter {
+    fn start(&mut self) {
+        let now = Some(clocks());
+        self.window = now;
+        self.phase = now;
+        self.peak = None;
+    }
+
+    fn sample(&mut self) {
+        let Some(start) = self.window else { return };
+        let now = clocks();
+        if now.0 - start.0 >= BUSY_WINDOW {
+            let busy = busy_between(start, now);
+            self.peak = Some(self.peak.map_or(busy, |p| p.max(busy)));
+            self.window = Some(now);
+        }
+    }
+
+    /// The busiest full window, or the whole phase when it had none; and the whole phase.
+    fn finish(&mut self) -> Option<(f64, f64)> {
+        self.sample();
+        let run = busy_between(self.phase?, clocks());
+        Some((self.peak.unwrap_or(run).max(0.0), run))
+    }
+}
+
+/// Now, and the time this thread has been parked so far.
+fn clocks() -> (Instant, Duration) {
+    (Instant::now(), parking::parked())
+}
+
+/// The share of the wall time from `a` to `b` spent not parked.
+fn busy_between(a: (Instant, Duration), b: (Instant, Duration)) -> f64 {
+    let wall = (b.0 - a.0).as_secs_f64();
+    if wall <= 0.0 {
+        return 0.0;
+    }
+    (1.0 - b.1.saturating_sub(a.1).as_secs_f64() / wall).clamp(0.0, 1.0)
+}
+
 /// Publishes a worker's progress: a few atomic stores, a few times a second.
 fn publish(recorder: &Recorder, progress: &WorkerProgress) {
     progress.requests.store(recorder.requests(), Ordering::Relaxed);
@@ -507,6 +601,7 @@ async fn phase(
             loop {
                 tick.tick().await;
                 publish(&shared.recorder.borrow(), &progress);
+                shared.busy.borrow_mut().sample();
             }
         })
     });
@@ -559,6 +654,7 @@ async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> JobResult {
         audit: job
             .audit
             .map(|(capacity, parts)| AuditLog::new(capacity, parts, job.start_at + job.warmup)),
+        busy: RefCell::new(BusyMeter::default()),
     });
 
     let retargeting = tokio::task::spawn_local(follow_target(
@@ -577,6 +673,7 @@ async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> JobResult {
 
     let measure_start = Instant::now().max(job.start_at + job.warmup);
     let cpu_at_start = thread_cpu();
+    shared.busy.borrow_mut().start();
     shared.recorder.borrow_mut().reset(measure_start);
     for c in &shared.issued {
         c.set(0);
@@ -598,6 +695,7 @@ async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> JobResult {
     };
     let last_done = Instant::now();
     let cpu = thread_cpu().zip(cpu_at_start).map(|(end, start)| end.saturating_sub(start));
+    let busy = shared.busy.borrow_mut().finish();
     retargeting.abort();
     let _ = retargeting.await;
 
@@ -612,5 +710,5 @@ async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> JobResult {
         recorder.record_errors(k, ErrorCode::Cancelled, abandoned, last_done);
     }
     let audit = shared.audit.map(AuditLog::into_parts);
-    JobResult { cpu, recorder, measure_start, last_done, interrupted, audit }
+    JobResult { cpu, busy, recorder, measure_start, last_done, interrupted, audit }
 }

@@ -6,9 +6,7 @@
 //! clients' (status, member list, compaction, faults, barrier), local clusters' probes and
 //! the `/metrics` scrapes.
 
-use std::pin::Pin;
 use std::sync::{Arc, OnceLock};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -16,11 +14,11 @@ use h2::client::{Connection, SendRequest};
 use http::uri::{Authority, Scheme};
 use rustls::ClientConfig;
 use rustls::pki_types::ServerName;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 
 use super::auth::Auth;
 use super::security::{Security, TlsOptions};
+use super::wire::{Io, Wire};
 use crate::error::DriverError;
 
 /// The dial timeout used when none is given.
@@ -44,7 +42,7 @@ pub(crate) fn url(endpoint: &str) -> Result<String, DriverError> {
 
 /// A dialled HTTP/2 connection: the handle streams are opened with, the connection to run,
 /// and the scheme and authority requests are addressed to.
-pub(crate) type Handshake = (SendRequest<Bytes>, Connection<Io, Bytes>, (Scheme, Authority));
+pub(crate) type Handshake = (SendRequest<Bytes>, Connection<Wire, Bytes>, (Scheme, Authority));
 
 /// Dials connections for one driver.
 #[derive(Clone, Debug)]
@@ -58,6 +56,8 @@ struct Inner {
     /// the system's roots on the first `https://` endpoint otherwise.
     tls_config: OnceLock<Result<Arc<ClientConfig>, String>>,
     auth: Option<Arc<Auth>>,
+    /// Loopback source addresses, once one address's ports would not do.
+    sources: Sources,
 }
 
 impl Dialer {
@@ -68,6 +68,7 @@ impl Dialer {
             tls: security.tls.clone(),
             tls_config: OnceLock::new(),
             auth: security.credentials.clone().map(|c| Arc::new(Auth::new(c))),
+            sources: Sources::default(),
         };
         if security.tls.is_set() {
             let config = security.tls.client_config()?;
@@ -122,7 +123,7 @@ impl Dialer {
         let handshake = h2::client::Builder::new()
             .initial_window_size(STREAM_WINDOW)
             .initial_connection_window_size(CONNECTION_WINDOW)
-            .handshake::<_, Bytes>(io);
+            .handshake::<_, Bytes>(Wire::new(io));
         let (send, conn) = match tokio::time::timeout(self.0.timeout, handshake).await {
             Ok(Ok(pair)) => pair,
             Ok(Err(e)) => return Err(connect_error(format!("HTTP/2 handshake failed: {e}"))),
@@ -143,7 +144,13 @@ impl Dialer {
             |reason: String| DriverError::Connect { endpoint: endpoint.to_owned(), reason };
         let port = authority.port_u16().unwrap_or(if tls.is_some() { 443 } else { 80 });
         let host = authority.host().trim_start_matches('[').trim_end_matches(']').to_owned();
-        let tcp = TcpStream::connect((host.as_str(), port));
+        let source = host.parse().ok().and_then(|ip| self.0.sources.next(ip, port));
+        let tcp = async {
+            match source {
+                Some(source) => connect_from(source, &host, port).await,
+                None => TcpStream::connect((host.as_str(), port)).await,
+            }
+        };
         let tcp = match tokio::time::timeout(self.0.timeout, tcp).await {
             Ok(Ok(tcp)) => tcp,
             Ok(Err(e)) => return Err(connect_error(e.to_string())),
@@ -168,6 +175,16 @@ impl Dialer {
         }
     }
 
+    /// The loopback source addresses connections were spread over, when more than one.
+    pub(crate) fn source_addresses(&self) -> Vec<String> {
+        self.0.sources.used()
+    }
+
+    /// Starts counting connections afresh, once those dialled before were all closed.
+    pub(crate) fn forget_sources(&self) {
+        self.0.sources.dialled.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clear();
+    }
+
     fn within(&self, what: &str) -> String {
         format!("{what} within the dial timeout ({:?})", self.0.timeout)
     }
@@ -187,6 +204,85 @@ impl Dialer {
     }
 }
 
+/// Connections to one loopback `address:port` all come from 127.0.0.1 unless told
+/// otherwise, and one source address has only the ephemeral port range (about 28,000 here)
+/// for them. Past most of it, each further connection comes from the next loopback address
+/// (127.0.0.2, ...), so that a capacity test's 100,000 connections to one member can open.
+#[derive(Debug)]
+struct Sources {
+    /// Connections to one source address before the next is used.
+    per_source: u32,
+    /// Connections dialled so far, by destination.
+    dialled: std::sync::Mutex<std::collections::HashMap<(std::net::Ipv4Addr, u16), u32>>,
+}
+
+impl Default for Sources {
+    fn default() -> Self {
+        Self::with_per_source(ephemeral_ports() / 5 * 4)
+    }
+}
+
+impl Sources {
+    fn with_per_source(per_source: u32) -> Self {
+        Self { per_source: per_source.max(1), dialled: std::sync::Mutex::default() }
+    }
+
+    /// The source address of the next connection to `ip:port`: `None` (the system's choice)
+    /// until one address's share is used, and for destinations off loopback.
+    fn next(&self, ip: std::net::IpAddr, port: u16) -> Option<std::net::Ipv4Addr> {
+        let std::net::IpAddr::V4(ip) = ip else { return None };
+        if !ip.is_loopback() {
+            return None;
+        }
+        let mut dialled = self.dialled.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let n = dialled.entry((ip, port)).or_insert(0);
+        let k = *n / self.per_source;
+        *n += 1;
+        // 127.0.0.2 to 127.0.0.254, then round again.
+        (k > 0).then(|| std::net::Ipv4Addr::new(127, 0, 0, 1 + ((k - 1) % 253 + 1) as u8))
+    }
+
+    /// The source addresses used, when connections were spread (127.0.0.1 first).
+    fn used(&self) -> Vec<String> {
+        let dialled = self.dialled.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let most = dialled.values().copied().max().unwrap_or(0);
+        let sources = most.div_ceil(self.per_source).min(254);
+        if sources <= 1 {
+            return Vec::new();
+        }
+        (1..=sources).map(|k| format!("127.0.0.{k}")).collect()
+    }
+}
+
+/// How many ephemeral ports the system hands out (`ip_local_port_range`).
+fn ephemeral_ports() -> u32 {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|s| {
+            let mut it = s.split_whitespace().map(str::parse::<u32>);
+            let (lo, hi) = (it.next()?.ok()?, it.next()?.ok()?);
+            hi.checked_sub(lo).map(|d| d + 1)
+        })
+        .unwrap_or(28_232)
+}
+
+/// A TCP connection from `source` (its port chosen at connect, so that the port need only be
+/// free towards this destination).
+async fn connect_from(
+    source: std::net::Ipv4Addr,
+    host: &str,
+    port: u16,
+) -> std::io::Result<TcpStream> {
+    let dest: std::net::Ipv4Addr =
+        host.parse().map_err(|_| std::io::Error::other("not an IPv4 address"))?;
+    let socket = tokio::net::TcpSocket::new_v4()?;
+    #[cfg(target_os = "linux")]
+    nix::sys::socket::setsockopt(&socket, nix::sys::socket::sockopt::IpBindAddressNoPort, &true)
+        .map_err(std::io::Error::from)?;
+    socket.bind((source, 0).into())?;
+    socket.connect((dest, port).into()).await
+}
+
 /// A rustls error in words, with what it usually means.
 fn tls_reason(e: &std::io::Error) -> String {
     let text = e.to_string();
@@ -202,70 +298,6 @@ fn tls_reason(e: &std::io::Error) -> String {
     format!("TLS handshake failed: {text}{hint}")
 }
 
-/// A connection's byte stream: TCP, or TLS over TCP.
-pub(crate) enum Io {
-    Plain(TcpStream),
-    Tls(Box<tokio_rustls::client::TlsStream<TcpStream>>),
-}
-
-impl AsyncRead for Io {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        match self.get_mut() {
-            Io::Plain(s) => Pin::new(s).poll_read(cx, buf),
-            Io::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
-        }
-    }
-}
-
-impl AsyncWrite for Io {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        match self.get_mut() {
-            Io::Plain(s) => Pin::new(s).poll_write(cx, buf),
-            Io::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
-        }
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[std::io::IoSlice<'_>],
-    ) -> Poll<std::io::Result<usize>> {
-        match self.get_mut() {
-            Io::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
-            Io::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
-        }
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        match self {
-            Io::Plain(s) => s.is_write_vectored(),
-            Io::Tls(s) => s.is_write_vectored(),
-        }
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        match self.get_mut() {
-            Io::Plain(s) => Pin::new(s).poll_flush(cx),
-            Io::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
-        }
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        match self.get_mut() {
-            Io::Plain(s) => Pin::new(s).poll_shutdown(cx),
-            Io::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -279,6 +311,52 @@ mod tests {
     }
 
     #[test]
+    fn loopback_connections_past_one_address_share_come_from_the_next_addresses() {
+        let sources = Sources::with_per_source(2);
+        let lo = "127.0.0.1".parse().unwrap();
+        let picks: Vec<_> = (0..7).map(|_| sources.next(lo, 2379)).collect();
+        let two = Some(std::net::Ipv4Addr::new(127, 0, 0, 2));
+        let three = Some(std::net::Ipv4Addr::new(127, 0, 0, 3));
+        let four = Some(std::net::Ipv4Addr::new(127, 0, 0, 4));
+        assert_eq!(picks, [None, None, two, two, three, three, four]);
+        assert_eq!(sources.used(), ["127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.4"]);
+        // Each destination counts apart; other hosts are left to the system.
+        assert_eq!(sources.next(lo, 2380), None);
+        assert_eq!(sources.next("10.0.0.1".parse().unwrap(), 2379), None);
+        assert_eq!(sources.next("::1".parse().unwrap(), 2379), None);
+        assert!(Sources::default().used().is_empty());
+    }
+
+    #[tokio::test]
+    async fn connections_from_further_loopback_addresses_reach_etcd() {
+        let etcd = etcdlat_testkit::Etcd::start().await;
+        let dialer = Dialer(Arc::new(Inner {
+            timeout: DEFAULT_DIAL_TIMEOUT,
+            tls: TlsOptions::default(),
+            tls_config: OnceLock::new(),
+            auth: None,
+            sources: Sources::with_per_source(3),
+        }));
+        let endpoint = etcd.endpoint();
+        let authority: Authority = endpoint.trim_start_matches("http://").parse().unwrap();
+        let mut sources = std::collections::BTreeSet::new();
+        let mut held = Vec::new();
+        for _ in 0..9 {
+            let io = dialer.dial(&endpoint, &authority, None).await.expect("dialled");
+            let Io::Plain(tcp) = &io else { unreachable!("plain TCP") };
+            sources.insert(tcp.local_addr().unwrap().ip().to_string());
+            held.push(io);
+        }
+        assert_eq!(
+            sources.into_iter().collect::<Vec<_>>(),
+            ["127.0.0.1", "127.0.0.2", "127.0.0.3"]
+        );
+        // The tenth, from 127.0.0.4: etcd speaks HTTP/2 on it.
+        let _h2 = dialer.handshake(&endpoint).await.expect("HTTP/2 from 127.0.0.4");
+        assert_eq!(dialer.source_addresses().len(), 4);
+    }
+
+    #[test]
     fn tls_is_used_for_https_and_for_bare_endpoints_when_options_are_set() {
         let plain = Dialer::new(&Security::default(), DEFAULT_DIAL_TIMEOUT).unwrap();
         assert!(plain.uses_tls("https://h:1"));
@@ -288,6 +366,7 @@ mod tests {
             tls: TlsOptions { insecure_skip_verify: true, ..TlsOptions::default() },
             tls_config: OnceLock::new(),
             auth: None,
+            sources: Sources::default(),
         }));
         assert!(tls.uses_tls("h:1"));
         assert!(!tls.uses_tls("http://h:1"));

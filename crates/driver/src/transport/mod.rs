@@ -5,6 +5,7 @@
 //! Layers, each file importing only those below it:
 //! - [`message`], [`frame`], [`mod@status`]: etcd's messages, gRPC's framing and statuses;
 //! - [`security`], [`auth`]: TLS and credentials, the run's token;
+//! - [`wire`]: a connection's byte stream, each turn's frames gathered into one write;
 //! - [`dial`]: TCP, TLS and the HTTP/2 handshake;
 //! - [`channel`]: one running HTTP/2 connection, redialled when lost;
 //! - [`unary`], [`service`]: a unary call on a channel, etcd-client's service on one;
@@ -24,6 +25,7 @@ mod security;
 mod service;
 mod status;
 mod unary;
+mod wire;
 
 pub(crate) use conn::Conn;
 pub(crate) use control::{outcome_unknown, source_chain, status, within};

@@ -166,6 +166,7 @@ async fn orchestrate(
         watch: Some(watch),
         worker_cpu: None,
         audit: None,
+        worker_busy: None,
     })
 }
 

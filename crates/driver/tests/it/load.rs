@@ -88,3 +88,62 @@ async fn ten_thousand_put_clients_over_a_thousand_connections_all_complete() {
     assert_eq!(etcd.revision().await - before, put.ok as i64, "the server holds every put ok");
     assert_eq!(etcd.key_count().await, put.ok as i64, "sequential keys: one key per put");
 }
+
+/// Raises this process's open-file limits to `needed` (members started later inherit them);
+/// why not, when it cannot.
+fn allow_open_files(needed: u64) -> Result<(), String> {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).map_err(|e| e.to_string())?;
+    if soft >= needed {
+        return Ok(());
+    }
+    setrlimit(Resource::RLIMIT_NOFILE, needed, needed.max(hard)).map_err(|e| {
+        format!(
+            "{needed} open files are needed; the limit is {soft} (hard {hard}) and raising it \
+             failed ({e}): it takes root with CAP_SYS_RESOURCE"
+        )
+    })
+}
+
+/// The capacity test's scale of connections, on one machine: 30,000 HTTP/2 connections
+/// over five members, each carrying requests, every request accounted for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thirty_thousand_connections_to_five_members_all_carry_requests() {
+    const CONNS: u32 = 30_000;
+    if skip() {
+        return;
+    }
+    // One descriptor per connection here, and each member's side of its share.
+    if let Err(reason) = allow_open_files(u64::from(CONNS) + 2048) {
+        eprintln!("skipped: {CONNS} connections: {reason}");
+        return;
+    }
+    let etcd = Etcd::start_cluster(5).await;
+    let t0 = Instant::now();
+    let driver = etcd.driver(CONNS).await;
+    let connected = t0.elapsed();
+    let before = etcd.revision().await;
+    let report = driver
+        .run(&scenario(
+            "[load]\nclients = 30000\ntotal = 60000\n[op.put]\nkey-space-size = 60000\nsequential-keys = true\n",
+        ))
+        .await
+        .unwrap();
+    let rss = report.client.as_ref().map_or(0, |c| c.max_rss_bytes);
+    eprintln!(
+        "put: {CONNS} connections in {connected:?}, run {:.1} s, client max RSS {} MB ({} KB per connection)",
+        report.duration_s,
+        rss >> 20,
+        rss / u64::from(CONNS) / 1000
+    );
+    assert_eq!(report.params.conns, CONNS);
+    assert_eq!(report.target.endpoints.len(), 5, "connections spread over every member");
+    let put = report.op(OpKind::Put);
+    assert_eq!(put.ok + put.errors_total, 60_000, "every request accounted for");
+    for (code, n) in &put.errors {
+        let message = put.error_messages.get(code).map_or("", String::as_str);
+        assert!(message.contains("too many requests"), "{n} {code}: {message:?}");
+    }
+    assert!(put.ok > 0);
+    assert_eq!(etcd.revision().await - before, put.ok as i64, "the cluster holds every put ok");
+}

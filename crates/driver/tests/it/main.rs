@@ -33,6 +33,7 @@
 
 mod audit;
 mod barrier;
+mod busy;
 mod cluster;
 mod fault;
 mod load;
