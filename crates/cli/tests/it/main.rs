@@ -23,7 +23,8 @@
 //! - `html`: `--html` and `--plots` on a real run; the page opened in headless Chromium
 //!   (which must be installed: the test fails without it) loads cleanly and shows the plots.
 //! - `interrupt`: SIGINT, SIGTERM and SIGHUP during a run: exit code 130, the report
-//!   written and marked interrupted, and a throwaway etcd killed and removed.
+//!   written and marked interrupted, and a throwaway etcd killed and removed; after a
+//!   `kill -9`, no member left running and the next start removing the dir.
 //! - `security`: TLS, mutual TLS and auth against etcd started with them: runs that work,
 //!   and an untrusted certificate, a missing or untrusted client certificate, plaintext
 //!   against TLS, a wrong password and a missing user each exit 2 in one line; no password

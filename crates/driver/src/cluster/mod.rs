@@ -10,5 +10,6 @@ pub(crate) mod hashkv;
 pub(crate) mod local;
 pub(crate) mod metrics;
 pub(crate) mod network;
+pub(crate) mod orphan;
 pub(crate) mod target;
 pub(crate) mod toxiproxy;
