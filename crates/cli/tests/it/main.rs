@@ -20,6 +20,9 @@
 //! - `report_tool`: `etcdlat merge` and `etcdlat compare` on reports of real runs, and
 //!   thresholds (`--threshold`, a scenario's `thresholds`): exit 1 naming the threshold not
 //!   met, exit 2 naming the file for bad input.
+//! - `hostile`: the testkit's hostile proxy in front of etcd corrupts answers mid-run
+//!   (frames, statuses, bodies, resets, GOAWAY, a stall): each counted under a gRPC code
+//!   with a message, no panic, no hang, the report written, the rest of the run normal.
 //! - `html`: `--html` and `--plots` on a real run; the page opened in headless Chromium
 //!   (which must be installed: the test fails without it) loads cleanly and shows the plots.
 //! - `interrupt`: SIGINT, SIGTERM and SIGHUP during a run: exit code 130, the report
@@ -38,6 +41,7 @@ mod bad_input;
 mod cluster;
 mod error;
 mod fault;
+mod hostile;
 mod html;
 mod interrupt;
 mod kubernetes;

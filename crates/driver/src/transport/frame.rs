@@ -77,13 +77,26 @@ pub(super) fn message(mut data: Bytes) -> Result<Bytes, Status> {
     if compressed != 0 {
         return Err(Status::internal("compressed response (none was asked for)"));
     }
+    if len > MAX_RESPONSE_BYTES {
+        // As gRPC says a message over its limit.
+        return Err(Status::resource_exhausted(format!(
+            "response message of {len} bytes is larger than the {MAX_RESPONSE_BYTES} allowed"
+        )));
+    }
     if data.len() < len {
         return Err(Status::internal(format!(
             "response frame says {len} bytes but {} arrived",
             data.len()
         )));
     }
-    Ok(data.slice(..len))
+    if data.len() > len {
+        // A second message, or garbage: a unary call has exactly one.
+        return Err(Status::internal(format!(
+            "response has {} bytes after its {len}-byte message",
+            data.len() - len
+        )));
+    }
+    Ok(data)
 }
 
 #[cfg(test)]

@@ -26,8 +26,12 @@ pub(super) fn check_http(status: http::StatusCode) -> Result<(), Status> {
 
 /// The gRPC status in `headers`, if they carry one.
 pub(super) fn grpc_status(headers: &HeaderMap) -> Option<Result<(), Status>> {
-    let code = headers.get(&GRPC_STATUS)?;
-    let code = code.to_str().ok().and_then(|c| c.parse::<i32>().ok()).unwrap_or(2);
+    let raw = headers.get(&GRPC_STATUS)?;
+    let Some(code) = raw.to_str().ok().and_then(|c| c.parse::<i32>().ok()) else {
+        // As gRPC says a status it cannot read.
+        let raw = String::from_utf8_lossy(raw.as_bytes());
+        return Some(Err(Status::internal(format!("malformed grpc-status {raw:?}"))));
+    };
     if code == 0 {
         return Some(Ok(()));
     }
