@@ -75,6 +75,7 @@ fn sample_report() -> Report {
         hashkv: None,
         members: Vec::new(),
         leader_changes: Vec::new(),
+        alarms: Vec::new(),
         faults: Vec::new(),
         pacing: None,
         server: Vec::new(),

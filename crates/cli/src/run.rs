@@ -123,6 +123,9 @@ async fn run_one(
             if needs_emulation(scenario) {
                 options = options.network(scenario.network.clone());
             }
+            if let Some(quota) = scenario.cluster.quota_backend_bytes {
+                options = options.arg(format!("--quota-backend-bytes={quota}"));
+            }
             let start = options.start();
             let Some(cluster) = unless_stopped(&stop, start).await else { return Ok(None) };
             let cluster = cluster.context("starting a throwaway local etcd")?;

@@ -8,6 +8,8 @@
 //!   report counts exactly the keys the server holds under the range.
 //! - `run`: `etcdlat run` with shipped and own scenario files, `etcdlat scenarios`, and the
 //!   report files (`--json`, `--markdown`, `--csv`).
+//! - `capacity`: a throwaway member with a small `--quota-backend-bytes` fills up mid-run:
+//!   puts counted as ResourceExhausted with etcd's message, the NOSPACE alarm in the report.
 //! - `cluster`: `[matrix]` scenarios (one run and one markdown row per combination),
 //!   `--target`, and `etcdlat cluster`.
 //! - `bad_input`: a table of bad scenario files, flags, output paths and endpoints, each
@@ -38,6 +40,7 @@
 //!   (no cluster runs here), and the Dockerfile is multi-stage.
 
 mod bad_input;
+mod capacity;
 mod cluster;
 mod error;
 mod fault;
