@@ -36,6 +36,8 @@
 //!   in the output, the logs or the report.
 //! - `shard`: distributed runs: `--shard I/N` processes with `--barrier` or `--start-at`
 //!   against one etcd add up to the scenario, and `etcdlat merge` of them is the whole.
+//! - `soak`: two minutes of open-loop puts: the client's RSS grows less than 5% after the
+//!   first 20 s, and the JSON and CSV interval series have every second.
 //! - `kubernetes`: the Kubernetes example's manifests are a valid Indexed Job and ConfigMap
 //!   (no cluster runs here), and the Dockerfile is multi-stage.
 
@@ -55,6 +57,7 @@ mod report_tool;
 mod run;
 mod security;
 mod shard;
+mod soak;
 mod workload;
 
 use std::path::Path;
