@@ -79,6 +79,7 @@ fn sample_report() -> Report {
         audit: None,
         members: Vec::new(),
         leader_changes: Vec::new(),
+        alarms: Vec::new(),
         faults: Vec::new(),
         pacing: None,
         server: Vec::new(),

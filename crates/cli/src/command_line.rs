@@ -94,6 +94,12 @@ pub struct Global {
     #[arg(long, global = true, value_name = "N")]
     pub members: Option<u32>,
 
+    /// Backend quota of the throwaway local cluster's members (etcd's
+    /// --quota-backend-bytes), e.g. "16MiB": past it etcd raises NOSPACE and refuses writes
+    /// [default: the scenario's, or etcd's 2 GiB].
+    #[arg(long, global = true, value_name = "SIZE")]
+    pub quota_backend_bytes: Option<String>,
+
     /// Emulated network of the throwaway local cluster: one-way latency between two members
     /// (of one zone, with --zones), e.g. "1ms". Also for `run` and `cluster`.
     #[arg(

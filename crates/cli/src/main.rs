@@ -112,6 +112,7 @@ async fn hold_cluster(
     etcd_bin: &std::path::Path,
     network: Option<etcdlat_core::Network>,
 ) -> Result<Verdict> {
+    run::remove_abandoned_clusters();
     let mut stop = shutdown_signal();
     let mut options = LocalCluster::options().members(members).etcd_bin(etcd_bin);
     if let Some(network) = &network {

@@ -18,6 +18,9 @@ pub async fn execute(plan: &RunPlan) -> Result<Verdict> {
     for warning in preflight::warnings(&plan.scenarios) {
         eprintln!("etcdlat: warning: {warning}");
     }
+    if plan.scenarios.iter().any(|s| plan.cluster.endpoints_for(s).is_none()) {
+        remove_abandoned_clusters();
+    }
     let stop = shutdown_signal();
     let mut reports = Vec::new();
     for (round, scenario) in plan.scenarios.iter().enumerate() {
@@ -60,6 +63,20 @@ pub async fn execute(plan: &RunPlan) -> Result<Verdict> {
     } else {
         Verdict::Failed
     })
+}
+
+/// Removes the temp dirs that killed etcdlats left of their throwaway clusters (their
+/// members died with them), saying so in one line.
+pub fn remove_abandoned_clusters() {
+    let removed = LocalCluster::remove_abandoned();
+    if !removed.is_empty() {
+        let dirs: Vec<String> = removed.iter().map(|d| d.display().to_string()).collect();
+        eprintln!(
+            "etcdlat: removed {} throwaway etcd dir(s) left by etcdlat processes that are gone: {}",
+            dirs.len(),
+            dirs.join(" ")
+        );
+    }
 }
 
 /// Runs one scenario (the plan's `round`-th); `None` when a stop came before measurement
@@ -105,6 +122,9 @@ async fn run_one(
             let mut options = LocalCluster::options().members(members).etcd_bin(&plan.etcd_bin);
             if needs_emulation(scenario) {
                 options = options.network(scenario.network.clone());
+            }
+            if let Some(quota) = scenario.cluster.quota_backend_bytes {
+                options = options.arg(format!("--quota-backend-bytes={quota}"));
             }
             let start = options.start();
             let Some(cluster) = unless_stopped(&stop, start).await else { return Ok(None) };

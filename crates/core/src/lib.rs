@@ -50,8 +50,9 @@ pub use metrics::{ClientBusy, ClientUsage, MemberMetrics};
 pub use op::{ErrorCode, OpKind};
 pub use recorder::Recorder;
 pub use report::{
-    Distribution, HashKvCheck, Interval, LeaderChange, LinkReport, MemberReport, NetworkReport,
-    OpReport, PacingReport, Params, Report, ReportSet, ShardInfo, TargetInfo, WatchAccounting,
+    AlarmReport, Distribution, HashKvCheck, Interval, LeaderChange, LinkReport, MemberReport,
+    NetworkReport, OpReport, PacingReport, Params, Report, ReportSet, ShardInfo, TargetInfo,
+    WatchAccounting,
 };
 pub use scenario::{
     Checks, Cluster, Compaction, LinkSettings, Load, Network, ReportOptions, Scenario,

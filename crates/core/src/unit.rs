@@ -253,6 +253,19 @@ pub mod size {
     }
 }
 
+/// An optional size (`Option<u64>`), read as [`size`]; written as a plain integer.
+pub mod opt_size {
+    use super::Deserializer;
+
+    /// Deserializes from an integer or a string.
+    ///
+    /// # Errors
+    /// When the value is not a size.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+        super::size::deserialize(d).map(Some)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

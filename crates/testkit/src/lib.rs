@@ -18,12 +18,17 @@
 //! # }
 //! ```
 //!
+//! [`HostileProxy`] stands in front of a real etcd and corrupts some of its answers on a
+//! schedule (malformed frames, statuses and bodies, resets, GOAWAY, stalls), for the
+//! client's robustness against a server that speaks HTTP/2 and gRPC badly.
+//!
 //! [`Toxiproxy`] is a real toxiproxy server, for network faults against a cluster etcdlat did
 //! not start (see [`toxiproxy_bin`] for where its binary is found).
 //!
 //! Tests wait for what they can observe, never for a fixed time: [`eventually`] polls a
 //! condition with a deadline (a server's revision, a process's state, a run's progress).
 
+mod hostile;
 mod null;
 pub mod pki;
 mod toxiproxy;
@@ -31,6 +36,7 @@ mod toxiproxy;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+pub use hostile::{Corruption, HostileProxy};
 pub use null::{Misbehave, NullServer};
 pub use pki::Pki;
 pub use toxiproxy::{TOXIPROXY_VERSION, Toxiproxy, toxiproxy_bin};

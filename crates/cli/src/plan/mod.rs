@@ -135,10 +135,14 @@ impl Action {
             Command::Stm(a) => at_default_endpoint(benchmark::stm(a)?),
         };
         let (cluster, default_endpoint) = Cluster::from_flags(g, default_cluster)?;
+        let quota = quota_backend_bytes(g, &cluster)?;
 
         let network_flags = network::NetworkFlags::from_flags(g, &cluster)?;
         let mut scenarios = scenarios;
         for s in &mut scenarios {
+            if quota.is_some() {
+                s.cluster.quota_backend_bytes = quota;
+            }
             network_flags.apply(&mut s.network);
             apply_global(s, g).map_err(flag::flag_error)?;
         }
@@ -238,6 +242,21 @@ fn apply_global(s: &mut Scenario, g: &Global) -> Result<(), ScenarioError> {
         s.checks.audit_limit = limit;
     }
     s.validate()
+}
+
+/// `--quota-backend-bytes`, which only a throwaway local cluster can take.
+fn quota_backend_bytes(g: &Global, cluster: &Cluster) -> Result<Option<u64>> {
+    let Some(text) = &g.quota_backend_bytes else { return Ok(None) };
+    if matches!(cluster, Cluster::Endpoints(_)) {
+        bail!(
+            "--quota-backend-bytes applies to a throwaway local cluster; it cannot be used with --endpoints"
+        );
+    }
+    match etcdlat_core::unit::parse_size(text) {
+        Ok(0) => bail!("--quota-backend-bytes must be more than 0"),
+        Ok(q) => Ok(Some(q)),
+        Err(e) => bail!("--quota-backend-bytes: {e}"),
+    }
 }
 
 /// Adds `--threshold` expressions (checked already) to a scenario's own, each once, so the

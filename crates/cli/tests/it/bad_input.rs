@@ -187,6 +187,16 @@ fn bad_input_exits_2_with_one_line_naming_the_problem() {
         ("--members=0", vec!["--local", "--members=0", "put"], vec!["--members", "got 0"]),
         ("--workers=0", vec!["--workers=0", "put"], vec!["--workers"]),
         (
+            "--quota-backend-bytes not a size",
+            vec!["--local", "--quota-backend-bytes=lots", "put"],
+            vec!["--quota-backend-bytes", "lots"],
+        ),
+        (
+            "--quota-backend-bytes with --endpoints",
+            vec!["--endpoints=127.0.0.1:2379", "--quota-backend-bytes=1MiB", "put"],
+            vec!["--quota-backend-bytes", "--endpoints"],
+        ),
+        (
             "--target=follower:0",
             vec!["--target=follower:0", "put"],
             vec!["--target", "counts from 1"],

@@ -427,3 +427,49 @@ async fn sigint_with_an_emulated_network_leaves_no_proxy_and_no_etcd_behind() {
     }
     assert_eq!(processes_mentioning(tmp.path()), Vec::<Vec<String>>::new(), "no etcd left running");
 }
+
+/// `kill -9` (the OOM killer, a CI timeout) runs no destructor: the members still die with
+/// etcdlat (their guard kills their process group), and the next etcdlat that starts a
+/// throwaway cluster removes the dir left behind, saying so in one line.
+#[tokio::test]
+async fn sigkill_leaves_no_etcd_and_the_next_start_removes_its_dir() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let args = ["--local", "--members=3", "put", "--duration=60s"];
+    let mut run = Running::spawn(&args, tmp.path(), out.path().join("stderr"));
+    let members =
+        async || (processes_mentioning(tmp.path()).len(), throwaway_revision(tmp.path()).await);
+    let (running, revision) =
+        run.poll(members, |(running, revision)| *running == 3 && holds_puts(revision)).await;
+    assert!(
+        running == 3 && holds_puts(&revision),
+        "3 members serving puts: {running}, {revision:?}"
+    );
+    let dirs = |tmp: &Path| -> Vec<PathBuf> {
+        let entries = std::fs::read_dir(tmp).unwrap().flatten();
+        entries.map(|e| e.path()).filter(|p| p.is_dir()).collect()
+    };
+    let left = dirs(tmp.path());
+    assert_eq!(left.len(), 1, "one cluster dir: {left:?}");
+
+    // SIGKILL to etcdlat alone, not to its process group.
+    run.child.kill().unwrap();
+    run.child.wait().unwrap();
+    let gone = eventually(STOP_WITHIN, async || processes_mentioning(tmp.path()), Vec::is_empty);
+    assert_eq!(gone.await, Vec::<Vec<String>>::new(), "no etcd outlives a killed etcdlat");
+    assert_eq!(dirs(tmp.path()), left, "nothing removed the dir of a killed etcdlat");
+
+    let next = crate::etcdlat()
+        .env("TMPDIR", tmp.path())
+        .args(["--local", "put", "--total=10"])
+        .assert()
+        .success();
+    let stderr = String::from_utf8_lossy(&next.get_output().stderr).into_owned();
+    let said: Vec<&str> = stderr.lines().filter(|l| l.contains("removed")).collect();
+    assert_eq!(said.len(), 1, "one line says what was removed:\n{stderr}");
+    assert!(said[0].contains(&left[0].display().to_string()), "{stderr}");
+    assert_eq!(dirs(tmp.path()), Vec::<PathBuf>::new(), "both runs' dirs are gone");
+}

@@ -8,6 +8,8 @@
 //!   report counts exactly the keys the server holds under the range.
 //! - `run`: `etcdlat run` with shipped and own scenario files, `etcdlat scenarios`, and the
 //!   report files (`--json`, `--markdown`, `--csv`).
+//! - `capacity`: a throwaway member with a small `--quota-backend-bytes` fills up mid-run:
+//!   puts counted as ResourceExhausted with etcd's message, the NOSPACE alarm in the report.
 //! - `cluster`: `[matrix]` scenarios (one run and one markdown row per combination),
 //!   `--target`, and `etcdlat cluster`.
 //! - `bad_input`: a table of bad scenario files, flags, output paths and endpoints, each
@@ -20,10 +22,14 @@
 //! - `report_tool`: `etcdlat merge` and `etcdlat compare` on reports of real runs, and
 //!   thresholds (`--threshold`, a scenario's `thresholds`): exit 1 naming the threshold not
 //!   met, exit 2 naming the file for bad input.
+//! - `hostile`: the testkit's hostile proxy in front of etcd corrupts answers mid-run
+//!   (frames, statuses, bodies, resets, GOAWAY, a stall): each counted under a gRPC code
+//!   with a message, no panic, no hang, the report written, the rest of the run normal.
 //! - `html`: `--html` and `--plots` on a real run; the page opened in headless Chromium
 //!   (which must be installed: the test fails without it) loads cleanly and shows the plots.
 //! - `interrupt`: SIGINT, SIGTERM and SIGHUP during a run: exit code 130, the report
-//!   written and marked interrupted, and a throwaway etcd killed and removed.
+//!   written and marked interrupted, and a throwaway etcd killed and removed; after a
+//!   `kill -9`, no member left running and the next start removing the dir.
 //! - `security`: TLS, mutual TLS and auth against etcd started with them: runs that work,
 //!   and an untrusted certificate, a missing or untrusted client certificate, plaintext
 //!   against TLS, a wrong password and a missing user each exit 2 in one line; no password
@@ -32,6 +38,8 @@
 //!   against one etcd add up to the scenario, and `etcdlat merge` of them is the whole.
 //! - `audit`: `--audit` on real etcd (counts match the server) and against a keeping null
 //!   server told to drop a write or answer linearizable reads late: exit 1, naming it.
+//! - `soak`: two minutes of open-loop puts: the client's RSS grows less than 5% after the
+//!   first 20 s, and the JSON and CSV interval series have every second.
 //! - `kubernetes`: the Kubernetes example's manifests are a valid Indexed Job and ConfigMap
 //!   (no cluster runs here), and the Dockerfile is multi-stage.
 //! - `setup`: the README's quick start against `.ci/deps`: no browser to run, every package
@@ -39,9 +47,11 @@
 
 mod audit;
 mod bad_input;
+mod capacity;
 mod cluster;
 mod error;
 mod fault;
+mod hostile;
 mod html;
 mod interrupt;
 mod kubernetes;
@@ -53,6 +63,7 @@ mod run;
 mod security;
 mod setup;
 mod shard;
+mod soak;
 mod workload;
 
 use std::path::Path;

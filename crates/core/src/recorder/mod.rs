@@ -239,6 +239,10 @@ impl Pacing {
     }
 }
 
+/// The most members a recorder attributes requests to (etcd clusters have a handful): past
+/// it, requests are still counted, just not per member.
+pub const MAX_MEMBERS: usize = 64;
+
 /// The longest sample error message kept, in characters; a longer one is cut there.
 pub const ERROR_MESSAGE_MAX_CHARS: usize = 200;
 
@@ -367,7 +371,8 @@ impl Recorder {
     }
 
     /// Attributes a successful request to the member that served it (`member` from the
-    /// response header; 0 means unknown and is not recorded).
+    /// response header; 0 means unknown and is not recorded, and so are members beyond the
+    /// first [`MAX_MEMBERS`]).
     #[inline]
     pub fn record_member(&mut self, member: u64, intended: Instant, done: Instant) {
         if member == 0 {
@@ -376,6 +381,9 @@ impl Recorder {
         let (us, _) = to_us(done.saturating_duration_since(intended));
         let m = match self.members.iter().position(|m| m.id == member) {
             Some(i) => &mut self.members[i],
+            // Member ids come from the server: a broken one must not make a histogram per
+            // response.
+            None if self.members.len() >= MAX_MEMBERS => return,
             None => {
                 self.members.push(MemberRecord { id: member, ok: 0, latency: new_histogram() });
                 self.members.last_mut().expect("just pushed")
@@ -563,6 +571,18 @@ mod tests {
         let (_, put) = &ops[0];
         assert!((49_900..=50_100).contains(&put.latency.max()));
         assert!((9_990..=10_010).contains(&put.service.max()));
+    }
+
+    #[test]
+    fn member_ids_a_server_makes_up_are_bounded() {
+        let t0 = Instant::now();
+        let mut r = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1));
+        for id in 1..=(MAX_MEMBERS as u64 + 100) {
+            r.record_member(id, t0, at(t0, 1));
+        }
+        r.record_member(1, t0, at(t0, 1));
+        assert_eq!(r.members().len(), MAX_MEMBERS);
+        assert_eq!(r.members()[0].ok, 2, "known members are still counted");
     }
 
     #[test]

@@ -266,6 +266,13 @@ impl Writer<'_> {
                 );
             }
         }
+        if !report.alarms.is_empty() {
+            // NOSPACE: the database reached its quota and the cluster refuses writes.
+            self.out.push_str("\nAlarms:\n");
+            for a in &report.alarms {
+                let _ = writeln!(self.out, "  {}:\t{}", a.member, a.alarm);
+            }
+        }
         if let Some(h) = &report.hashkv {
             let _ = writeln!(
                 self.out,

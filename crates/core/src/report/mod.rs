@@ -87,6 +87,10 @@ pub struct Report {
     /// Leader changes seen during the run.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub leader_changes: Vec<LeaderChange>,
+    /// etcd's alarms raised when the run ended (read from the cluster after it): NOSPACE
+    /// when a member's database reached its quota, CORRUPT.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alarms: Vec<AlarmReport>,
     /// The scenario's fault steps, each with what it did to the service
     /// ([`crate::fault`]).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -107,6 +111,16 @@ pub struct Report {
     pub shards: Vec<ShardInfo>,
     /// The scenario as run.
     pub scenario: Scenario,
+}
+
+/// An alarm raised in the cluster (etcd's `Maintenance.Alarm` list).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AlarmReport {
+    /// The member that raised it (its name; its id in hex when unnamed or unknown).
+    pub member: String,
+    /// The alarm: `NOSPACE` (the database reached its quota: writes are refused until it
+    /// is compacted, defragmented and the alarm disarmed) or `CORRUPT`.
+    pub alarm: String,
 }
 
 /// One shard of a merged report: what one machine (or process) measured.
@@ -639,6 +653,7 @@ mod tests {
             client: None,
             members: Vec::new(),
             leader_changes: Vec::new(),
+            alarms: Vec::new(),
             faults: Vec::new(),
             pacing: None,
             shards: Vec::new(),

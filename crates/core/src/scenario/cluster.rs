@@ -19,6 +19,15 @@ pub struct Cluster {
     /// Members of the throwaway local cluster (only when no endpoints are given). Default 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub members: Option<u32>,
+    /// The throwaway local cluster's backend quota, etcd's `--quota-backend-bytes`: an
+    /// integer or a size ("16MiB"). Default etcd's (2 GiB). Once a member's database
+    /// reaches it, etcd raises the NOSPACE alarm and refuses writes.
+    #[serde(
+        default,
+        deserialize_with = "unit::opt_size::deserialize",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub quota_backend_bytes: Option<u64>,
     /// How long to wait for each connection to be established. Default 5 s.
     #[serde(default, with = "unit::opt_duration", skip_serializing_if = "Option::is_none")]
     pub dial_timeout: Option<Duration>,
@@ -65,6 +74,20 @@ impl Cluster {
                 return Err(ScenarioError::invalid(
                     "cluster.members",
                     format!("must be 1 to 9, got {m}"),
+                ));
+            }
+        }
+        if let Some(q) = self.quota_backend_bytes {
+            if !self.endpoints.is_empty() {
+                return Err(ScenarioError::invalid(
+                    "cluster.quota-backend-bytes",
+                    "applies only to a throwaway local cluster; remove it or remove cluster.endpoints",
+                ));
+            }
+            if q == 0 {
+                return Err(ScenarioError::invalid(
+                    "cluster.quota-backend-bytes",
+                    "must be more than 0 (leave it out for etcd's default)",
                 ));
             }
         }

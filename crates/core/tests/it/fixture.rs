@@ -106,6 +106,7 @@ pub fn put_report() -> Report {
         audit: None,
         members: Vec::new(),
         leader_changes: Vec::new(),
+        alarms: Vec::new(),
         faults: Vec::new(),
         pacing: Some(pacing()),
         server: Vec::new(),
@@ -178,6 +179,7 @@ pub fn range_report() -> Report {
             from: "m0".to_owned(),
             to: "m1".to_owned(),
         }],
+        alarms: Vec::new(),
         faults: vec![paused_leader()],
         pacing: None,
         server: vec![member("m0", 40001, 0), member("m1", 40003, 1), member("m2", 40005, 2)],
@@ -341,6 +343,8 @@ pub fn full_report() -> Report {
     });
     report.members = range.members;
     report.leader_changes = range.leader_changes;
+    report.alarms =
+        vec![etcdlat_core::AlarmReport { member: "m1".to_owned(), alarm: "NOSPACE".to_owned() }];
     report.faults = range.faults;
     report.faults[0].error = Some("m0 did not resume: no such process".to_owned());
     report.server = range.server;

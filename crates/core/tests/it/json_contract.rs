@@ -55,6 +55,8 @@ struct Run {
     members: Vec<ServedBy>,
     /// Leader changes seen during the run.
     leader_changes: Vec<LeaderChange>,
+    /// etcd's alarms raised when the run ended.
+    alarms: Vec<Alarm>,
     /// The scenario's fault steps and what they did to the service.
     faults: Vec<Fault>,
     /// Server metrics per member, when scraped.
@@ -113,6 +115,14 @@ struct Pacing {
     lateness_us: Dist,
     timer_lateness_us: Dist,
     verdict: Nullable<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Alarm {
+    member: String,
+    alarm: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -435,6 +445,7 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 11] = [
             "audit",
             "members",
             "leader_changes",
+            "alarms",
             "faults",
             "pacing",
             "server",
@@ -457,7 +468,7 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 11] = [
 /// What a field left out stands for.
 fn empty(field: &str) -> Value {
     match field {
-        "members" | "leader_changes" | "faults" | "server" | "shards" | "targeted"
+        "members" | "leader_changes" | "alarms" | "faults" | "server" | "shards" | "targeted"
         | "violations" | "source_addresses" => json!([]),
         "error_messages" => json!({}),
         "uncertain_puts" | "uncertain_events" | "unexplained" => json!(0),

@@ -202,6 +202,13 @@ fn markdown_table() {
 }
 
 #[test]
+fn alarms_are_named_in_the_text() {
+    let text = render::text(&full_report(), &TextOptions::default());
+    assert!(text.contains("\nAlarms:\n  m1:\tNOSPACE\n"), "{text}");
+    assert!(!render::text(&put_report(), &TextOptions::default()).contains("Alarms"));
+}
+
+#[test]
 fn a_network_column_appears_when_the_networks_differ_and_a_text_line_names_it() {
     let emulated = full_report();
     let network = emulated.target.network.clone().expect("the full report has a network");

@@ -2,7 +2,9 @@
 //! their data in a temp dir, ready when every member answers Status and a leader is
 //! elected, killed and removed when dropped.
 //!
-//! The CLI starts one when no endpoints are given; the testkit uses the same code.
+//! The CLI starts one when no endpoints are given; the testkit uses the same code. Even a
+//! `kill -9` of etcdlat leaves no member running, and a later start removes the dir
+//! ([`super::orphan`]).
 
 use std::ffi::OsString;
 use std::fs::File;
@@ -18,6 +20,7 @@ use etcdlat_core::scenario::Site;
 use etcdlat_core::{LinkReport, Network, NetworkReport};
 
 use super::network::{Emulator, LinkParams, LinkState, MemberPorts};
+use super::orphan::{self, Guard};
 use crate::error::DriverError;
 use crate::transport::{Conn, Dialer, Security, TlsOptions, within};
 
@@ -147,6 +150,8 @@ struct Process {
     bin: PathBuf,
     args: Vec<OsString>,
     log: PathBuf,
+    /// The process group it runs in: its cluster's [`Guard`]'s.
+    group: i32,
     state: Mutex<ProcessState>,
 }
 
@@ -163,15 +168,16 @@ impl Process {
         self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Starts etcd, appending to its log, in a process group of its own (so that a Ctrl-C
-    /// at the terminal stops etcdlat, which then tears the cluster down, rather than
-    /// killing etcd under a running measurement).
+    /// Starts etcd, appending to its log, in its cluster's guarded process group: not
+    /// etcdlat's (so that a Ctrl-C at the terminal stops etcdlat, which then tears the
+    /// cluster down, rather than killing etcd under a running measurement), and killed
+    /// whole when etcdlat dies.
     fn spawn(&self) -> std::io::Result<Child> {
         let log = File::options().create(true).append(true).open(&self.log)?;
         let log2 = log.try_clone()?;
         Command::new(&self.bin)
             .args(&self.args)
-            .process_group(0)
+            .process_group(self.group)
             .stdin(Stdio::null())
             .stdout(log)
             .stderr(log2)
@@ -358,6 +364,9 @@ pub struct LocalCluster {
     /// The emulated network the members are behind, if any, with its settings: stopped
     /// after the members.
     network: Option<(Network, Arc<Emulator>)>,
+    /// Kills the members if etcdlat dies without shutting the cluster down; ended after
+    /// them.
+    guard: Option<Guard>,
 }
 
 /// Attempts at starting a cluster, when a port chosen for a member was taken by another
@@ -397,6 +406,14 @@ impl LocalCluster {
         LocalClusterOptions::default()
     }
 
+    /// Removes the temp dirs of local clusters whose etcdlat is gone (killed before it
+    /// could remove them), and answers which. A dir whose owner still runs is never
+    /// touched. Their members are gone already: they die with their etcdlat.
+    #[must_use]
+    pub fn remove_abandoned() -> Vec<PathBuf> {
+        orphan::remove_abandoned(&std::env::temp_dir())
+    }
+
     async fn start(opts: LocalClusterOptions) -> Result<Self, DriverError> {
         let mut attempt = 1;
         loop {
@@ -413,7 +430,7 @@ impl LocalCluster {
     /// One attempt at starting the cluster; on error, what it started is torn down.
     async fn start_on_free_ports(opts: &LocalClusterOptions) -> Result<Self, DriverError> {
         let dir = tempfile::Builder::new()
-            .prefix("etcdlat-")
+            .prefix(&orphan::dir_prefix())
             .tempdir()
             .map_err(|e| DriverError::io("creating a temp dir for local etcd", e))?;
         if let Some(network) = &opts.network {
@@ -458,7 +475,9 @@ impl LocalCluster {
             .join(",");
         let token =
             format!("etcdlat-{}-{}", std::process::id(), dir.path().display().to_string().len());
-        let mut cluster = Self { members, dir: Some(dir), network: None };
+        let guard = Guard::start().map_err(|e| DriverError::io("starting /bin/sh", e))?;
+        let group = guard.group();
+        let mut cluster = Self { members, dir: Some(dir), network: None, guard: Some(guard) };
         let data_root = cluster.dir.as_ref().map(|d| d.path().to_path_buf()).unwrap_or_default();
 
         for (m, (listen_client, listen_peer)) in cluster.members.iter_mut().zip(&listen) {
@@ -503,6 +522,7 @@ impl LocalCluster {
                 bin: opts.etcd_bin.clone(),
                 args,
                 log: m.log.clone(),
+                group,
                 state: Mutex::default(),
             });
         }
@@ -658,6 +678,7 @@ impl LocalCluster {
         if let Some((_, network)) = self.network.take() {
             network.shutdown();
         }
+        drop(self.guard.take());
         if let Some(dir) = self.dir.take() {
             let _ = dir.close();
         }

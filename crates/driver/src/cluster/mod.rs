@@ -1,8 +1,10 @@
 //! The cluster under test and what is done to it around the load: discovery of members
 //! and leader, targeting, the HashKV check, throwaway local clusters, scripted faults,
 //! members' `/metrics`, the barrier that lines up distributed runs, the emulated network
-//! of local clusters, and toxiproxy's toxics for clusters etcdlat did not start.
+//! of local clusters, toxiproxy's toxics for clusters etcdlat did not start, and the alarms
+//! (NOSPACE) a run leaves raised.
 
+pub(crate) mod alarm;
 pub(crate) mod barrier;
 pub(crate) mod discovery;
 pub(crate) mod fault;
@@ -10,5 +12,6 @@ pub(crate) mod hashkv;
 pub(crate) mod local;
 pub(crate) mod metrics;
 pub(crate) mod network;
+pub(crate) mod orphan;
 pub(crate) mod target;
 pub(crate) mod toxiproxy;

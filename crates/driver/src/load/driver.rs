@@ -14,6 +14,7 @@ use super::progress::Progress;
 use super::report::{Measured, member_reports, op_seed, pacing_report, params};
 use super::request::Work;
 use super::worker::{Job, Pacing, Worker};
+use crate::cluster::alarm;
 use crate::cluster::discovery as cluster;
 use crate::cluster::fault;
 use crate::cluster::hashkv::hashkv;
@@ -470,6 +471,8 @@ impl Driver {
             None
         };
 
+        let alarms = alarm::alarms(&self.config.endpoints, &self.dialer, &members).await;
+
         let duration = measured.last_done.saturating_duration_since(measured.measure_start);
         let interval = scenario.report.interval;
         let records = recorder.finish();
@@ -499,6 +502,7 @@ impl Driver {
             audit,
             members: member_reports(&recorder_members, &members, duration),
             leader_changes,
+            alarms,
             faults,
             pacing: recorder_pacing
                 .as_ref()

@@ -40,6 +40,9 @@ use crate::transport::{Conn, Dialer};
 /// and counted as `Cancelled`.
 pub(crate) const STOP_GRACE: Duration = Duration::from_secs(2);
 
+/// The message of requests abandoned that way.
+const ABANDONED: &str = "abandoned: no answer within the grace after the run ended or was stopped";
+
 /// What one worker does in a run.
 pub(crate) struct Job {
     pub work: Arc<Work>,
@@ -540,8 +543,6 @@ fn publish(recorder: &Recorder, progress: &WorkerProgress) {
 /// tick, never per request.
 const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 
-/// Runs every logical client until the phase ends; on a stop, waits [`STOP_GRACE`] for
-/// in-flight requests, then abandons them and counts them as cancelled.
 /// The logical clients of a phase still running, and a wake-up when none is.
 #[derive(Default)]
 struct Running {
@@ -573,6 +574,8 @@ impl Running {
     }
 }
 
+/// Runs every logical client until the phase ends; on a stop or at the deadline, waits
+/// [`STOP_GRACE`] for in-flight requests, then abandons them (counted as cancelled).
 async fn phase(
     shared: &Rc<Shared>,
     clients: &[usize],
@@ -605,9 +608,20 @@ async fn phase(
             }
         })
     });
+    // A stop signal, or the phase's deadline: a request that a server holds past it (a
+    // stalled stream) must not hold the run; it gets the same grace as at a stop.
     let stopped = async {
-        let _ = stop.wait_for(|s| *s).await;
-        shared.stop.set(true);
+        let signal = async {
+            let _ = stop.wait_for(|s| *s).await;
+            shared.stop.set(true);
+        };
+        match shared.deadline.get() {
+            Some(deadline) => tokio::select! {
+                () = signal => {}
+                () = tokio::time::sleep_until(deadline.into()) => {}
+            },
+            None => signal.await,
+        }
         tokio::time::sleep(STOP_GRACE).await;
     };
     tokio::pin!(stopped);
@@ -708,6 +722,9 @@ async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> JobResult {
     for k in OpKind::ALL {
         let abandoned = shared.issued[k.index()].get().saturating_sub(recorder.requests_of(k));
         recorder.record_errors(k, ErrorCode::Cancelled, abandoned, last_done);
+        if abandoned > 0 {
+            recorder.record_error_message(k, ErrorCode::Cancelled, ABANDONED);
+        }
     }
     let audit = shared.audit.map(AuditLog::into_parts);
     JobResult { cpu, busy, recorder, measure_start, last_done, interrupted, audit }

@@ -12,6 +12,11 @@
 //! - [`kv`]: the hot path's client, one future per request;
 //! - [`conn`]: [`Conn`], the one connection type the rest of the driver opens;
 //! - [`control`]: deadlines and errors of etcd-client's control requests.
+//!
+//! Nothing a server sends panics the client: whatever its frames, statuses and bodies, a
+//! call ends in a gRPC status (mapped as gRPC maps them) that the run counts. `frame` and
+//! `status` are property-tested with arbitrary bytes, and the testkit's `HostileProxy`
+//! drives a whole run through malformed answers, resets, GOAWAY and stalls.
 
 mod auth;
 mod channel;

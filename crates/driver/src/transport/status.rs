@@ -26,8 +26,12 @@ pub(super) fn check_http(status: http::StatusCode) -> Result<(), Status> {
 
 /// The gRPC status in `headers`, if they carry one.
 pub(super) fn grpc_status(headers: &HeaderMap) -> Option<Result<(), Status>> {
-    let code = headers.get(&GRPC_STATUS)?;
-    let code = code.to_str().ok().and_then(|c| c.parse::<i32>().ok()).unwrap_or(2);
+    let raw = headers.get(&GRPC_STATUS)?;
+    let Some(code) = raw.to_str().ok().and_then(|c| c.parse::<i32>().ok()) else {
+        // As gRPC says a status it cannot read.
+        let raw = String::from_utf8_lossy(raw.as_bytes());
+        return Some(Err(Status::internal(format!("malformed grpc-status {raw:?}"))));
+    };
     if code == 0 {
         return Some(Ok(()));
     }
@@ -85,6 +89,51 @@ mod tests {
         );
         assert_eq!(percent_decode(b"a%20b%25c%"), "a b%c%");
         assert_eq!(percent_decode(b"%e2%9c%93"), "\u{2713}");
+    }
+
+    /// gRPC's percent-encoding: bytes outside printable ASCII, and `%`, as `%XX`.
+    fn percent_encode(s: &str) -> String {
+        s.bytes()
+            .map(|b| match b {
+                b' '..=b'~' if b != b'%' => char::from(b).to_string(),
+                _ => format!("%{b:02X}"),
+            })
+            .collect()
+    }
+
+    proptest::proptest! {
+        /// Any grpc-status and grpc-message a server sends give a status or none, never a
+        /// panic; a status that is not a number is Internal, naming what was sent.
+        #[test]
+        fn any_status_headers_are_read_without_panic(
+            status in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..12),
+            message in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..64),
+        ) {
+            let mut h = HeaderMap::new();
+            if let Ok(v) = HeaderValue::from_bytes(&status) {
+                h.insert(&GRPC_STATUS, v);
+            }
+            if let Ok(v) = HeaderValue::from_bytes(&message) {
+                h.insert(&GRPC_MESSAGE, v);
+            }
+            let parsed = std::str::from_utf8(&status).ok().and_then(|s| s.parse::<i32>().ok());
+            match (grpc_status(&h), h.contains_key(&GRPC_STATUS)) {
+                (None, present) => proptest::prop_assert!(!present),
+                (Some(Ok(())), _) => proptest::prop_assert_eq!(parsed, Some(0)),
+                (Some(Err(s)), _) if parsed.is_none() => {
+                    proptest::prop_assert_eq!(s.code(), Code::Internal);
+                    proptest::prop_assert!(s.message().starts_with("malformed grpc-status"));
+                }
+                (Some(Err(s)), _) => proptest::prop_assert_eq!(s.code(), Code::from_i32(parsed.unwrap())),
+            }
+            let _ = percent_decode(&message);
+        }
+
+        /// What gRPC servers encode, any text, decodes back to itself.
+        #[test]
+        fn percent_encoded_messages_round_trip(text in ".{0,40}") {
+            proptest::prop_assert_eq!(percent_decode(percent_encode(&text).as_bytes()), text);
+        }
     }
 
     #[test]

@@ -211,7 +211,8 @@ impl Plan {
     }
 
     pub(super) fn at(&self, nanos: u64) -> Instant {
-        self.base + Duration::from_nanos(nanos)
+        // `nanos` may come from a server (a stamp in an event's value): never overflow.
+        self.base.checked_add(Duration::from_nanos(nanos)).unwrap_or(self.base)
     }
 }
 
