@@ -385,13 +385,14 @@ impl Driver {
             (*targeting == Targeting::Leader).then_some(retarget_tx),
             stop_rx.clone(),
         ));
-        // Timed from here, as the workers time their start, so that `at` is on the report's
+        // One start for the workers and the fault steps, so that `at` is on the report's
         // clock (measure_from is earlier by the member-list round trip above).
+        let start_at = Instant::now() + Duration::from_millis(5);
         let faults = if scenario.faults.is_empty() {
             None
         } else {
             let (target, steps) = (self.fault_target(scenario)?, scenario.faults.clone());
-            let start = Instant::now() + Duration::from_millis(5) + scenario.load.warmup;
+            let start = start_at + scenario.load.warmup;
             Some(fault::spawn(target, steps, start, stop_rx.clone()))
         };
         let measured = if scenario.is_stream() {
@@ -410,7 +411,7 @@ impl Driver {
         } else {
             let channels =
                 Channels { stop_tx: &stop_tx, stop_rx: &stop_rx, retarget: &retarget_rx };
-            self.run_requests(&pool, scenario, seed, conns, channels, shutdown).await
+            self.run_requests(&pool, scenario, (seed, start_at), conns, channels, shutdown).await
         };
         let workers = pool.workers.len();
         drop(pool);
@@ -519,7 +520,7 @@ impl Driver {
         &self,
         pool: &Pool,
         scenario: &Scenario,
-        seed: u64,
+        (seed, start_at): (u64, Instant),
         conns: u32,
         Channels { stop_tx, stop_rx, retarget }: Channels<'_>,
         mut shutdown: std::pin::Pin<&mut impl Future<Output = ()>>,
@@ -539,7 +540,6 @@ impl Driver {
         let quotas = load.total.map(|t| split(t, &clients, load.clients));
 
         let progress = self.progress.reset(workers);
-        let start_at = Instant::now() + Duration::from_millis(5);
         let mut receivers = Vec::with_capacity(workers);
         for (w, worker) in pool.workers.iter().enumerate() {
             let share = clients[w].len() as f64 / f64::from(load.clients);
@@ -591,7 +591,9 @@ impl Driver {
                 reason: "worker stopped mid-run".into(),
             })?);
         }
-        let measure_start = outcomes.iter().map(|o| o.measure_start).min().unwrap_or(start_at);
+        // The intended start, not when the workers woke for it (later on a loaded machine):
+        // the fault steps are scheduled from it.
+        let measure_start = start_at + load.warmup;
         let last_done = outcomes.iter().map(|o| o.last_done).max().unwrap_or(measure_start);
         let interrupted = outcomes.iter().any(|o| o.interrupted);
         let mut recorder = Recorder::new(&[], measure_start, scenario.report.interval);

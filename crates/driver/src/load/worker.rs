@@ -93,7 +93,6 @@ pub(crate) struct JobResult {
     /// the measured phase (the whole phase when shorter), and over the whole phase.
     pub busy: Option<(f64, f64)>,
     pub recorder: Recorder,
-    pub measure_start: Instant,
     pub last_done: Instant,
     pub interrupted: bool,
     /// The audit's entries and the requests not recorded, when audited.
@@ -727,5 +726,5 @@ async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> JobResult {
         }
     }
     let audit = shared.audit.map(AuditLog::into_parts);
-    JobResult { cpu, busy, recorder, measure_start, last_done, interrupted, audit }
+    JobResult { cpu, busy, recorder, last_done, interrupted, audit }
 }
