@@ -191,6 +191,7 @@ struct Member {
     peer_received_bytes: Nullable<u64>,
     grpc_sent_bytes: Nullable<u64>,
     grpc_received_bytes: Nullable<u64>,
+    not_exported: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -357,7 +358,7 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 8] = [
     ("watch", &["uncertain_puts", "uncertain_events", "unexplained"]),
     ("pacing", &["verdict"]),
     ("fault", &["member", "resumed_s", "error"]),
-    ("server", &["last_error"]),
+    ("server", &["last_error", "not_exported"]),
     ("client", &["worker_cpu_s"]),
     ("target", &["network"]),
 ];
@@ -365,7 +366,9 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 8] = [
 /// What a field left out stands for.
 fn empty(field: &str) -> Value {
     match field {
-        "members" | "leader_changes" | "faults" | "server" | "shards" => json!([]),
+        "members" | "leader_changes" | "faults" | "server" | "shards" | "not_exported" => {
+            json!([])
+        }
         "error_messages" => json!({}),
         "uncertain_puts" | "uncertain_events" | "unexplained" => json!(0),
         _ => Value::Null,
