@@ -2,8 +2,10 @@
 //! over the run ([`MemberMetrics`]), and what the etcdlat process itself used
 //! ([`ClientUsage`]).
 //!
-//! Plain data, filled by the driver. A figure a member does not export (an older etcd, a
-//! single member without peers) or that could not be scraped is `None`, never 0.
+//! Plain data, filled by the driver. A figure a member does not export (an older or newer
+//! etcd, a single member without peers) or that could not be scraped is `None`, never 0;
+//! the metrics a member did not export are named in [`MemberMetrics::not_exported`], so that
+//! reports say "unavailable on etcd X" for them ([`MemberMetrics::absent`]).
 
 use serde::{Deserialize, Serialize};
 
@@ -68,6 +70,61 @@ pub struct MemberMetrics {
     /// Bytes received from gRPC clients during the run
     /// (`etcd_network_client_grpc_received_bytes_total`).
     pub grpc_received_bytes: Option<u64>,
+    /// The metrics (of [`metric`]) that none of the member's successful scrapes had: the
+    /// figures read from them are `None` because this etcd does not export them, not because
+    /// they could not be measured. Empty when nothing was scraped.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_exported: Vec<String>,
+}
+
+/// The Prometheus metrics [`MemberMetrics`]' figures are read from, as
+/// [`MemberMetrics::not_exported`] names them.
+pub mod metric {
+    /// Resident memory (`rss_avg_bytes`, `rss_max_bytes`).
+    pub const RSS: &str = "process_resident_memory_bytes";
+    /// CPU time (`cpu_s`).
+    pub const CPU: &str = "process_cpu_seconds_total";
+    /// Database size (`db_size_bytes`); `DB_SIZE_BEFORE_3_5` on etcd that lacks it.
+    pub const DB_SIZE: &str = "etcd_mvcc_db_total_size_in_bytes";
+    /// The name etcd 3.4 also exports the database size under, and older etcd only.
+    pub const DB_SIZE_BEFORE_3_5: &str = "etcd_debugging_mvcc_db_total_size_in_bytes";
+    /// WAL fsync durations (`wal_fsync_p50_us`, `wal_fsync_p99_us`).
+    pub const WAL_FSYNC: &str = "etcd_disk_wal_fsync_duration_seconds";
+    /// Backend commit durations (`backend_commit_p50_us`, `backend_commit_p99_us`).
+    pub const BACKEND_COMMIT: &str = "etcd_disk_backend_commit_duration_seconds";
+    /// Proposals committed (`proposals_committed`).
+    pub const PROPOSALS_COMMITTED: &str = "etcd_server_proposals_committed_total";
+    /// Proposals failed (`proposals_failed`).
+    pub const PROPOSALS_FAILED: &str = "etcd_server_proposals_failed_total";
+    /// Proposals pending (`proposals_pending_max`).
+    pub const PROPOSALS_PENDING: &str = "etcd_server_proposals_pending";
+    /// Leader changes seen (`leader_changes`).
+    pub const LEADER_CHANGES: &str = "etcd_server_leader_changes_seen_total";
+    /// Bytes sent to peers (`peer_sent_bytes`); exported once a member has peers.
+    pub const PEER_SENT: &str = "etcd_network_peer_sent_bytes_total";
+    /// Bytes received from peers (`peer_received_bytes`); exported once a member has peers.
+    pub const PEER_RECEIVED: &str = "etcd_network_peer_received_bytes_total";
+    /// Bytes sent to gRPC clients (`grpc_sent_bytes`).
+    pub const GRPC_SENT: &str = "etcd_network_client_grpc_sent_bytes_total";
+    /// Bytes received from gRPC clients (`grpc_received_bytes`).
+    pub const GRPC_RECEIVED: &str = "etcd_network_client_grpc_received_bytes_total";
+}
+
+impl MemberMetrics {
+    /// What a report shows for a figure read from `metric` (one of [`metric`]) that is
+    /// `None`: `unavailable on etcd VERSION` when the member, of that `etcd_version`, did
+    /// not export the metric, else `missing` (not scraped, nothing observed, a single
+    /// member's traffic to peers it does not have).
+    #[must_use]
+    pub fn absent(&self, metric: &str, etcd_version: &str, members: u32, missing: &str) -> String {
+        let peers = metric == metric::PEER_SENT || metric == metric::PEER_RECEIVED;
+        if self.not_exported.iter().any(|m| m == metric) && !(peers && members < 2) {
+            let version = if etcd_version.is_empty() { "this version" } else { etcd_version };
+            format!("unavailable on etcd {version}")
+        } else {
+            missing.to_owned()
+        }
+    }
 }
 
 /// What the etcdlat process itself used during a run (warm-up and the scraping of server
@@ -185,6 +242,21 @@ pub fn counter_increase(first: f64, last: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_figure_not_exported_is_unavailable_on_the_version() {
+        let m = MemberMetrics {
+            not_exported: vec![metric::DB_SIZE.to_owned(), metric::PEER_SENT.to_owned()],
+            ..MemberMetrics::default()
+        };
+        assert_eq!(m.absent(metric::DB_SIZE, "3.7.3", 3, "-"), "unavailable on etcd 3.7.3");
+        assert_eq!(m.absent(metric::DB_SIZE, "", 3, "-"), "unavailable on etcd this version");
+        // Exported, and still None: nothing observed.
+        assert_eq!(m.absent(metric::WAL_FSYNC, "3.7.3", 3, "-"), "-");
+        // Peer traffic is exported once there are peers.
+        assert_eq!(m.absent(metric::PEER_SENT, "3.7.3", 3, "-"), "unavailable on etcd 3.7.3");
+        assert_eq!(m.absent(metric::PEER_SENT, "3.7.3", 1, "-"), "-");
+    }
 
     /// 100 fsyncs before the run, 100 more during it: 50 under 1 ms, 40 under 2 ms, 9 under
     /// 4 ms and one over 8 ms.

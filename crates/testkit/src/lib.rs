@@ -4,7 +4,9 @@
 //! a temp data dir, readiness by polling Status with a deadline, the etcd log tail in the
 //! panic message when it fails, the processes killed on drop.
 //!
-//! The etcd binary is `ETCD_BIN` if set, else `etcd` on `PATH`. When it is missing, tests
+//! The etcd binary is `ETCD_BIN` if set, else `etcd` on `PATH` (`.ci/run` runs the tests
+//! against each version of `.ci/etcd-versions` this way). Every start writes which etcd
+//! version it started to stderr, which a failing test shows. When it is missing, tests
 //! fail with a message that says how to install it; `ETCDLAT_SKIP_ETCD=1` is the only way
 //! to skip them.
 //!
@@ -34,6 +36,7 @@ pub mod pki;
 mod toxiproxy;
 
 use std::path::PathBuf;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 pub use hostile::{Corruption, HostileProxy};
@@ -49,6 +52,22 @@ use etcdlat_driver::{
 #[must_use]
 pub fn etcd_bin() -> PathBuf {
     std::env::var_os("ETCD_BIN").map_or_else(|| PathBuf::from("etcd"), PathBuf::from)
+}
+
+/// What the tests' etcd binary says it is, such as `etcd 3.6.14 (/usr/bin/etcd)`: the first
+/// line of its `--version`, asked once per test process.
+#[must_use]
+pub fn etcd_version() -> &'static str {
+    static VERSION: OnceLock<String> = OnceLock::new();
+    VERSION.get_or_init(|| {
+        let bin = etcd_bin();
+        let said = std::process::Command::new(&bin).arg("--version").output().ok();
+        let first = said
+            .as_ref()
+            .and_then(|o| String::from_utf8_lossy(&o.stdout).lines().next().map(str::to_owned));
+        let version = first.as_deref().and_then(|l| l.strip_prefix("etcd Version: "));
+        format!("etcd {} ({})", version.unwrap_or("of unknown version"), bin.display())
+    })
 }
 
 /// True when the caller asked to skip tests that need etcd (`ETCDLAT_SKIP_ETCD=1`).
@@ -134,11 +153,14 @@ impl Etcd {
         security: Security,
     ) -> Self {
         match options.etcd_bin(etcd_bin()).start().await {
-            Ok(cluster) => Self { cluster, security },
+            Ok(cluster) => {
+                eprintln!("started {} at {}", etcd_version(), cluster.endpoints().join(","));
+                Self { cluster, security }
+            }
             Err(e @ DriverError::EtcdNotFound { .. }) => panic!(
                 "{e}\n(these tests need a real etcd >= 3.4; set ETCDLAT_SKIP_ETCD=1 only to skip them deliberately)"
             ),
-            Err(e) => panic!("etcd did not start: {e}"),
+            Err(e) => panic!("{} did not start: {e}", etcd_version()),
         }
     }
 

@@ -44,6 +44,9 @@ async fn every_put_lands_on_the_server_and_in_the_report() {
     assert_eq!(count(run, "/params/clients"), 16);
     assert!(!flag(run, "/target/local"));
     assert_eq!(run["target"]["endpoints"], serde_json::json!([etcd.endpoint()]));
+    let version = run["target"]["etcd_version"].as_str().unwrap_or_default();
+    let server = etcdlat_testkit::etcd_version();
+    assert!(server.starts_with(&format!("etcd {version} (")), "JSON names {version:?}: {server}");
     assert_eq!(count(run, "/ops/put/ok"), 500);
     assert_eq!(count(run, "/ops/put/errors_total"), 0);
     assert_eq!(count(run, "/ops/put/keys"), 500);

@@ -21,10 +21,10 @@
 
 use std::fmt::Write;
 
-use crate::metrics::MemberMetrics;
+use crate::metrics::{MemberMetrics, metric};
 use crate::render::markdown::{qps, thousands};
 use crate::render::plot;
-use crate::report::{OpReport, Report, ReportSet};
+use crate::report::{OpReport, Report, ReportSet, TargetInfo};
 
 /// Shown where a cell has no value.
 const MISSING: &str = "–";
@@ -121,8 +121,9 @@ pub fn html(set: &ReportSet) -> String {
     p.out
 }
 
-/// A row of the server metrics table: its name, and the figure of one member.
-type MetricRow = (&'static str, fn(&MemberMetrics) -> String);
+/// A row of the server metrics table: its name, the metric it is read from (of
+/// [`metric`]), and the figure of one member.
+type MetricRow = (&'static str, Option<&'static str>, fn(&MemberMetrics) -> String);
 
 /// The page being written.
 struct Page {
@@ -253,7 +254,7 @@ impl Page {
         }
         if !run.server.is_empty() {
             self.heading(3, "Server metrics");
-            self.server(&run.server);
+            self.server(&run.server, &run.target);
         }
         if let Some(c) = &run.client {
             self.heading(3, "Client (etcdlat)");
@@ -454,27 +455,40 @@ impl Page {
         }
     }
 
-    /// Server metrics with a column per member and a row per figure.
-    fn server(&mut self, members: &[MemberMetrics]) {
+    /// Server metrics with a column per member and a row per figure; a figure the member's
+    /// etcd does not export is "unavailable on etcd X".
+    fn server(&mut self, members: &[MemberMetrics], target: &TargetInfo) {
         let figures: [MetricRow; 18] = [
-            ("Scrapes ok / failed", |m| format!("{} / {}", m.samples, m.failed_samples)),
-            ("RSS avg", |m| bytes(m.rss_avg_bytes)),
-            ("RSS max", |m| bytes(m.rss_max_bytes)),
-            ("CPU", |m| m.cpu_s.map_or_else(|| MISSING.to_owned(), |s| format!("{s:.2} s"))),
-            ("DB size", |m| bytes(m.db_size_bytes)),
-            ("WAL fsync p50 (ms)", |m| opt_ms(m.wal_fsync_p50_us)),
-            ("WAL fsync p99 (ms)", |m| opt_ms(m.wal_fsync_p99_us)),
-            ("Backend commit p50 (ms)", |m| opt_ms(m.backend_commit_p50_us)),
-            ("Backend commit p99 (ms)", |m| opt_ms(m.backend_commit_p99_us)),
-            ("Proposals committed", |m| opt_count(m.proposals_committed)),
-            ("Proposals failed", |m| opt_count(m.proposals_failed)),
-            ("Proposals pending (max)", |m| opt_count(m.proposals_pending_max)),
-            ("Leader changes seen", |m| opt_count(m.leader_changes)),
-            ("Peer sent", |m| bytes(m.peer_sent_bytes)),
-            ("Peer received", |m| bytes(m.peer_received_bytes)),
-            ("gRPC sent", |m| bytes(m.grpc_sent_bytes)),
-            ("gRPC received", |m| bytes(m.grpc_received_bytes)),
-            ("Last scrape error", |m| m.last_error.clone().unwrap_or_else(|| MISSING.to_owned())),
+            ("Scrapes ok / failed", None, |m| format!("{} / {}", m.samples, m.failed_samples)),
+            ("RSS avg", Some(metric::RSS), |m| bytes(m.rss_avg_bytes)),
+            ("RSS max", Some(metric::RSS), |m| bytes(m.rss_max_bytes)),
+            ("CPU", Some(metric::CPU), |m| {
+                m.cpu_s.map_or_else(|| MISSING.to_owned(), |s| format!("{s:.2} s"))
+            }),
+            ("DB size", Some(metric::DB_SIZE), |m| bytes(m.db_size_bytes)),
+            ("WAL fsync p50 (ms)", Some(metric::WAL_FSYNC), |m| opt_ms(m.wal_fsync_p50_us)),
+            ("WAL fsync p99 (ms)", Some(metric::WAL_FSYNC), |m| opt_ms(m.wal_fsync_p99_us)),
+            ("Backend commit p50 (ms)", Some(metric::BACKEND_COMMIT), |m| {
+                opt_ms(m.backend_commit_p50_us)
+            }),
+            ("Backend commit p99 (ms)", Some(metric::BACKEND_COMMIT), |m| {
+                opt_ms(m.backend_commit_p99_us)
+            }),
+            ("Proposals committed", Some(metric::PROPOSALS_COMMITTED), |m| {
+                opt_count(m.proposals_committed)
+            }),
+            ("Proposals failed", Some(metric::PROPOSALS_FAILED), |m| opt_count(m.proposals_failed)),
+            ("Proposals pending (max)", Some(metric::PROPOSALS_PENDING), |m| {
+                opt_count(m.proposals_pending_max)
+            }),
+            ("Leader changes seen", Some(metric::LEADER_CHANGES), |m| opt_count(m.leader_changes)),
+            ("Peer sent", Some(metric::PEER_SENT), |m| bytes(m.peer_sent_bytes)),
+            ("Peer received", Some(metric::PEER_RECEIVED), |m| bytes(m.peer_received_bytes)),
+            ("gRPC sent", Some(metric::GRPC_SENT), |m| bytes(m.grpc_sent_bytes)),
+            ("gRPC received", Some(metric::GRPC_RECEIVED), |m| bytes(m.grpc_received_bytes)),
+            ("Last scrape error", None, |m| {
+                m.last_error.clone().unwrap_or_else(|| MISSING.to_owned())
+            }),
         ];
         self.raw("<div class=\"scroll\">\n<table class=\"server\">\n<thead>\n<tr><th>Metric</th>");
         for m in members {
@@ -483,8 +497,14 @@ impl Page {
             self.raw("</th>");
         }
         self.raw("</tr>\n</thead>\n<tbody>\n");
-        for (name, figure) in figures {
-            let values: Vec<String> = members.iter().map(figure).collect();
+        for (name, read_from, figure) in figures {
+            let shown = |m: &MemberMetrics| match (figure(m), read_from) {
+                (v, Some(metric)) if v == MISSING => {
+                    m.absent(metric, &target.etcd_version, target.members, MISSING)
+                }
+                (v, _) => v,
+            };
+            let values: Vec<String> = members.iter().map(shown).collect();
             if name == "Last scrape error" && values.iter().all(|v| v == MISSING) {
                 continue;
             }

@@ -79,9 +79,9 @@
 use std::fmt::Write;
 use std::time::{Duration, UNIX_EPOCH};
 
-use crate::metrics::MemberMetrics;
+use crate::metrics::{MemberMetrics, metric};
 use crate::render::{decimal_bytes, go};
-use crate::report::{Distribution, OpReport, Report};
+use crate::report::{Distribution, OpReport, Report, TargetInfo};
 
 /// Choices of the text report, as etcd's tool's flags of the same names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -288,7 +288,7 @@ impl Writer<'_> {
         if let Some(a) = &report.audit {
             self.audit(a);
         }
-        self.server(&report.server);
+        self.server(&report.server, &report.target);
         if let Some(c) = &report.client {
             let requests = report.requests().max(1) as f64;
             let per_request_us = (c.user_cpu_s + c.system_cpu_s) / requests * 1e6;
@@ -386,8 +386,9 @@ impl Writer<'_> {
         }
     }
 
-    /// One line per member: what its `/metrics` said over the run.
-    fn server(&mut self, members: &[MemberMetrics]) {
+    /// One line per member: what its `/metrics` said over the run; a figure its etcd does
+    /// not export is "unavailable on etcd X".
+    fn server(&mut self, members: &[MemberMetrics], target: &TargetInfo) {
         if members.is_empty() {
             return;
         }
@@ -399,14 +400,21 @@ impl Writer<'_> {
                 let _ = writeln!(self.out, "not scraped ({why})");
                 continue;
             }
-            let avg = megabytes(m.rss_avg_bytes);
-            let max = megabytes(m.rss_max_bytes);
-            let cpu = m.cpu_s.map_or_else(|| MISSING.to_owned(), |s| format!("{s:.2} s"));
-            let db = megabytes(m.db_size_bytes);
-            let fsync = millis(m.wal_fsync_p99_us);
-            let commit = millis(m.backend_commit_p99_us);
+            let shown = |metric: &str, value: Option<String>| {
+                value.unwrap_or_else(|| {
+                    m.absent(metric, &target.etcd_version, target.members, MISSING)
+                })
+            };
+            let mb = |b: u64| megabytes(Some(b));
+            let ms = |us: u64| millis(Some(us));
+            let avg = shown(metric::RSS, m.rss_avg_bytes.map(mb));
+            let max = shown(metric::RSS, m.rss_max_bytes.map(mb));
+            let cpu = shown(metric::CPU, m.cpu_s.map(|s| format!("{s:.2} s")));
+            let db = shown(metric::DB_SIZE, m.db_size_bytes.map(mb));
+            let fsync = shown(metric::WAL_FSYNC, m.wal_fsync_p99_us.map(ms));
+            let commit = shown(metric::BACKEND_COMMIT, m.backend_commit_p99_us.map(ms));
             let proposals =
-                m.proposals_committed.map_or_else(|| MISSING.to_owned(), |n| n.to_string());
+                shown(metric::PROPOSALS_COMMITTED, m.proposals_committed.map(|n| n.to_string()));
             let _ = write!(
                 self.out,
                 "RSS avg/max {avg} / {max}, CPU {cpu}, db {db}, WAL fsync p99 {fsync}, \

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use etcdlat_core::audit::{AuditReport, MemberStaleness, Staleness, Violation};
 use etcdlat_core::fault::{FaultAction, FaultReport, Window};
+use etcdlat_core::metrics::metric;
 use etcdlat_core::{
     ClientUsage, Consistency, Distribution, ErrorCode, HashKvCheck, LeaderChange, LinkReport,
     MemberMetrics, MemberReport, NetworkReport, OpKind, OpReport, Operation, PacingReport, Params,
@@ -276,7 +277,8 @@ fn pacing() -> PacingReport {
 }
 
 /// The server metrics of member `name` of [`range_report`]'s cluster: the `i`th member
-/// (`m1`, the leader, committed the most; only two members exported the database size).
+/// (`m1`, the leader, committed the most; only two members exported the database size: the
+/// third names it as not exported).
 fn member(name: &str, port: u16, i: u64) -> MemberMetrics {
     MemberMetrics {
         name: name.to_owned(),
@@ -300,6 +302,7 @@ fn member(name: &str, port: u16, i: u64) -> MemberMetrics {
         peer_received_bytes: Some(9_000 + i),
         grpc_sent_bytes: Some(450_000),
         grpc_received_bytes: Some(60_000),
+        not_exported: if i < 2 { vec![] } else { vec![metric::DB_SIZE.to_owned()] },
     }
 }
 
@@ -351,6 +354,8 @@ pub fn full_report() -> Report {
     for member in &mut report.server {
         member.failed_samples = 1;
         member.last_error = Some("scrape timed out after 1s".to_owned());
+        member.db_size_bytes = None;
+        member.not_exported = vec![metric::DB_SIZE.to_owned()];
     }
     report.client = range.client;
     report.scale = range.scale;

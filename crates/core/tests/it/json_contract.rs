@@ -273,6 +273,7 @@ struct Member {
     peer_received_bytes: Nullable<u64>,
     grpc_sent_bytes: Nullable<u64>,
     grpc_received_bytes: Nullable<u64>,
+    not_exported: Vec<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -457,7 +458,7 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 11] = [
     ("watch", &["uncertain_puts", "uncertain_events", "unexplained"]),
     ("pacing", &["verdict"]),
     ("fault", &["member", "resumed_s", "error"]),
-    ("server", &["last_error"]),
+    ("server", &["last_error", "not_exported"]),
     ("client", &["worker_cpu_s", "busy"]),
     ("busy", &["worker_max", "worker_peak"]),
     ("target", &["targeting", "targeted", "network", "source_addresses"]),
@@ -469,7 +470,7 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 11] = [
 fn empty(field: &str) -> Value {
     match field {
         "members" | "leader_changes" | "alarms" | "faults" | "server" | "shards" | "targeted"
-        | "violations" | "source_addresses" => json!([]),
+        | "violations" | "source_addresses" | "not_exported" => json!([]),
         "error_messages" => json!({}),
         "uncertain_puts" | "uncertain_events" | "unexplained" => json!(0),
         _ => Value::Null,

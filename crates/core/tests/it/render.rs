@@ -328,3 +328,27 @@ fn perfdash_is_etcds_layout_with_each_operations_percentiles_in_ms() {
         serde_json::json!({ "Metric": "latency", "Operation": "PUT" })
     );
 }
+
+#[test]
+fn a_server_figure_its_etcd_does_not_export_is_said_unavailable_on_that_version() {
+    // m2 of the range run did not export the database size; a single member's traffic to
+    // peers it does not have is only missing.
+    let mut report = range_report();
+    let version = report.target.etcd_version.clone();
+    let unavailable = format!("unavailable on etcd {version}");
+    let text = render::text(&report, &TextOptions::default());
+    let server = text.split("\nServer:\n").nth(1).expect("a Server section");
+    let m2 = server.lines().find(|l| l.trim_start().starts_with("m2:")).expect("a line for m2");
+    assert!(m2.contains(&format!("db {unavailable},")), "{m2}");
+    let page = render::html(&ReportSet::new(vec![report.clone()]));
+    let row = page.lines().find(|l| l.starts_with("<tr><td>DB size</td>")).expect("a DB size row");
+    assert_eq!(row.matches(&unavailable).count(), 1, "{row}");
+
+    report.target.members = 1;
+    report.server.truncate(1);
+    report.server[0].peer_sent_bytes = None;
+    report.server[0].not_exported = vec![etcdlat_core::metrics::metric::PEER_SENT.to_owned()];
+    let page = render::html(&ReportSet::new(vec![report]));
+    let row = page.lines().find(|l| l.starts_with("<tr><td>Peer sent</td>")).expect("a row");
+    assert!(!row.contains("unavailable"), "{row}");
+}

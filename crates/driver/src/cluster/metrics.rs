@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use etcdlat_core::metrics::{Buckets, bucket_delta, counter_increase, histogram_quantile};
+use etcdlat_core::metrics::{Buckets, bucket_delta, counter_increase, histogram_quantile, metric};
 use etcdlat_core::{ClientBusy, ClientUsage, MemberMetrics};
 use prometheus_parse::{Scrape, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -180,25 +180,44 @@ impl Snapshot {
             .map_err(|e| format!("not Prometheus text: {e}"))?;
         let scalar = |name: &str| scalar(&scrape, name);
         let snapshot = Self {
-            rss: scalar("process_resident_memory_bytes"),
-            cpu: scalar("process_cpu_seconds_total"),
-            db_size: scalar("etcd_mvcc_db_total_size_in_bytes")
-                .or_else(|| scalar("etcd_debugging_mvcc_db_total_size_in_bytes")),
-            committed: scalar("etcd_server_proposals_committed_total"),
-            failed: scalar("etcd_server_proposals_failed_total"),
-            pending: scalar("etcd_server_proposals_pending"),
-            leader_changes: scalar("etcd_server_leader_changes_seen_total"),
-            peer_sent: scalar("etcd_network_peer_sent_bytes_total"),
-            peer_received: scalar("etcd_network_peer_received_bytes_total"),
-            grpc_sent: scalar("etcd_network_client_grpc_sent_bytes_total"),
-            grpc_received: scalar("etcd_network_client_grpc_received_bytes_total"),
-            wal_fsync: buckets(&scrape, "etcd_disk_wal_fsync_duration_seconds"),
-            backend_commit: buckets(&scrape, "etcd_disk_backend_commit_duration_seconds"),
+            rss: scalar(metric::RSS),
+            cpu: scalar(metric::CPU),
+            db_size: scalar(metric::DB_SIZE).or_else(|| scalar(metric::DB_SIZE_BEFORE_3_5)),
+            committed: scalar(metric::PROPOSALS_COMMITTED),
+            failed: scalar(metric::PROPOSALS_FAILED),
+            pending: scalar(metric::PROPOSALS_PENDING),
+            leader_changes: scalar(metric::LEADER_CHANGES),
+            peer_sent: scalar(metric::PEER_SENT),
+            peer_received: scalar(metric::PEER_RECEIVED),
+            grpc_sent: scalar(metric::GRPC_SENT),
+            grpc_received: scalar(metric::GRPC_RECEIVED),
+            wal_fsync: buckets(&scrape, metric::WAL_FSYNC),
+            backend_commit: buckets(&scrape, metric::BACKEND_COMMIT),
         };
         if snapshot == Self::default() {
             return Err("no etcd or process metrics in the answer".to_owned());
         }
         Ok(snapshot)
+    }
+
+    /// The metrics of [`metric`] this scrape did not have.
+    fn missing(&self) -> Vec<&'static str> {
+        let had = [
+            (metric::RSS, self.rss.is_some()),
+            (metric::CPU, self.cpu.is_some()),
+            (metric::DB_SIZE, self.db_size.is_some()),
+            (metric::PROPOSALS_COMMITTED, self.committed.is_some()),
+            (metric::PROPOSALS_FAILED, self.failed.is_some()),
+            (metric::PROPOSALS_PENDING, self.pending.is_some()),
+            (metric::LEADER_CHANGES, self.leader_changes.is_some()),
+            (metric::PEER_SENT, self.peer_sent.is_some()),
+            (metric::PEER_RECEIVED, self.peer_received.is_some()),
+            (metric::GRPC_SENT, self.grpc_sent.is_some()),
+            (metric::GRPC_RECEIVED, self.grpc_received.is_some()),
+            (metric::WAL_FSYNC, self.wal_fsync.is_some()),
+            (metric::BACKEND_COMMIT, self.backend_commit.is_some()),
+        ];
+        had.into_iter().filter(|(_, had)| !had).map(|(name, _)| name).collect()
     }
 }
 
@@ -240,6 +259,8 @@ struct Series {
     rss_count: u32,
     rss_max: Option<f64>,
     pending_max: Option<f64>,
+    /// The metrics no successful scrape had so far; `None` before the first.
+    not_exported: Option<Vec<&'static str>>,
     first: Option<Snapshot>,
     /// The latest snapshot after the first; `None` until a second scrape succeeds.
     last: Option<Snapshot>,
@@ -257,6 +278,7 @@ impl Series {
             rss_count: 0,
             rss_max: None,
             pending_max: None,
+            not_exported: None,
             first: None,
             last: None,
         }
@@ -280,6 +302,11 @@ impl Series {
         }
         if let Some(p) = snapshot.pending {
             self.pending_max = Some(self.pending_max.map_or(p, |m| m.max(p)));
+        }
+        let missing = snapshot.missing();
+        match &mut self.not_exported {
+            Some(names) => names.retain(|n| missing.contains(n)),
+            None => self.not_exported = Some(missing),
         }
         if self.first.is_none() {
             self.first = Some(snapshot);
@@ -329,6 +356,12 @@ impl Series {
             peer_received_bytes: increase(|s| s.peer_received).map(count),
             grpc_sent_bytes: increase(|s| s.grpc_sent).map(count),
             grpc_received_bytes: increase(|s| s.grpc_received).map(count),
+            not_exported: self
+                .not_exported
+                .unwrap_or_default()
+                .into_iter()
+                .map(String::from)
+                .collect(),
             name: self.name,
             url: self.url,
         }
@@ -472,11 +505,29 @@ process_cpu_seconds_total 1.5
         assert_eq!(m.peer_sent_bytes, Some(500));
         assert_eq!(m.wal_fsync_p50_us, Some(1000));
         assert_eq!(m.wal_fsync_p99_us, Some(4000));
-        // Not exported by this member.
+        // Not exported by this member, and named as such.
         assert_eq!(
             (m.db_size_bytes, m.backend_commit_p99_us, m.grpc_sent_bytes),
             (None, None, None)
         );
+        for name in [metric::DB_SIZE, metric::BACKEND_COMMIT, metric::GRPC_SENT] {
+            assert!(m.not_exported.iter().any(|n| n == name), "{name}: {:?}", m.not_exported);
+        }
+        for name in [metric::RSS, metric::WAL_FSYNC, metric::PEER_SENT] {
+            assert!(!m.not_exported.iter().any(|n| n == name), "{name}: {:?}", m.not_exported);
+        }
+    }
+
+    #[test]
+    fn a_metric_one_scrape_had_is_exported() {
+        let mut series = Series::new("m0".into(), String::new());
+        series.add(Snapshot::parse(BEFORE));
+        let db = "etcd_mvcc_db_total_size_in_bytes 24576\n";
+        series.add(Snapshot::parse(&format!("{}{db}", after())));
+        series.add(Snapshot::parse(BEFORE));
+        let m = series.finish();
+        assert!(!m.not_exported.iter().any(|n| n == metric::DB_SIZE), "{:?}", m.not_exported);
+        assert!(m.not_exported.iter().any(|n| n == metric::GRPC_SENT), "{:?}", m.not_exported);
     }
 
     #[test]

@@ -1,4 +1,5 @@
 //! Integration tests of etcdlat-testkit: its helpers checked against a real etcd, one module
 //! per testkit module.
 
+mod etcd;
 mod pki;
