@@ -185,7 +185,7 @@ pub fn merge_labeled(shards: &[(&str, &ReportSet)]) -> Result<ReportSet, MergeEr
 fn merge_run(index: usize, shards: &[(&str, &Report)]) -> Result<Report, MergeError> {
     let (first_label, first) = shards[0];
     let kinds: Vec<OpKind> = first.ops.keys().copied().collect();
-    let interval_s = first.scenario.report.interval.as_secs_f64();
+    let interval_s = first.interval().as_secs_f64();
     for &(label, r) in &shards[1..] {
         if r.name != first.name {
             return Err(MergeError::RunName {
@@ -206,7 +206,7 @@ fn merge_run(index: usize, shards: &[(&str, &Report)]) -> Result<Report, MergeEr
                 expected: kinds,
             });
         }
-        let found_s = r.scenario.report.interval.as_secs_f64();
+        let found_s = r.interval().as_secs_f64();
         if found_s != interval_s {
             return Err(MergeError::Interval {
                 shard: label.to_owned(),

@@ -17,6 +17,8 @@
 //!   endpoint and a missing etcd binary.
 //! - `workload`: `txn-put`, `txn-mixed`, `lease-keepalive`, `stm`, and put's compaction and
 //!   HashKV check; each report checked against the server.
+//! - `jsonl`: `--jsonl` to a file and to standard output: a line per interval while the run
+//!   goes, adding up to the summary line last and to the JSON report.
 //! - `report_tool`: `etcdlat merge` and `etcdlat compare` on reports of real runs, and
 //!   thresholds (`--threshold`, a scenario's `thresholds`): exit 1 naming the threshold not
 //!   met, exit 2 naming the file for bad input.
@@ -41,6 +43,7 @@ mod error;
 mod fault;
 mod html;
 mod interrupt;
+mod jsonl;
 mod kubernetes;
 mod network;
 mod put;

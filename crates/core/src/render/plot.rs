@@ -284,7 +284,7 @@ struct TimeAxis {
 
 impl TimeAxis {
     fn of(report: &Report) -> Self {
-        let step = report.scenario.report.interval.as_secs_f64();
+        let step = report.interval().as_secs_f64();
         Self {
             step: if step > 0.0 { step } else { 1.0 },
             duration: report.duration_s,

@@ -255,7 +255,7 @@ fn runs_that_do_not_correspond_are_refused_by_name() {
     assert!(err.to_string().starts_with("old.json: schema_version 0"), "{err}");
 
     let mut slow = a.clone();
-    slow.runs[0].scenario.report.interval = Duration::from_secs(10);
+    slow.runs[0].interval_s = 10.0;
     let err = merge::merge_labeled(&[("a.json", &a), ("slow.json", &slow)]).unwrap_err();
     assert!(matches!(err, MergeError::Interval { .. }), "{err:?}");
 

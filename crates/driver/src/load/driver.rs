@@ -303,7 +303,8 @@ impl Driver {
             fill.load.total = Some(setup.total);
             fill.load.conns = scenario.load.conns;
             let mut shutdown = std::pin::pin!(shutdown);
-            let report = self.measure(&fill, shutdown.as_mut()).await?;
+            // The fill is not the run: its intervals are not streamed.
+            let report = self.measure(&fill, shutdown.as_mut(), false).await?;
             if report.interrupted {
                 return Err(DriverError::Interrupted);
             }
@@ -313,15 +314,17 @@ impl Driver {
                     total: setup.total,
                 });
             }
-            return self.measure(scenario, shutdown).await;
+            return self.measure(scenario, shutdown, true).await;
         }
-        self.measure(scenario, std::pin::pin!(shutdown)).await
+        self.measure(scenario, std::pin::pin!(shutdown), true).await
     }
 
+    /// Runs `scenario` once; `stream`: its finished intervals go to [`Progress`] as it runs.
     async fn measure(
         &self,
         scenario: &Scenario,
         mut shutdown: std::pin::Pin<&mut impl Future<Output = ()>>,
+        stream: bool,
     ) -> Result<Report, DriverError> {
         let mut pool = self.pool.lock().await;
         let conns = scenario.load.conns.unwrap_or(pool.conns);
@@ -364,7 +367,7 @@ impl Driver {
                 c.clone(),
                 measure_from,
                 scenario.load.duration.map(|d| measure_from + d),
-                scenario.report.interval,
+                scenario.series_interval().length,
                 stop_rx.clone(),
             ))
         });
@@ -400,7 +403,7 @@ impl Driver {
             }
         } else {
             let channels =
-                Channels { stop_tx: &stop_tx, stop_rx: &stop_rx, retarget: &retarget_rx };
+                Channels { stop_tx: &stop_tx, stop_rx: &stop_rx, retarget: &retarget_rx, stream };
             self.run_requests(&pool, scenario, seed, conns, channels, shutdown).await
         };
         let workers = pool.workers.len();
@@ -443,7 +446,8 @@ impl Driver {
         };
 
         let duration = measured.last_done.saturating_duration_since(measured.measure_start);
-        let interval = scenario.report.interval;
+        // The workers' recorders may have doubled theirs as the run went.
+        let interval = recorder.interval();
         let records = recorder.finish();
         // Background compaction is not part of the load: `all` combines the workload's kinds.
         let load: Vec<&OpRecord> =
@@ -462,6 +466,7 @@ impl Driver {
             interrupted: measured.interrupted,
             scale: None,
             duration_s: duration.as_secs_f64(),
+            interval_s: interval.as_secs_f64(),
             params: params(scenario, conns, workers, seed),
             target,
             ops,
@@ -488,7 +493,7 @@ impl Driver {
         scenario: &Scenario,
         seed: u64,
         conns: u32,
-        Channels { stop_tx, stop_rx, retarget }: Channels<'_>,
+        Channels { stop_tx, stop_rx, retarget, stream }: Channels<'_>,
         mut shutdown: std::pin::Pin<&mut impl Future<Output = ()>>,
     ) -> Result<Measured, DriverError> {
         let work = Arc::new(Work::prepare(scenario, seed));
@@ -505,7 +510,9 @@ impl Driver {
         }
         let quotas = load.total.map(|t| split(t, &clients, load.clients));
 
-        let progress = self.progress.reset(workers);
+        let interval = scenario.series_interval();
+        let series = stream.then(|| (interval.length, kinds.clone()));
+        let progress = self.progress.reset(workers, series);
         let start_at = Instant::now() + Duration::from_millis(5);
         let mut receivers = Vec::with_capacity(workers);
         for (w, worker) in pool.workers.iter().enumerate() {
@@ -525,7 +532,7 @@ impl Driver {
                 start_at,
                 warmup: load.warmup,
                 duration: load.duration,
-                interval: scenario.report.interval,
+                interval,
                 stop: stop_rx.clone(),
                 progress: Arc::clone(&progress[w]),
                 retarget: retarget.clone(),
@@ -555,7 +562,7 @@ impl Driver {
         let measure_start = outcomes.iter().map(|o| o.measure_start).min().unwrap_or(start_at);
         let last_done = outcomes.iter().map(|o| o.last_done).max().unwrap_or(measure_start);
         let interrupted = outcomes.iter().any(|o| o.interrupted);
-        let mut recorder = Recorder::new(&[], measure_start, scenario.report.interval);
+        let mut recorder = Recorder::new(&[], measure_start, interval.length);
         let worker_cpu = outcomes.iter().map(|o| o.cpu).sum::<Option<Duration>>();
         for o in outcomes {
             recorder.merge(o.recorder);
@@ -569,6 +576,8 @@ struct Channels<'a> {
     stop_tx: &'a watch::Sender<bool>,
     stop_rx: &'a watch::Receiver<bool>,
     retarget: &'a watch::Receiver<Vec<String>>,
+    /// Whether the workers publish their finished intervals to [`Progress`].
+    stream: bool,
 }
 
 /// Splits `total` request indices over the workers in proportion to their clients, as
