@@ -35,7 +35,8 @@
 //! - `kubernetes`: the Kubernetes example's manifests are a valid Indexed Job and ConfigMap
 //!   (no cluster runs here), and the Dockerfile is multi-stage.
 //! - `setup`: the README's quick start against `.ci/deps`: no browser to run, every package
-//!   named.
+//!   named; `cargo run`, the examples and the tests build every dependency with the same
+//!   features.
 
 mod bad_input;
 mod cluster;
