@@ -53,6 +53,7 @@ fn sample_report() -> Report {
         interrupted: false,
         scale: None,
         duration_s: duration.as_secs_f64(),
+        interval_s: 1.0,
         params: Params {
             op: "put".to_owned(),
             conns: 10,

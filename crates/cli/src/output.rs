@@ -26,6 +26,50 @@ pub fn print(text: &str) -> Result<()> {
     }
 }
 
+/// Where `--jsonl` lines go: a file created when the first run starts (not atomically: it
+/// is read while it grows), or standard output. Every write is flushed at once.
+pub struct Lines {
+    out: Box<dyn Write + Send>,
+    path: Option<PathBuf>,
+}
+
+impl Lines {
+    /// Creates (or empties) the file, or takes standard output.
+    ///
+    /// # Errors
+    /// When the file cannot be created.
+    pub fn open(target: &Target) -> Result<Self> {
+        Ok(match target {
+            Target::Stdout => Self { out: Box::new(std::io::stdout()), path: None },
+            Target::File(path) => Self {
+                out: Box::new(
+                    std::fs::File::create(path)
+                        .with_context(|| format!("--jsonl {}", path.display()))?,
+                ),
+                path: Some(path.clone()),
+            },
+        })
+    }
+
+    /// Writes `text` and flushes it. A reader of standard output that has gone away is not
+    /// an error (as [`print`]).
+    ///
+    /// # Errors
+    /// When the file cannot be written.
+    pub fn write(&mut self, text: &str) -> Result<()> {
+        match self.out.write_all(text.as_bytes()).and_then(|()| self.out.flush()) {
+            Err(e) if self.path.is_some() || e.kind() != std::io::ErrorKind::BrokenPipe => {
+                let name = self
+                    .path
+                    .as_ref()
+                    .map_or("standard output".into(), |p| p.display().to_string());
+                Err(e).with_context(|| format!("writing --jsonl {name}"))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
 /// The report files a command writes, checked.
 #[derive(Debug, Default)]
 pub struct Outputs {
@@ -39,6 +83,8 @@ pub struct Outputs {
     pub html: Option<Target>,
     /// etcd's perfdash JSON destination.
     pub perfdash: Option<Target>,
+    /// Where the JSON lines go, streamed while runs go (not by [`Outputs::write`]).
+    pub jsonl: Option<Target>,
     /// Directory the SVG plots are written into.
     pub plots: Option<PathBuf>,
 }
@@ -46,7 +92,7 @@ pub struct Outputs {
 impl Outputs {
     /// True when one of the files is standard output, which then carries nothing else.
     pub fn to_stdout(&self) -> bool {
-        [&self.json, &self.markdown, &self.csv, &self.html, &self.perfdash]
+        [&self.json, &self.markdown, &self.csv, &self.html, &self.perfdash, &self.jsonl]
             .iter()
             .any(|t| matches!(t, Some(Target::Stdout)))
     }

@@ -7,8 +7,10 @@ use etcdlat_core::{Report, ReportSet, Scenario, render};
 use etcdlat_driver::{Driver, DriverError, LocalCluster};
 use tokio::sync::watch;
 
+use crate::output::Lines;
 use crate::plan::network::needs_emulation;
 use crate::plan::{Cluster, DEFAULT_ENDPOINT, RunPlan, preflight};
+use crate::progress::Stream;
 use crate::shutdown::{shutdown_signal, unless_stopped};
 use crate::verdict::{self, Verdict};
 use crate::{output, progress, shard};
@@ -22,12 +24,13 @@ pub async fn execute(plan: &RunPlan) -> Result<Verdict> {
         remove_abandoned_clusters();
     }
     let stop = shutdown_signal();
+    let mut lines = plan.outputs.jsonl.as_ref().map(Lines::open).transpose()?;
     let mut reports = Vec::new();
     for (round, scenario) in plan.scenarios.iter().enumerate() {
         if *stop.borrow() {
             break;
         }
-        let Some(report) = run_one(plan, round, scenario, stop.clone()).await? else {
+        let Some(report) = run_one(plan, round, scenario, stop.clone(), &mut lines).await? else {
             // Stopped before measuring started: nothing of this run to report.
             break;
         };
@@ -79,13 +82,14 @@ pub fn remove_abandoned_clusters() {
     }
 }
 
-/// Runs one scenario (the plan's `round`-th); `None` when a stop came before measurement
-/// started.
+/// Runs one scenario (the plan's `round`-th), streaming its intervals to `lines` if given;
+/// `None` when a stop came before measurement started.
 async fn run_one(
     plan: &RunPlan,
     round: usize,
     scenario: &Scenario,
     stop: watch::Receiver<bool>,
+    lines: &mut Option<Lines>,
 ) -> Result<Option<Report>> {
     // A shard runs its part of the scenario, and its report carries the whole.
     let whole = scenario;
@@ -162,7 +166,13 @@ async fn run_one(
         dial_timeout,
         security: &plan.securities[round],
     };
-    let mut report = shard::run_until(&driver, scenario, &sync, shutdown).await?;
+    let stream = lines.take().map(|l| Stream::start(l, driver.progress(), scenario.name.clone()));
+    let run = shard::run_until(&driver, scenario, &sync, shutdown).await;
+    if let Some(stream) = stream {
+        let report = run.as_ref().ok().and_then(Option::as_ref);
+        *lines = Some(stream.finish(report).await?);
+    }
+    let mut report = run?;
     if let (Some(report), Some(_)) = (&mut report, plan.shard) {
         report.scenario = whole.clone();
     }

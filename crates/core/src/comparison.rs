@@ -260,7 +260,7 @@ pub fn compare(base: &Report, new: &Report) -> Comparison {
 /// The intervals of `op` that cover a whole interval length (a last, partial one left out),
 /// with the interval length in seconds.
 fn full_intervals<'a>(report: &Report, op: &'a OpReport) -> (&'a [Interval], f64) {
-    let step = report.scenario.report.interval.as_secs_f64();
+    let step = report.interval().as_secs_f64();
     let n = op.intervals.len();
     let partial = n > 0 && n as f64 * step > op.duration_s + 0.01 * step;
     (if partial { &op.intervals[..n - 1] } else { &op.intervals[..] }, step)

@@ -56,7 +56,7 @@ pub use report::{
 };
 pub use scenario::{
     Checks, Cluster, Compaction, LinkSettings, Load, Network, ReportOptions, Scenario,
-    ScenarioError, Setup, Targeting,
+    ScenarioError, SeriesInterval, Setup, Targeting,
 };
 pub use schedule::{Arrivals, Pacer, Rate, Schedule, Stage};
 pub use shard::{Shard, ShardError};

@@ -23,8 +23,9 @@
 //! - the sample message of each error code is the first shard's that has one;
 //! - the duration is the longest shard's (the shards ran concurrently), and throughput is
 //!   the total of successful requests divided by it;
-//! - intervals are merged by index, which assumes the shards started together: counts and
-//!   errors are summed, min and max are exact, the mean is the count-weighted mean of the
+//! - intervals are merged by index, which assumes the shards started together; shards whose
+//!   interval doubled more often (chosen from a length not known in advance) are merged at
+//!   the longest, the shorter intervals falling whole into it: counts and errors are summed, min and max are exact, the mean is the count-weighted mean of the
 //!   shards' means (exact up to their rounding). Interval percentiles are summaries and
 //!   cannot be merged exactly: p50, p90 and p99 are the largest of the shards', an upper
 //!   bound of the true figure (which lies between the shards' smallest and largest);
@@ -108,7 +109,8 @@ pub enum MergeError {
         /// The kinds in the first shard.
         expected: Vec<OpKind>,
     },
-    /// A run of a shard has intervals of another length, so they cannot be lined up.
+    /// A run of a shard has intervals whose length does not divide the longest shard's, so
+    /// they cannot be lined up.
     #[error("{shard}: run {run:?} has intervals of {found_s} s, but in {first} of {expected_s} s")]
     Interval {
         /// The shard's label.
@@ -187,7 +189,6 @@ pub fn merge_labeled(shards: &[(&str, &ReportSet)]) -> Result<ReportSet, MergeEr
 fn merge_run(index: usize, shards: &[(&str, &Report)]) -> Result<Report, MergeError> {
     let (first_label, first) = shards[0];
     let kinds: Vec<OpKind> = first.ops.keys().copied().collect();
-    let interval_s = first.scenario.report.interval.as_secs_f64();
     for &(label, r) in &shards[1..] {
         if r.name != first.name {
             return Err(MergeError::RunName {
@@ -208,17 +209,29 @@ fn merge_run(index: usize, shards: &[(&str, &Report)]) -> Result<Report, MergeEr
                 expected: kinds,
             });
         }
-        let found_s = r.scenario.report.interval.as_secs_f64();
-        if found_s != interval_s {
+    }
+    // Shards whose intervals adapted to their length may differ by doublings: the merge has
+    // the longest, and each shard's intervals fall whole into one of it.
+    let (longest_label, longest) = shards
+        .iter()
+        .map(|&(label, r)| (label, r.interval().as_secs_f64()))
+        .fold((first_label, 0.0), |a, b| if b.1 > a.1 { b } else { a });
+    let mut factors = Vec::with_capacity(shards.len());
+    for &(label, r) in shards {
+        let found_s = r.interval().as_secs_f64();
+        let factor = longest / found_s;
+        if (factor - factor.round()).abs() > 1e-6 {
             return Err(MergeError::Interval {
                 shard: label.to_owned(),
-                first: first_label.to_owned(),
+                first: longest_label.to_owned(),
                 run: r.name.clone(),
                 found_s,
-                expected_s: interval_s,
+                expected_s: longest,
             });
         }
+        factors.push(factor.round() as usize);
     }
+    let interval_s = longest;
     let range_error = |label: &str| MergeError::HistogramRange {
         shard: label.to_owned(),
         run: first.name.clone(),
@@ -226,6 +239,7 @@ fn merge_run(index: usize, shards: &[(&str, &Report)]) -> Result<Report, MergeEr
 
     // Start from the first shard so that every field not merged below is the first's.
     let mut out = first.clone();
+    out.interval_s = interval_s;
     out.started_at =
         shards.iter().map(|(_, r)| r.started_at.as_str()).min().unwrap_or_default().to_owned();
     out.interrupted = shards.iter().any(|(_, r)| r.interrupted);
@@ -241,12 +255,13 @@ fn merge_run(index: usize, shards: &[(&str, &Report)]) -> Result<Report, MergeEr
     for kind in &kinds {
         let ops: Vec<(&str, &OpReport)> =
             shards.iter().map(|&(label, r)| (label, &r.ops[kind])).collect();
-        let merged = merge_op(&ops, interval_s).map_err(range_error)?;
+        let merged = merge_op(&ops, &factors, interval_s).map_err(range_error)?;
         out.ops.insert(*kind, merged);
     }
     let alls: Option<Vec<(&str, &OpReport)>> =
         shards.iter().map(|&(label, r)| r.all.as_ref().map(|a| (label, a))).collect();
-    out.all = alls.map(|alls| merge_op(&alls, interval_s)).transpose().map_err(range_error)?;
+    out.all =
+        alls.map(|alls| merge_op(&alls, &factors, interval_s)).transpose().map_err(range_error)?;
 
     if shards.iter().any(|(_, r)| r.watch.is_some()) {
         let mut w = crate::report::WatchAccounting::default();
@@ -343,7 +358,13 @@ fn merge_run(index: usize, shards: &[(&str, &Report)]) -> Result<Report, MergeEr
 
 /// Merges one row (a kind, or `all`) of every shard; the label of a shard whose histogram
 /// could not be added when one cannot.
-fn merge_op<'a>(ops: &[(&'a str, &OpReport)], interval_s: f64) -> Result<OpReport, &'a str> {
+/// Merges one kind's reports of the shards, whose intervals are `factors` times shorter
+/// than the merge's `interval_s`.
+fn merge_op<'a>(
+    ops: &[(&'a str, &OpReport)],
+    factors: &[usize],
+    interval_s: f64,
+) -> Result<OpReport, &'a str> {
     let (_, first) = ops[0];
     let mut out = first.clone();
     for &(label, op) in &ops[1..] {
@@ -367,21 +388,23 @@ fn merge_op<'a>(ops: &[(&'a str, &OpReport)], interval_s: f64) -> Result<OpRepor
     }
     out.duration_s = ops.iter().map(|(_, op)| op.duration_s).fold(0.0, f64::max);
     out.throughput = per_second(out.ok, out.duration_s);
-    out.intervals = merge_intervals(ops.iter().map(|(_, op)| op.intervals.as_slice()), interval_s);
+    let series = ops.iter().zip(factors).map(|((_, op), &f)| (op.intervals.as_slice(), f));
+    out.intervals = merge_intervals(series, interval_s);
     Ok(out)
 }
 
-/// Interval `i` of the merge from interval `i` of every shard (see the module docs for what
-/// is exact).
+/// Interval `i` of the merge from the intervals of every shard that fall in it: a shard's
+/// series comes with how many of its intervals make one of the merge's (see the module docs
+/// for what is exact).
 fn merge_intervals<'a>(
-    series: impl Iterator<Item = &'a [Interval]> + Clone,
+    series: impl Iterator<Item = (&'a [Interval], usize)> + Clone,
     interval_s: f64,
 ) -> Vec<Interval> {
-    let len = series.clone().map(<[Interval]>::len).max().unwrap_or(0);
+    let len = series.clone().map(|(s, f)| s.len().div_ceil(f)).max().unwrap_or(0);
     let mut by_index: BTreeMap<usize, Vec<&Interval>> = BTreeMap::new();
-    for s in series {
+    for (s, factor) in series {
         for (i, interval) in s.iter().enumerate() {
-            by_index.entry(i).or_default().push(interval);
+            by_index.entry(i / factor).or_default().push(interval);
         }
     }
     (0..len)
@@ -392,7 +415,7 @@ fn merge_intervals<'a>(
             let weighted: f64 = timed.iter().map(|p| p.count as f64 * p.mean_us).sum();
             let max_of = |f: fn(&Interval) -> u64| timed.iter().map(|p| f(p)).max().unwrap_or(0);
             Interval {
-                t_s: parts.first().map_or_else(|| round3(i as f64 * interval_s), |p| p.t_s),
+                t_s: round3(i as f64 * interval_s),
                 count,
                 errors: parts.iter().map(|p| p.errors).sum(),
                 min_us: timed.iter().map(|p| p.min_us).min().unwrap_or(0),

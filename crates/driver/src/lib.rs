@@ -76,7 +76,7 @@ pub use cluster::local::{LocalCluster, LocalClusterOptions, LocalMember, LocalTl
 pub use cluster::toxiproxy::ToxiproxyError;
 pub use error::DriverError;
 pub use load::driver::{Driver, DriverBuilder};
-pub use load::progress::Progress;
+pub use load::progress::{LiveInterval, Progress};
 pub use transport::{Credentials, DEFAULT_DIAL_TIMEOUT, Security, TlsOptions};
 
 /// An etcd-client connected to the first of `endpoints` that answers, with `security`'s TLS

@@ -208,6 +208,12 @@ pub struct Global {
     #[arg(long, global = true, value_name = "FILE")]
     pub perfdash: Option<PathBuf>,
 
+    /// Stream the run as JSON lines to FILE ("-" for standard output): one line per interval
+    /// of the time series as it ends (per operation: count, errors, throughput, p50, p90,
+    /// p99, max), then the run's summary.
+    #[arg(long, global = true, value_name = "FILE")]
+    pub jsonl: Option<PathBuf>,
+
     /// Write SVG plots into DIR (created if missing): per run N (from 1) and operation kind OP,
     /// N-OP-latency.svg (percentiles per interval) and N-OP-spectrum.svg (latency and service
     /// time by percentile), and N-throughput.svg.

@@ -200,19 +200,20 @@ impl Action {
 }
 
 /// A run's report files (`--json`, `--markdown`, `--csv`, `--html`, `--perfdash`,
-/// `--plots`), checked.
+/// `--jsonl`, `--plots`), checked.
 fn outputs(g: &Global) -> Result<Outputs> {
-    let [json, markdown, csv, html, perfdash] = targets([
+    let [json, markdown, csv, html, perfdash, jsonl] = targets([
         ("--json", g.json.as_deref()),
         ("--markdown", g.markdown.as_deref()),
         ("--csv", g.csv.as_deref()),
         ("--html", g.html.as_deref()),
         ("--perfdash", g.perfdash.as_deref()),
+        ("--jsonl", g.jsonl.as_deref()),
     ])?;
     if let Some(dir) = &g.plots {
         check_dir(dir, "--plots")?;
     }
-    Ok(Outputs { json, markdown, csv, html, perfdash, plots: g.plots.clone() })
+    Ok(Outputs { json, markdown, csv, html, perfdash, jsonl, plots: g.plots.clone() })
 }
 
 /// Applies the global load flags to a scenario and validates it, naming flags in errors.

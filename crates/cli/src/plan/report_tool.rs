@@ -41,6 +41,9 @@ pub struct ComparePlan {
 
 /// The report files of `merge` and `compare`, checked; at most one writes to standard output.
 fn output_flags(g: &Global) -> Result<[Option<Target>; 4]> {
+    if g.jsonl.is_some() {
+        bail!("--jsonl streams a run as it goes; it does not apply to merge or compare");
+    }
     targets([
         ("--json", g.json.as_deref()),
         ("--markdown", g.markdown.as_deref()),

@@ -2,7 +2,8 @@
 //! Chromium): it loads without a console message (its content security policy would log
 //! any load it blocked), its DOM holds the plots, and it renders to a screenshot. The
 //! screenshot is kept as `html-report.png` in the target directory's test scratch space
-//! (`CARGO_TARGET_TMPDIR`) for a person to look at.
+//! (`CARGO_TARGET_TMPDIR`) for a person to look at. The plots of a short run: a point per
+//! interval, titles that name the operation once, one line when latency is service time.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -127,4 +128,64 @@ fn the_html_report_loads_in_a_browser() {
     assert!(image.len() > 50_000, "a screenshot of {} bytes looks blank", image.len());
     let kept = Path::new(env!("CARGO_TARGET_TMPDIR")).join("html-report.png");
     std::fs::copy(&png, &kept).unwrap();
+}
+
+/// The points of each `<polyline>` drawn in `stroke`, and the contents of every `<text>`, of
+/// an SVG as plotters writes it (one element per line).
+fn polylines_and_texts(svg: &str, stroke: &str) -> (Vec<usize>, Vec<String>) {
+    let points = svg
+        .lines()
+        .filter(|l| l.contains("<polyline") && l.contains(&format!("stroke=\"{stroke}\"")))
+        .map(|l| {
+            let list = l.split("points=\"").nth(1).and_then(|p| p.split('"').next());
+            list.unwrap_or("").split_whitespace().count()
+        })
+        .collect();
+    let texts = svg
+        .split("<text")
+        .skip(1)
+        .filter_map(|t| t.split_once('>').and_then(|(_, rest)| rest.split_once("</text>")))
+        .map(|(text, _)| text.trim().to_owned())
+        .collect();
+    (points, texts)
+}
+
+#[test]
+fn plots_of_a_short_run_have_points_and_plain_titles() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let plots = dir.path().join("plots");
+    let json = dir.path().join("r.json");
+    etcdlat()
+        .args(["--local", "put", "--duration=800ms", "--clients=4", "--plots"])
+        .arg(&plots)
+        .arg("--json")
+        .arg(&json)
+        .assert()
+        .success();
+    let report = read_report(&json);
+    let run = only_run(&report);
+    let intervals = run["ops"]["put"]["intervals"].as_array().unwrap().len();
+    assert!(intervals >= 50, "{intervals} intervals in 0.8 s ({})", run["interval_s"]);
+
+    // The latency's p50 (blue) and the throughput's ok/s (blue): a point per interval,
+    // besides the legend's two-point mark.
+    let read = |name: &str| std::fs::read_to_string(plots.join(name)).unwrap();
+    let (p50, texts) = polylines_and_texts(&read("1-put-latency.svg"), "#1F77B4");
+    let drawn: usize = p50.iter().filter(|&&n| n > 2).sum();
+    assert!(drawn >= 50, "{drawn} points of p50 in {p50:?}");
+    assert!(texts.contains(&"put latency per interval".to_owned()), "{texts:?}");
+    assert!(!texts.iter().any(|t| t.contains("put: put")), "{texts:?}");
+    let (ok, texts) = polylines_and_texts(&read("1-throughput.svg"), "#1F77B4");
+    assert!(ok.iter().any(|&n| n >= 50), "{ok:?}");
+    assert!(texts.contains(&"put: throughput per interval".to_owned()), "{texts:?}");
+
+    // A closed loop: latency is service time, one line, and the legend says so.
+    let (service, texts) = polylines_and_texts(&read("1-put-spectrum.svg"), "#1F77B4");
+    assert!(service.is_empty(), "no second line: {service:?}");
+    let legend = "latency = service time (each request sent when intended)".to_owned();
+    assert!(texts.contains(&legend), "{texts:?}");
+    assert!(texts.iter().any(|t| t.starts_with("put latency by percentile (")), "{texts:?}");
 }

@@ -19,6 +19,8 @@
 //!   endpoint and a missing etcd binary.
 //! - `workload`: `txn-put`, `txn-mixed`, `lease-keepalive`, `stm`, and put's compaction and
 //!   HashKV check; each report checked against the server.
+//! - `jsonl`: `--jsonl` to a file and to standard output: a line per interval while the run
+//!   goes, adding up to the summary line last and to the JSON report.
 //! - `report_tool`: `etcdlat merge` and `etcdlat compare` on reports of real runs, and
 //!   thresholds (`--threshold`, a scenario's `thresholds`): exit 1 naming the threshold not
 //!   met, exit 2 naming the file for bad input.
@@ -43,7 +45,8 @@
 //! - `kubernetes`: the Kubernetes example's manifests are a valid Indexed Job and ConfigMap
 //!   (no cluster runs here), and the Dockerfile is multi-stage.
 //! - `setup`: the README's quick start against `.ci/deps`: no browser to run, every package
-//!   named.
+//!   named; `cargo run`, the examples and the tests build every dependency with the same
+//!   features.
 
 mod audit;
 mod bad_input;
@@ -54,6 +57,7 @@ mod fault;
 mod hostile;
 mod html;
 mod interrupt;
+mod jsonl;
 mod kubernetes;
 mod network;
 mod put;

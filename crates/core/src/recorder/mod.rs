@@ -53,6 +53,34 @@ pub struct IntervalSample {
     pub buckets: Vec<(u64, u64)>,
 }
 
+impl IntervalSample {
+    /// Adds `other` (the same interval, or its neighbour being merged with it) into this one.
+    fn absorb(&mut self, other: IntervalSample) {
+        self.ok += other.ok;
+        self.errors += other.errors;
+        if other.buckets.is_empty() {
+            return;
+        }
+        let mine = std::mem::take(&mut self.buckets);
+        let mut merged = Vec::with_capacity(mine.len().max(other.buckets.len()));
+        let (mut a, mut b) = (mine.into_iter().peekable(), other.buckets.into_iter().peekable());
+        loop {
+            let next = match (a.peek(), b.peek()) {
+                (Some(x), Some(y)) if x.0 == y.0 => {
+                    let (v, n) = a.next().expect("peeked");
+                    (v, n + b.next().expect("peeked").1)
+                }
+                (Some(x), Some(y)) if x.0 < y.0 => a.next().expect("peeked"),
+                (Some(_), None) => a.next().expect("peeked"),
+                (_, Some(_)) => b.next().expect("peeked"),
+                (None, None) => break,
+            };
+            merged.push(next);
+        }
+        self.buckets = merged;
+    }
+}
+
 /// Interval samples added up: requests ok, failed, and the latency histogram of their
 /// buckets (none until a sample has one).
 pub(crate) type IntervalSum = (u64, u64, Option<Histogram<u64>>);
@@ -174,6 +202,32 @@ impl OpRecord {
         all
     }
 
+    /// Makes intervals `2^by` times longer: samples that fall in one longer interval become
+    /// one, and the open interval takes in a finished one it now covers.
+    fn coarsen(&mut self, by: u32) {
+        if by == 0 {
+            return;
+        }
+        let mut merged: Vec<IntervalSample> = Vec::with_capacity(self.intervals.len());
+        for mut s in self.intervals.drain(..) {
+            s.index >>= by;
+            match merged.last_mut() {
+                Some(last) if last.index == s.index => last.absorb(s),
+                _ => merged.push(s),
+            }
+        }
+        self.intervals = merged;
+        self.current_index >>= by;
+        if self.intervals.last().is_some_and(|s| s.index == self.current_index) {
+            let s = self.intervals.pop().expect("checked");
+            for (v, n) in s.buckets {
+                self.current.record_n(v, n).expect("recorded within bounds before");
+            }
+            self.current_ok += s.ok;
+            self.current_errors += s.errors;
+        }
+    }
+
     fn merge(&mut self, mut other: OpRecord) {
         other.flush_interval();
         self.flush_interval();
@@ -287,8 +341,17 @@ pub struct Recorder {
     members: Vec<MemberRecord>,
     pacing: Option<Box<Pacing>>,
     start: Instant,
+    /// The interval length now: `base` doubled `shift` times.
     interval: Duration,
+    base: Duration,
+    shift: u32,
+    /// Whether the interval doubles as the run goes (see [`Recorder::adaptive`]).
+    adaptive: bool,
 }
+
+/// The most intervals an adaptive recorder keeps before it doubles their length
+/// ([`Recorder::adaptive`]): a time series of 100 to 200 points however long the run.
+pub const MAX_INTERVALS: u64 = 200;
 
 /// Clamps a duration into the histogram range; returns the value and whether it was clamped.
 #[inline]
@@ -316,7 +379,25 @@ impl Recorder {
         for k in kinds {
             ops[k.index()] = Some(OpRecord::new());
         }
-        Self { ops, members: Vec::new(), pacing: None, start, interval }
+        Self {
+            ops,
+            members: Vec::new(),
+            pacing: None,
+            start,
+            interval,
+            base: interval,
+            shift: 0,
+            adaptive: false,
+        }
+    }
+
+    /// Makes the interval double, finished intervals merged in pairs, whenever
+    /// [`Recorder::close_intervals`] finds [`MAX_INTERVALS`] of them passed: for a run whose
+    /// length is not known in advance, a time series of 100 to 200 points.
+    #[must_use]
+    pub fn adaptive(mut self) -> Self {
+        self.adaptive = true;
+        self
     }
 
     /// Forgets everything recorded and starts counting intervals from `start` (after warm-up).
@@ -327,6 +408,8 @@ impl Recorder {
         self.members.clear();
         self.pacing = None;
         self.start = start;
+        self.interval = self.base;
+        self.shift = 0;
     }
 
     /// The moment intervals are counted from.
@@ -506,7 +589,14 @@ impl Recorder {
     }
 
     /// Adds another worker's recorder into this one.
-    pub fn merge(&mut self, other: Recorder) {
+    ///
+    /// Both are brought to the longer of their intervals, which must be the same first
+    /// interval doubled (recorders of one run).
+    pub fn merge(&mut self, mut other: Recorder) {
+        debug_assert_eq!(self.base, other.base, "recorders of one run");
+        let shift = self.shift.max(other.shift);
+        self.coarsen(shift - self.shift);
+        other.coarsen(shift - other.shift);
         if let Some(theirs) = &other.pacing {
             self.pacing.get_or_insert_with(|| Box::new(Pacing::new())).merge(theirs);
         }
@@ -533,10 +623,60 @@ impl Recorder {
         }
     }
 
-    /// The interval length.
+    /// The interval length now (an adaptive recorder's grows as the run goes).
     #[must_use]
     pub fn interval(&self) -> Duration {
         self.interval
+    }
+
+    /// How many times the first interval has doubled: intervals are now `2^shift` first
+    /// intervals long.
+    #[must_use]
+    pub fn shift(&self) -> u32 {
+        self.shift
+    }
+
+    /// Makes intervals `2^by` times longer.
+    fn coarsen(&mut self, by: u32) {
+        if by == 0 {
+            return;
+        }
+        for op in self.ops.iter_mut().flatten() {
+            op.coarsen(by);
+        }
+        self.shift += by;
+        self.interval = self.base * (1 << self.shift);
+    }
+
+    /// Finishes every interval before the one `now` falls in (a time with no request ends
+    /// its interval too), so that [`Recorder::finished_intervals`] holds them; returns the
+    /// index of `now`'s interval. Nothing completed later can fall in a finished interval.
+    pub fn close_intervals(&mut self, now: Instant) -> u64 {
+        let index = self.interval_index(now);
+        for op in self.ops.iter_mut().flatten() {
+            op.roll_to(index);
+        }
+        index
+    }
+
+    /// Doubles the interval of an adaptive recorder when [`MAX_INTERVALS`] have passed by
+    /// `index` (the interval in progress, from [`Recorder::close_intervals`]), if `index`
+    /// is the first of a pair: finished intervals never straddle a longer one. Returns
+    /// whether it did.
+    pub fn double_if_due(&mut self, index: u64) -> bool {
+        let due = self.adaptive && index >= MAX_INTERVALS && index % 2 == 0;
+        if due {
+            self.coarsen(1);
+        }
+        due
+    }
+
+    /// The finished intervals of every kind, in order of kind then index.
+    pub fn finished_intervals(&self) -> impl Iterator<Item = (OpKind, &IntervalSample)> {
+        OpKind::ALL
+            .into_iter()
+            .filter_map(|k| self.ops[k.index()].as_ref().map(|o| (k, o)))
+            .flat_map(|(k, o)| o.intervals.iter().map(move |s| (k, s)))
     }
 
     /// Finishes the recorder: closes the open intervals and returns what was recorded per
@@ -655,6 +795,59 @@ mod tests {
         }
         assert_eq!(by_index.into_iter().collect::<Vec<_>>(), vec![(0, 2), (1, 2), (2, 1)]);
         assert_eq!(ops[1].1.errors_total(), 1);
+    }
+
+    /// (index, ok) of every finished interval of the first kind.
+    fn series(r: &Recorder) -> Vec<(u64, u64)> {
+        r.finished_intervals().map(|(_, s)| (s.index, s.ok)).collect()
+    }
+
+    #[test]
+    fn adaptive_recorder_doubles_its_interval_on_a_pair_boundary() {
+        let t0 = Instant::now();
+        let ten = Duration::from_millis(10);
+        let mut r = Recorder::new(&[OpKind::Put], t0, ten).adaptive();
+        // One request in the middle of each of the first 201 intervals, two in the 202nd.
+        for i in 0..202 {
+            let done = t0 + ten * i + Duration::from_millis(5);
+            r.record_ok(OpKind::Put, done, done, done);
+        }
+        let done = t0 + ten * 201 + Duration::from_millis(6);
+        r.record_ok(OpKind::Put, done, done, done);
+        let index = r.close_intervals(t0 + ten * 201 + Duration::from_millis(7));
+        assert_eq!(index, 201);
+        assert!(!r.double_if_due(index), "201 is the second of a pair: not yet");
+        assert_eq!(r.interval(), ten);
+        let index = r.close_intervals(t0 + ten * 202);
+        assert!(r.double_if_due(index));
+        assert_eq!((r.interval(), r.shift()), (ten * 2, 1));
+        // Pairs merged: 101 intervals of 2 requests, the last one of 3.
+        let merged = series(&r);
+        assert_eq!(merged.len(), 101);
+        assert!(merged.iter().enumerate().all(|(i, &(index, _))| index == i as u64));
+        assert!(merged[..100].iter().all(|&(_, ok)| ok == 2), "{merged:?}");
+        assert_eq!(merged[100], (100, 3));
+        // A recorder that did not double merges into the longer intervals.
+        let mut other = Recorder::new(&[OpKind::Put], t0, ten).adaptive();
+        let done = t0 + ten * 3;
+        other.record_ok(OpKind::Put, done, done, done);
+        r.merge(other);
+        assert_eq!(r.interval(), ten * 2);
+        let (_, put) = r.finish().remove(0);
+        let series = crate::Interval::series(&put.intervals, ten * 2);
+        assert_eq!(series.len(), 101);
+        assert_eq!(series[1].count, 3, "10 ms interval 3 is 20 ms interval 1");
+        assert_eq!(series.iter().map(|i| i.count).sum::<u64>(), 204);
+        assert!(series.iter().all(|i| i.max_us <= 1), "latency kept through the merges");
+    }
+
+    #[test]
+    fn fixed_recorder_never_doubles() {
+        let t0 = Instant::now();
+        let mut r = Recorder::new(&[OpKind::Put], t0, Duration::from_millis(10));
+        let index = r.close_intervals(t0 + Duration::from_secs(10));
+        assert_eq!(index, 1000);
+        assert!(!r.double_if_due(index));
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! Renderers: turn reports into text, JSON, markdown, CSV, SVG plots, an HTML page and
-//! etcd's perfdash JSON, and comparisons of two runs into markdown.
+//! Renderers: turn reports into text, JSON, JSON lines, markdown, CSV, SVG plots, an HTML
+//! page and etcd's perfdash JSON, and comparisons of two runs into markdown.
 //!
 //! Each renderer is a pure function from reports to a `String`; none prints or fails.
 //! Writing the result somewhere is the caller's business.
@@ -17,6 +17,7 @@ pub mod csv;
 mod go;
 pub mod html;
 pub mod json;
+pub mod jsonl;
 pub mod markdown;
 pub mod perfdash;
 pub mod plot;

@@ -92,7 +92,7 @@ pub fn latency_over_time(report: &Report, kind: OpKind) -> String {
         Some(_) => None,
     };
     draw(&Chart {
-        title: format!("{}: {kind} latency per interval", report.name),
+        title: titled(report, Some(kind), "latency per interval"),
         x_desc: "time since start (s)".to_owned(),
         y_desc: format!("latency ({})", unit.name),
         x: 0.0..time.end(),
@@ -162,7 +162,7 @@ pub fn throughput_over_time(report: &Report) -> String {
         .map(|&(_, y)| y)
         .fold(0.0, f64::max);
     draw(&Chart {
-        title: format!("{}: throughput per interval", report.name),
+        title: titled(report, None, "throughput per interval"),
         x_desc: "time since start (s)".to_owned(),
         y_desc: "requests per second".to_owned(),
         x: 0.0..time.end(),
@@ -179,8 +179,9 @@ pub fn throughput_over_time(report: &Report) -> String {
 /// each "nine" the same width (x is `log10(1 / (1 - q))`).
 ///
 /// Latency counts from the intended start (the schedule's, in open loop), service time from
-/// the actual send; where the client or server fell behind the two lines part. In closed
-/// loop they are the same line. With fewer requests than a percentile needs to be
+/// the actual send; where the client or server fell behind the two lines part. When they
+/// coincide (a closed loop, where every request is sent when intended) one line is drawn
+/// and its legend says so. With fewer requests than a percentile needs to be
 /// distinct, the curve is flat at the largest value.
 #[must_use]
 pub fn percentile_spectrum(report: &Report, kind: OpKind) -> String {
@@ -203,6 +204,7 @@ pub fn percentile_spectrum(report: &Report, kind: OpKind) -> String {
             .collect();
         vec![points]
     };
+    let (latency_curve, service_curve) = (curve(latency), curve(service));
     let count = latency.count();
     let note = match op {
         None => Some(format!("the run sent no {kind} requests")),
@@ -211,35 +213,59 @@ pub fn percentile_spectrum(report: &Report, kind: OpKind) -> String {
     };
     let s = if count == 1 { "" } else { "s" };
     draw(&Chart {
-        title: format!(
-            "{}: {kind} latency by percentile ({} request{s})",
-            report.name,
-            thousands(count)
+        title: titled(
+            report,
+            Some(kind),
+            &format!("latency by percentile ({} request{s})", thousands(count)),
         ),
         x_desc: "percentile".to_owned(),
         y_desc: format!("latency ({})", unit.name),
         x: 0.0..SPECTRUM_DECADES,
         y: 0.0..headroom(unit.scale(max_us as f64)),
         x_labels: Some(percentile_label),
-        series: vec![
-            Line {
-                label: "latency (from intended start)".to_owned(),
+        series: if latency_curve == service_curve {
+            // Every request was sent when intended (a closed loop): one line says both.
+            vec![Line {
+                label: "latency = service time (each request sent when intended)".to_owned(),
                 color: TAB_RED,
                 width: 4,
                 opacity: 1.0,
-                segments: curve(latency),
-            },
-            Line {
-                label: "service time (from send)".to_owned(),
-                color: TAB_BLUE,
-                width: 2,
-                opacity: 1.0,
-                segments: curve(service),
-            },
-        ],
+                segments: latency_curve,
+            }]
+        } else {
+            vec![
+                Line {
+                    label: "latency (from intended start)".to_owned(),
+                    color: TAB_RED,
+                    width: 4,
+                    opacity: 1.0,
+                    segments: latency_curve,
+                },
+                Line {
+                    label: "service time (from send)".to_owned(),
+                    color: TAB_BLUE,
+                    width: 2,
+                    opacity: 1.0,
+                    segments: service_curve,
+                },
+            ]
+        },
         note,
         markers: false,
     })
+}
+
+/// A plot's title: the run's name, then what the plot shows, of `kind` if one; the kind is
+/// said once when the run is named after it (`put latency per interval`, not `put: put ...`).
+fn titled(report: &Report, kind: Option<OpKind>, what: &str) -> String {
+    match kind {
+        Some(kind) if report.name == kind.name() || report.name.is_empty() => {
+            format!("{kind} {what}")
+        }
+        Some(kind) => format!("{}: {kind} {what}", report.name),
+        None if report.name.is_empty() => what.to_owned(),
+        None => format!("{}: {what}", report.name),
+    }
 }
 
 /// A tick label of a linear axis spanning `span`: as many decimals as its steps need.
@@ -284,7 +310,7 @@ struct TimeAxis {
 
 impl TimeAxis {
     fn of(report: &Report) -> Self {
-        let step = report.scenario.report.interval.as_secs_f64();
+        let step = report.interval().as_secs_f64();
         Self {
             step: if step > 0.0 { step } else { 1.0 },
             duration: report.duration_s,

@@ -551,7 +551,7 @@ impl Writer<'_> {
             .ok()
             .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
             .unwrap_or(Duration::ZERO);
-        let interval_s = report.scenario.report.interval.as_secs_f64();
+        let interval_s = report.interval().as_secs_f64();
         self.out.push_str("\nSample in one second (unix latency throughput):\n");
         self.out
             .push_str("UNIX-SECOND,MIN-LATENCY-MS,AVG-LATENCY-MS,MAX-LATENCY-MS,AVG-THROUGHPUT\n");

@@ -157,7 +157,7 @@ impl<'de> Deserialize<'de> for Distribution {
     }
 }
 
-pub(super) fn round3(x: f64) -> f64 {
+pub(crate) fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 

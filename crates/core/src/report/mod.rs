@@ -16,9 +16,9 @@ use crate::audit::AuditReport;
 use crate::fault::FaultReport;
 use crate::metrics::{ClientUsage, MemberMetrics};
 use crate::op::{ErrorCode, OpKind};
-use crate::recorder::{IntervalSample, OpRecord};
+use crate::recorder::{IntervalSample, IntervalSum, OpRecord};
 use crate::scenario::{Scenario, Targeting};
-use distribution::round3;
+pub(crate) use distribution::round3;
 
 pub use distribution::{Distribution, QUANTILES};
 pub use network::{LinkReport, NetworkReport};
@@ -63,6 +63,11 @@ pub struct Report {
     pub scale: Option<f64>,
     /// Measured wall time, seconds (after connecting and warm-up).
     pub duration_s: f64,
+    /// Length of one interval of the time series (`ops.*.intervals`), seconds: the
+    /// scenario's `[report] interval`, or chosen from the run's length. Absent (0) in reports
+    /// that predate it, whose scenario gives it; see [`Report::interval`].
+    #[serde(default)]
+    pub interval_s: f64,
     /// The load and workload parameters the run used.
     pub params: Params,
     /// What the run measured against.
@@ -143,6 +148,17 @@ pub struct ShardInfo {
 }
 
 impl Report {
+    /// Length of one interval of the time series: `interval_s`, or for a report that
+    /// predates it its scenario's `[report] interval` (then always set), else 1 s.
+    #[must_use]
+    pub fn interval(&self) -> Duration {
+        if self.interval_s > 0.0 {
+            Duration::from_secs_f64(self.interval_s)
+        } else {
+            self.scenario.report.interval.unwrap_or(Duration::from_secs(1))
+        }
+    }
+
     /// How the load's members were chosen: the driver's targeting as recorded, else (for
     /// reports that predate the record, or the endpoints as given) the scenario's.
     #[must_use]
@@ -597,21 +613,34 @@ impl Interval {
         by_index
             .into_iter()
             .enumerate()
-            .map(|(i, (ok, errors, h))| {
-                let q = |q: f64| h.as_ref().map_or(0, |h| h.value_at_quantile(q));
-                Interval {
-                    t_s: round3(i as f64 * interval.as_secs_f64()),
-                    count: ok,
-                    errors,
-                    min_us: h.as_ref().map_or(0, Histogram::min),
-                    mean_us: round3(h.as_ref().map_or(0.0, Histogram::mean)),
-                    p50_us: q(0.5),
-                    p90_us: q(0.9),
-                    p99_us: q(0.99),
-                    max_us: h.as_ref().map_or(0, Histogram::max),
-                }
-            })
+            .map(|(i, sum)| Interval::from_sum(round3(i as f64 * interval.as_secs_f64()), sum))
             .collect()
+    }
+
+    /// One interval starting `t_s` seconds into measurement, from the samples of it that
+    /// the workers recorded (any number, any order).
+    #[must_use]
+    pub fn of<'a>(t_s: f64, samples: impl IntoIterator<Item = &'a IntervalSample>) -> Interval {
+        let mut sum = (0, 0, None);
+        for s in samples {
+            s.add_to(&mut sum);
+        }
+        Interval::from_sum(t_s, sum)
+    }
+
+    fn from_sum(t_s: f64, (ok, errors, h): IntervalSum) -> Interval {
+        let q = |q: f64| h.as_ref().map_or(0, |h| h.value_at_quantile(q));
+        Interval {
+            t_s,
+            count: ok,
+            errors,
+            min_us: h.as_ref().map_or(0, Histogram::min),
+            mean_us: round3(h.as_ref().map_or(0.0, Histogram::mean)),
+            p50_us: q(0.5),
+            p90_us: q(0.9),
+            p99_us: q(0.99),
+            max_us: h.as_ref().map_or(0, Histogram::max),
+        }
     }
 }
 
@@ -633,6 +662,7 @@ mod tests {
             interrupted: false,
             scale: None,
             duration_s: 1.0,
+            interval_s: 1.0,
             params: Params::default(),
             target: TargetInfo::default(),
             ops: [(

@@ -231,7 +231,7 @@ impl Checks {
 }
 
 /// How results are reported.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct ReportOptions {
     /// Full floating-point precision in the text report (etcd's `--precise`).
@@ -240,24 +240,48 @@ pub struct ReportOptions {
     /// Print the per-second samples in the text report (etcd's `--sample`).
     #[serde(default)]
     pub sample: bool,
-    /// Length of one interval of the time series. Default 1 s.
-    #[serde(default = "one_second", with = "unit::duration")]
-    pub interval: Duration,
-}
-
-impl Default for ReportOptions {
-    fn default() -> Self {
-        Self { precise: false, sample: false, interval: one_second() }
-    }
+    /// Length of one interval of the time series. Absent: chosen from the run's length
+    /// ([`Scenario::series_interval`]).
+    #[serde(default, with = "unit::opt_duration", skip_serializing_if = "Option::is_none")]
+    pub interval: Option<Duration>,
 }
 
 impl ReportOptions {
     /// Checks the `[report]` section.
     fn validate(&self) -> Result<(), ScenarioError> {
-        if self.interval < Duration::from_millis(10) {
+        if self.interval.is_some_and(|i| i < MIN_INTERVAL) {
             return Err(ScenarioError::invalid("report.interval", "must be at least 10ms"));
         }
         Ok(())
+    }
+}
+
+/// The shortest interval of a time series.
+pub const MIN_INTERVAL: Duration = Duration::from_millis(10);
+
+/// How a run's time series is cut into intervals ([`Scenario::series_interval`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SeriesInterval {
+    /// The first interval's length.
+    pub length: Duration,
+    /// Whether the interval doubles as the run goes, to keep the series at 100 to 200
+    /// points (a run whose length is not known in advance).
+    pub adaptive: bool,
+}
+
+/// The shortest of 10 ms, 20 ms, 50 ms, 100 ms, ... that cuts `run` into at most
+/// [`crate::recorder::MAX_INTERVALS`] intervals.
+fn interval_for(run: Duration) -> Duration {
+    let most = crate::recorder::MAX_INTERVALS as f64;
+    let mut decade = MIN_INTERVAL;
+    loop {
+        for step in [1, 2, 5] {
+            let length = decade * step;
+            if run.as_secs_f64() / length.as_secs_f64() <= most || length >= MAX_DURATION {
+                return length;
+            }
+        }
+        decade *= 10;
     }
 }
 
@@ -269,9 +293,6 @@ fn million() -> u64 {
 }
 fn sixteen() -> u32 {
     16
-}
-fn one_second() -> Duration {
-    Duration::from_secs(1)
 }
 
 impl Scenario {
@@ -380,6 +401,39 @@ impl Scenario {
         }
     }
 
+    /// How the time series is cut: `[report] interval` when set; 1 s with `sample` (etcd's
+    /// per-second samples); otherwise, when the run's
+    /// length is known in advance (a duration, stages, or a total at a rate), the 1-2-5 length
+    /// that gives 80 to 200 intervals (at least [`MIN_INTERVAL`]); otherwise
+    /// [`MIN_INTERVAL`], doubled as the run goes (1 s for the watch family).
+    #[must_use]
+    pub fn series_interval(&self) -> SeriesInterval {
+        if let Some(length) = self.report.interval {
+            return SeriesInterval { length, adaptive: false };
+        }
+        if self.report.sample {
+            // etcd's `--sample` prints one row per second.
+            return SeriesInterval { length: Duration::from_secs(1), adaptive: false };
+        }
+        let load = &self.load;
+        let at_rate = match (load.total, load.rate_shape()) {
+            (Some(total), crate::Rate::Constant(rate)) => {
+                Some(Duration::from_secs_f64((total as f64 / rate).min(MAX_DURATION.as_secs_f64())))
+            }
+            _ => None,
+        };
+        let known =
+            [load.duration, load.rate_shape().length(), at_rate].into_iter().flatten().min();
+        match known {
+            Some(run) => SeriesInterval { length: interval_for(run), adaptive: false },
+            // The watch family's recorders are not the workers'; they keep 1 s.
+            None if self.is_stream() => {
+                SeriesInterval { length: Duration::from_secs(1), adaptive: false }
+            }
+            None => SeriesInterval { length: MIN_INTERVAL, adaptive: true },
+        }
+    }
+
     /// Checks every value; called by [`Scenario::from_toml_str`] and by the driver before a
     /// run, so a scenario built in code is held to the same rules.
     ///
@@ -402,7 +456,7 @@ impl Scenario {
             ("load.duration", l.duration),
             ("load.warmup", Some(l.warmup)),
             ("compaction.interval", self.compaction.as_ref().map(|c| c.interval)),
-            ("report.interval", Some(self.report.interval)),
+            ("report.interval", self.report.interval),
         ];
         let stages = l.stages.iter().enumerate().map(|(i, st)| (i, st.duration));
         let faults = self.faults.iter().enumerate();
@@ -563,7 +617,34 @@ key-space-size = 10
         assert!(p.sequential_keys);
         assert_eq!(s.load.clients, 2);
         assert_eq!(s.load.total, Some(100));
-        assert_eq!(s.report.interval, Duration::from_secs(1));
+        assert_eq!(s.report.interval, None);
+        // 100 requests, no rate: the length is not known, so the interval adapts.
+        let auto = SeriesInterval { length: MIN_INTERVAL, adaptive: true };
+        assert_eq!(s.series_interval(), auto);
+    }
+
+    #[test]
+    fn interval_is_chosen_from_the_run_length() {
+        let length = |toml: &str| Scenario::from_toml_str(toml).unwrap().series_interval();
+        let fixed = |ms| SeriesInterval { length: Duration::from_millis(ms), adaptive: false };
+        let put = "[op.put]\n";
+        assert_eq!(length(&format!("[load]\nduration = \"800ms\"\n{put}")), fixed(10));
+        assert_eq!(length(&format!("[load]\nduration = \"3s\"\n{put}")), fixed(20));
+        assert_eq!(length(&format!("[load]\nduration = \"1m\"\n{put}")), fixed(500));
+        assert_eq!(length(&format!("[load]\nduration = \"1h\"\n{put}")), fixed(20_000));
+        // 10,000 requests at 100 a second: 100 s.
+        assert_eq!(length(&format!("[load]\ntotal = 10000\nrate = 100\n{put}")), fixed(500));
+        // The shorter of the two bounds.
+        let both = format!("[load]\ntotal = 10000\nrate = 100\nduration = \"2s\"\n{put}");
+        assert_eq!(length(&both), fixed(10));
+        let set = format!("[load]\nduration = \"1h\"\n{put}[report]\ninterval = \"250ms\"\n");
+        assert_eq!(length(&set), fixed(250));
+        let sample = format!("[load]\nduration = \"3s\"\n{put}[report]\nsample = true\n");
+        assert_eq!(length(&sample), fixed(1000));
+        for toml in [PUT, "[load]\ntotal = 10\nclients = 3\n[op.put]\n"] {
+            let chosen = length(toml);
+            assert_eq!(chosen, SeriesInterval { length: MIN_INTERVAL, adaptive: true });
+        }
     }
 
     #[test]

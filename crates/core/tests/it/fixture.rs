@@ -72,6 +72,7 @@ pub fn put_report() -> Report {
         interrupted: false,
         scale: None,
         duration_s: duration.as_secs_f64(),
+        interval_s: 1.0,
         params: Params {
             op: "put".to_owned(),
             conns: 1,
@@ -143,6 +144,7 @@ pub fn range_report() -> Report {
         interrupted: false,
         scale: Some(0.1),
         duration_s: duration.as_secs_f64(),
+        interval_s: 1.0,
         params: Params {
             op: "range".to_owned(),
             conns: 10,

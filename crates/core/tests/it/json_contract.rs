@@ -40,6 +40,7 @@ struct Run {
     /// `--scale`'s factor, when the run was scaled.
     scale: Nullable<f64>,
     duration_s: f64,
+    interval_s: f64,
     params: Params,
     target: Target,
     ops: BTreeMap<String, Op>,

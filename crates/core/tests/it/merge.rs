@@ -255,7 +255,7 @@ fn runs_that_do_not_correspond_are_refused_by_name() {
     assert!(err.to_string().starts_with("old.json: schema_version 0"), "{err}");
 
     let mut slow = a.clone();
-    slow.runs[0].scenario.report.interval = Duration::from_secs(10);
+    slow.runs[0].interval_s = 1.5;
     let err = merge::merge_labeled(&[("a.json", &a), ("slow.json", &slow)]).unwrap_err();
     assert!(matches!(err, MergeError::Interval { .. }), "{err:?}");
 
@@ -265,8 +265,13 @@ fn runs_that_do_not_correspond_are_refused_by_name() {
 /// A 10 s put run of 200 requests a second, whose latencies drift from second to second
 /// (by `seed`) around `base_us`.
 fn steady_run(base_us: u64, seed: u64, seconds: u64) -> Report {
+    steady_run_every(base_us, seed, seconds, Duration::from_secs(1))
+}
+
+/// [`steady_run`] with intervals `interval` long.
+fn steady_run_every(base_us: u64, seed: u64, seconds: u64, interval: Duration) -> Report {
     let t0 = Instant::now();
-    let mut rec = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1));
+    let mut rec = Recorder::new(&[OpKind::Put], t0, interval);
     let mut state = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
     let mut next = move |n: u64| {
         state =
@@ -287,9 +292,28 @@ fn steady_run(base_us: u64, seed: u64, seconds: u64) -> Report {
     let duration = Duration::from_secs(seconds);
     let mut report = put_report();
     report.duration_s = duration.as_secs_f64();
-    report.ops =
-        [(OpKind::Put, OpReport::from_record(&record, duration, Duration::from_secs(1)))].into();
+    report.ops = [(OpKind::Put, OpReport::from_record(&record, duration, interval))].into();
+    report.interval_s = interval.as_secs_f64();
     report
+}
+
+#[test]
+fn shards_whose_intervals_doubled_apart_merge_at_the_longest() {
+    // Shards of a run whose length was not known in advance may end with intervals doubled
+    // a different number of times.
+    let long = one(steady_run_every(1_000, 1, 4, Duration::from_secs(1)));
+    let short = one(steady_run_every(1_000, 2, 4, Duration::from_millis(250)));
+    assert_eq!(short.runs[0].ops[&OpKind::Put].intervals.len(), 16);
+    for pair in [[&short, &long], [&long, &short]] {
+        let merged = merge::merge(&pair.map(|s| s.clone())).unwrap();
+        let run = &merged.runs[0];
+        assert_eq!(run.interval_s, 1.0);
+        let intervals = &run.ops[&OpKind::Put].intervals;
+        let counts: Vec<u64> = intervals.iter().map(|i| i.count).collect();
+        assert_eq!(counts, [400, 400, 400, 400], "200 a second from each shard");
+        let starts: Vec<f64> = intervals.iter().map(|i| i.t_s).collect();
+        assert_eq!(starts, [0.0, 1.0, 2.0, 3.0]);
+    }
 }
 
 #[test]

@@ -140,6 +140,30 @@ fn spectrum_has_latency_and_service_time_on_a_percentile_axis() {
 }
 
 #[test]
+fn coinciding_latency_and_service_time_are_one_line_and_titles_name_the_kind_once() {
+    let mut report = put_report();
+    report.name = "put".to_owned();
+    let op = report.ops.get_mut(&OpKind::Put).unwrap();
+    op.service_time = op.latency.clone();
+    let doc_text = plot::percentile_spectrum(&report, OpKind::Put);
+    let doc = parse(&doc_text);
+    let texts = texts(&doc);
+    let legend = "latency = service time (each request sent when intended)";
+    assert!(texts.iter().any(|t| t == legend), "{texts:?}");
+    assert!(!texts.iter().any(|t| t.starts_with("service time")), "{texts:?}");
+    assert_eq!(polylines(&doc, LATENCY_STROKE).len(), 2, "one curve and its legend mark");
+    assert!(polylines(&doc, SERVICE_STROKE).is_empty());
+    assert!(texts.iter().any(|t| t == "put latency by percentile (2,000 requests)"), "{texts:?}");
+
+    let over_time = plot::latency_over_time(&report, OpKind::Put);
+    let texts = crate::plot::texts(&parse(&over_time));
+    assert!(texts.iter().any(|t| t == "put latency per interval"), "{texts:?}");
+    let throughput = plot::throughput_over_time(&report);
+    let texts = crate::plot::texts(&parse(&throughput));
+    assert!(texts.iter().any(|t| t == "put: throughput per interval"), "{texts:?}");
+}
+
+#[test]
 fn latency_over_time_breaks_where_nothing_succeeded() {
     let mut report = put_report();
     let op = report.ops.get_mut(&OpKind::Put).unwrap();

@@ -310,7 +310,8 @@ impl Driver {
             fill.load.total = Some(setup.total);
             fill.load.conns = scenario.load.conns;
             let mut shutdown = std::pin::pin!(shutdown);
-            let report = self.measure(&fill, shutdown.as_mut()).await?;
+            // The fill is not the run: its intervals are not streamed.
+            let report = self.measure(&fill, shutdown.as_mut(), false).await?;
             if report.interrupted {
                 return Err(DriverError::Interrupted);
             }
@@ -320,15 +321,17 @@ impl Driver {
                     total: setup.total,
                 });
             }
-            return self.measure(scenario, shutdown).await;
+            return self.measure(scenario, shutdown, true).await;
         }
-        self.measure(scenario, std::pin::pin!(shutdown)).await
+        self.measure(scenario, std::pin::pin!(shutdown), true).await
     }
 
+    /// Runs `scenario` once; `stream`: its finished intervals go to [`Progress`] as it runs.
     async fn measure(
         &self,
         scenario: &Scenario,
         mut shutdown: std::pin::Pin<&mut impl Future<Output = ()>>,
+        stream: bool,
     ) -> Result<Report, DriverError> {
         let mut pool = self.pool.lock().await;
         let conns = scenario.load.conns.unwrap_or(pool.conns);
@@ -373,7 +376,7 @@ impl Driver {
                 c.clone(),
                 measure_from,
                 scenario.load.duration.map(|d| measure_from + d),
-                scenario.report.interval,
+                scenario.series_interval().length,
                 stop_rx.clone(),
             ))
         });
@@ -410,7 +413,7 @@ impl Driver {
             }
         } else {
             let channels =
-                Channels { stop_tx: &stop_tx, stop_rx: &stop_rx, retarget: &retarget_rx };
+                Channels { stop_tx: &stop_tx, stop_rx: &stop_rx, retarget: &retarget_rx, stream };
             self.run_requests(&pool, scenario, (seed, start_at), conns, channels, shutdown).await
         };
         let workers = pool.workers.len();
@@ -475,7 +478,8 @@ impl Driver {
         let alarms = alarm::alarms(&self.config.endpoints, &self.dialer, &members).await;
 
         let duration = measured.last_done.saturating_duration_since(measured.measure_start);
-        let interval = scenario.report.interval;
+        // The workers' recorders may have doubled theirs as the run went.
+        let interval = recorder.interval();
         let records = recorder.finish();
         // Background compaction is not part of the load: `all` combines the workload's kinds.
         let load: Vec<&OpRecord> =
@@ -494,6 +498,7 @@ impl Driver {
             interrupted: measured.interrupted,
             scale: None,
             duration_s: duration.as_secs_f64(),
+            interval_s: interval.as_secs_f64(),
             params: params(scenario, conns, workers, seed),
             target,
             ops,
@@ -522,7 +527,7 @@ impl Driver {
         scenario: &Scenario,
         (seed, start_at): (u64, Instant),
         conns: u32,
-        Channels { stop_tx, stop_rx, retarget }: Channels<'_>,
+        Channels { stop_tx, stop_rx, retarget, stream }: Channels<'_>,
         mut shutdown: std::pin::Pin<&mut impl Future<Output = ()>>,
     ) -> Result<Measured, DriverError> {
         let work = Arc::new(Work::prepare(scenario, seed));
@@ -539,7 +544,9 @@ impl Driver {
         }
         let quotas = load.total.map(|t| split(t, &clients, load.clients));
 
-        let progress = self.progress.reset(workers);
+        let interval = scenario.series_interval();
+        let series = stream.then(|| (interval.length, kinds.clone()));
+        let progress = self.progress.reset(workers, series);
         let mut receivers = Vec::with_capacity(workers);
         for (w, worker) in pool.workers.iter().enumerate() {
             let share = clients[w].len() as f64 / f64::from(load.clients);
@@ -563,7 +570,7 @@ impl Driver {
                 start_at,
                 warmup: load.warmup,
                 duration: load.duration,
-                interval: scenario.report.interval,
+                interval,
                 stop: stop_rx.clone(),
                 progress: Arc::clone(&progress[w]),
                 retarget: retarget.clone(),
@@ -596,7 +603,7 @@ impl Driver {
         let measure_start = start_at + load.warmup;
         let last_done = outcomes.iter().map(|o| o.last_done).max().unwrap_or(measure_start);
         let interrupted = outcomes.iter().any(|o| o.interrupted);
-        let mut recorder = Recorder::new(&[], measure_start, scenario.report.interval);
+        let mut recorder = Recorder::new(&[], measure_start, interval.length);
         let worker_cpu = outcomes.iter().map(|o| o.cpu).sum::<Option<Duration>>();
         let mut audits = Vec::new();
         let worker_busy = outcomes
@@ -627,6 +634,8 @@ struct Channels<'a> {
     stop_tx: &'a watch::Sender<bool>,
     stop_rx: &'a watch::Receiver<bool>,
     retarget: &'a watch::Receiver<Vec<String>>,
+    /// Whether the workers publish their finished intervals to [`Progress`].
+    stream: bool,
 }
 
 /// A worker's share of the audit's limit (in entries), in proportion to its clients, and

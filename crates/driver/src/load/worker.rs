@@ -26,7 +26,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use etcdlat_core::audit::Entry;
-use etcdlat_core::{Arrivals, ErrorCode, OpKind, Pacer, Rate, Recorder, Schedule};
+use etcdlat_core::{Arrivals, ErrorCode, OpKind, Pacer, Rate, Recorder, Schedule, SeriesInterval};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
 
@@ -59,7 +59,7 @@ pub(crate) struct Job {
     pub start_at: Instant,
     pub warmup: Duration,
     pub duration: Option<Duration>,
-    pub interval: Duration,
+    pub interval: SeriesInterval,
     pub stop: watch::Receiver<bool>,
     /// Where this worker publishes its request count, a few times a second.
     pub progress: Arc<WorkerProgress>,
@@ -281,6 +281,8 @@ struct Shared {
     audit: Option<AuditLog>,
     /// How busy the thread was in its busiest window so far.
     busy: RefCell<BusyMeter>,
+    /// How far finished intervals have been published, in first intervals.
+    published: Cell<u64>,
 }
 
 impl Shared {
@@ -531,11 +533,44 @@ fn busy_between(a: (Instant, Duration), b: (Instant, Duration)) -> f64 {
     (1.0 - b.1.saturating_sub(a.1).as_secs_f64() / wall).clamp(0.0, 1.0)
 }
 
-/// Publishes a worker's progress: a few atomic stores, a few times a second.
-fn publish(recorder: &Recorder, progress: &WorkerProgress) {
+/// Publishes a worker's progress, a few times a second: a few atomic stores, and the
+/// samples of the intervals finished since the last time (one lock, uncontended but for the
+/// reader's). Then an adaptive recorder may double its interval: only after publishing, so
+/// that no published interval is merged into a longer one that is published again. With
+/// `ended` (the last completion) it publishes the interval in progress too and says the
+/// worker is done.
+fn publish(shared: &Shared, progress: &WorkerProgress, ended: Option<Instant>) {
+    let last = ended.is_some();
+    let mut recorder = shared.recorder.borrow_mut();
     progress.requests.store(recorder.requests(), Ordering::Relaxed);
     progress.errors.store(recorder.errors(), Ordering::Relaxed);
     progress.p99_us.store(recorder.current_p99_us(), Ordering::Relaxed);
+    // Nothing is recorded after the last publish: the interval in progress is over too.
+    let now = Instant::now() + if last { recorder.interval() } else { Duration::ZERO };
+    let index = recorder.close_intervals(now);
+    let shift = recorder.shift();
+    let from = shared.published.get();
+    let fresh: Vec<_> = recorder
+        .finished_intervals()
+        .filter(|(_, s)| s.index << shift >= from)
+        .map(|(kind, s)| (kind, shift, s.clone()))
+        .collect();
+    if !fresh.is_empty() {
+        if let Ok(mut samples) = progress.samples.lock() {
+            samples.extend(fresh);
+        }
+    }
+    shared.published.set(index << shift);
+    if let Some(ended) = ended {
+        let since = ended.saturating_duration_since(recorder.start());
+        progress
+            .ended_ns
+            .store(u64::try_from(since.as_nanos()).unwrap_or(u64::MAX), Ordering::Relaxed);
+    }
+    progress.passed.store(if last { u64::MAX } else { index << shift }, Ordering::Release);
+    if !last {
+        recorder.double_if_due(index);
+    }
 }
 
 /// How often a worker publishes its progress. Publishing is one atomic store per worker per
@@ -602,7 +637,7 @@ async fn phase(
             let mut tick = tokio::time::interval(PROGRESS_EVERY);
             loop {
                 tick.tick().await;
-                publish(&shared.recorder.borrow(), &progress);
+                publish(&shared, &progress, None);
                 shared.busy.borrow_mut().sample();
             }
         })
@@ -637,7 +672,7 @@ async fn phase(
         publisher.abort();
         let _ = publisher.await;
         if let Some(progress) = progress {
-            publish(&shared.recorder.borrow(), progress);
+            publish(shared, progress, None);
         }
     }
     shared.stop.get()
@@ -657,7 +692,10 @@ async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> JobResult {
         ops: job.work.instantiate(job.seed),
         conns: RefCell::new(Rc::clone(conns)),
         generation: Cell::new(0),
-        recorder: RefCell::new(Recorder::new(&job.kinds, job.start_at, job.interval)),
+        recorder: RefCell::new({
+            let recorder = Recorder::new(&job.kinds, job.start_at, job.interval.length);
+            if job.interval.adaptive { recorder.adaptive() } else { recorder }
+        }),
         next_index: Cell::new(0),
         end_index: Cell::new(u64::MAX),
         deadline: Cell::new(None),
@@ -668,6 +706,7 @@ async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> JobResult {
             .audit
             .map(|(capacity, parts)| AuditLog::new(capacity, parts, job.start_at + job.warmup)),
         busy: RefCell::new(BusyMeter::default()),
+        published: Cell::new(0),
     });
 
     let retargeting = tokio::task::spawn_local(follow_target(
@@ -712,19 +751,23 @@ async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> JobResult {
     retargeting.abort();
     let _ = retargeting.await;
 
+    {
+        let mut recorder = shared.recorder.borrow_mut();
+        // Requests abandoned at a hard stop were issued but never completed: count them.
+        for k in OpKind::ALL {
+            let abandoned = shared.issued[k.index()].get().saturating_sub(recorder.requests_of(k));
+            recorder.record_errors(k, ErrorCode::Cancelled, abandoned, last_done);
+            if abandoned > 0 {
+                recorder.record_error_message(k, ErrorCode::Cancelled, ABANDONED);
+            }
+        }
+    }
+    publish(&shared, &job.progress, Some(last_done));
     let shared = match Rc::try_unwrap(shared) {
         Ok(s) => s,
         Err(_) => unreachable!("every client task has ended"),
     };
-    let mut recorder = shared.recorder.into_inner();
-    // Requests abandoned at a hard stop were issued but never completed: count them.
-    for k in OpKind::ALL {
-        let abandoned = shared.issued[k.index()].get().saturating_sub(recorder.requests_of(k));
-        recorder.record_errors(k, ErrorCode::Cancelled, abandoned, last_done);
-        if abandoned > 0 {
-            recorder.record_error_message(k, ErrorCode::Cancelled, ABANDONED);
-        }
-    }
+    let recorder = shared.recorder.into_inner();
     let audit = shared.audit.map(AuditLog::into_parts);
     JobResult { cpu, busy, recorder, last_done, interrupted, audit }
 }

@@ -96,7 +96,7 @@ impl Plan {
         let base = Instant::now();
         Self {
             kinds: vec![OpKind::WatchCreate, OpKind::WatchEvent, OpKind::Put],
-            interval: scenario.report.interval,
+            interval: scenario.series_interval().length,
             layout,
             streams: op.streams,
             watchers,
@@ -141,7 +141,7 @@ impl Plan {
                 OpKind::Put,
                 OpKind::WatchCreate,
             ],
-            interval: scenario.report.interval,
+            interval: scenario.series_interval().length,
             layout,
             streams: op.streams,
             watchers,
@@ -175,7 +175,7 @@ impl Plan {
         let base = Instant::now();
         Self {
             kinds: vec![OpKind::Range, OpKind::WatchCreate],
-            interval: scenario.report.interval,
+            interval: scenario.series_interval().length,
             layout,
             streams: op.streams,
             watchers: op.watchers,

@@ -66,10 +66,12 @@ async fn duration_bounded_run_with_rate_cap() {
     let report = run_on(
         &etcd,
         2,
-        "[load]\nclients = 4\nduration = \"2s\"\nrate = 100\n[op.put]\nkey-space-size = 100\n",
+        "[load]\nclients = 4\nduration = \"2s\"\nrate = 100\n[op.put]\nkey-space-size = 100\n\
+         [report]\ninterval = \"1s\"\n",
     )
     .await;
     let put = report.op(OpKind::Put);
+    assert_eq!(report.interval_s, 1.0, "the interval asked for");
     // 100 per second for 2 seconds, as etcd's --rate would send.
     assert!((180..=202).contains(&put.ok), "{} puts", put.ok);
     assert!((1.9..2.5).contains(&report.duration_s), "{}", report.duration_s);
