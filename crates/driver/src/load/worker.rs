@@ -723,7 +723,9 @@ async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> JobResult {
         phase(&shared, &job.clients, &mut job.stop, None).await;
     }
 
-    let measure_start = Instant::now().max(job.start_at + job.warmup);
+    // The intended start, even when this thread woke later for it: the report, the fault
+    // steps and every worker count from it.
+    let measure_start = job.start_at + job.warmup;
     let cpu_at_start = thread_cpu();
     shared.busy.borrow_mut().start();
     shared.recorder.borrow_mut().reset(measure_start);
