@@ -8,6 +8,8 @@
 //! Values are microseconds, 3 significant digits, from 1 us to 1 hour; a value past the
 //! range is clamped to it and counted in `clamped`.
 
+mod interval;
+mod pacing;
 mod timeline;
 
 use std::time::{Duration, Instant};
@@ -16,6 +18,10 @@ use hdrhistogram::Histogram;
 
 use crate::op::{ErrorCode, OpKind};
 
+pub use interval::IntervalSample;
+pub(crate) use interval::IntervalSum;
+use interval::new_interval_histogram;
+pub use pacing::{LATE_AFTER, Pacing};
 pub use timeline::Timeline;
 
 /// Lowest trackable value, in microseconds.
@@ -32,74 +38,6 @@ pub const INTERVAL_SIGFIG: u8 = 2;
 #[must_use]
 pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(LOWEST_US, HIGHEST_US, SIGFIG).expect("constant bounds are valid")
-}
-
-fn new_interval_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(LOWEST_US, HIGHEST_US, INTERVAL_SIGFIG)
-        .expect("constant bounds are valid")
-}
-
-/// One interval of the time series as a worker saw it, kept sparse until the workers'
-/// intervals are merged.
-#[derive(Debug, Clone, PartialEq)]
-pub struct IntervalSample {
-    /// Interval number, counted from the start of measurement.
-    pub index: u64,
-    /// Successful requests completed in the interval.
-    pub ok: u64,
-    /// Failed requests completed in the interval.
-    pub errors: u64,
-    /// Latency histogram of the interval as (value in us, count) pairs.
-    pub buckets: Vec<(u64, u64)>,
-}
-
-impl IntervalSample {
-    /// Adds `other` (the same interval, or its neighbour being merged with it) into this one.
-    fn absorb(&mut self, other: IntervalSample) {
-        self.ok += other.ok;
-        self.errors += other.errors;
-        if other.buckets.is_empty() {
-            return;
-        }
-        let mine = std::mem::take(&mut self.buckets);
-        let mut merged = Vec::with_capacity(mine.len().max(other.buckets.len()));
-        let (mut a, mut b) = (mine.into_iter().peekable(), other.buckets.into_iter().peekable());
-        loop {
-            let next = match (a.peek(), b.peek()) {
-                (Some(x), Some(y)) if x.0 == y.0 => {
-                    let (v, n) = a.next().expect("peeked");
-                    (v, n + b.next().expect("peeked").1)
-                }
-                (Some(x), Some(y)) if x.0 < y.0 => a.next().expect("peeked"),
-                (Some(_), None) => a.next().expect("peeked"),
-                (_, Some(_)) => b.next().expect("peeked"),
-                (None, None) => break,
-            };
-            merged.push(next);
-        }
-        self.buckets = merged;
-    }
-}
-
-/// Interval samples added up: requests ok, failed, and the latency histogram of their
-/// buckets (none until a sample has one).
-pub(crate) type IntervalSum = (u64, u64, Option<Histogram<u64>>);
-
-impl IntervalSample {
-    /// Adds this sample's counts and latencies into `sum`.
-    pub(crate) fn add_to(&self, sum: &mut IntervalSum) {
-        sum.0 += self.ok;
-        sum.1 += self.errors;
-        if !self.buckets.is_empty() {
-            let h = sum.2.get_or_insert_with(|| {
-                Histogram::new_with_bounds(LOWEST_US, HIGHEST_US, INTERVAL_SIGFIG)
-                    .expect("constant bounds")
-            });
-            for &(v, n) in &self.buckets {
-                h.record_n(v.clamp(LOWEST_US, HIGHEST_US), n).expect("clamped into bounds");
-            }
-        }
-    }
 }
 
 /// Everything recorded for one operation kind.
@@ -262,37 +200,6 @@ pub struct MemberRecord {
     pub latency: Histogram<u64>,
 }
 
-/// How well requests kept to a paced schedule.
-#[derive(Debug, Clone)]
-pub struct Pacing {
-    /// Requests started by the schedule.
-    pub paced: u64,
-    /// Requests that started more than [`LATE_AFTER`] after their intended start.
-    pub late: u64,
-    /// Actual send minus intended start, us (0 when on time).
-    pub lateness: Histogram<u64>,
-    /// How late the client woke up for slots it slept until, us: etcdlat's own timer and
-    /// scheduler lateness, as opposed to waiting for a free client.
-    pub timer: Histogram<u64>,
-    /// The first and the last actual start of a paced request.
-    pub span: Option<(Instant, Instant)>,
-}
-
-impl Pacing {
-    /// Requests started per second: the starts after the first over the time from the first
-    /// to the last. On schedule this is the rate itself, unaffected by how long the last
-    /// requests then take to complete.
-    #[must_use]
-    pub fn start_rate(&self) -> f64 {
-        match self.span {
-            Some((first, last)) if last > first && self.paced > 1 => {
-                (self.paced - 1) as f64 / last.duration_since(first).as_secs_f64()
-            }
-            _ => 0.0,
-        }
-    }
-}
-
 /// The most members a recorder attributes requests to (etcd clusters have a handful): past
 /// it, requests are still counted, just not per member.
 pub const MAX_MEMBERS: usize = 64;
@@ -312,26 +219,6 @@ fn sample_message(message: &str) -> Option<Box<str>> {
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect();
     (!kept.is_empty()).then(|| kept.into_boxed_str())
-}
-
-/// A request that starts later than this after its intended start is counted as late.
-pub const LATE_AFTER: Duration = Duration::from_millis(1);
-
-impl Pacing {
-    fn new() -> Self {
-        Self { paced: 0, late: 0, lateness: new_histogram(), timer: new_histogram(), span: None }
-    }
-
-    fn merge(&mut self, other: &Pacing) {
-        self.paced += other.paced;
-        self.late += other.late;
-        self.lateness.add(&other.lateness).expect("same bounds");
-        self.timer.add(&other.timer).expect("same bounds");
-        self.span = match (self.span, other.span) {
-            (Some((a0, a1)), Some((b0, b1))) => Some((a0.min(b0), a1.max(b1))),
-            (a, b) => a.or(b),
-        };
-    }
 }
 
 /// Records the outcome of every request of one worker.
