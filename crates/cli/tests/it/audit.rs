@@ -19,6 +19,8 @@ weight = 1
 [mix.op.put]
 key-space-size = 10
 sequential-keys = true
+# The mix's choices follow it: the same order of puts and reads every run.
+seed = 1
 
 [[mix]]
 weight = 1
