@@ -10,9 +10,12 @@
 //! - copies small writes into one buffer and writes it when the connection's task comes
 //!   back after the rest of the turn: a flush wakes the task and returns, so the logical
 //!   clients that are ready in the same turn add their requests first;
-//! - holds a buffer that holds nothing but PING acknowledgements until the next request
-//!   goes out, or [`PONG_HOLD`] at most: pings here measure bandwidth, a later
-//!   acknowledgement costs etcd nothing, and keepalive pings allow seconds;
+//! - holds PING acknowledgements apart, and sends them with the first request that goes
+//!   out once they are [`PONG_RIPE`] old, or alone at [`PONG_HOLD`]: etcd's pings here
+//!   estimate bandwidth, it has one outstanding at a time and sends the next with the next
+//!   request it receives after the acknowledgement, so acknowledging at once made one ping,
+//!   and one more wake-up of the client, per request; held, there is one per
+//!   [`PONG_RIPE`] at most, and keepalive pings allow seconds;
 //! - writes large payloads (1 MB values) straight from h2's buffers, after what it holds,
 //!   in one `writev` and without a copy.
 
@@ -25,8 +28,11 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::time::{Instant, Sleep};
 
+/// A PING acknowledgement goes with the first request written once it is this old.
+const PONG_RIPE: Duration = Duration::from_millis(2);
+
 /// The longest a PING acknowledgement waits for a request to go with it.
-pub(crate) const PONG_HOLD: Duration = Duration::from_millis(5);
+const PONG_HOLD: Duration = Duration::from_millis(5);
 
 /// Writes at least this large go straight to the socket (after what is held), not copied.
 const DIRECT: usize = 8 * 1024;
@@ -47,25 +53,35 @@ pub(crate) struct Wire {
     /// Bytes h2 wrote that are not on the socket yet: `held[sent..]`.
     held: Vec<u8>,
     sent: usize,
-    /// What is held is more than PING acknowledgements: it goes when the task comes back.
-    urgent: bool,
     /// The task was woken to come back and write.
     woken: bool,
-    /// The deadline of held PING acknowledgements; allocated on the first one.
+    /// PING acknowledgements h2 wrote, not yet moved to `held`.
+    pongs: Vec<u8>,
+    /// When the oldest of `pongs` was written.
+    pongs_since: Option<Instant>,
+    /// The deadline of `pongs`; allocated on the first one.
     pong: Option<Pin<Box<Sleep>>>,
-    pong_armed: bool,
+    /// [`PONG_RIPE`] and [`PONG_HOLD`] (other values in tests).
+    ripe: Duration,
+    hold: Duration,
 }
 
 impl Wire {
     pub(crate) fn new(io: Io) -> Self {
+        Self::holding(io, PONG_RIPE, PONG_HOLD)
+    }
+
+    fn holding(io: Io, ripe: Duration, hold: Duration) -> Self {
         Self {
             io,
             held: Vec::new(),
             sent: 0,
-            urgent: false,
             woken: false,
+            pongs: Vec::new(),
+            pongs_since: None,
             pong: None,
-            pong_armed: false,
+            ripe,
+            hold,
         }
     }
 
@@ -93,21 +109,40 @@ impl Wire {
             self.held.clear();
         }
         self.sent = 0;
-        self.urgent = false;
         self.woken = false;
-        self.pong_armed = false;
     }
 
-    /// Whether what is held is due now: anything but acknowledgements once the task came
-    /// back, acknowledgements once their deadline passed.
+    /// Whether something is due to be written now: what is held once the task came back,
+    /// PING acknowledgements alone once their deadline passed.
     fn due(&mut self, cx: &mut Context<'_>) -> bool {
-        if self.pending() == 0 {
-            return false;
+        self.ripen(cx, false);
+        self.pending() > 0
+    }
+
+    /// Moves the PING acknowledgements into `held` if they are to go now: with what is
+    /// held or `going` out beside it once they are [`PONG_RIPE`], or alone at their
+    /// deadline (its timer wakes the task).
+    fn ripen(&mut self, cx: &mut Context<'_>, going: bool) {
+        let Some(since) = self.pongs_since else { return };
+        let expired = self.pong.as_mut().is_some_and(|pong| pong.as_mut().poll(cx).is_ready());
+        if expired || ((going || self.pending() > 0) && since.elapsed() >= self.ripe) {
+            self.held.extend_from_slice(&self.pongs);
+            self.pongs.clear();
+            self.pongs_since = None;
         }
-        if self.urgent {
-            return true;
+    }
+
+    /// Holds PING acknowledgements (module docs) and arms their deadline.
+    fn hold_pongs(&mut self, bytes: &[u8]) {
+        self.pongs.extend_from_slice(bytes);
+        if self.pongs_since.is_none() {
+            let now = Instant::now();
+            self.pongs_since = Some(now);
+            match &mut self.pong {
+                Some(pong) => pong.as_mut().reset(now + self.hold),
+                None => self.pong = Some(Box::pin(tokio::time::sleep_until(now + self.hold))),
+            }
         }
-        self.pong_armed && self.pong.as_mut().is_some_and(|pong| pong.as_mut().poll(cx).is_ready())
     }
 
     /// Writes `bufs` after what is held, in one `writev` where the socket takes it all.
@@ -116,6 +151,7 @@ impl Wire {
         cx: &mut Context<'_>,
         bufs: &[IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
+        self.ripen(cx, true);
         loop {
             let held = self.pending();
             let mut slices: [IoSlice<'_>; MAX_SLICES] = [IoSlice::new(&[]); MAX_SLICES];
@@ -201,15 +237,17 @@ impl AsyncWrite for Wire {
         if total >= DIRECT {
             return this.poll_write_through(cx, bufs);
         }
+        if let [buf] = bufs
+            && only_pongs(buf)
+        {
+            this.hold_pongs(buf);
+            return Poll::Ready(Ok(total));
+        }
         if this.pending() + total > GATHER {
             ready!(this.poll_drain(cx))?;
         }
-        let start = this.held.len();
         for buf in bufs {
             this.held.extend_from_slice(buf);
-        }
-        if !this.urgent && !only_pongs(&this.held[start..]) {
-            this.urgent = true;
         }
         Poll::Ready(Ok(total))
     }
@@ -219,27 +257,18 @@ impl AsyncWrite for Wire {
     }
 
     /// Returns at once: what is held goes when the task comes back (it is woken for that
-    /// now), or, if it is only PING acknowledgements, with the next request or at their
-    /// deadline.
+    /// now); PING acknowledgements go with a later request or at their deadline.
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        if this.pending() == 0 {
-            return Pin::new(&mut this.io).poll_flush(cx);
-        }
-        if this.urgent {
+        if this.pending() > 0 {
             if !this.woken {
                 this.woken = true;
                 cx.waker().wake_by_ref();
             }
             return Poll::Ready(Ok(()));
         }
-        if !this.pong_armed {
-            this.pong_armed = true;
-            let deadline = Instant::now() + PONG_HOLD;
-            match &mut this.pong {
-                Some(pong) => pong.as_mut().reset(deadline),
-                None => this.pong = Some(Box::pin(tokio::time::sleep_until(deadline))),
-            }
+        if this.pongs_since.is_none() {
+            return Pin::new(&mut this.io).poll_flush(cx);
         }
         if this.due(cx) {
             ready!(this.poll_drain(cx))?;
@@ -249,6 +278,8 @@ impl AsyncWrite for Wire {
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
+        this.held.append(&mut this.pongs);
+        this.pongs_since = None;
         ready!(this.poll_drain(cx))?;
         Pin::new(&mut this.io).poll_shutdown(cx)
     }
@@ -327,6 +358,81 @@ mod tests {
         let mut f = vec![(len >> 16) as u8, (len >> 8) as u8, len as u8, kind, flags, 0, 0, 0, 0];
         f.extend_from_slice(payload);
         f
+    }
+
+    /// A [`Wire`] over loopback, with its acknowledgements ripe after `ripe` and due alone
+    /// after `hold`, and the server's end of the socket.
+    async fn loopback(ripe: Duration, hold: Duration) -> (Wire, std::net::TcpStream) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let client = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+        let (server, _) = listener.accept().unwrap();
+        server.set_nonblocking(true).unwrap();
+        (Wire::holding(Io::Plain(client), ripe, hold), server)
+    }
+
+    /// What h2 does with a frame: write it, flush, and (when woken) come back to read.
+    fn send(wire: &mut Wire, frame: &[u8]) {
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        let mut wire = Pin::new(wire);
+        assert!(
+            matches!(wire.as_mut().poll_write(&mut cx, frame), Poll::Ready(Ok(n)) if n == frame.len())
+        );
+        assert!(matches!(wire.as_mut().poll_flush(&mut cx), Poll::Ready(Ok(()))));
+        come_back(&mut wire);
+    }
+
+    /// The connection's task, woken, polls its byte stream for reading first.
+    fn come_back(wire: &mut Wire) {
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        let mut space = [0; 64];
+        assert!(Pin::new(wire).poll_read(&mut cx, &mut ReadBuf::new(&mut space)).is_pending());
+    }
+
+    /// Everything the server has received so far (loopback delivers within the send).
+    fn received(server: &mut std::net::TcpStream) -> Vec<u8> {
+        use std::io::Read;
+        let mut all = Vec::new();
+        let mut chunk = [0; 1024];
+        loop {
+            match server.read(&mut chunk) {
+                Ok(0) => return all,
+                Ok(n) => all.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return all,
+                Err(e) => panic!("{e}"),
+            }
+        }
+    }
+
+    const LONG: Duration = Duration::from_secs(3600);
+
+    #[tokio::test]
+    async fn an_acknowledgement_waits_until_ripe_and_then_goes_with_a_request() {
+        let (pong, request) = (frame(6, 1, &[7; 8]), frame(1, 4, b"headers"));
+        let (mut wire, mut server) = loopback(LONG, LONG).await;
+        send(&mut wire, &pong);
+        assert_eq!(received(&mut server), b"", "held");
+        send(&mut wire, &request);
+        assert_eq!(received(&mut server), request, "the request goes at once, without it");
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        assert!(Pin::new(&mut wire).poll_shutdown(&mut cx).is_ready());
+        assert_eq!(received(&mut server), pong, "nothing held is lost at shutdown");
+
+        let (mut wire, mut server) = loopback(Duration::ZERO, LONG).await;
+        send(&mut wire, &pong);
+        assert_eq!(received(&mut server), b"", "ripe, but nothing to go with");
+        send(&mut wire, &request);
+        assert_eq!(received(&mut server), [request, pong].concat(), "one write");
+    }
+
+    #[tokio::test]
+    async fn an_acknowledgement_goes_alone_at_its_deadline() {
+        let (mut wire, mut server) = loopback(LONG, Duration::ZERO).await;
+        let pong = frame(6, 1, &[7; 8]);
+        send(&mut wire, &pong);
+        // Its timer wakes the task, which comes back to read.
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        come_back(&mut wire);
+        assert_eq!(received(&mut server), pong);
     }
 
     #[test]
