@@ -23,6 +23,7 @@ use tonic::Status;
 
 use super::auth::Auth;
 use super::dial::Dialer;
+use super::wire::{Draining, Held, Wire};
 use crate::error::DriverError;
 
 /// HTTP/2 ping interval while requests are in flight. etcd closes connections that ping
@@ -88,18 +89,21 @@ impl std::fmt::Debug for Channel {
     }
 }
 
-/// Runs the connection `conn` on the current runtime. It lives until every handle is
-/// dropped, the server closes it, or a keepalive ping goes unanswered.
-fn spawn_connection<T>(send: SendRequest<Bytes>, mut conn: h2::client::Connection<T, Bytes>) -> Live
-where
-    T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
-{
+/// Runs the connection `conn` on the current runtime, or on the current thread's `LocalSet`
+/// if `local` ([`Dialer::on_this_thread`]). It lives until every handle is dropped, the
+/// server closes it, or a keepalive ping goes unanswered.
+fn spawn_connection(
+    send: SendRequest<Bytes>,
+    mut conn: h2::client::Connection<Wire, Bytes>,
+    flushed: Held,
+    local: bool,
+) -> Live {
     let inflight = Arc::new(AtomicUsize::new(0));
     let ping = conn.ping_pong();
     let watched = Arc::clone(&inflight);
-    tokio::spawn(async move {
+    let run = async move {
         tokio::select! {
-            result = conn => {
+            result = Draining::new(conn, flushed) => {
                 if let Err(e) = result {
                     tracing::debug!(error = %e, "HTTP/2 connection closed");
                 }
@@ -108,7 +112,12 @@ where
                 tracing::debug!("HTTP/2 keepalive unanswered: closing the connection");
             }
         }
-    });
+    };
+    if local {
+        tokio::task::spawn_local(run);
+    } else {
+        tokio::spawn(run);
+    }
     Live { send, inflight }
 }
 
@@ -119,8 +128,8 @@ impl Live {
         dialer: &Dialer,
         endpoint: &str,
     ) -> Result<(Self, (Scheme, Authority)), DriverError> {
-        let (send, conn, origin) = dialer.handshake(endpoint).await?;
-        Ok((spawn_connection(send, conn), origin))
+        let (send, conn, flushed, origin) = dialer.handshake(endpoint).await?;
+        Ok((spawn_connection(send, conn, flushed, dialer.local()), origin))
     }
 }
 

@@ -7,9 +7,11 @@
 //! that made two `writev` per request with one client (the request, then the ping's
 //! acknowledgement, each also waking etcd), and one per request with many. [`Wire`]
 //! instead:
-//! - copies small writes into one buffer and writes it when the connection's task comes
-//!   back after the rest of the turn: a flush wakes the task and returns, so the logical
-//!   clients that are ready in the same turn add their requests first;
+//! - copies small writes into one buffer and writes it once h2 is done with the poll that
+//!   wrote it: a flush only marks it ([`Held`]), and the connection's future
+//!   ([`Draining`]) polls h2 once more, whose read writes what is held first; h2 flushes
+//!   after every large DATA frame, and the requests of all the logical clients that woke
+//!   it go in one `send`;
 //! - holds PING acknowledgements apart, and sends them with the first request that goes
 //!   out once they are [`PONG_RIPE`] old, or alone at [`PONG_HOLD`]: etcd's pings here
 //!   estimate bandwidth, it has one outstanding at a time and sends the next with the next
@@ -19,8 +21,11 @@
 //! - writes large payloads (1 MB values) straight from h2's buffers, after what it holds,
 //!   in one `writev` and without a copy.
 
+use std::future::Future;
 use std::io::{self, IoSlice};
 use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
@@ -53,8 +58,10 @@ pub(crate) struct Wire {
     /// Bytes h2 wrote that are not on the socket yet: `held[sent..]`.
     held: Vec<u8>,
     sent: usize,
-    /// The task was woken to come back and write.
-    woken: bool,
+    /// Set when h2 flushed with something held: its connection is polled once more.
+    flushed: Held,
+    /// The socket did not take what is held; its readiness wakes the task.
+    blocked: bool,
     /// PING acknowledgements h2 wrote, not yet moved to `held`.
     pongs: Vec<u8>,
     /// When the oldest of `pongs` was written.
@@ -67,8 +74,11 @@ pub(crate) struct Wire {
 }
 
 impl Wire {
-    pub(crate) fn new(io: Io) -> Self {
-        Self::holding(io, PONG_RIPE, PONG_HOLD)
+    /// A byte stream for h2, and what its connection's [`Draining`] future is to watch.
+    pub(crate) fn new(io: Io) -> (Self, Held) {
+        let wire = Self::holding(io, PONG_RIPE, PONG_HOLD);
+        let flushed = wire.flushed.clone();
+        (wire, flushed)
     }
 
     fn holding(io: Io, ripe: Duration, hold: Duration) -> Self {
@@ -76,7 +86,8 @@ impl Wire {
             io,
             held: Vec::new(),
             sent: 0,
-            woken: false,
+            flushed: Held::default(),
+            blocked: false,
             pongs: Vec::new(),
             pongs_since: None,
             pong: None,
@@ -92,7 +103,9 @@ impl Wire {
     /// Writes everything held.
     fn poll_drain(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         while self.sent < self.held.len() {
-            let n = ready!(Pin::new(&mut self.io).poll_write(cx, &self.held[self.sent..]))?;
+            let written = Pin::new(&mut self.io).poll_write(cx, &self.held[self.sent..]);
+            self.blocked = written.is_pending();
+            let n = ready!(written)?;
             if n == 0 {
                 return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
             }
@@ -109,7 +122,6 @@ impl Wire {
             self.held.clear();
         }
         self.sent = 0;
-        self.woken = false;
     }
 
     /// Whether something is due to be written now: what is held once the task came back,
@@ -256,14 +268,14 @@ impl AsyncWrite for Wire {
         true
     }
 
-    /// Returns at once: what is held goes when the task comes back (it is woken for that
-    /// now); PING acknowledgements go with a later request or at their deadline.
+    /// Returns at once: what is held goes when h2 is polled once more ([`Draining`]), or
+    /// when the socket that did not take it is ready; PING acknowledgements go with a later
+    /// request or at their deadline.
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         if this.pending() > 0 {
-            if !this.woken {
-                this.woken = true;
-                cx.waker().wake_by_ref();
+            if !this.blocked {
+                this.flushed.0.store(true, Ordering::Relaxed);
             }
             return Poll::Ready(Ok(()));
         }
@@ -282,6 +294,39 @@ impl AsyncWrite for Wire {
         this.pongs_since = None;
         ready!(this.poll_drain(cx))?;
         Pin::new(&mut this.io).poll_shutdown(cx)
+    }
+}
+
+/// Whether a [`Wire`] holds what h2 flushed; shared by the wire and its connection's
+/// [`Draining`] future.
+#[derive(Clone, Default)]
+pub(crate) struct Held(Arc<AtomicBool>);
+
+/// h2's connection future, polled again within the same poll while its [`Wire`] holds what
+/// h2 flushed: h2 reads first, and the wire writes what it holds before reading. Each extra
+/// poll writes or finds the socket full (which then wakes the task), so it ends.
+pub(crate) struct Draining<F> {
+    connection: F,
+    flushed: Held,
+}
+
+impl<F> Draining<F> {
+    pub(crate) fn new(connection: F, flushed: Held) -> Self {
+        Self { connection, flushed }
+    }
+}
+
+impl<F: Future + Unpin> Future for Draining<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.get_mut();
+        loop {
+            let polled = Pin::new(&mut this.connection).poll(cx);
+            if polled.is_ready() || !this.flushed.0.swap(false, Ordering::Relaxed) {
+                return polled;
+            }
+        }
     }
 }
 
@@ -370,7 +415,7 @@ mod tests {
         (Wire::holding(Io::Plain(client), ripe, hold), server)
     }
 
-    /// What h2 does with a frame: write it, flush, and (when woken) come back to read.
+    /// What h2 does with a frame: write it, flush, and (polled again) read.
     fn send(wire: &mut Wire, frame: &[u8]) {
         let mut cx = Context::from_waker(std::task::Waker::noop());
         let mut wire = Pin::new(wire);
@@ -381,7 +426,7 @@ mod tests {
         come_back(&mut wire);
     }
 
-    /// The connection's task, woken, polls its byte stream for reading first.
+    /// The connection's task, polled again or woken, reads first.
     fn come_back(wire: &mut Wire) {
         let mut cx = Context::from_waker(std::task::Waker::noop());
         let mut space = [0; 64];
