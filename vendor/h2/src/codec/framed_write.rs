@@ -93,7 +93,8 @@ where
             final_flush_done: false,
             encoder: Encoder {
                 hpack: hpack::Encoder::default(),
-                buf: Cursor::new(BytesMut::with_capacity(DEFAULT_BUFFER_CAPACITY)),
+                // etcdlat: allocated as frames are buffered, not up front (has_capacity).
+                buf: Cursor::new(BytesMut::new()),
                 next: None,
                 last_data_frame: None,
                 max_frame_size: frame::DEFAULT_MAX_FRAME_SIZE,
@@ -307,9 +308,10 @@ where
     }
 
     fn has_capacity(&self) -> bool {
-        self.next.is_none()
-            && (self.buf.get_ref().capacity() - self.buf.get_ref().len()
-                >= self.min_buffer_capacity)
+        // etcdlat: the buffer grows as frames are put in it, so the bound on what is
+        // buffered before a flush is the capacity it had up front upstream.
+        let bound = self.buf.get_ref().capacity().max(DEFAULT_BUFFER_CAPACITY);
+        self.next.is_none() && (bound - self.buf.get_ref().len() >= self.min_buffer_capacity)
     }
 
     fn is_empty(&self) -> bool {

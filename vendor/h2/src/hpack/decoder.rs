@@ -158,7 +158,8 @@ impl Decoder {
             max_size_update: None,
             last_max_update: size,
             table: Table::new(size),
-            buffer: BytesMut::with_capacity(4096),
+            // etcdlat: allocated on the first Huffman-coded string, not up front.
+            buffer: BytesMut::new(),
         }
     }
 
