@@ -91,5 +91,5 @@ pub async fn connect_client(
     dial_timeout: std::time::Duration,
 ) -> Result<etcd_client::Client, DriverError> {
     let dialer = transport::Dialer::new(security, dial_timeout)?;
-    Ok(transport::Conn::dial_any(&dialer, endpoints).await?.client)
+    transport::control_client_any(&dialer, endpoints).await
 }

@@ -9,7 +9,7 @@ use etcd_client::{AlarmAction, AlarmType};
 use etcdlat_core::AlarmReport;
 
 use super::discovery::MemberInfo;
-use crate::transport::{Conn, Dialer, within};
+use crate::transport::{Dialer, control_client, within};
 
 /// How long the alarm list may take.
 const ALARM_TIMEOUT: Duration = Duration::from_secs(2);
@@ -23,8 +23,7 @@ pub(crate) async fn alarms(
     members: &[MemberInfo],
 ) -> Vec<AlarmReport> {
     for endpoint in endpoints {
-        let Ok(conn) = Conn::dial(dialer, endpoint).await else { continue };
-        let mut client = conn.client;
+        let Ok(mut client) = control_client(dialer, endpoint).await else { continue };
         let list = client.alarm(AlarmAction::Get, AlarmType::None, None);
         match within(ALARM_TIMEOUT, "Alarm", list).await {
             Ok(resp) => {

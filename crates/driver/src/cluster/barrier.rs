@@ -38,7 +38,7 @@ use std::time::{Duration, Instant};
 
 use etcd_client::{Client, EventType, GetOptions, KeyValue, PutOptions, WatchOptions};
 
-use crate::transport::{Conn, Dialer, Security, url};
+use crate::transport::{Dialer, Security, control_client_any, url};
 
 /// Time to live of a party's lease: how long a key outlives a party that died.
 pub const LEASE_TTL: Duration = Duration::from_secs(10);
@@ -226,10 +226,7 @@ impl Barrier {
         }
         let dialer = Dialer::new(&self.security, self.dial_timeout)
             .map_err(|e| self.failed("connecting", e))?;
-        Conn::dial_any(&dialer, &self.endpoints)
-            .await
-            .map(|conn| conn.client)
-            .map_err(|e| self.failed("connecting", e))
+        control_client_any(&dialer, &self.endpoints).await.map_err(|e| self.failed("connecting", e))
     }
 
     fn failed(&self, what: &'static str, reason: impl std::fmt::Display) -> BarrierError {

@@ -10,7 +10,7 @@ use etcdlat_core::{LeaderChange, TargetInfo};
 use tokio::sync::watch;
 
 use crate::error::DriverError;
-use crate::transport::{Conn, Dialer, source_chain, within};
+use crate::transport::{Dialer, control_client, source_chain, within};
 
 /// Status and member list, as one member sees them.
 pub(super) struct View {
@@ -24,7 +24,7 @@ impl View {
         let mut last_err = None;
         for endpoint in endpoints {
             let attempt = async {
-                let mut client = Conn::dial(dialer, endpoint).await?.client;
+                let mut client = control_client(dialer, endpoint).await?;
                 let view = Self::ask(&mut client, dialer)
                     .await
                     .map_err(|e| not_answering(endpoint, &e))?;

@@ -6,7 +6,7 @@ use etcd_client::Client;
 
 use super::discovery::{View, not_answering};
 use crate::error::DriverError;
-use crate::transport::{Conn, Dialer, within};
+use crate::transport::{Dialer, control_client, within};
 
 /// Rounds of HashKV asked before members that keep disagreeing on the compact revision are
 /// compared anyway; 100 ms apart.
@@ -35,7 +35,7 @@ pub(crate) async fn hashkv(
         } else {
             member.name().to_owned()
         };
-        let client = Conn::dial(dialer, member_url).await?.client;
+        let client = control_client(dialer, member_url).await?;
         members.push((name, member_url.clone(), client));
     }
     let mut round = 0;

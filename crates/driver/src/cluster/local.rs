@@ -22,7 +22,7 @@ use etcdlat_core::{LinkReport, Network, NetworkReport};
 use super::network::{Emulator, LinkParams, LinkState, MemberPorts};
 use super::orphan::{self, Guard};
 use crate::error::DriverError;
-use crate::transport::{Conn, Dialer, Security, TlsOptions, within};
+use crate::transport::{Dialer, Security, TlsOptions, control_client, within};
 
 /// How to start a local cluster.
 #[derive(Debug, Clone)]
@@ -692,7 +692,7 @@ impl Drop for LocalCluster {
 }
 
 async fn status_leader(dialer: &Dialer, url: &str) -> Result<u64, String> {
-    let mut client = Conn::dial(dialer, url).await.map_err(|e| e.to_string())?.client;
+    let mut client = control_client(dialer, url).await.map_err(|e| e.to_string())?;
     let status = within(Duration::from_secs(1), "Status", client.status());
     status.await.map(|s| s.leader()).map_err(|e| e.to_string())
 }

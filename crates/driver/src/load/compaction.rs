@@ -15,7 +15,7 @@ use etcdlat_core::{Compaction, ErrorCode, OpKind, Recorder};
 use tokio::sync::watch;
 use tokio::time::MissedTickBehavior;
 
-use crate::transport::{Conn, Dialer, status};
+use crate::transport::{Dialer, control_client_any, status};
 
 /// Compacts every `cfg.interval` until `measure_end` (a run of a fixed duration) or until
 /// `stop` turns true; records the compactions that complete from `measure_start` on, in
@@ -30,7 +30,7 @@ pub(crate) async fn run(
     mut stop: watch::Receiver<bool>,
 ) -> Recorder {
     let mut recorder = Recorder::new(&[OpKind::Compact], measure_start, interval);
-    let Ok(Conn { mut client, .. }) = Conn::dial_any(&dialer, &endpoints).await else {
+    let Ok(mut client) = control_client_any(&dialer, &endpoints).await else {
         recorder.record_error(OpKind::Compact, ErrorCode::Unavailable, Instant::now());
         return recorder;
     };

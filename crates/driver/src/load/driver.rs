@@ -23,7 +23,7 @@ use crate::cluster::metrics::{self, SAMPLE_INTERVAL, Sampler, Usage};
 use crate::cluster::target;
 use crate::cluster::toxiproxy::Proxies;
 use crate::error::DriverError;
-use crate::transport::{Conn, DEFAULT_DIAL_TIMEOUT, Dialer, Security};
+use crate::transport::{DEFAULT_DIAL_TIMEOUT, Dialer, Security, control_client_any};
 
 /// Builds a [`Driver`]: where to connect and how.
 #[derive(Debug, Clone)]
@@ -455,9 +455,8 @@ impl Driver {
         }
         let audit = match &measured.audit {
             Some(history) => {
-                let client = Conn::dial_any(&self.dialer, &self.config.endpoints)
+                let client = control_client_any(&self.dialer, &self.config.endpoints)
                     .await
-                    .map(|c| c.client)
                     .map_err(|e| e.to_string());
                 let name = |id: u64| {
                     members

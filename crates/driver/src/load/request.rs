@@ -281,8 +281,15 @@ struct State {
 }
 
 impl State {
-    fn leases(&mut self, conn: &Conn) -> &mut etcd_client::LeaseClient {
-        self.lease_client.get_or_insert_with(|| conn.client.lease_client())
+    async fn leases(
+        &mut self,
+        conn: &Conn,
+    ) -> Result<&mut etcd_client::LeaseClient, tonic::Status> {
+        let client = match self.lease_client.take() {
+            Some(client) => client,
+            None => conn.client().await.map_err(status)?.lease_client(),
+        };
+        Ok(self.lease_client.insert(client))
     }
 }
 
@@ -388,11 +395,11 @@ impl Ops {
     ) -> Result<(), tonic::Status> {
         match &self.items[op].1 {
             Instance::LeaseRevoke { ttl } if state.leases.is_empty() => {
-                let lease = state.leases(conn).grant(*ttl, None).await.map_err(status)?;
+                let lease = state.leases(conn).await?.grant(*ttl, None).await.map_err(status)?;
                 state.leases.push_back(lease.id());
             }
             Instance::LeaseKeepalive { ttl } if state.keepalive.is_none() => {
-                let lc = state.leases(conn);
+                let lc = state.leases(conn).await?;
                 let lease = lc.grant(*ttl, None).await.map_err(status)?;
                 let stream = lc.keep_alive(lease.id()).await.map_err(status)?;
                 state.keepalive = Some(stream);
@@ -532,7 +539,7 @@ impl Ops {
                 }
             }
             Instance::LeaseGrant { ttl } => {
-                let lease = state.leases(conn).grant(*ttl, None).await.map_err(status)?;
+                let lease = state.leases(conn).await?.grant(*ttl, None).await.map_err(status)?;
                 if state.leases.len() == MAX_HELD_LEASES {
                     state.leases.pop_front();
                 }
@@ -546,7 +553,7 @@ impl Ops {
                     .leases
                     .pop_back()
                     .ok_or_else(|| tonic::Status::failed_precondition("no lease to revoke"))?;
-                let resp = state.leases(conn).revoke(id).await.map_err(status)?;
+                let resp = state.leases(conn).await?.revoke(id).await.map_err(status)?;
                 Ok(Done { keys: 1, member: member_of_ec(resp.header()), ..Done::default() })
             }
             Instance::LeaseKeepalive { .. } => {

@@ -122,7 +122,7 @@ impl Runner {
         if self.plan.locker == StmLocker::Stm || state.session.is_some() {
             return Ok(());
         }
-        let mut leases = conn.client.lease_client();
+        let mut leases = conn.client().await.map_err(status)?.lease_client();
         let lease = leases.grant(SESSION_TTL, None).await.map_err(status)?.id();
         let (mut keeper, mut stream) = leases.keep_alive(lease).await.map_err(status)?;
         let (end, mut ended) = oneshot::channel::<()>();
@@ -180,10 +180,22 @@ impl Runner {
         if let Some(key) = guard {
             match self.plan.locker {
                 StmLocker::LockRpc => {
-                    conn.client.lock_client().unlock(key).await.map_err(status)?;
+                    conn.client()
+                        .await
+                        .map_err(status)?
+                        .lock_client()
+                        .unlock(key)
+                        .await
+                        .map_err(status)?;
                 }
                 _ => {
-                    conn.client.kv_client().delete(key, None).await.map_err(status)?;
+                    conn.client()
+                        .await
+                        .map_err(status)?
+                        .kv_client()
+                        .delete(key, None)
+                        .await
+                        .map_err(status)?;
                 }
             }
         }
@@ -267,7 +279,9 @@ impl Runner {
 /// Takes the lock with etcd's Lock RPC; returns the key to unlock with.
 async fn lock_rpc(conn: &Conn, lease: i64) -> Result<Vec<u8>, tonic::Status> {
     let resp = conn
-        .client
+        .client()
+        .await
+        .map_err(status)?
         .lock_client()
         .lock("stmlock", Some(LockOptions::new().with_lease(lease)))
         .await
@@ -278,7 +292,7 @@ async fn lock_rpc(conn: &Conn, lease: i64) -> Result<Vec<u8>, tonic::Status> {
 /// Takes the client-side mutex: creates this client's key under [`LOCK_PREFIX`], then waits
 /// until no key created before it remains. Returns the key to delete to unlock.
 async fn lock_client(conn: &Conn, lease: i64) -> Result<Vec<u8>, tonic::Status> {
-    let mut kv = conn.client.kv_client();
+    let mut kv = conn.client().await.map_err(status)?.kv_client();
     let key = format!("{LOCK_PREFIX}{lease:x}").into_bytes();
     let txn = Txn::new()
         .when([EcCompare::create_revision(key.clone(), CompareOp::Equal, 0)])
@@ -309,7 +323,9 @@ async fn lock_client(conn: &Conn, lease: i64) -> Result<Vec<u8>, tonic::Status> 
         let Some(prev) = ahead.kvs().first() else { return Ok(key) };
         let from = ahead.header().map_or(0, etcd_client::ResponseHeader::revision) + 1;
         let mut stream = conn
-            .client
+            .client()
+            .await
+            .map_err(status)?
             .watch_client()
             .watch(prev.key().to_vec(), Some(WatchOptions::new().with_start_revision(from)))
             .await

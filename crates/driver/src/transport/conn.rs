@@ -1,8 +1,12 @@
 //! The connection the rest of the driver uses: one HTTP/2 connection to one member, with
-//! the hot path's KV client and etcd-client (leases, locks, watches, control calls) over
-//! it. Opened cold ([`Conn::dial`]: control clients) or warm ([`Conn::open`]: the load's).
+//! the hot path's KV client and etcd-client (leases, locks, watches) over it, opened warm
+//! ([`Conn::open`]: the load's); and etcd-client alone over a cold connection for control
+//! calls ([`control_client`]).
+
+use std::sync::Arc;
 
 use bytes::Bytes;
+use tokio::sync::OnceCell;
 use tonic::{Code, Status};
 
 use super::channel::Channel;
@@ -16,17 +20,13 @@ use crate::error::DriverError;
 pub(crate) struct Conn {
     /// The hot path's client; clone it to carry a token cache of one's own.
     pub kv: Kv,
-    /// etcd-client, for everything the hot path does not send itself.
-    pub client: etcd_client::Client,
+    /// etcd-client over the same connection, for everything the hot path does not send
+    /// itself (leases, locks, watches, control calls): made on first use, as most of a
+    /// load's connections never need it and it takes 3.6 KB.
+    client: Arc<OnceCell<Box<etcd_client::Client>>>,
 }
 
 impl Conn {
-    /// Opens one connection to `endpoint` (TCP, TLS if asked for, HTTP/2) without sending
-    /// anything on it yet.
-    pub(crate) async fn dial(dialer: &Dialer, endpoint: &str) -> Result<Self, DriverError> {
-        Self::over(Channel::connect(dialer, endpoint).await?, endpoint).await
-    }
-
     /// Opens one connection and checks that etcd answers on it, with the run's token, so
     /// that the connection, its HTTP/2 stream machinery and the server's handler are warm
     /// before measurement starts.
@@ -43,7 +43,7 @@ impl Conn {
             ..RangeRequest::default()
         };
         match tokio::time::timeout(dialer.timeout(), kv.range(req)).await {
-            Ok(Ok(_)) => Self::over(channel, endpoint).await,
+            Ok(Ok(_)) => Ok(Self { kv: Kv::new(channel), client: Arc::default() }),
             Ok(Err(status)) => Err(refused(dialer, endpoint, &status)),
             Err(_) => Err(DriverError::NotAnswering {
                 endpoint: endpoint.to_owned(),
@@ -52,31 +52,44 @@ impl Conn {
         }
     }
 
-    /// A connection to the first of `endpoints` that can be dialled.
-    pub(crate) async fn dial_any(
-        dialer: &Dialer,
-        endpoints: &[String],
-    ) -> Result<Self, DriverError> {
-        let mut last = None;
-        for endpoint in endpoints {
-            match Self::dial(dialer, endpoint).await {
-                Ok(conn) => return Ok(conn),
-                Err(e) => last = Some(e),
-            }
-        }
-        Err(last.unwrap_or_else(|| DriverError::Endpoint {
-            endpoint: String::new(),
-            reason: "no endpoints".to_owned(),
-        }))
+    /// etcd-client over this connection, made on first use.
+    pub(crate) async fn client(&self) -> Result<&etcd_client::Client, etcd_client::Error> {
+        let made = self.client.get_or_try_init(|| async {
+            let channel = self.kv.channel().etcd_channel();
+            etcd_client::Client::from_channel(channel, None).await.map(Box::new)
+        });
+        Ok(made.await?)
     }
+}
 
-    async fn over(channel: Channel, endpoint: &str) -> Result<Self, DriverError> {
-        let client =
-            etcd_client::Client::from_channel(channel.etcd_channel(), None).await.map_err(|e| {
-                DriverError::NotAnswering { endpoint: endpoint.to_owned(), reason: e.to_string() }
-            })?;
-        Ok(Self { kv: Kv::new(channel), client })
+/// etcd-client over a new connection to `endpoint` (TCP, TLS if asked for, HTTP/2), for
+/// control calls; nothing is sent on it yet.
+pub(crate) async fn control_client(
+    dialer: &Dialer,
+    endpoint: &str,
+) -> Result<etcd_client::Client, DriverError> {
+    let channel = Channel::connect(dialer, endpoint).await?;
+    etcd_client::Client::from_channel(channel.etcd_channel(), None).await.map_err(|e| {
+        DriverError::NotAnswering { endpoint: endpoint.to_owned(), reason: e.to_string() }
+    })
+}
+
+/// [`control_client`] to the first of `endpoints` that can be dialled.
+pub(crate) async fn control_client_any(
+    dialer: &Dialer,
+    endpoints: &[String],
+) -> Result<etcd_client::Client, DriverError> {
+    let mut last = None;
+    for endpoint in endpoints {
+        match control_client(dialer, endpoint).await {
+            Ok(client) => return Ok(client),
+            Err(e) => last = Some(e),
+        }
     }
+    Err(last.unwrap_or_else(|| DriverError::Endpoint {
+        endpoint: String::new(),
+        reason: "no endpoints".to_owned(),
+    }))
 }
 
 /// Why a connection's first request failed, naming the likely cause.

@@ -30,6 +30,11 @@ impl Kv {
         Self { conn, token: None }
     }
 
+    /// The connection requests go on.
+    pub(super) fn channel(&self) -> &Channel {
+        &self.conn
+    }
+
     /// Sends `body` to `path`, with the run's token when it has one, and answers the
     /// response message's bytes. The one await of the hot path: every logical client holds
     /// this future, so it is the same type for every request and decoding happens after.

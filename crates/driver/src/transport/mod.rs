@@ -5,12 +5,12 @@
 //! Layers, each file importing only those below it:
 //! - [`message`], [`frame`], [`mod@status`]: etcd's messages, gRPC's framing and statuses;
 //! - [`security`], [`auth`]: TLS and credentials, the run's token;
-//! - [`wire`]: a connection's byte stream, each turn's frames gathered into one write;
+//! - [`wire`]: a connection's byte stream, each poll's frames gathered into one write;
 //! - [`dial`]: TCP, TLS and the HTTP/2 handshake;
 //! - [`channel`]: one running HTTP/2 connection, redialled when lost;
 //! - [`unary`], [`service`]: a unary call on a channel, etcd-client's service on one;
 //! - [`kv`]: the hot path's client, one future per request;
-//! - [`conn`]: [`Conn`], the one connection type the rest of the driver opens;
+//! - [`conn`]: [`Conn`], the one connection type the load opens, and control clients;
 //! - [`control`]: deadlines and errors of etcd-client's control requests.
 //!
 //! Nothing a server sends panics the client: whatever its frames, statuses and bodies, a
@@ -32,7 +32,7 @@ mod status;
 mod unary;
 mod wire;
 
-pub(crate) use conn::Conn;
+pub(crate) use conn::{Conn, control_client, control_client_any};
 pub(crate) use control::{outcome_unknown, source_chain, status, within};
 pub use dial::DEFAULT_DIAL_TIMEOUT;
 pub(crate) use dial::{Dialer, url};

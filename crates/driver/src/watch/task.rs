@@ -147,10 +147,14 @@ async fn stream(local: Rc<Local>, conn: Conn, s: u64) {
     let n = (watchers.end - watchers.start) as usize;
     local.issue(OpKind::WatchCreate, n as u64);
     let sent = vec![Cell::new(plan.start); n];
-    let mut client = conn.client.watch_client().max_decoding_message_size(MAX_RESPONSE_BYTES);
     let key = |w: u64| plan.keys[plan.key_of(w)].to_vec();
-    sent[0].set(Instant::now());
-    let stream = match client.watch(key(first), Some(plan.options.clone())).await {
+    let created = async {
+        let client = conn.client().await?;
+        let mut client = client.watch_client().max_decoding_message_size(MAX_RESPONSE_BYTES);
+        sent[0].set(Instant::now());
+        client.watch(key(first), Some(plan.options.clone())).await
+    };
+    let stream = match created.await {
         Ok(stream) => stream,
         Err(e) => {
             local.creates_failed(n, code_of(e), Instant::now());

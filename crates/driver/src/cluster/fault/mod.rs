@@ -40,7 +40,7 @@ mod network;
 mod process;
 mod request;
 use crate::error::DriverError;
-use crate::transport::{Conn, Dialer};
+use crate::transport::{Dialer, control_client};
 
 /// Where the steps act: the member processes when the cluster is local, and the endpoints;
 /// for a cluster etcdlat did not start, the toxiproxy server in front of it, if any.
@@ -482,7 +482,7 @@ impl Executor {
 }
 
 async fn connect(dialer: &Dialer, member_url: &str) -> Result<Client, String> {
-    Conn::dial(dialer, member_url).await.map(|conn| conn.client).map_err(|e| e.to_string())
+    control_client(dialer, member_url).await.map_err(|e| e.to_string())
 }
 
 /// A member's own id and the leader it knows, if it answers within [`STATUS_TIMEOUT`], asked
@@ -496,7 +496,7 @@ async fn status(
     let ask = async {
         let mut client = match client {
             Some(c) => c,
-            None => Conn::dial(dialer, member_url).await.ok()?.client,
+            None => control_client(dialer, member_url).await.ok()?,
         };
         let status = client.status().await.ok()?;
         let answer = (status.header()?.member_id(), status.leader());
