@@ -150,7 +150,7 @@ impl Worker {
                     }
                 };
                 let local = tokio::task::LocalSet::new();
-                local.block_on(&rt, serve(endpoints, dialer.on_this_thread(), rx, ready_tx));
+                local.block_on(&rt, serve(endpoints, dialer, rx, ready_tx));
             })
             .map_err(|e| DriverError::io("starting a worker thread", e))?;
         let mut worker = Self { index, tx: Some(tx), thread: Some(thread) };
@@ -714,7 +714,7 @@ async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> JobResult {
         job.retarget.clone(),
         job.placement,
         conns.len(),
-        job.dialer.on_this_thread(),
+        job.dialer.clone(),
     ));
 
     tokio::time::sleep_until(job.start_at.into()).await;

@@ -89,19 +89,17 @@ impl std::fmt::Debug for Channel {
     }
 }
 
-/// Runs the connection `conn` on the current runtime, or on the current thread's `LocalSet`
-/// if `local` ([`Dialer::on_this_thread`]). It lives until every handle is dropped, the
-/// server closes it, or a keepalive ping goes unanswered.
+/// Runs the connection `conn` on the current runtime. It lives until every handle is
+/// dropped, the server closes it, or a keepalive ping goes unanswered.
 fn spawn_connection(
     send: SendRequest<Bytes>,
     mut conn: h2::client::Connection<Wire, Bytes>,
     flushed: Held,
-    local: bool,
 ) -> Live {
     let inflight = Arc::new(AtomicUsize::new(0));
     let ping = conn.ping_pong();
     let watched = Arc::clone(&inflight);
-    let run = async move {
+    tokio::spawn(async move {
         tokio::select! {
             result = Draining::new(conn, flushed) => {
                 if let Err(e) = result {
@@ -112,12 +110,7 @@ fn spawn_connection(
                 tracing::debug!("HTTP/2 keepalive unanswered: closing the connection");
             }
         }
-    };
-    if local {
-        tokio::task::spawn_local(run);
-    } else {
-        tokio::spawn(run);
-    }
+    });
     Live { send, inflight }
 }
 
@@ -129,7 +122,7 @@ impl Live {
         endpoint: &str,
     ) -> Result<(Self, (Scheme, Authority)), DriverError> {
         let (send, conn, flushed, origin) = dialer.handshake(endpoint).await?;
-        Ok((spawn_connection(send, conn, flushed, dialer.local()), origin))
+        Ok((spawn_connection(send, conn, flushed), origin))
     }
 }
 

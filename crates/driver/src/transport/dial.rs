@@ -50,8 +50,6 @@ pub(crate) type Handshake =
 #[derive(Clone, Debug)]
 pub(crate) struct Dialer {
     inner: Arc<Inner>,
-    /// Connections' tasks go on the current thread's `LocalSet` (a worker's).
-    local: bool,
 }
 
 #[derive(Debug)]
@@ -80,20 +78,7 @@ impl Dialer {
             let config = security.tls.client_config()?;
             let _ = inner.tls_config.set(Ok(config));
         }
-        Ok(Self { inner: Arc::new(inner), local: false })
-    }
-
-    /// This dialer for a worker thread: the tasks of the connections it dials run on the
-    /// thread's `LocalSet`, beside the logical clients that use them, so that a response
-    /// wakes its client and the request goes out within one poll of the `LocalSet`, without
-    /// a trip through the runtime's scheduler (and its poll of the driver) each way.
-    pub(crate) fn on_this_thread(&self) -> Self {
-        Self { inner: Arc::clone(&self.inner), local: true }
-    }
-
-    /// Whether connections' tasks go on the current thread's `LocalSet`.
-    pub(crate) fn local(&self) -> bool {
-        self.local
+        Ok(Self { inner: Arc::new(inner) })
     }
 
     /// The dial timeout.
@@ -363,7 +348,6 @@ mod tests {
                 auth: None,
                 sources: Sources::with_per_source(3),
             }),
-            local: false,
         };
         let endpoint = etcd.endpoint();
         let authority: Authority = endpoint.trim_start_matches("http://").parse().unwrap();
@@ -397,7 +381,6 @@ mod tests {
                 auth: None,
                 sources: Sources::default(),
             }),
-            local: false,
         };
         assert!(tls.uses_tls("h:1"));
         assert!(!tls.uses_tls("http://h:1"));
