@@ -19,7 +19,7 @@
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use etcdlat::core::{OpKind, Operation, PutOp, Scenario};
+use etcdlat::core::{OpKind, Operation, PutOp, Report, Scenario};
 use etcdlat::driver::Driver;
 use etcdlat_testkit::NullServer;
 
@@ -40,6 +40,12 @@ fn put_scenario(total: u64, clients: u32) -> Scenario {
     s
 }
 
+/// The run's worker CPU, scaled to the `iters` requests criterion asked for.
+fn worker_cpu_per(report: &Report, iters: u64) -> Duration {
+    let cpu = report.client.as_ref().and_then(|c| c.worker_cpu_s).expect("worker CPU measured");
+    Duration::from_secs_f64(cpu * iters as f64 / report.requests() as f64)
+}
+
 fn end_to_end(c: &mut Criterion) {
     let server = NullServer::start();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
@@ -52,15 +58,8 @@ fn end_to_end(c: &mut Criterion) {
         group.measurement_time(Duration::from_secs(5));
         group.bench_function("worker-cpu", |b| {
             b.iter_custom(|iters| {
-                let s = put_scenario(iters, clients);
-                let report = rt.block_on(driver.run(&s)).expect("a run");
-                let cpu = report
-                    .client
-                    .as_ref()
-                    .and_then(|c| c.worker_cpu_s)
-                    .expect("worker CPU measured");
-                // Scaled to the requests criterion asked for.
-                Duration::from_secs_f64(cpu * iters as f64 / report.requests() as f64)
+                let report = rt.block_on(driver.run(&put_scenario(iters, clients))).expect("a run");
+                worker_cpu_per(&report, iters)
             });
         });
         // The same with the audit on: its recording in the workers (the read back after
@@ -71,12 +70,7 @@ fn end_to_end(c: &mut Criterion) {
                 s.checks.audit = true;
                 let report = rt.block_on(driver.run(&s)).expect("a run");
                 assert!(report.audit.is_some(), "the run was audited");
-                let cpu = report
-                    .client
-                    .as_ref()
-                    .and_then(|c| c.worker_cpu_s)
-                    .expect("worker CPU measured");
-                Duration::from_secs_f64(cpu * iters as f64 / report.requests() as f64)
+                worker_cpu_per(&report, iters)
             });
         });
         group.bench_function("wall", |b| {
