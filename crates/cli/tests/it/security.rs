@@ -143,6 +143,21 @@ async fn auth_runs_with_a_password_from_the_flag_or_the_environment() {
     put(&endpoint, &json).arg("--user=root").env("ETCDLAT_PASSWORD", SECRET).assert().success();
     assert_eq!(count(only_run(&read_report(&json)), "/ops/put/ok"), 200);
 
+    // Watch streams (the client's own, not etcd-client's) carry the token too.
+    let json = dir.path().join("watch.json");
+    etcdlat()
+        .arg(format!("--endpoints={endpoint}"))
+        .args(["--conns=2", "--user=root", "watch", "--streams=2", "--watch-per-stream=3"])
+        .args(["--put-total=10", "--json"])
+        .arg(&json)
+        .env("ETCDLAT_PASSWORD", SECRET)
+        .assert()
+        .success();
+    let report = read_report(&json);
+    assert_eq!(count(only_run(&report), "/ops/watch-create/ok"), 6);
+    assert_eq!(count(only_run(&report), "/watch/received"), 60, "10 puts reach 6 watchers");
+    assert_eq!(count(only_run(&report), "/watch/missing"), 0);
+
     let line = refused(
         "wrong password",
         put(&endpoint, &json).arg("--user=root").env("ETCDLAT_PASSWORD", "wrong-pw"),

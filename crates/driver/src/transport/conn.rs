@@ -13,6 +13,7 @@ use super::channel::Channel;
 use super::dial::Dialer;
 use super::kv::Kv;
 use super::message::RangeRequest;
+use super::watch::{WatchReceiver, WatchSender};
 use crate::error::DriverError;
 
 /// One connection to one endpoint; cloning shares it.
@@ -50,6 +51,17 @@ impl Conn {
                 reason: "no answer to a read within the dial timeout".to_owned(),
             }),
         }
+    }
+
+    /// Opens a watch stream on this connection, with the run's token if it has one
+    /// ([`super::watch`]).
+    pub(crate) async fn watch(&self) -> Result<(WatchSender, WatchReceiver), Status> {
+        let channel = self.kv.channel();
+        let token = match channel.auth() {
+            Some(auth) => auth.token(|request| channel.authenticate(request)).await?.1,
+            None => None,
+        };
+        channel.watch(token).await
     }
 
     /// etcd-client over this connection, made on first use.

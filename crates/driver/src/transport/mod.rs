@@ -10,6 +10,7 @@
 //! - [`channel`]: one running HTTP/2 connection, redialled when lost;
 //! - [`unary`], [`service`]: a unary call on a channel, etcd-client's service on one;
 //! - [`kv`]: the hot path's client, one future per request;
+//! - [`watch`]: a watch stream of the client's own, without etcd-client;
 //! - [`conn`]: [`Conn`], the one connection type the load opens, and control clients;
 //! - [`control`]: deadlines and errors of etcd-client's control requests.
 //!
@@ -30,6 +31,7 @@ mod security;
 mod service;
 mod status;
 mod unary;
+mod watch;
 mod wire;
 
 pub(crate) use conn::{Conn, control_client, control_client_any};
@@ -38,3 +40,4 @@ pub use dial::DEFAULT_DIAL_TIMEOUT;
 pub(crate) use dial::{Dialer, url};
 pub(crate) use kv::Kv;
 pub use security::{Credentials, Security, TlsOptions};
+pub(crate) use watch::{WatchCreate, WatchReceiver};

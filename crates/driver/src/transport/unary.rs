@@ -136,17 +136,8 @@ fn send(
     body: Body,
     token: Option<&HeaderValue>,
 ) -> Result<h2::client::ResponseFuture, Status> {
-    let mut request = Request::new(());
-    *request.method_mut() = Method::POST;
-    *request.uri_mut() = uri;
-    let headers = request.headers_mut();
-    headers.reserve(3);
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
-    headers.insert(TE, HeaderValue::from_static("trailers"));
-    if let Some(token) = token {
-        headers.insert(TOKEN.clone(), token.clone());
-    }
-    let (response, mut stream) = sender.send_request(request, false).map_err(h2_status)?;
+    let (response, mut stream) =
+        sender.send_request(request_head(uri, token), false).map_err(h2_status)?;
     match body {
         Body::One(frame) => stream.send_data(frame, true),
         Body::Split(head, value) => {
@@ -157,9 +148,26 @@ fn send(
     Ok(response)
 }
 
+/// A gRPC call's request head: `uri`, with `token` if the run has one.
+pub(super) fn request_head(uri: Uri, token: Option<&HeaderValue>) -> Request<()> {
+    let mut request = Request::new(());
+    *request.method_mut() = Method::POST;
+    *request.uri_mut() = uri;
+    let headers = request.headers_mut();
+    headers.reserve(3);
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
+    headers.insert(TE, HeaderValue::from_static("trailers"));
+    if let Some(token) = token {
+        headers.insert(TOKEN.clone(), token.clone());
+    }
+    request
+}
+
 /// A response's body, once its head says a message follows: errors before any message
 /// come as a trailers-only response, with the status in the head.
-fn answer_body(response: http::Response<h2::RecvStream>) -> Result<h2::RecvStream, Status> {
+pub(super) fn answer_body(
+    response: http::Response<h2::RecvStream>,
+) -> Result<h2::RecvStream, Status> {
     let (head, body) = response.into_parts();
     check_http(head.status)?;
     match grpc_status(&head.headers) {

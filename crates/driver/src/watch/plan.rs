@@ -7,9 +7,10 @@ use std::ops::Range;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use etcd_client::WatchOptions;
 use etcdlat_core::workload::keyspace::{KeyGen, random_value};
 use etcdlat_core::{OpKind, Scenario, WatchGetOp, WatchLatencyOp, WatchOp};
+
+use crate::transport::WatchCreate;
 
 use super::ack::Acks;
 
@@ -51,7 +52,7 @@ pub(super) struct Plan {
     pub(super) watched: Vec<usize>,
     /// Watchers of each distinct key.
     pub(super) watchers_of_key: Vec<u64>,
-    pub(super) options: WatchOptions,
+    pub(super) options: WatchCreate,
     pub(super) events: Events,
     pub(super) puts: Option<Puts>,
     /// Whether a getter runs (watch-get).
@@ -103,7 +104,7 @@ impl Plan {
             keys,
             watched,
             watchers_of_key,
-            options: WatchOptions::new(),
+            options: WatchCreate::default(),
             events: Events::Stamped { value_len: STAMP_LEN },
             puts: Some(Puts {
                 putters: u64::from(scenario.load.clients.max(1)),
@@ -129,10 +130,7 @@ impl Plan {
         let watchers = op.streams * op.watchers_per_stream;
         let (keys, watched, watchers_of_key) = group_keys(std::iter::once(key), watchers);
         let value_len = (op.val_size as usize).max(STAMP_LEN);
-        let mut options = WatchOptions::new();
-        if op.prevkv {
-            options = options.with_prev_key();
-        }
+        let options = WatchCreate { prev_kv: op.prevkv, ..WatchCreate::default() };
         let base = Instant::now();
         Self {
             kinds: vec![
@@ -182,7 +180,7 @@ impl Plan {
             keys,
             watched,
             watchers_of_key,
-            options: WatchOptions::new().with_start_revision(first),
+            options: WatchCreate { start_revision: first, ..WatchCreate::default() },
             events: Events::CatchUp { first, last },
             puts: None,
             get: true,

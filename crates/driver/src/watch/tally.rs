@@ -6,14 +6,14 @@ use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 use std::time::Instant;
 
-use etcd_client::Event;
+use etcd_client::proto::PbEvent;
 use etcdlat_core::{ErrorCode, OpKind, Recorder};
 use tokio::sync::Notify;
 
 use super::ack::Ack;
 use super::plan::{Events, Plan, STAMP_LEN};
 use crate::transport::message::PutResponse;
-use crate::transport::{outcome_unknown, status};
+use crate::transport::outcome_unknown;
 
 /// Counts of one worker.
 #[derive(Debug, Clone, Copy, Default)]
@@ -135,14 +135,14 @@ impl Local {
         self.recorder.borrow_mut().record_errors(OpKind::WatchCreate, code, n as u64, now);
     }
 
-    pub(super) fn on_events(&self, watcher: &mut Watcher, events: &[Event], arrival: Instant) {
+    pub(super) fn on_events(&self, watcher: &mut Watcher, events: &[PbEvent], arrival: Instant) {
         let plan = &*self.plan;
         let arrival_ns = plan.since_base(arrival);
         let mut tally = self.tally.get();
         let mut rec = self.recorder.borrow_mut();
         for event in events {
-            let Some(kv) = event.kv() else { continue };
-            let revision = kv.mod_revision();
+            let Some(kv) = &event.kv else { continue };
+            let revision = kv.mod_revision;
             let sent_ns = match &plan.events {
                 Events::CatchUp { first, last } => {
                     if revision < *first || revision > *last {
@@ -151,7 +151,7 @@ impl Local {
                     None
                 }
                 Events::Stamped { value_len } | Events::Acked { value_len, .. } => {
-                    match stamp_of(kv.value(), *value_len) {
+                    match stamp_of(&kv.value, *value_len) {
                         Some(ns) => Some(ns),
                         None => continue,
                     }
@@ -264,10 +264,6 @@ pub(super) fn stamp_of(value: &[u8], len: usize) -> Option<u64> {
 
 pub(super) fn code(status: &tonic::Status) -> ErrorCode {
     ErrorCode::from_grpc(status.code() as i32)
-}
-
-pub(super) fn code_of(error: etcd_client::Error) -> ErrorCode {
-    code(&status(error))
 }
 
 #[cfg(test)]

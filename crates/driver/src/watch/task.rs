@@ -8,20 +8,17 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::{BufMut, Bytes, BytesMut};
-use etcd_client::WatchResponseStream;
 use etcdlat_core::{ErrorCode, OpKind};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use super::phase::Phase;
 use super::plan::{Plan, STAMP_LEN, WATCH_GET_RANGE_KEY};
-use super::tally::{Local, Watcher, WorkerResult, WorkerState, code, code_of};
+use super::tally::{Local, Watcher, WorkerResult, WorkerState, code};
 use crate::load::worker::STOP_GRACE;
-use crate::transport::Conn;
-use crate::transport::Kv;
-use crate::transport::frame::MAX_RESPONSE_BYTES;
 use crate::transport::message::Key;
 use crate::transport::message::{PutRequest, RangeRequest};
+use crate::transport::{Conn, Kv, WatchReceiver};
 
 /// How often a worker publishes how many events it has seen (never per event).
 const PUBLISH_EVERY: Duration = Duration::from_millis(10);
@@ -147,39 +144,29 @@ async fn stream(local: Rc<Local>, conn: Conn, s: u64) {
     let n = (watchers.end - watchers.start) as usize;
     local.issue(OpKind::WatchCreate, n as u64);
     let sent = vec![Cell::new(plan.start); n];
-    let key = |w: u64| plan.keys[plan.key_of(w)].to_vec();
-    let created = async {
-        let client = conn.client().await?;
-        let mut client = client.watch_client().max_decoding_message_size(MAX_RESPONSE_BYTES);
-        sent[0].set(Instant::now());
-        client.watch(key(first), Some(plan.options.clone())).await
-    };
-    let stream = match created.await {
+    let key = |w: u64| &plan.keys[plan.key_of(w)][..];
+    let (mut requests, mut responses) = match conn.watch().await {
         Ok(stream) => stream,
-        Err(e) => {
-            local.creates_failed(n, code_of(e), Instant::now());
+        Err(status) => {
+            local.creates_failed(n, code(&status), Instant::now());
             local.stream_ready();
             return;
         }
     };
-    let (mut requests, mut responses) = stream.split();
-    let send = async {
-        for (k, sent) in sent.iter().enumerate().skip(1) {
-            sent.set(Instant::now());
-            let options = Some(plan.options.clone());
-            if requests.watch(key(first + k as u64), options).await.is_err() {
-                // The stream has failed; the receiving side learns why.
-                break;
-            }
+    for (k, sent) in sent.iter().enumerate() {
+        sent.set(Instant::now());
+        if requests.create(key(first + k as u64), &plan.options).is_err() {
+            // The stream has failed; the receiving side learns why.
+            break;
         }
-        // Kept until the stream ends: dropping it would half-close the stream.
-        requests
-    };
-    let (_requests, ()) = tokio::join!(send, receive(&local, &mut responses, &sent));
+    }
+    receive(&local, &mut responses, &sent).await;
+    // Kept until the stream ends: dropping it earlier would half-close the stream.
+    drop(requests);
 }
 
 /// Receives a stream's responses: the `created` answers in order, then events.
-async fn receive(local: &Local, responses: &mut WatchResponseStream, sent: &[Cell<Instant>]) {
+async fn receive(local: &Local, responses: &mut WatchReceiver, sent: &[Cell<Instant>]) {
     let n = sent.len();
     let mut created = 0;
     let mut ids: HashMap<i64, usize> = HashMap::with_capacity(n);
@@ -191,7 +178,7 @@ async fn receive(local: &Local, responses: &mut WatchResponseStream, sent: &[Cel
             Ok(Some(response)) => response,
             ended => {
                 let code = match ended {
-                    Err(e) => code_of(e),
+                    Err(status) => code(&status),
                     _ => ErrorCode::Unavailable,
                 };
                 if created < n {
@@ -206,12 +193,12 @@ async fn receive(local: &Local, responses: &mut WatchResponseStream, sent: &[Cel
                 return;
             }
         };
-        if response.created() {
+        if response.created {
             if created < n {
-                let ok = !response.canceled();
+                let ok = !response.canceled;
                 local.created(sent[created].get(), now, ok);
                 if ok {
-                    ids.insert(response.watch_id(), created);
+                    ids.insert(response.watch_id, created);
                 }
                 created += 1;
                 if created == n {
@@ -220,21 +207,20 @@ async fn receive(local: &Local, responses: &mut WatchResponseStream, sent: &[Cel
             }
             continue;
         }
-        if response.canceled() {
+        if response.canceled {
             tracing::warn!(
-                watch_id = response.watch_id(),
-                reason = response.cancel_reason(),
-                compact_revision = response.compact_revision(),
+                watch_id = response.watch_id,
+                reason = response.cancel_reason,
+                compact_revision = response.compact_revision,
                 "etcd cancelled a watcher; its later events are missing"
             );
             continue;
         }
-        let events = response.events();
-        if events.is_empty() {
+        if response.events.is_empty() {
             continue;
         }
-        if let Some(&k) = ids.get(&response.watch_id()) {
-            local.on_events(&mut watchers[k], events, now);
+        if let Some(&k) = ids.get(&response.watch_id) {
+            local.on_events(&mut watchers[k], &response.events, now);
         }
     }
 }

@@ -1,0 +1,238 @@
+//! A watch stream on a [`Channel`], without etcd-client or tonic: create requests framed by
+//! hand and written to the HTTP/2 stream, responses decoded from it as they arrive.
+//!
+//! Through etcd-client, each watch stream carried tonic's 8 KiB encode and decode buffers,
+//! a task pumping its request body, and a channel of requests: 24.5 KB per stream over its
+//! connection. Here a stream is its two h2 handles and a receive buffer that grows only to
+//! the largest response it has held.
+
+use std::future::Future;
+
+use bytes::{Buf, Bytes, BytesMut};
+use etcd_client::proto::PbWatchResponse;
+use http::HeaderValue;
+use http::uri::PathAndQuery;
+use prost::encoding::{self, WireType};
+use tonic::Status;
+
+use super::channel::{Channel, Inflight};
+use super::frame::MAX_RESPONSE_BYTES;
+use super::status::{grpc_status, h2_status};
+use super::unary::{answer_body, request_head};
+
+/// etcd's Watch method.
+const WATCH: &str = "/etcdserverpb.Watch/Watch";
+
+/// How a watcher is created (`etcdserverpb.WatchCreateRequest`, the fields etcdlat sets;
+/// the key is given per watcher).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct WatchCreate {
+    /// Events from this revision on (0: from the next one).
+    pub start_revision: i64,
+    /// Each event carries the key's previous value.
+    pub prev_kv: bool,
+}
+
+impl WatchCreate {
+    /// The framed `WatchRequest { create_request }` for `key`.
+    fn framed(&self, key: &[u8]) -> Bytes {
+        let mut create = Vec::with_capacity(key.len() + 16);
+        encoding::encode_key(1, WireType::LengthDelimited, &mut create);
+        encoding::encode_varint(key.len() as u64, &mut create);
+        create.extend_from_slice(key);
+        if self.start_revision != 0 {
+            encoding::int64::encode(3, &self.start_revision, &mut create);
+        }
+        if self.prev_kv {
+            encoding::bool::encode(6, &true, &mut create);
+        }
+        let mut request = Vec::with_capacity(create.len() + 8);
+        encoding::encode_key(1, WireType::LengthDelimited, &mut request);
+        encoding::encode_varint(create.len() as u64, &mut request);
+        request.extend_from_slice(&create);
+        let mut framed = Vec::with_capacity(request.len() + 5);
+        framed.push(0);
+        framed.extend_from_slice(&(request.len() as u32).to_be_bytes());
+        framed.extend_from_slice(&request);
+        framed.into()
+    }
+}
+
+/// The sending half of a watch stream; dropping it half-closes the stream, and etcd then
+/// ends it, so it is kept for as long as the watchers are wanted.
+pub(crate) struct WatchSender {
+    stream: h2::SendStream<Bytes>,
+}
+
+impl WatchSender {
+    /// Asks for one more watcher on `key`; etcd answers with a `created` response, in the
+    /// order asked.
+    pub(crate) fn create(&mut self, key: &[u8], how: &WatchCreate) -> Result<(), Status> {
+        self.stream.send_data(how.framed(key), false).map_err(h2_status)
+    }
+}
+
+/// The receiving half of a watch stream.
+pub(crate) struct WatchReceiver {
+    head: Option<h2::client::ResponseFuture>,
+    recv: Option<h2::RecvStream>,
+    /// Received bytes not yet decoded into a message.
+    buf: BytesMut,
+    _open: Inflight,
+}
+
+impl WatchReceiver {
+    /// The next response; `None` when etcd ended the stream with an OK status.
+    pub(crate) async fn message(&mut self) -> Result<Option<PbWatchResponse>, Status> {
+        if let Some(head) = self.head.take() {
+            // etcd sends the head with its first response, after the first create.
+            self.recv = Some(answer_body(head.await.map_err(h2_status)?)?);
+        }
+        let Some(recv) = self.recv.as_mut() else {
+            return Err(Status::internal("watch stream read after it ended"));
+        };
+        loop {
+            if let Some(message) = next_message(&mut self.buf)? {
+                return prost::Message::decode(message)
+                    .map(Some)
+                    .map_err(|e| Status::internal(format!("undecodable watch response: {e}")));
+            }
+            match recv.data().await {
+                Some(chunk) => {
+                    let chunk = chunk.map_err(h2_status)?;
+                    let _ = recv.flow_control().release_capacity(chunk.len());
+                    self.buf.extend_from_slice(&chunk);
+                }
+                None => {
+                    let trailers = recv.trailers().await.map_err(h2_status)?;
+                    self.recv = None;
+                    if !self.buf.is_empty() {
+                        return Err(Status::internal("watch stream ended inside a message"));
+                    }
+                    return match trailers.as_ref().and_then(grpc_status) {
+                        Some(Ok(())) => Ok(None),
+                        Some(Err(status)) => Err(status),
+                        None => Err(Status::internal("watch stream ended without grpc-status")),
+                    };
+                }
+            }
+        }
+    }
+}
+
+/// The next whole gRPC message at the front of `buf`, if one has arrived.
+fn next_message(buf: &mut BytesMut) -> Result<Option<Bytes>, Status> {
+    let [compressed, a, b, c, d, ..] = buf[..] else { return Ok(None) };
+    if compressed != 0 {
+        return Err(Status::internal("compressed watch response"));
+    }
+    let len = u32::from_be_bytes([a, b, c, d]) as usize;
+    if len > MAX_RESPONSE_BYTES {
+        return Err(Status::resource_exhausted(format!(
+            "watch response larger than {MAX_RESPONSE_BYTES} bytes"
+        )));
+    }
+    if buf.len() < 5 + len {
+        buf.reserve(5 + len - buf.len());
+        return Ok(None);
+    }
+    buf.advance(5);
+    Ok(Some(buf.split_to(len).freeze()))
+}
+
+impl Channel {
+    /// Opens a watch stream carrying `token`; its first create is sent with it, as etcd
+    /// answers the stream's head only with the first response.
+    pub(crate) fn watch(
+        &self,
+        token: Option<HeaderValue>,
+    ) -> impl Future<Output = Result<(WatchSender, WatchReceiver), Status>> + 'static {
+        let mut conn = self.clone();
+        async move {
+            let mut redial = None;
+            std::future::poll_fn(|cx| conn.poll_ready(cx, &mut redial)).await?;
+            let open = conn.stream_opened();
+            let head = request_head(conn.uri(PathAndQuery::from_static(WATCH)), token.as_ref());
+            let (response, stream) = conn.sender().send_request(head, false).map_err(h2_status)?;
+            let receiver = WatchReceiver {
+                head: Some(response),
+                recv: None,
+                buf: BytesMut::new(),
+                _open: open,
+            };
+            Ok((WatchSender { stream }, receiver))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// etcd's `WatchRequest` and `WatchCreateRequest` (rpc.proto), to read back what
+    /// [`WatchCreate::framed`] writes.
+    #[derive(Clone, PartialEq, prost::Message)]
+    struct WatchRequest {
+        #[prost(message, optional, tag = "1")]
+        create_request: Option<WatchCreateRequest>,
+    }
+
+    #[derive(Clone, PartialEq, prost::Message)]
+    struct WatchCreateRequest {
+        #[prost(bytes = "vec", tag = "1")]
+        key: Vec<u8>,
+        #[prost(bytes = "vec", tag = "2")]
+        range_end: Vec<u8>,
+        #[prost(int64, tag = "3")]
+        start_revision: i64,
+        #[prost(bool, tag = "4")]
+        progress_notify: bool,
+        #[prost(bool, tag = "6")]
+        prev_kv: bool,
+        #[prost(int64, tag = "7")]
+        watch_id: i64,
+    }
+
+    #[test]
+    fn create_requests_are_framed_as_etcd_reads_them() {
+        for how in [
+            WatchCreate::default(),
+            WatchCreate { start_revision: 42, prev_kv: true },
+            WatchCreate { start_revision: 0, prev_kv: true },
+        ] {
+            let framed = how.framed(b"\x00key/\xff");
+            assert_eq!(framed[0], 0, "not compressed");
+            let len = u32::from_be_bytes(framed[1..5].try_into().unwrap()) as usize;
+            assert_eq!(len, framed.len() - 5);
+            let request: WatchRequest = prost::Message::decode(&framed[5..]).unwrap();
+            let create = request.create_request.expect("a create request");
+            assert_eq!(create.key, b"\x00key/\xff");
+            assert_eq!(create.start_revision, how.start_revision);
+            assert_eq!(create.prev_kv, how.prev_kv);
+            assert_eq!(
+                (create.range_end.len(), create.progress_notify, create.watch_id),
+                (0, false, 0)
+            );
+        }
+    }
+
+    #[test]
+    fn messages_are_cut_from_the_stream_as_they_complete() {
+        let one = [&[0u8, 0, 0, 0, 3][..], b"abc"].concat();
+        let empty = [0u8, 0, 0, 0, 0];
+        let mut buf = BytesMut::new();
+        buf.extend_from_slice(&one[..4]);
+        assert_eq!(next_message(&mut buf).unwrap(), None, "a partial prefix");
+        buf.extend_from_slice(&one[4..7]);
+        assert_eq!(next_message(&mut buf).unwrap(), None, "a partial message");
+        buf.extend_from_slice(&one[7..]);
+        buf.extend_from_slice(&empty);
+        assert_eq!(next_message(&mut buf).unwrap().as_deref(), Some(&b"abc"[..]));
+        assert_eq!(next_message(&mut buf).unwrap().as_deref(), Some(&b""[..]));
+        assert!(buf.is_empty());
+        buf.extend_from_slice(&[1, 0, 0, 0, 0]);
+        assert!(next_message(&mut buf).is_err(), "compressed");
+        let mut huge = BytesMut::from(&[0u8, 0xff, 0xff, 0xff, 0xff][..]);
+        assert!(next_message(&mut huge).is_err(), "over the size limit");
+    }
+}
