@@ -1,7 +1,7 @@
 //! The connection the rest of the driver uses: one HTTP/2 connection to one member, with
-//! the hot path's KV client and etcd-client (leases, locks, watches) over it, opened warm
-//! ([`Conn::open`]: the load's); and etcd-client alone over a cold connection for control
-//! calls ([`control_client`]).
+//! the hot path's KV client, its watch streams, and etcd-client (leases, locks) over it,
+//! opened warm ([`Conn::open`]: the load's); and etcd-client alone over a cold connection
+//! for control calls ([`control_client`]).
 
 use std::sync::Arc;
 
@@ -21,9 +21,9 @@ use crate::error::DriverError;
 pub(crate) struct Conn {
     /// The hot path's client; clone it to carry a token cache of one's own.
     pub kv: Kv,
-    /// etcd-client over the same connection, for everything the hot path does not send
-    /// itself (leases, locks, watches, control calls): made on first use, as most of a
-    /// load's connections never need it and it takes 3.6 KB.
+    /// etcd-client over the same connection, for everything the client does not send
+    /// itself (leases, locks, STM's watches): made on first use, as most of a load's
+    /// connections never need it and it takes 3.6 KB.
     client: Arc<OnceCell<Box<etcd_client::Client>>>,
 }
 
