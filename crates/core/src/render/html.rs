@@ -191,6 +191,15 @@ impl Page {
             self.text(&failure);
             self.raw("</p>\n");
         }
+        if !run.alarms.is_empty() {
+            self.heading(3, "Alarms");
+            self.raw(
+                "<p class=\"warning\">etcd's alarms when the run ended. NOSPACE: the database \
+                 reached its quota and the cluster refuses writes.</p>\n",
+            );
+            let rows = run.alarms.iter().map(|a| vec![cell(&a.member), cell(&a.alarm)]).collect();
+            self.table(&["Member", "Alarm"], rows);
+        }
 
         self.heading(3, "What ran");
         self.raw("<div class=\"grid\">\n");

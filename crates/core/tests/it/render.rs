@@ -202,10 +202,14 @@ fn markdown_table() {
 }
 
 #[test]
-fn alarms_are_named_in_the_text() {
+fn alarms_are_named_in_the_text_and_the_page() {
     let text = render::text(&full_report(), &TextOptions::default());
     assert!(text.contains("\nAlarms:\n  m1:\tNOSPACE\n"), "{text}");
     assert!(!render::text(&put_report(), &TextOptions::default()).contains("Alarms"));
+    let page = render::html(&ReportSet::new(vec![full_report()]));
+    assert!(page.contains(">Alarms</h3>"), "a heading");
+    assert!(page.contains("<td>m1</td><td>NOSPACE</td>"), "a row per alarm");
+    assert!(!render::html(&ReportSet::new(vec![put_report()])).contains(">Alarms</h3>"));
 }
 
 #[test]
