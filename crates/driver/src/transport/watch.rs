@@ -133,7 +133,8 @@ fn next_message(buf: &mut BytesMut) -> Result<Option<Bytes>, Status> {
         )));
     }
     if buf.len() < 5 + len {
-        buf.reserve(5 + len - buf.len());
+        // Not reserved up front: the length is the server's word, and the buffer grows
+        // with what actually arrives.
         return Ok(None);
     }
     buf.advance(5);
@@ -234,5 +235,8 @@ mod tests {
         assert!(next_message(&mut buf).is_err(), "compressed");
         let mut huge = BytesMut::from(&[0u8, 0xff, 0xff, 0xff, 0xff][..]);
         assert!(next_message(&mut huge).is_err(), "over the size limit");
+        let mut claimed = BytesMut::from(&[0u8, 0x10, 0, 0, 0][..]);
+        assert_eq!(next_message(&mut claimed).unwrap(), None);
+        assert!(claimed.capacity() < 1 << 20, "a claimed 256 MiB is not allocated up front");
     }
 }
