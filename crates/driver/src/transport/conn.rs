@@ -11,7 +11,7 @@ use tonic::{Code, Status};
 
 use super::channel::Channel;
 use super::dial::Dialer;
-use super::kv::Kv;
+use super::kv::{Kv, fetch_token};
 use super::message::RangeRequest;
 use super::watch::{WatchReceiver, WatchSender};
 use crate::error::DriverError;
@@ -57,11 +57,8 @@ impl Conn {
     /// ([`super::watch`]).
     pub(crate) async fn watch(&self) -> Result<(WatchSender, WatchReceiver), Status> {
         let channel = self.kv.channel();
-        let token = match channel.auth() {
-            Some(auth) => auth.token(|request| channel.authenticate(request)).await?.1,
-            None => None,
-        };
-        channel.watch(token).await
+        let (_, token) = fetch_token(channel, None).await?;
+        channel.clone().watch(token).await
     }
 
     /// etcd-client over this connection, made on first use.

@@ -119,7 +119,7 @@ fn cached_token<'t>(
 
 /// The run's current token and its generation, authenticating first if there is none
 /// yet, or renewing it first if `stale` (the generation a rejected token came from).
-fn fetch_token(conn: &Channel, stale: Option<u64>) -> TokenFetch {
+pub(super) fn fetch_token(conn: &Channel, stale: Option<u64>) -> TokenFetch {
     let conn = conn.clone();
     Box::pin(async move {
         let Some(auth) = conn.auth() else { return Ok((0, None)) };

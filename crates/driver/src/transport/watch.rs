@@ -6,8 +6,6 @@
 //! connection. Here a stream is its two h2 handles and a receive buffer that grows only to
 //! the largest response it has held (benches/README.md: a few KB at most).
 
-use std::future::Future;
-
 use bytes::{Buf, Bytes, BytesMut};
 use etcd_client::proto::PbWatchResponse;
 use http::HeaderValue;
@@ -142,27 +140,19 @@ fn next_message(buf: &mut BytesMut) -> Result<Option<Bytes>, Status> {
 }
 
 impl Channel {
-    /// Opens a watch stream carrying `token`; its first create is sent with it, as etcd
-    /// answers the stream's head only with the first response.
-    pub(crate) fn watch(
-        &self,
+    /// Opens a watch stream carrying `token`. The receiver waits for the response's head:
+    /// etcd sends it only with its first response, after the first create.
+    pub(crate) async fn watch(
+        mut self,
         token: Option<HeaderValue>,
-    ) -> impl Future<Output = Result<(WatchSender, WatchReceiver), Status>> + 'static {
-        let mut conn = self.clone();
-        async move {
-            let mut redial = None;
-            std::future::poll_fn(|cx| conn.poll_ready(cx, &mut redial)).await?;
-            let open = conn.stream_opened();
-            let head = request_head(conn.uri(PathAndQuery::from_static(WATCH)), token.as_ref());
-            let (response, stream) = conn.sender().send_request(head, false).map_err(h2_status)?;
-            let receiver = WatchReceiver {
-                head: Some(response),
-                recv: None,
-                buf: BytesMut::new(),
-                _open: open,
-            };
-            Ok((WatchSender { stream }, receiver))
-        }
+    ) -> Result<(WatchSender, WatchReceiver), Status> {
+        self.ready().await?;
+        let open = self.stream_opened();
+        let head = request_head(self.uri(PathAndQuery::from_static(WATCH)), token.as_ref());
+        let (response, stream) = self.sender().send_request(head, false).map_err(h2_status)?;
+        let receiver =
+            WatchReceiver { head: Some(response), recv: None, buf: BytesMut::new(), _open: open };
+        Ok((WatchSender { stream }, receiver))
     }
 }
 
