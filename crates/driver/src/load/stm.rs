@@ -178,24 +178,13 @@ impl Runner {
         };
         let result = self.transact(kv, &chosen).await;
         if let Some(key) = guard {
+            let client = conn.client().await.map_err(status)?;
             match self.plan.locker {
                 StmLocker::LockRpc => {
-                    conn.client()
-                        .await
-                        .map_err(status)?
-                        .lock_client()
-                        .unlock(key)
-                        .await
-                        .map_err(status)?;
+                    client.lock_client().unlock(key).await.map_err(status)?;
                 }
                 _ => {
-                    conn.client()
-                        .await
-                        .map_err(status)?
-                        .kv_client()
-                        .delete(key, None)
-                        .await
-                        .map_err(status)?;
+                    client.kv_client().delete(key, None).await.map_err(status)?;
                 }
             }
         }
@@ -292,7 +281,8 @@ async fn lock_rpc(conn: &Conn, lease: i64) -> Result<Vec<u8>, tonic::Status> {
 /// Takes the client-side mutex: creates this client's key under [`LOCK_PREFIX`], then waits
 /// until no key created before it remains. Returns the key to delete to unlock.
 async fn lock_client(conn: &Conn, lease: i64) -> Result<Vec<u8>, tonic::Status> {
-    let mut kv = conn.client().await.map_err(status)?.kv_client();
+    let client = conn.client().await.map_err(status)?;
+    let mut kv = client.kv_client();
     let key = format!("{LOCK_PREFIX}{lease:x}").into_bytes();
     let txn = Txn::new()
         .when([EcCompare::create_revision(key.clone(), CompareOp::Equal, 0)])
@@ -322,10 +312,7 @@ async fn lock_client(conn: &Conn, lease: i64) -> Result<Vec<u8>, tonic::Status> 
         let ahead = kv.get(LOCK_PREFIX, Some(opts)).await.map_err(status)?;
         let Some(prev) = ahead.kvs().first() else { return Ok(key) };
         let from = ahead.header().map_or(0, etcd_client::ResponseHeader::revision) + 1;
-        let mut stream = conn
-            .client()
-            .await
-            .map_err(status)?
+        let mut stream = client
             .watch_client()
             .watch(prev.key().to_vec(), Some(WatchOptions::new().with_start_revision(from)))
             .await
