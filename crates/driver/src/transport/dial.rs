@@ -48,9 +48,7 @@ pub(crate) type Handshake =
 
 /// Dials connections for one driver.
 #[derive(Clone, Debug)]
-pub(crate) struct Dialer {
-    inner: Arc<Inner>,
-}
+pub(crate) struct Dialer(Arc<Inner>);
 
 #[derive(Debug)]
 struct Inner {
@@ -78,29 +76,29 @@ impl Dialer {
             let config = security.tls.client_config()?;
             let _ = inner.tls_config.set(Ok(config));
         }
-        Ok(Self { inner: Arc::new(inner) })
+        Ok(Self(Arc::new(inner)))
     }
 
     /// The dial timeout.
     pub(crate) fn timeout(&self) -> Duration {
-        self.inner.timeout
+        self.0.timeout
     }
 
     /// The run's authentication, if it has credentials.
     pub(crate) fn auth(&self) -> Option<&Arc<Auth>> {
-        self.inner.auth.as_ref()
+        self.0.auth.as_ref()
     }
 
     /// Whether `endpoint` is dialled with TLS: `https://`, or a bare `host:port` when TLS
     /// options are set.
     pub(crate) fn uses_tls(&self, endpoint: &str) -> bool {
-        endpoint.starts_with("https://") || (!endpoint.contains("://") && self.inner.tls.is_set())
+        endpoint.starts_with("https://") || (!endpoint.contains("://") && self.0.tls.is_set())
     }
 
     fn tls_config(&self) -> Result<Arc<ClientConfig>, DriverError> {
-        self.inner
+        self.0
             .tls_config
-            .get_or_init(|| self.inner.tls.client_config().map_err(|e| e.to_string()))
+            .get_or_init(|| self.0.tls.client_config().map_err(|e| e.to_string()))
             .clone()
             .map_err(|reason| DriverError::TlsConfig { reason })
     }
@@ -129,7 +127,7 @@ impl Dialer {
             .initial_window_size(STREAM_WINDOW)
             .initial_connection_window_size(CONNECTION_WINDOW)
             .handshake::<_, Bytes>(wire);
-        let (send, conn) = match tokio::time::timeout(self.inner.timeout, handshake).await {
+        let (send, conn) = match tokio::time::timeout(self.0.timeout, handshake).await {
             Ok(Ok(pair)) => pair,
             Ok(Err(e)) => return Err(connect_error(format!("HTTP/2 handshake failed: {e}"))),
             Err(_) => return Err(connect_error(self.within("no HTTP/2 handshake"))),
@@ -149,14 +147,14 @@ impl Dialer {
             |reason: String| DriverError::Connect { endpoint: endpoint.to_owned(), reason };
         let port = authority.port_u16().unwrap_or(if tls.is_some() { 443 } else { 80 });
         let host = authority.host().trim_start_matches('[').trim_end_matches(']').to_owned();
-        let source = host.parse().ok().and_then(|ip| self.inner.sources.next(ip, port));
+        let source = host.parse().ok().and_then(|ip| self.0.sources.next(ip, port));
         let tcp = async {
             match source {
                 Some(source) => connect_from(source, &host, port).await,
                 None => TcpStream::connect((host.as_str(), port)).await,
             }
         };
-        let tcp = match tokio::time::timeout(self.inner.timeout, tcp).await {
+        let tcp = match tokio::time::timeout(self.0.timeout, tcp).await {
             Ok(Ok(tcp)) => tcp,
             Ok(Err(e)) => return Err(connect_error(e.to_string())),
             Err(_) => return Err(connect_error(self.within("no connection"))),
@@ -168,7 +166,7 @@ impl Dialer {
             reason: format!("not a TLS server name: {e}"),
         })?;
         let handshake = tokio_rustls::TlsConnector::from(config).connect(name, tcp);
-        match tokio::time::timeout(self.inner.timeout, handshake).await {
+        match tokio::time::timeout(self.0.timeout, handshake).await {
             Ok(Ok(stream)) => Ok(Io::Tls(Box::new(stream))),
             Ok(Err(e)) => {
                 Err(DriverError::Tls { endpoint: endpoint.to_owned(), reason: tls_reason(&e) })
@@ -182,21 +180,16 @@ impl Dialer {
 
     /// The loopback source addresses connections were spread over, when more than one.
     pub(crate) fn source_addresses(&self) -> Vec<String> {
-        self.inner.sources.used()
+        self.0.sources.used()
     }
 
     /// Starts counting connections afresh, once those dialled before were all closed.
     pub(crate) fn forget_sources(&self) {
-        self.inner
-            .sources
-            .dialled
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clear();
+        self.0.sources.dialled.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clear();
     }
 
     fn within(&self, what: &str) -> String {
-        format!("{what} within the dial timeout ({:?})", self.inner.timeout)
+        format!("{what} within the dial timeout ({:?})", self.0.timeout)
     }
 
     /// A byte stream to `url` (`http://` or `https://`) for HTTP/1.1, with the run's TLS for
@@ -340,15 +333,13 @@ mod tests {
     #[tokio::test]
     async fn connections_from_further_loopback_addresses_reach_etcd() {
         let etcd = etcdlat_testkit::Etcd::start().await;
-        let dialer = Dialer {
-            inner: Arc::new(Inner {
-                timeout: DEFAULT_DIAL_TIMEOUT,
-                tls: TlsOptions::default(),
-                tls_config: OnceLock::new(),
-                auth: None,
-                sources: Sources::with_per_source(3),
-            }),
-        };
+        let dialer = Dialer(Arc::new(Inner {
+            timeout: DEFAULT_DIAL_TIMEOUT,
+            tls: TlsOptions::default(),
+            tls_config: OnceLock::new(),
+            auth: None,
+            sources: Sources::with_per_source(3),
+        }));
         let endpoint = etcd.endpoint();
         let authority: Authority = endpoint.trim_start_matches("http://").parse().unwrap();
         let mut sources = std::collections::BTreeSet::new();
@@ -373,15 +364,13 @@ mod tests {
         let plain = Dialer::new(&Security::default(), DEFAULT_DIAL_TIMEOUT).unwrap();
         assert!(plain.uses_tls("https://h:1"));
         assert!(!plain.uses_tls("h:1"));
-        let tls = Dialer {
-            inner: Arc::new(Inner {
-                timeout: DEFAULT_DIAL_TIMEOUT,
-                tls: TlsOptions { insecure_skip_verify: true, ..TlsOptions::default() },
-                tls_config: OnceLock::new(),
-                auth: None,
-                sources: Sources::default(),
-            }),
-        };
+        let tls = Dialer(Arc::new(Inner {
+            timeout: DEFAULT_DIAL_TIMEOUT,
+            tls: TlsOptions { insecure_skip_verify: true, ..TlsOptions::default() },
+            tls_config: OnceLock::new(),
+            auth: None,
+            sources: Sources::default(),
+        }));
         assert!(tls.uses_tls("h:1"));
         assert!(!tls.uses_tls("http://h:1"));
     }
