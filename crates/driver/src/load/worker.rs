@@ -137,8 +137,11 @@ impl Worker {
                         return;
                     }
                 }
+                // Sockets and timers only: without the process and signal drivers, a
+                // worker does not look for exited children each time it parks.
                 let rt = match tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
+                    .enable_io()
+                    .enable_time()
                     .on_thread_park(parking::park)
                     .on_thread_unpark(parking::unpark)
                     .build()
