@@ -8,10 +8,12 @@
 //!   literals, no table);
 //! - `tokio`: the same frames from one task on a current-thread tokio runtime, as etcdlat's
 //!   workers run;
+//! - `tasks`: the same frames, the connection in a task of its own and the client on a
+//!   `LocalSet`, as etcdlat splits them: two tasks and two wake-ups per put;
 //! - `h2`: the same puts through `h2` (the vendored one etcdlat uses) straight on the
 //!   socket, its connection in a second task; it acknowledges pings at once.
 //!
-//! `cargo bench --bench floor -- HOST:PORT [PUTS] [std|tokio|h2]` (against a fresh etcd,
+//! `cargo bench --bench floor -- HOST:PORT [PUTS] [std|tokio|tasks|h2]` (against a fresh etcd,
 //! beside `etcdlat --endpoints HOST:PORT --conns 1 --clients 1 put --total PUTS`); without
 //! an endpoint it says so and does nothing, so `cargo bench` stays runnable.
 use std::io::{Read, Write};
@@ -171,32 +173,67 @@ fn blocking(addr: &str, n: u32) {
     }
 }
 
-/// `n` puts from one task on a current-thread tokio runtime.
-async fn one_task(addr: &str, n: u32) {
-    let put = Put::new(addr);
-    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
-    s.set_nodelay(true).unwrap();
-    s.write_all(&put.preface).await.unwrap();
-    let mut incoming = Incoming::new();
-    let mut out = Vec::new();
-    for i in 0..n {
+/// A tokio socket with a put's frames, and what it read.
+struct Tokio {
+    s: tokio::net::TcpStream,
+    incoming: Incoming,
+    out: Vec<u8>,
+}
+
+impl Tokio {
+    async fn connect(addr: &str, put: &Put) -> Self {
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        s.set_nodelay(true).unwrap();
+        s.write_all(&put.preface).await.unwrap();
+        Self { s, incoming: Incoming::new(), out: Vec::new() }
+    }
+
+    /// Sends put `i` and reads until its stream ends.
+    async fn put(&mut self, put: &Put, i: u32) {
         let stream = 1 + 2 * i;
-        put.request(stream, &mut incoming.pong, &mut out);
-        s.write_all(&out).await.unwrap();
+        put.request(stream, &mut self.incoming.pong, &mut self.out);
+        self.s.write_all(&self.out).await.unwrap();
         loop {
-            match incoming.consume(stream) {
-                Read2::Ended => break,
+            match self.incoming.consume(stream) {
+                Read2::Ended => return,
                 Read2::More { ack } => {
                     if ack {
-                        s.write_all(&settings_ack()).await.unwrap();
+                        self.s.write_all(&settings_ack()).await.unwrap();
                     }
-                    let have = incoming.have;
-                    let r = s.read(&mut incoming.buf[have..]).await.unwrap();
+                    let have = self.incoming.have;
+                    let r = self.s.read(&mut self.incoming.buf[have..]).await.unwrap();
                     assert!(r > 0, "closed");
-                    incoming.have += r;
+                    self.incoming.have += r;
                 }
             }
         }
+    }
+}
+
+/// `n` puts from one task on a current-thread tokio runtime.
+async fn one_task(addr: &str, n: u32) {
+    let put = Put::new(addr);
+    let mut conn = Tokio::connect(addr, &put).await;
+    for i in 0..n {
+        conn.put(&put, i).await;
+    }
+}
+
+/// `n` puts from a client on a `LocalSet`, each asked of the connection's own task.
+async fn two_tasks(addr: &str, n: u32) {
+    let put = Put::new(addr);
+    let mut conn = Tokio::connect(addr, &put).await;
+    let (ask, mut asked) = tokio::sync::mpsc::channel::<(u32, tokio::sync::oneshot::Sender<()>)>(1);
+    tokio::spawn(async move {
+        while let Some((i, answered)) = asked.recv().await {
+            conn.put(&put, i).await;
+            let _ = answered.send(());
+        }
+    });
+    for i in 0..n {
+        let (answered, answer) = tokio::sync::oneshot::channel();
+        ask.send((i, answered)).await.unwrap();
+        answer.await.unwrap();
     }
 }
 
@@ -231,7 +268,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
     let Some(addr) = args.first() else {
         println!(
-            "floor: no endpoint given (cargo bench --bench floor -- HOST:PORT [PUTS] [std|tokio|h2])"
+            "floor: no endpoint given (cargo bench --bench floor -- HOST:PORT [PUTS] [std|tokio|tasks|h2])"
         );
         return;
     };
@@ -242,8 +279,9 @@ fn main() {
     match mode {
         "std" => blocking(addr, n),
         "tokio" => runtime().block_on(one_task(addr, n)),
+        "tasks" => tokio::task::LocalSet::new().block_on(&runtime(), two_tasks(addr, n)),
         "h2" => runtime().block_on(through_h2(addr, n)),
-        other => panic!("mode {other}: std, tokio or h2"),
+        other => panic!("mode {other}: std, tokio, tasks or h2"),
     }
     let wall = start.elapsed();
     // The process's user and system time, in clock ticks (100 a second on Linux).

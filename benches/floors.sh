@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# One client's CPU per put, split into user and system time, for etcdlat beside the three
-# measuring sticks of benches/floor.rs (a blocking socket, one tokio task, h2 on a plain
-# socket): each run against a fresh single-member etcd (new data dir, new ports), ROUNDS
+# One client's CPU per put, split into user and system time, for etcdlat beside the four
+# measuring sticks of benches/floor.rs (a blocking socket, one tokio task, two tokio tasks,
+# h2 on a plain socket): each run against a fresh single-member etcd (new data dir, new ports), ROUNDS
 # times in turn, and the medians (whole process, from /usr/bin/time).
 # Usage: benches/floors.sh [ROUNDS] [PUTS]
 #   after cargo build --release -p etcdlat-cli && cargo build --release --bench floor.
@@ -17,7 +17,7 @@ out=$(mktemp -d)
 # shellcheck source=benches/fresh-etcd.sh
 . "$(dirname "$0")/fresh-etcd.sh"
 
-clients=(std tokio h2 etcdlat)
+clients=(std tokio tasks h2 etcdlat)
 for round in $(seq 1 "$rounds"); do
   for client in "${clients[@]}"; do
     start_etcd
