@@ -90,24 +90,18 @@ struct Incoming {
     buf: Vec<u8>,
     have: usize,
     pong: Option<(Instant, [u8; 8])>,
-}
-
-/// What the frames read so far say.
-enum Read2 {
-    /// The stream waited for has ended.
-    Ended,
-    /// More bytes are needed; `ack`: a SETTINGS acknowledgement is to be written first.
-    More { ack: bool },
+    /// The server's SETTINGS wait for their acknowledgement.
+    settings_ack: bool,
 }
 
 impl Incoming {
     fn new() -> Self {
-        Self { buf: vec![0u8; 1 << 16], have: 0, pong: None }
+        Self { buf: vec![0u8; 1 << 16], have: 0, pong: None, settings_ack: false }
     }
 
-    /// Consumes whole frames until `stream` ends; holds a PING's acknowledgement.
-    fn consume(&mut self, stream: u32) -> Read2 {
-        let mut ack = false;
+    /// Consumes whole frames until `stream` ends, and says whether it did; holds a PING's
+    /// acknowledgement and notes SETTINGS to acknowledge.
+    fn consume(&mut self, stream: u32) -> bool {
         while self.have >= 9 {
             let buf = &self.buf;
             let len = (buf[0] as usize) << 16 | (buf[1] as usize) << 8 | buf[2] as usize;
@@ -118,7 +112,7 @@ impl Incoming {
             let sid = u32::from_be_bytes([buf[5], buf[6], buf[7], buf[8]]) & 0x7fff_ffff;
             let mut done = false;
             match kind {
-                4 if flags & 1 == 0 => ack = true,
+                4 if flags & 1 == 0 => self.settings_ack = true,
                 6 if flags & 1 == 0 => {
                     let mut p = [0; 8];
                     p.copy_from_slice(&buf[9..17]);
@@ -132,10 +126,10 @@ impl Incoming {
             self.buf.copy_within(9 + len..self.have, 0);
             self.have -= 9 + len;
             if done {
-                return Read2::Ended;
+                return true;
             }
         }
-        Read2::More { ack }
+        false
     }
 }
 
@@ -158,17 +152,16 @@ fn blocking(addr: &str, n: u32) {
         put.request(stream, &mut incoming.pong, &mut out);
         s.write_all(&out).unwrap();
         loop {
-            match incoming.consume(stream) {
-                Read2::Ended => break,
-                Read2::More { ack } => {
-                    if ack {
-                        s.write_all(&settings_ack()).unwrap();
-                    }
-                    let r = s.read(&mut incoming.buf[incoming.have..]).unwrap();
-                    assert!(r > 0, "closed");
-                    incoming.have += r;
-                }
+            let ended = incoming.consume(stream);
+            if std::mem::take(&mut incoming.settings_ack) {
+                s.write_all(&settings_ack()).unwrap();
             }
+            if ended {
+                break;
+            }
+            let r = s.read(&mut incoming.buf[incoming.have..]).unwrap();
+            assert!(r > 0, "closed");
+            incoming.have += r;
         }
     }
 }
@@ -194,18 +187,17 @@ impl Tokio {
         put.request(stream, &mut self.incoming.pong, &mut self.out);
         self.s.write_all(&self.out).await.unwrap();
         loop {
-            match self.incoming.consume(stream) {
-                Read2::Ended => return,
-                Read2::More { ack } => {
-                    if ack {
-                        self.s.write_all(&settings_ack()).await.unwrap();
-                    }
-                    let have = self.incoming.have;
-                    let r = self.s.read(&mut self.incoming.buf[have..]).await.unwrap();
-                    assert!(r > 0, "closed");
-                    self.incoming.have += r;
-                }
+            let ended = self.incoming.consume(stream);
+            if std::mem::take(&mut self.incoming.settings_ack) {
+                self.s.write_all(&settings_ack()).await.unwrap();
             }
+            if ended {
+                return;
+            }
+            let have = self.incoming.have;
+            let r = self.s.read(&mut self.incoming.buf[have..]).await.unwrap();
+            assert!(r > 0, "closed");
+            self.incoming.have += r;
         }
     }
 }

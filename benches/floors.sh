@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One client's CPU per put, split into user and system time, for etcdlat beside the four
 # measuring sticks of benches/floor.rs (a blocking socket, one tokio task, two tokio tasks,
-# h2 on a plain socket): each run against a fresh single-member etcd (new data dir, new ports), ROUNDS
-# times in turn, and the medians (whole process, from /usr/bin/time).
+# h2 on a plain socket): each run against a fresh single-member etcd (new data dir, new
+# ports), ROUNDS times in turn, and the medians (whole process, from /usr/bin/time).
 # Usage: benches/floors.sh [ROUNDS] [PUTS]
 #   after cargo build --release -p etcdlat-cli && cargo build --release --bench floor.
 #   ETCD_BIN picks the etcd (default: etcd).
