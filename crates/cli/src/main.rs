@@ -38,9 +38,10 @@ use crate::plan::Action;
 use crate::shutdown::{shutdown_signal, unless_stopped};
 use crate::verdict::Verdict;
 
-/// mimalloc instead of the system allocator: tonic, hyper and h2 allocate per request, and
-/// glibc's malloc was a fifth of the client's CPU per request (see benches/README.md). Built
-/// without transparent huge pages, which otherwise add ~30 MB of resident memory at start.
+/// mimalloc instead of the system allocator: etcd-client's paths (tonic) allocate per
+/// request, and glibc's malloc was a fifth of the client's CPU per request when the hot path
+/// ran on h2 too (see benches/README.md). Built without transparent huge pages, which
+/// otherwise add ~30 MB of resident memory at start.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

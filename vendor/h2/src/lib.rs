@@ -110,7 +110,10 @@ macro_rules! ready {
 #[cfg_attr(feature = "unstable", allow(missing_docs))]
 mod codec;
 mod error;
-mod hpack;
+// etcdlat: HPACK's decoder for etcdlat's own HTTP/2 client (vendor/h2/README.md).
+#[doc(hidden)]
+#[allow(missing_docs, unreachable_pub, private_interfaces)]
+pub mod hpack;
 
 #[cfg(not(feature = "unstable"))]
 mod proto;

@@ -5,11 +5,13 @@
 //! sends, awaits, and records into its worker's recorder. Everything a client touches is
 //! owned by its thread: `Cell`s and `RefCell`s never held across `.await`, no locks and no
 //! channels of ours. What a put, range or delete costs beyond that: one buffer for its
-//! framed message (freed once h2 has written it; a large put value goes out from the shared
-//! buffer, uncopied), what decoding the answer needs (a range's key-values), and a few
-//! atomics of its connection that only this thread touches while nothing reconnects (the
-//! streams in flight, for keepalive; the connection's generation, for redial; with auth,
-//! the token's generation). h2 itself locks its connection's stream table per request.
+//! framed message (freed once copied into the connection's outgoing bytes; a large put
+//! value goes out from the shared buffer, uncopied), what decoding the answer needs (a
+//! range's key-values), and a few atomics of its connection that only this thread touches
+//! while nothing reconnects (the connection's generation, for redial; with auth, the
+//! token's generation). The HTTP/2 connection's state is behind a lock its task shares
+//! (`transport::http2`), taken a few times per request and never contended by other
+//! threads.
 //! Transactions, leases and STM go through larger, boxed futures and etcd-client.
 //!
 //! Workloads that are not a request loop (the watch family) run as tasks on the workers

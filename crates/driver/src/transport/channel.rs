@@ -1,5 +1,5 @@
-//! One HTTP/2 connection to one etcd endpoint, straight on `h2`: the connection's task
-//! and keepalive, and the redial when it is lost.
+//! One HTTP/2 connection to one etcd endpoint, on etcdlat's own [`http2`]: the
+//! connection's task, and the redial when it is lost.
 //!
 //! tonic's channel puts a buffer task, a load balancer and hyper's dispatcher (with a
 //! spawned task per request body) between a request and its connection. The hot path needs
@@ -10,29 +10,17 @@
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
-use bytes::Bytes;
-use h2::client::SendRequest;
-use http::Uri;
-use http::uri::{Authority, PathAndQuery, Scheme};
 use tonic::Status;
 
 use super::auth::Auth;
-use super::dial::Dialer;
-use super::wire::{Draining, Held, Wire};
+use super::dial::{Dialer, Origin};
+use super::http2::{Connection, Field, RequestHead};
 use crate::error::DriverError;
-
-/// HTTP/2 ping interval while requests are in flight. etcd closes connections that ping
-/// more often than its `--grpc-keepalive-min-time` (5 s by default) or that ping with no
-/// stream open, so pings are spaced and sent only while something is outstanding.
-const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
-/// A connection whose ping is not answered within this long is closed; its requests fail
-/// with `Unavailable` instead of hanging on a dead or frozen member.
-const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// One HTTP/2 connection to one etcd endpoint; cloning shares it. When the connection is
 /// lost (the member was killed or restarted, a keepalive went unanswered) the next request
@@ -41,10 +29,7 @@ const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(20);
 /// fail a few times a second rather than as fast as the kernel refuses connections.
 #[derive(Clone)]
 pub(crate) struct Channel {
-    send: SendRequest<Bytes>,
-    /// Streams open on the connection `send` belongs to; its keepalive pings only while
-    /// it is not zero.
-    inflight: Arc<AtomicUsize>,
+    send: Connection,
     /// Which of the slot's connections `send` is.
     generation: u64,
     slot: Arc<Slot>,
@@ -54,22 +39,14 @@ pub(crate) struct Channel {
 struct Slot {
     endpoint: String,
     dialer: Dialer,
-    scheme: Scheme,
-    authority: Authority,
+    origin: Origin,
     auth: Option<Arc<Auth>>,
     /// Bumped at every new connection, so a clone notices with one atomic read.
     generation: AtomicU64,
-    current: Mutex<Live>,
+    current: Mutex<Connection>,
     /// Dial attempts that failed, readable before waiting for `redial`.
     failed_dials: AtomicU64,
     redial: tokio::sync::Mutex<Backoff>,
-}
-
-/// A live connection's handle.
-#[derive(Clone)]
-struct Live {
-    send: SendRequest<Bytes>,
-    inflight: Arc<AtomicUsize>,
 }
 
 /// When the next dial may be tried.
@@ -89,67 +66,30 @@ impl std::fmt::Debug for Channel {
     }
 }
 
-/// Runs the connection `conn` on the current runtime. It lives until every handle is
-/// dropped, the server closes it, or a keepalive ping goes unanswered.
-fn spawn_connection(
-    send: SendRequest<Bytes>,
-    mut conn: h2::client::Connection<Wire, Bytes>,
-    flushed: Held,
-) -> Live {
-    let inflight = Arc::new(AtomicUsize::new(0));
-    let ping = conn.ping_pong();
-    let watched = Arc::clone(&inflight);
+/// Dials `endpoint` and runs its HTTP/2 connection on the current runtime: the handle,
+/// and where its requests are addressed.
+async fn dial(dialer: &Dialer, endpoint: &str) -> Result<(Connection, Origin), DriverError> {
+    let (connection, task, origin) = dialer.handshake(endpoint).await?;
     tokio::spawn(async move {
-        tokio::select! {
-            result = Draining::new(conn, flushed) => {
-                if let Err(e) = result {
-                    tracing::debug!(error = %e, "HTTP/2 connection closed");
-                }
-            }
-            () = keepalive(ping, watched) => {
-                tracing::debug!("HTTP/2 keepalive unanswered: closing the connection");
-            }
+        if let Err(e) = task.await {
+            tracing::debug!(error = %e, "HTTP/2 connection closed");
         }
     });
-    Live { send, inflight }
-}
-
-impl Live {
-    /// Dials `endpoint` and runs the HTTP/2 connection; the handle and the scheme and
-    /// authority requests are addressed to.
-    async fn dial(
-        dialer: &Dialer,
-        endpoint: &str,
-    ) -> Result<(Self, (Scheme, Authority)), DriverError> {
-        let (send, conn, flushed, origin) = dialer.handshake(endpoint).await?;
-        Ok((spawn_connection(send, conn, flushed), origin))
-    }
+    Ok((connection, origin))
 }
 
 impl Channel {
     /// Opens one connection to `endpoint` (TCP, TLS if asked for, HTTP/2) without sending
     /// anything on it yet; `dialer` dials it again when it is lost.
     pub(super) async fn connect(dialer: &Dialer, endpoint: &str) -> Result<Self, DriverError> {
-        let (live, origin) = Live::dial(dialer, endpoint).await?;
-        Ok(Self::new(live, endpoint, dialer.clone(), origin, dialer.auth().cloned()))
-    }
-
-    /// A connection to `endpoint` over `live`, dialled again by `dialer` when lost.
-    fn new(
-        live: Live,
-        endpoint: &str,
-        dialer: Dialer,
-        (scheme, authority): (Scheme, Authority),
-        auth: Option<Arc<Auth>>,
-    ) -> Self {
+        let (connection, origin) = dial(dialer, endpoint).await?;
         let slot = Slot {
             endpoint: endpoint.to_owned(),
-            dialer,
-            scheme,
-            authority,
-            auth,
+            dialer: dialer.clone(),
+            origin,
+            auth: dialer.auth().cloned(),
             generation: AtomicU64::new(0),
-            current: Mutex::new(live.clone()),
+            current: Mutex::new(connection.clone()),
             failed_dials: AtomicU64::new(0),
             redial: tokio::sync::Mutex::new(Backoff {
                 delay: FIRST_BACKOFF,
@@ -157,7 +97,7 @@ impl Channel {
                 last_error: String::new(),
             }),
         };
-        Self { send: live.send, inflight: live.inflight, generation: 0, slot: Arc::new(slot) }
+        Ok(Self { send: connection, generation: 0, slot: Arc::new(slot) })
     }
 
     /// The authentication this connection's requests carry, if any.
@@ -199,27 +139,23 @@ impl Channel {
 
     fn catch_up(&mut self) {
         let current = self.slot.current.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        self.send = current.send.clone();
-        self.inflight = Arc::clone(&current.inflight);
+        self.send = current.clone();
         self.generation = self.slot.generation.load(Ordering::Acquire);
     }
 
-    pub(super) fn uri(&self, path: PathAndQuery) -> Uri {
-        let mut parts = http::uri::Parts::default();
-        parts.scheme = Some(self.slot.scheme.clone());
-        parts.authority = Some(self.slot.authority.clone());
-        parts.path_and_query = Some(path);
-        Uri::from_parts(parts).expect("scheme, authority and path make a URI")
+    /// The head of a request to `path` with `fields` on this connection.
+    pub(super) fn head<'a>(&'a self, path: &'a str, fields: &'a [Field<'a>]) -> RequestHead<'a> {
+        RequestHead {
+            https: self.slot.origin.https,
+            authority: &self.slot.origin.authority,
+            path,
+            fields,
+        }
     }
 
-    /// The handle streams are opened with, once [`Channel::poll_ready`] said it is ready.
-    pub(super) fn sender(&mut self) -> &mut SendRequest<Bytes> {
-        &mut self.send
-    }
-
-    /// Counts a stream opened on the current connection until the guard drops.
-    pub(super) fn stream_opened(&self) -> Inflight {
-        Inflight::owned(&self.inflight)
+    /// The connection streams are opened on, once [`Channel::poll_ready`] said it is ready.
+    pub(super) fn connection(&self) -> &Connection {
+        &self.send
     }
 }
 
@@ -243,9 +179,9 @@ async fn redial_slot(slot: Arc<Slot>, lost: u64) -> Result<(), Status> {
     if let Some(at) = backoff.retry_at {
         tokio::time::sleep_until(at).await;
     }
-    match Live::dial(&slot.dialer, &slot.endpoint).await {
-        Ok((live, _)) => {
-            *slot.current.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = live;
+    match dial(&slot.dialer, &slot.endpoint).await {
+        Ok((connection, _)) => {
+            *slot.current.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = connection;
             slot.generation.fetch_add(1, Ordering::AcqRel);
             backoff.delay = FIRST_BACKOFF;
             backoff.retry_at = None;
@@ -258,38 +194,6 @@ async fn redial_slot(slot: Arc<Slot>, lost: u64) -> Result<(), Status> {
             backoff.delay = (backoff.delay * 2).min(MAX_BACKOFF);
             slot.failed_dials.fetch_add(1, Ordering::AcqRel);
             Err(unavailable(&backoff.last_error))
-        }
-    }
-}
-
-/// Counts an open stream for as long as it lives.
-pub(super) struct Inflight(Arc<AtomicUsize>);
-
-impl Inflight {
-    fn owned(count: &Arc<AtomicUsize>) -> Self {
-        count.fetch_add(1, Ordering::Relaxed);
-        Self(Arc::clone(count))
-    }
-}
-
-impl Drop for Inflight {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
-async fn keepalive(ping: Option<h2::PingPong>, inflight: Arc<AtomicUsize>) {
-    let Some(mut ping) = ping else { return std::future::pending().await };
-    loop {
-        tokio::time::sleep(KEEPALIVE_INTERVAL).await;
-        if inflight.load(Ordering::Relaxed) == 0 {
-            continue;
-        }
-        match tokio::time::timeout(KEEPALIVE_TIMEOUT, ping.ping(h2::Ping::opaque())).await {
-            Ok(Ok(_)) => {}
-            // The connection is gone; its own future reports why.
-            Ok(Err(_)) => return std::future::pending().await,
-            Err(_) => return,
         }
     }
 }

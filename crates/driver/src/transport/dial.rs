@@ -9,24 +9,19 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use bytes::Bytes;
-use h2::client::{Connection, SendRequest};
-use http::uri::{Authority, Scheme};
+use http::uri::Authority;
 use rustls::ClientConfig;
 use rustls::pki_types::ServerName;
 use tokio::net::TcpStream;
 
 use super::auth::Auth;
+use super::http2::{Connection, Task};
+use super::io::Io;
 use super::security::{Security, TlsOptions};
-use super::wire::{Held, Io, Wire};
 use crate::error::DriverError;
 
 /// The dial timeout used when none is given.
 pub const DEFAULT_DIAL_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// HTTP/2 flow-control windows: large, so that 1 MB values are not throttled.
-const STREAM_WINDOW: u32 = 8 << 20;
-const CONNECTION_WINDOW: u32 = 32 << 20;
 
 /// Turns `host:port` into `http://host:port`; keeps `http://` and `https://` URLs. An
 /// endpoint is checked here, where it is dialled, by the rule scenarios check theirs with.
@@ -40,11 +35,16 @@ pub(crate) fn url(endpoint: &str) -> Result<String, DriverError> {
     })
 }
 
-/// A dialled HTTP/2 connection: the handle streams are opened with, the connection to run
-/// (with what its [`Draining`](super::wire::Draining) future watches), and the scheme and
-/// authority requests are addressed to.
-pub(crate) type Handshake =
-    (SendRequest<Bytes>, Connection<Wire, Bytes>, Held, (Scheme, Authority));
+/// A dialled HTTP/2 connection: the handle streams are opened with, the task to run it,
+/// and where requests are addressed (whether over TLS, and the authority).
+pub(crate) type Handshake = (Connection, Task, Origin);
+
+/// Where a connection's requests are addressed: `https` or not, and `host:port`.
+#[derive(Clone, Debug)]
+pub(crate) struct Origin {
+    pub https: bool,
+    pub authority: String,
+}
 
 /// Dials connections for one driver.
 #[derive(Clone, Debug)]
@@ -103,8 +103,9 @@ impl Dialer {
             .map_err(|reason| DriverError::TlsConfig { reason })
     }
 
-    /// Dials `endpoint` and shakes hands over HTTP/2; the connection (for its caller to
-    /// run), its handle, and the scheme and authority requests are addressed to.
+    /// Dials `endpoint` and starts HTTP/2 on it: the connection's handle, its task (for the
+    /// caller to run), and where requests are addressed. The HTTP/2 preface and settings go
+    /// out with the first request.
     pub(crate) async fn handshake(&self, endpoint: &str) -> Result<Handshake, DriverError> {
         let url = url(endpoint)?;
         let tls = self.uses_tls(endpoint);
@@ -115,24 +116,13 @@ impl Dialer {
             endpoint: endpoint.to_owned(),
             reason: "no host and port".to_owned(),
         })?;
-        let (io, scheme) = if tls {
-            (self.dial(endpoint, &authority, Some(self.tls_config()?)).await?, Scheme::HTTPS)
+        let io = if tls {
+            self.dial(endpoint, &authority, Some(self.tls_config()?)).await?
         } else {
-            (self.dial(endpoint, &authority, None).await?, Scheme::HTTP)
+            self.dial(endpoint, &authority, None).await?
         };
-        let connect_error =
-            |reason: String| DriverError::Connect { endpoint: endpoint.to_owned(), reason };
-        let (wire, flushed) = Wire::new(io);
-        let handshake = h2::client::Builder::new()
-            .initial_window_size(STREAM_WINDOW)
-            .initial_connection_window_size(CONNECTION_WINDOW)
-            .handshake::<_, Bytes>(wire);
-        let (send, conn) = match tokio::time::timeout(self.0.timeout, handshake).await {
-            Ok(Ok(pair)) => pair,
-            Ok(Err(e)) => return Err(connect_error(format!("HTTP/2 handshake failed: {e}"))),
-            Err(_) => return Err(connect_error(self.within("no HTTP/2 handshake"))),
-        };
-        Ok((send, conn, flushed, (scheme, authority)))
+        let (connection, task) = Connection::new(io);
+        Ok((connection, task, Origin { https: tls, authority: authority.as_str().to_owned() }))
     }
 
     /// The byte stream to `authority`: TCP, then TLS with `tls` when given, each within the

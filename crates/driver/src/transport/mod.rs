@@ -1,12 +1,14 @@
-//! The client's own gRPC, on `h2`: dialling, connections and their redial, unary calls,
-//! gRPC framing and statuses, the hand-written messages of the hot path, the run's auth
-//! token, and the tower service etcd-client runs on over the same connections.
+//! The client's own gRPC, on its own HTTP/2: dialling, connections and their redial, unary
+//! calls, gRPC framing and statuses, the hand-written messages of the hot path, the run's
+//! auth token, and the tower service etcd-client runs on over the same connections.
 //!
 //! Layers, each file importing only those below it:
 //! - [`message`], [`frame`], [`mod@status`]: etcd's messages, gRPC's framing and statuses;
 //! - [`security`], [`auth`]: TLS and credentials, the run's token;
-//! - [`wire`]: a connection's byte stream, each poll's frames gathered into one write;
-//! - [`dial`]: TCP, TLS and the HTTP/2 handshake;
+//! - [`io`]: a connection's byte stream, TCP or TLS;
+//! - [`http2`]: HTTP/2 as gRPC uses it: streams, flow control, pings, each turn's frames
+//!   in one write;
+//! - [`dial`]: TCP, TLS, and HTTP/2 started on them;
 //! - [`channel`]: one running HTTP/2 connection, redialled when lost;
 //! - [`unary`], [`service`]: a unary call on a channel, etcd-client's service on one;
 //! - [`kv`]: the hot path's client, one future per request;
@@ -25,6 +27,8 @@ mod conn;
 mod control;
 mod dial;
 pub(crate) mod frame;
+mod http2;
+mod io;
 mod kv;
 pub(crate) mod message;
 mod security;
@@ -32,7 +36,6 @@ mod service;
 mod status;
 mod unary;
 mod watch;
-mod wire;
 
 pub(crate) use conn::{Conn, control_client, control_client_any};
 pub(crate) use control::{outcome_unknown, source_chain, status, within};

@@ -7,11 +7,11 @@ use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use bytes::Bytes;
-use http::uri::PathAndQuery;
 
 use super::auth::{Auth, TOKEN};
-use super::channel::{Channel, Inflight};
-use super::status::grpc_status;
+use super::channel::Channel;
+use super::http2::{self, Field, RecvStream, SendStream};
+use super::status::{grpc_status, http2_status};
 
 impl Channel {
     /// This connection as a tower service for etcd-client.
@@ -42,12 +42,6 @@ impl tower::Service<http::Request<tonic::body::Body>> for Service {
         let mut conn = self.0.clone();
         Box::pin(async move {
             let (mut parts, body) = request.into_parts();
-            let path = parts
-                .uri
-                .path_and_query()
-                .cloned()
-                .unwrap_or_else(|| PathAndQuery::from_static("/"));
-            parts.uri = conn.uri(path);
             let auth = conn.auth().cloned();
             let token = match &auth {
                 Some(auth) => {
@@ -59,16 +53,22 @@ impl tower::Service<http::Request<tonic::body::Body>> for Service {
                 parts.headers.insert(TOKEN.clone(), token.clone());
             }
             conn.ready().await?;
-            let open = conn.stream_opened();
             let end = http_body::Body::is_end_stream(&body);
-            let (response, stream) =
-                conn.sender().send_request(http::Request::from_parts(parts, ()), end)?;
+            let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+            let fields: Vec<Field<'_>> = parts
+                .headers
+                .iter()
+                .filter(|(name, _)| !CONNECTION_SPECIFIC.contains(&name.as_str()))
+                .map(|(name, value)| (name.as_str().as_bytes(), value.as_bytes()))
+                .collect();
+            let (send, mut recv) =
+                conn.connection().open(&conn.head(path, &fields), end).map_err(http2_status)?;
             if !end {
-                tokio::spawn(pump(body, stream));
+                tokio::spawn(pump(body, send));
             }
-            let response = response.await?;
+            let head = recv.head().await.map_err(http2_status)?;
             if let (Some(auth), Some((generation, _))) = (&auth, &token) {
-                if let Some(Err(status)) = grpc_status(response.headers()) {
+                if let Some(Err(status)) = grpc_status(&head.headers) {
                     if Auth::is_stale_token(&status) {
                         // Renew the token so the next request carries a valid one; this one
                         // fails (and is counted) as the server answered.
@@ -76,15 +76,21 @@ impl tower::Service<http::Request<tonic::body::Body>> for Service {
                     }
                 }
             }
-            let (parts, recv) = response.into_parts();
-            let body = tonic::body::Body::new(RecvBody { recv, trailers: false, _open: open });
-            Ok(http::Response::from_parts(parts, body))
+            let mut response =
+                http::Response::new(tonic::body::Body::new(RecvBody { recv, trailers: false }));
+            *response.status_mut() = head.status.unwrap_or(http::StatusCode::OK);
+            *response.headers_mut() = head.headers;
+            Ok(response)
         })
     }
 }
 
+/// Header fields HTTP/2 forbids (RFC 9113 8.2.2), should a caller set them.
+const CONNECTION_SPECIFIC: [&str; 5] =
+    ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"];
+
 /// Copies a request body into its HTTP/2 stream.
-async fn pump(mut body: tonic::body::Body, mut stream: h2::SendStream<Bytes>) {
+async fn pump(mut body: tonic::body::Body, mut stream: SendStream) {
     use http_body::Body as _;
     loop {
         match std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
@@ -94,7 +100,7 @@ async fn pump(mut body: tonic::body::Body, mut stream: h2::SendStream<Bytes>) {
             }
             Some(Err(e)) => {
                 tracing::debug!(error = %e, "request body failed");
-                stream.send_reset(h2::Reason::CANCEL);
+                stream.send_reset(http2::CANCEL);
                 return;
             }
             Some(Ok(frame)) => match frame.into_data() {
@@ -103,11 +109,10 @@ async fn pump(mut body: tonic::body::Body, mut stream: h2::SendStream<Bytes>) {
                         return;
                     }
                 }
-                Err(frame) => {
-                    if let Ok(trailers) = frame.into_trailers() {
-                        let _ = stream.send_trailers(trailers);
-                        return;
-                    }
+                // gRPC requests have no trailers: the body ends.
+                Err(_) => {
+                    let _ = stream.send_data(Bytes::new(), true);
+                    return;
                 }
             },
         }
@@ -116,37 +121,38 @@ async fn pump(mut body: tonic::body::Body, mut stream: h2::SendStream<Bytes>) {
 
 /// A response body for tonic, read from the HTTP/2 stream.
 struct RecvBody {
-    recv: h2::RecvStream,
+    recv: RecvStream,
     trailers: bool,
-    _open: Inflight,
 }
 
 impl http_body::Body for RecvBody {
     type Data = Bytes;
-    type Error = h2::Error;
+    type Error = tonic::Status;
 
     fn poll_frame(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<http_body::Frame<Bytes>, h2::Error>>> {
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, tonic::Status>>> {
         if !self.trailers {
             match ready!(self.recv.poll_data(cx)) {
-                Some(Ok(data)) => {
-                    let _ = self.recv.flow_control().release_capacity(data.len());
-                    return Poll::Ready(Some(Ok(http_body::Frame::data(data))));
-                }
-                Some(Err(e)) => return Poll::Ready(Some(Err(e))),
+                Some(Ok(data)) => return Poll::Ready(Some(Ok(http_body::Frame::data(data)))),
+                Some(Err(e)) => return Poll::Ready(Some(Err(http2_status(e)))),
                 None => self.trailers = true,
             }
         }
+        if self.recv.is_done() {
+            return Poll::Ready(None);
+        }
         match ready!(self.recv.poll_trailers(cx)) {
-            Ok(Some(trailers)) => Poll::Ready(Some(Ok(http_body::Frame::trailers(trailers)))),
+            Ok(Some(trailers)) => {
+                Poll::Ready(Some(Ok(http_body::Frame::trailers(trailers.headers))))
+            }
             Ok(None) => Poll::Ready(None),
-            Err(e) => Poll::Ready(Some(Err(e))),
+            Err(e) => Poll::Ready(Some(Err(http2_status(e)))),
         }
     }
 
     fn is_end_stream(&self) -> bool {
-        self.recv.is_end_stream()
+        self.recv.is_done()
     }
 }

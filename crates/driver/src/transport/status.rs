@@ -1,9 +1,11 @@
 //! gRPC statuses from what the server sent: HTTP statuses, `grpc-status` headers and
 //! trailers, and HTTP/2 errors, mapped as gRPC maps them.
 
-use http::HeaderMap;
 use http::header::HeaderName;
+use http::{HeaderMap, HeaderValue};
 use tonic::{Code, Status};
+
+use super::http2::{self, Error, Meta};
 
 static GRPC_STATUS: HeaderName = HeaderName::from_static("grpc-status");
 static GRPC_MESSAGE: HeaderName = HeaderName::from_static("grpc-message");
@@ -26,7 +28,20 @@ pub(super) fn check_http(status: http::StatusCode) -> Result<(), Status> {
 
 /// The gRPC status in `headers`, if they carry one.
 pub(super) fn grpc_status(headers: &HeaderMap) -> Option<Result<(), Status>> {
-    let raw = headers.get(&GRPC_STATUS)?;
+    grpc_status_of(headers.get(&GRPC_STATUS), headers.get(&GRPC_MESSAGE))
+}
+
+/// The gRPC status in a response's head or trailers, if they carry one.
+pub(super) fn meta_status(meta: &Meta) -> Option<Result<(), Status>> {
+    grpc_status_of(meta.grpc_status.as_ref(), meta.grpc_message.as_ref())
+}
+
+/// The gRPC status that `grpc-status` and `grpc-message` say.
+fn grpc_status_of(
+    raw: Option<&HeaderValue>,
+    message: Option<&HeaderValue>,
+) -> Option<Result<(), Status>> {
+    let raw = raw?;
     let Some(code) = raw.to_str().ok().and_then(|c| c.parse::<i32>().ok()) else {
         // As gRPC says a status it cannot read.
         let raw = String::from_utf8_lossy(raw.as_bytes());
@@ -35,8 +50,7 @@ pub(super) fn grpc_status(headers: &HeaderMap) -> Option<Result<(), Status>> {
     if code == 0 {
         return Some(Ok(()));
     }
-    let message =
-        headers.get(&GRPC_MESSAGE).map(|m| percent_decode(m.as_bytes())).unwrap_or_default();
+    let message = message.map(|m| percent_decode(m.as_bytes())).unwrap_or_default();
     Some(Err(Status::new(Code::from_i32(code), message)))
 }
 
@@ -61,17 +75,18 @@ fn percent_decode(raw: &[u8]) -> String {
 }
 
 /// An HTTP/2 error as a gRPC status, as gRPC maps them.
-pub(super) fn h2_status(e: h2::Error) -> Status {
-    let code = match e.reason() {
-        _ if e.is_io() => Code::Unavailable,
-        Some(h2::Reason::REFUSED_STREAM) => Code::Unavailable,
-        Some(h2::Reason::CANCEL) => Code::Cancelled,
-        Some(h2::Reason::ENHANCE_YOUR_CALM) => Code::ResourceExhausted,
-        Some(h2::Reason::INADEQUATE_SECURITY) => Code::PermissionDenied,
-        // The connection was closed by the server (GOAWAY) before this stream was served.
-        Some(_) if e.is_go_away() => Code::Unavailable,
-        _ if e.is_library() || e.is_go_away() => Code::Unavailable,
-        _ => Code::Internal,
+pub(super) fn http2_status(e: Error) -> Status {
+    let code = match &e {
+        Error::Reset(http2::REFUSED_STREAM) => Code::Unavailable,
+        Error::Reset(http2::CANCEL) => Code::Cancelled,
+        Error::Reset(http2::ENHANCE_YOUR_CALM) => Code::ResourceExhausted,
+        Error::Reset(http2::INADEQUATE_SECURITY) => Code::PermissionDenied,
+        Error::Reset(_) | Error::Malformed(_) => Code::Internal,
+        // The connection was lost or closed, or the server went away before serving the
+        // stream.
+        Error::GoAway { .. } | Error::Io(_) | Error::Protocol(_) | Error::Closed(_) => {
+            Code::Unavailable
+        }
     };
     Status::new(code, format!("connection: {e}"))
 }
@@ -79,7 +94,6 @@ pub(super) fn h2_status(e: h2::Error) -> Status {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use http::HeaderValue;
 
     #[test]
     fn grpc_message_is_percent_decoded() {

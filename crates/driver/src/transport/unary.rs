@@ -1,22 +1,18 @@
 //! One unary gRPC call on a [`Channel`]: a hand-written future that sends one framed
 //! message and reads one answer.
 
-use std::future::Future;
-use std::pin::Pin;
 use std::task::{Context, Poll, ready};
 
 use bytes::{BufMut, Bytes, BytesMut};
-use h2::client::SendRequest;
-use http::header::{CONTENT_TYPE, HeaderValue, TE};
-use http::uri::PathAndQuery;
-use http::{Method, Request, Uri};
+use http::header::HeaderValue;
 use tonic::Status;
 
 use super::auth::TOKEN;
-use super::channel::{Channel, Inflight, Redial};
+use super::channel::{Channel, Redial};
 use super::frame::{Body, MAX_RESPONSE_BYTES, decode, frame, message};
+use super::http2::{Field, Meta, RecvStream};
 use super::message::{AUTHENTICATE, AuthenticateRequest, AuthenticateResponse};
-use super::status::{check_http, grpc_status, h2_status};
+use super::status::{check_http, http2_status, meta_status};
 
 /// One unary call in progress: a hand-written state machine, polled with the connection
 /// and the request it sends.
@@ -27,8 +23,6 @@ use super::status::{check_http, grpc_status, h2_status};
 /// awaits side by side); this is 72.
 pub(crate) struct Unary {
     stage: Stage,
-    /// Counts the stream as open while it is.
-    open: Option<Inflight>,
 }
 
 /// What a unary call sends: its method, its framed message and the token it carries.
@@ -37,7 +31,7 @@ pub(crate) struct Outgoing<'a> {
     pub body: &'a mut Body,
     pub token: Option<&'a HeaderValue>,
     /// Keep `body` (send a copy) for a resend the caller may make; otherwise the body moves
-    /// into the stream, and h2 frees it once written.
+    /// into the stream, and is freed once written.
     pub keep_body: bool,
 }
 
@@ -45,10 +39,10 @@ enum Stage {
     /// Not sent yet; the dial in progress, if the connection was lost.
     Unsent(Option<Redial>),
     /// Sent: waiting for the response's head.
-    Head(h2::client::ResponseFuture),
+    Head(RecvStream),
     /// Reading the response's message, then its trailers.
     Body {
-        recv: h2::RecvStream,
+        recv: RecvStream,
         data: Received,
         trailers: bool,
     },
@@ -57,7 +51,7 @@ enum Stage {
 
 impl Unary {
     pub(crate) fn new() -> Self {
-        Self { stage: Stage::Unsent(None), open: None }
+        Self { stage: Stage::Unsent(None) }
     }
 
     /// Whether the request has not been sent yet.
@@ -75,7 +69,6 @@ impl Unary {
     ) -> Poll<Result<Bytes, Status>> {
         let result = ready!(self.poll_stage(cx, conn, out));
         self.stage = Stage::Done;
-        self.open = None;
         Poll::Ready(result)
     }
 
@@ -90,13 +83,14 @@ impl Unary {
                 Stage::Unsent(redial) => {
                     ready!(conn.poll_ready(cx, redial))?;
                     let body = if out.keep_body { out.body.clone() } else { out.body.take() };
-                    self.open = Some(conn.stream_opened());
-                    let uri = conn.uri(PathAndQuery::from_static(out.path));
-                    self.stage = Stage::Head(send(conn.sender(), uri, body, out.token)?);
+                    self.stage = Stage::Head(send(conn, out.path, body, out.token)?);
                 }
-                Stage::Head(response) => {
-                    let response = ready!(Pin::new(response).poll(cx)).map_err(h2_status)?;
-                    let recv = answer_body(response)?;
+                Stage::Head(recv) => {
+                    let head = ready!(recv.poll_head(cx)).map_err(http2_status)?;
+                    answer_body(&head)?;
+                    let Stage::Head(recv) = std::mem::replace(&mut self.stage, Stage::Done) else {
+                        unreachable!("in the head stage")
+                    };
                     self.stage = Stage::Body { recv, data: Received::None, trailers: false };
                 }
                 Stage::Body { recv, data, trailers } => {
@@ -105,8 +99,7 @@ impl Unary {
                             *trailers = true;
                             break;
                         };
-                        let chunk = chunk.map_err(h2_status)?;
-                        let _ = recv.flow_control().release_capacity(chunk.len());
+                        let chunk = chunk.map_err(http2_status)?;
                         data.push(chunk);
                         if data.len() > MAX_RESPONSE_BYTES {
                             return Poll::Ready(Err(Status::resource_exhausted(format!(
@@ -114,8 +107,8 @@ impl Unary {
                             ))));
                         }
                     }
-                    let trailers = ready!(recv.poll_trailers(cx)).map_err(h2_status)?;
-                    return Poll::Ready(match trailers.as_ref().and_then(grpc_status) {
+                    let trailers = ready!(recv.poll_trailers(cx)).map_err(http2_status)?;
+                    return Poll::Ready(match trailers.as_ref().and_then(meta_status) {
                         Some(Ok(())) => message(std::mem::take(data).into_bytes()),
                         Some(Err(status)) => Err(status),
                         None => Err(Status::internal("response without grpc-status")),
@@ -129,49 +122,38 @@ impl Unary {
     }
 }
 
-/// Opens a stream for `uri` and sends `body` on it.
+/// Opens a stream for `path` on `conn` and sends `body` on it, with `token` if given.
 fn send(
-    sender: &mut SendRequest<Bytes>,
-    uri: Uri,
+    conn: &Channel,
+    path: &str,
     body: Body,
     token: Option<&HeaderValue>,
-) -> Result<h2::client::ResponseFuture, Status> {
-    let (response, mut stream) =
-        sender.send_request(request_head(uri, token), false).map_err(h2_status)?;
-    match body {
-        Body::One(frame) => stream.send_data(frame, true),
-        Body::Split(head, value) => {
-            stream.send_data(head, false).and_then(|()| stream.send_data(value, true))
-        }
-    }
-    .map_err(h2_status)?;
-    Ok(response)
+) -> Result<RecvStream, Status> {
+    let (fields, n) = grpc_fields(token);
+    let head = conn.head(path, &fields[..n]);
+    let (first, second) = match body {
+        Body::One(frame) => (frame, None),
+        Body::Split(head, value) => (head, Some(value)),
+    };
+    conn.connection().send_unary(&head, first, second).map_err(http2_status)
 }
 
-/// A gRPC call's request head: `uri`, with `token` if the run has one.
-pub(super) fn request_head(uri: Uri, token: Option<&HeaderValue>) -> Request<()> {
-    let mut request = Request::new(());
-    *request.method_mut() = Method::POST;
-    *request.uri_mut() = uri;
-    let headers = request.headers_mut();
-    headers.reserve(3);
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/grpc"));
-    headers.insert(TE, HeaderValue::from_static("trailers"));
-    if let Some(token) = token {
-        headers.insert(TOKEN.clone(), token.clone());
+/// The fields of a gRPC request etcdlat sends, after its pseudo-headers, with `token` if
+/// given: the first `n` of the array.
+pub(super) fn grpc_fields(token: Option<&HeaderValue>) -> ([Field<'_>; 3], usize) {
+    let grpc: [Field<'_>; 2] = [(b"content-type", b"application/grpc"), (b"te", b"trailers")];
+    match token {
+        Some(token) => ([grpc[0], grpc[1], (TOKEN.as_str().as_bytes(), token.as_bytes())], 3),
+        None => ([grpc[0], grpc[1], (b"", b"")], 2),
     }
-    request
 }
 
-/// A response's body, once its head says a message follows: errors before any message
-/// come as a trailers-only response, with the status in the head.
-pub(super) fn answer_body(
-    response: http::Response<h2::RecvStream>,
-) -> Result<h2::RecvStream, Status> {
-    let (head, body) = response.into_parts();
-    check_http(head.status)?;
-    match grpc_status(&head.headers) {
-        None => Ok(body),
+/// Checks a response's head: a message follows it unless errors came first, as a
+/// trailers-only response with the status in the head.
+pub(super) fn answer_body(head: &Meta) -> Result<(), Status> {
+    check_http(head.status.unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR))?;
+    match meta_status(head) {
+        None => Ok(()),
         Some(Err(status)) => Err(status),
         Some(Ok(())) => Err(Status::internal("no message in response")),
     }

@@ -3,20 +3,20 @@
 //!
 //! Through etcd-client, each watch stream carried tonic's 8 KiB encode and decode buffers,
 //! a task pumping its request body, and a channel of requests: 24.5 KB per stream over its
-//! connection. Here a stream is its two h2 handles and a receive buffer that grows only to
+//! connection. Here a stream is its two HTTP/2 handles and a receive buffer that grows only to
 //! the largest response it has held (benches/README.md: a few KB at most).
 
 use bytes::{Buf, Bytes, BytesMut};
 use etcd_client::proto::PbWatchResponse;
 use http::HeaderValue;
-use http::uri::PathAndQuery;
 use prost::encoding::{self, WireType};
 use tonic::Status;
 
-use super::channel::{Channel, Inflight};
+use super::channel::Channel;
 use super::frame::MAX_RESPONSE_BYTES;
-use super::status::{grpc_status, h2_status};
-use super::unary::{answer_body, request_head};
+use super::http2::{RecvStream, SendStream};
+use super::status::{http2_status, meta_status};
+use super::unary::{answer_body, grpc_fields};
 
 /// etcd's Watch method.
 const WATCH: &str = "/etcdserverpb.Watch/Watch";
@@ -59,55 +59,57 @@ impl WatchCreate {
 /// The sending half of a watch stream; dropping it half-closes the stream, and etcd then
 /// ends it, so it is kept for as long as the watchers are wanted.
 pub(crate) struct WatchSender {
-    stream: h2::SendStream<Bytes>,
+    stream: SendStream,
 }
 
 impl WatchSender {
     /// Asks for one more watcher on `key`; etcd answers with a `created` response, in the
     /// order asked.
     pub(crate) fn create(&mut self, key: &[u8], how: &WatchCreate) -> Result<(), Status> {
-        self.stream.send_data(how.framed(key), false).map_err(h2_status)
+        self.stream.send_data(how.framed(key), false).map_err(http2_status)
     }
 }
 
 /// The receiving half of a watch stream.
 pub(crate) struct WatchReceiver {
-    head: Option<h2::client::ResponseFuture>,
-    recv: Option<h2::RecvStream>,
+    recv: RecvStream,
+    /// The head was read.
+    head: bool,
+    /// The stream ended.
+    ended: bool,
     /// Received bytes not yet decoded into a message.
     buf: BytesMut,
-    _open: Inflight,
 }
 
 impl WatchReceiver {
     /// The next response; `None` when etcd ended the stream with an OK status.
     pub(crate) async fn message(&mut self) -> Result<Option<PbWatchResponse>, Status> {
-        if let Some(head) = self.head.take() {
+        if !self.head {
             // etcd sends the head with its first response, after the first create.
-            self.recv = Some(answer_body(head.await.map_err(h2_status)?)?);
+            self.head = true;
+            answer_body(&self.recv.head().await.map_err(http2_status)?)?;
         }
-        let Some(recv) = self.recv.as_mut() else {
+        if self.ended {
             return Err(Status::internal("watch stream read after it ended"));
-        };
+        }
         loop {
             if let Some(message) = next_message(&mut self.buf)? {
                 return prost::Message::decode(message)
                     .map(Some)
                     .map_err(|e| Status::internal(format!("undecodable watch response: {e}")));
             }
-            match recv.data().await {
+            match self.recv.data().await {
                 Some(chunk) => {
-                    let chunk = chunk.map_err(h2_status)?;
-                    let _ = recv.flow_control().release_capacity(chunk.len());
+                    let chunk = chunk.map_err(http2_status)?;
                     self.buf.extend_from_slice(&chunk);
                 }
                 None => {
-                    let trailers = recv.trailers().await.map_err(h2_status)?;
-                    self.recv = None;
+                    let trailers = self.recv.trailers().await.map_err(http2_status)?;
+                    self.ended = true;
                     if !self.buf.is_empty() {
                         return Err(Status::internal("watch stream ended inside a message"));
                     }
-                    return match trailers.as_ref().and_then(grpc_status) {
+                    return match trailers.as_ref().and_then(meta_status) {
                         Some(Ok(())) => Ok(None),
                         Some(Err(status)) => Err(status),
                         None => Err(Status::internal("watch stream ended without grpc-status")),
@@ -147,11 +149,10 @@ impl Channel {
         token: Option<HeaderValue>,
     ) -> Result<(WatchSender, WatchReceiver), Status> {
         self.ready().await?;
-        let open = self.stream_opened();
-        let head = request_head(self.uri(PathAndQuery::from_static(WATCH)), token.as_ref());
-        let (response, stream) = self.sender().send_request(head, false).map_err(h2_status)?;
-        let receiver =
-            WatchReceiver { head: Some(response), recv: None, buf: BytesMut::new(), _open: open };
+        let (fields, n) = grpc_fields(token.as_ref());
+        let (stream, recv) =
+            self.connection().open(&self.head(WATCH, &fields[..n]), false).map_err(http2_status)?;
+        let receiver = WatchReceiver { recv, head: false, ended: false, buf: BytesMut::new() };
         Ok((WatchSender { stream }, receiver))
     }
 }

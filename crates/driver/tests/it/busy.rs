@@ -21,14 +21,15 @@ async fn run(servers: &[NullServer], conns: u32, toml: &str) -> etcdlat_core::Re
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_saturated_worker_is_reported_with_what_to_change() {
-    // Servers with nothing to do, each on a thread of its own, and 512 clients on one
-    // worker: the worker gets a fair share of the CPUs, the servers the rest, so there is
-    // always an answer to read, and the worker never waits. (Three were not enough in a
-    // release build on two CPUs: the client's cost per request is a third of the server's.)
-    let servers: Vec<NullServer> = (0..6).map(|_| NullServer::start()).collect();
+    // Servers with nothing to do, each on a thread of its own and a connection of its own,
+    // and 512 clients on one worker: the worker gets a fair share of the CPUs, the servers
+    // the rest, so there is always an answer to read, and the worker never waits. (Three,
+    // then six, were not enough on two CPUs as the client got cheaper: with its own HTTP/2
+    // its cost per request is a fraction of the null server's, which runs on h2 and tonic.)
+    let servers: Vec<NullServer> = (0..16).map(|_| NullServer::start()).collect();
     let report = run(
         &servers,
-        12,
+        16,
         "[load]\nclients = 512\nduration = \"3s\"\n[op.put]\nval-size = 256\nkey-space-size = 1000\n",
     )
     .await;

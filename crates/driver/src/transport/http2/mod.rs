@@ -1,0 +1,274 @@
+//! etcdlat's own HTTP/2 client: what gRPC needs of HTTP/2 and nothing more, written for a
+//! client that sends small requests on many streams of few connections.
+//!
+//! h2 cost one logical client about 20 µs of CPU per request over the same exchange framed
+//! by hand (`benches/floors.sh`, benches/README.md), spread over its stream store,
+//! prioritisation, HPACK and `http` types. Here:
+//! - a request is one lock of the connection's [`State`](state::State): its HEADERS (HPACK
+//!   literals of the static table, no dynamic table to keep) and DATA are appended to the
+//!   connection's outgoing bytes, and the connection's task is woken if it was not already;
+//! - the connection's [`Task`](task::Task) reads the socket, hands each stream its head,
+//!   data and trailers (one lock per read), and writes everything queued since its last turn
+//!   in one `writev`, large payloads (1 MB values) straight from their buffers;
+//! - PING acknowledgements are held and go with the next request (etcd pings after every
+//!   request when traffic is light, to estimate bandwidth; answering each at once cost a
+//!   write and a server wake-up per request), and keepalive pings go out while streams are
+//!   open;
+//! - flow control both ways: what the server's windows allow is sent, the rest waits for
+//!   its WINDOW_UPDATE; what a stream's reader takes is given back to the server.
+//!
+//! Response heads are decoded with h2's HPACK decoder (made public in `vendor/h2`).
+//! Nothing the server sends panics: a malformed frame fails its stream or the connection,
+//! as RFC 9113 says, and every stream on a failed connection ends with the reason.
+
+mod codec;
+mod state;
+mod task;
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll, Waker};
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, StatusCode};
+
+use super::io::Io;
+pub(crate) use codec::{
+    CANCEL, ENHANCE_YOUR_CALM, Field, INADEQUATE_SECURITY, REFUSED_STREAM, RequestHead, reason,
+};
+use state::State;
+pub(crate) use task::Task;
+
+/// How an HTTP/2 stream or connection failed.
+#[derive(Clone, Debug, thiserror::Error)]
+pub(crate) enum Error {
+    /// The server reset the stream with this error code.
+    #[error("stream reset by the server ({})", reason(*.0))]
+    Reset(u32),
+    /// The server is going away and did not serve the stream.
+    #[error("the server closed the connection ({}){}", reason(*code), debug_text(debug))]
+    GoAway { code: u32, debug: Arc<str> },
+    /// The connection failed or was closed.
+    #[error("{0}")]
+    Io(Arc<str>),
+    /// The server broke HTTP/2 on the connection.
+    #[error("HTTP/2 protocol error: {0}")]
+    Protocol(Arc<str>),
+    /// The server broke HTTP/2 on the stream (the connection goes on).
+    #[error("malformed response: {0}")]
+    Malformed(Arc<str>),
+    /// This side ended the connection or the stream.
+    #[error("{0}")]
+    Closed(&'static str),
+}
+
+fn debug_text(debug: &str) -> String {
+    if debug.is_empty() { String::new() } else { format!(": {debug}") }
+}
+
+impl Error {
+    fn protocol(what: impl Into<String>) -> Self {
+        Self::Protocol(what.into().into())
+    }
+
+    fn malformed(what: impl Into<String>) -> Self {
+        Self::Malformed(what.into().into())
+    }
+}
+
+/// A response's head or trailers: the HTTP status, gRPC's status fields, and (for streams
+/// opened with [`Connection::open`]) every field.
+#[derive(Debug, Default)]
+pub(crate) struct Meta {
+    pub status: Option<StatusCode>,
+    pub grpc_status: Option<HeaderValue>,
+    pub grpc_message: Option<HeaderValue>,
+    pub headers: HeaderMap,
+}
+
+/// What a connection's handles, streams and task share.
+struct Shared(Mutex<State>);
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs `f` on the state, then wakes the task if `f` gave it something to do.
+    fn update<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
+        let mut state = self.lock();
+        let result = f(&mut state);
+        let waker = state.notify();
+        drop(state);
+        wake(waker);
+        result
+    }
+}
+
+/// Wakes the connection's task once its state's lock is released.
+fn wake(waker: Option<Waker>) {
+    if let Some(waker) = waker {
+        waker.wake();
+    }
+}
+
+/// A handle to one HTTP/2 connection; cloning shares it. The connection ends once every
+/// handle and stream is dropped, the server closes it, or a keepalive goes unanswered.
+pub(crate) struct Connection {
+    shared: Arc<Shared>,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection").finish_non_exhaustive()
+    }
+}
+
+impl Connection {
+    /// Starts HTTP/2 on `io` (its preface and settings go out with the first write) and
+    /// returns the handle and the future that runs the connection.
+    pub(crate) fn new(io: Io) -> (Self, Task) {
+        let shared = Arc::new(Shared(Mutex::new(State::new())));
+        let task = task::Task::new(Arc::clone(&shared), io);
+        (Self { shared }, task)
+    }
+
+    /// Ready when a stream can be opened: the connection is up, the server is not going
+    /// away, and its limit on concurrent streams leaves room.
+    pub(crate) fn poll_ready(&self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        self.shared.lock().poll_ready(cx)
+    }
+
+    /// Sends a whole request, `head` and its message (`first`, then `second` if given),
+    /// and returns the stream its answer comes on. Only gRPC's status fields of the answer's
+    /// head and trailers are kept.
+    pub(crate) fn send_unary(
+        &self,
+        head: &RequestHead<'_>,
+        first: Bytes,
+        second: Option<Bytes>,
+    ) -> Result<RecvStream, Error> {
+        let id = self.shared.update(|state| {
+            let id = state.open(head, false, false)?;
+            state.send_data(id, first, second.is_none());
+            if let Some(second) = second {
+                state.send_data(id, second, true);
+            }
+            Ok(id)
+        })?;
+        Ok(RecvStream { shared: Arc::clone(&self.shared), id, done: false })
+    }
+
+    /// Opens a stream with `head` (ending it at once when `end`), for a body sent in parts;
+    /// every field of the answer's head and trailers is kept.
+    pub(crate) fn open(
+        &self,
+        head: &RequestHead<'_>,
+        end: bool,
+    ) -> Result<(SendStream, RecvStream), Error> {
+        let id = self.shared.update(|state| state.open(head, true, end))?;
+        let send = SendStream { shared: Arc::clone(&self.shared), id };
+        Ok((send, RecvStream { shared: Arc::clone(&self.shared), id, done: false }))
+    }
+}
+
+impl Clone for Connection {
+    fn clone(&self) -> Self {
+        self.shared.lock().handles += 1;
+        Self { shared: Arc::clone(&self.shared) }
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        self.shared.update(|state| state.handles -= 1);
+    }
+}
+
+/// The sending half of a stream opened with [`Connection::open`]. Dropping it before the
+/// body ended ends it.
+pub(crate) struct SendStream {
+    shared: Arc<Shared>,
+    id: u32,
+}
+
+impl SendStream {
+    /// Queues `data` (and the end of the body when `end`); it goes out as the server's
+    /// windows allow.
+    pub(crate) fn send_data(&mut self, data: Bytes, end: bool) -> Result<(), Error> {
+        self.shared.update(|state| {
+            state.check_send(self.id)?;
+            state.send_data(self.id, data, end);
+            Ok(())
+        })
+    }
+
+    /// Resets the stream with `code`.
+    pub(crate) fn send_reset(&mut self, code: u32) {
+        self.shared.update(|state| state.reset(self.id, code));
+    }
+}
+
+impl Drop for SendStream {
+    fn drop(&mut self) {
+        self.shared.update(|state| state.release(self.id, true));
+    }
+}
+
+/// The receiving half of a stream: its head, then its data, then its trailers.
+pub(crate) struct RecvStream {
+    shared: Arc<Shared>,
+    id: u32,
+    /// The whole answer was read (nothing to reset when dropped).
+    done: bool,
+}
+
+impl RecvStream {
+    /// The response's head.
+    pub(crate) fn poll_head(&mut self, cx: &mut Context<'_>) -> Poll<Result<Meta, Error>> {
+        self.shared.lock().poll_head(self.id, cx)
+    }
+
+    /// The next chunk of the response's body; `None` at its end. What it returns is given
+    /// back to the server's flow-control windows.
+    pub(crate) fn poll_data(&mut self, cx: &mut Context<'_>) -> Poll<Option<Result<Bytes, Error>>> {
+        self.shared.update(|state| state.poll_data(self.id, cx))
+    }
+
+    /// The response's trailers, once its body was read; `None` if it ended without.
+    pub(crate) fn poll_trailers(
+        &mut self,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<Option<Meta>, Error>> {
+        let polled = self.shared.lock().poll_trailers(self.id, cx);
+        if polled.is_ready() {
+            self.done = true;
+        }
+        polled
+    }
+
+    /// The next chunk of the body.
+    pub(crate) async fn data(&mut self) -> Option<Result<Bytes, Error>> {
+        std::future::poll_fn(|cx| self.poll_data(cx)).await
+    }
+
+    /// The head.
+    pub(crate) async fn head(&mut self) -> Result<Meta, Error> {
+        std::future::poll_fn(|cx| self.poll_head(cx)).await
+    }
+
+    /// The trailers.
+    pub(crate) async fn trailers(&mut self) -> Result<Option<Meta>, Error> {
+        std::future::poll_fn(|cx| self.poll_trailers(cx)).await
+    }
+
+    /// Whether the answer was read to its end.
+    pub(crate) fn is_done(&self) -> bool {
+        self.done
+    }
+}
+
+impl Drop for RecvStream {
+    fn drop(&mut self) {
+        self.shared.update(|state| state.release(self.id, false));
+    }
+}

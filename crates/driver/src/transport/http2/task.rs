@@ -1,0 +1,381 @@
+//! The connection's task: reads frames and hands them to their streams, writes what the
+//! streams queued, holds PING acknowledgements, and pings while streams are open.
+
+use std::future::Future;
+use std::io::{Cursor, IoSlice};
+use std::ops::ControlFlow;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker, ready};
+use std::time::Duration;
+
+use bytes::{Buf, BytesMut};
+use h2::hpack::{Decoder, Header};
+use tokio::io::AsyncWrite;
+use tokio::time::{Instant, Sleep};
+
+use super::codec::{self, Block, DEFAULT_MAX_FRAME, HEADER_LEN, Head};
+use super::state::{Out, State};
+use super::{Error, Meta, Shared};
+use crate::transport::io::Io;
+
+/// A PING acknowledgement goes with the first bytes written once it is this old: etcd's
+/// pings here estimate bandwidth, it has one outstanding at a time and sends the next with
+/// the next request it receives after the acknowledgement, so acknowledging at once made
+/// one ping, and one more wake-up of the client, per request.
+const PONG_RIPE: Duration = Duration::from_millis(2);
+/// The longest a PING acknowledgement waits for something to go with.
+const PONG_HOLD: Duration = Duration::from_millis(5);
+
+/// Ping interval while streams are open. etcd closes connections that ping more often
+/// than its `--grpc-keepalive-min-time` (5 s by default) or that ping with no stream open.
+const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
+/// A connection whose ping is not answered within this long is closed; its streams fail
+/// with `Unavailable` instead of hanging on a dead or frozen member.
+const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// What a read reserves at least: a burst of small answers in one `recvfrom`.
+const READ: usize = 4 * 1024;
+/// A read buffer that grew past this is dropped once empty.
+const KEEP_READ: usize = 64 * 1024;
+/// The largest header block accepted (head or trailers).
+const MAX_HEADER_BLOCK: usize = 1 << 20;
+/// At most this many slices go to one `writev`.
+const MAX_SLICES: usize = 64;
+
+/// The future that runs a connection (module docs).
+pub(crate) struct Task {
+    shared: Arc<Shared>,
+    io: Io,
+    read: BytesMut,
+    decoder: Decoder,
+    /// A header block whose CONTINUATION frames are still to come.
+    block: Option<Block>,
+    /// Taken from the state, being written: `writing[written..]` is left.
+    writing: Out,
+    written: usize,
+    /// Streams to wake once the lock is released.
+    wake: Vec<Waker>,
+    /// PING acknowledgements held, since when, and their deadline.
+    pongs: Vec<u8>,
+    pongs_since: Option<Instant>,
+    pong: Option<Pin<Box<Sleep>>>,
+    /// The next keepalive, or the deadline of the ping sent.
+    keepalive: Pin<Box<Sleep>>,
+    ping: Option<[u8; 8]>,
+    pings: u64,
+}
+
+impl Task {
+    pub(super) fn new(shared: Arc<Shared>, io: Io) -> Self {
+        Self {
+            shared,
+            io,
+            read: BytesMut::new(),
+            decoder: Decoder::new(4096),
+            block: None,
+            writing: Out::default(),
+            written: 0,
+            wake: Vec::new(),
+            pongs: Vec::new(),
+            pongs_since: None,
+            pong: None,
+            keepalive: Box::pin(tokio::time::sleep(KEEPALIVE_INTERVAL)),
+            ping: None,
+            pings: 0,
+        }
+    }
+
+    fn wake_all(&mut self) {
+        for w in self.wake.drain(..) {
+            w.wake();
+        }
+    }
+
+    /// Reads until the socket has nothing more, handing each frame to its stream.
+    fn poll_read(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        loop {
+            if self.read.capacity() - self.read.len() < READ / 4 {
+                if self.read.is_empty() && self.read.capacity() > KEEP_READ {
+                    self.read = BytesMut::new();
+                }
+                self.read.reserve(READ);
+            }
+            let n = match tokio_util::io::poll_read_buf(Pin::new(&mut self.io), cx, &mut self.read)
+            {
+                Poll::Pending => return Poll::Ready(Ok(())),
+                Poll::Ready(Ok(n)) => n,
+                Poll::Ready(Err(e)) => {
+                    return Poll::Ready(Err(Error::Io(format!("connection lost: {e}").into())));
+                }
+            };
+            if n == 0 {
+                let state = self.shared.lock();
+                return Poll::Ready(if state.gone() {
+                    Ok(())
+                } else {
+                    Err(Error::Io("connection closed by the server".into()))
+                });
+            }
+            let result = self.frames();
+            self.wake_all();
+            result?;
+        }
+    }
+
+    /// Handles every whole frame read, under one lock.
+    fn frames(&mut self) -> Result<(), Error> {
+        let Self { shared, read, decoder, block, wake, pongs, pongs_since, pong, ping, .. } = self;
+        let mut state = shared.lock();
+        while let Some(head) = Head::peek(read) {
+            if head.len > DEFAULT_MAX_FRAME {
+                codec::put_go_away(state.out.buf(), 0, codec::FRAME_SIZE_ERROR);
+                return Err(Error::protocol(format!(
+                    "a frame of {} bytes, over the {DEFAULT_MAX_FRAME} allowed",
+                    head.len
+                )));
+            }
+            if read.len() < HEADER_LEN + head.len {
+                read.reserve(HEADER_LEN + head.len - read.len());
+                return Ok(());
+            }
+            let mut payload = read.split_to(HEADER_LEN + head.len);
+            payload.advance(HEADER_LEN);
+            if block.is_some() && head.kind != codec::CONTINUATION {
+                return Err(Error::protocol("a header block interrupted by another frame"));
+            }
+            match head.kind {
+                codec::DATA => {
+                    if head.stream == 0 {
+                        return Err(Error::protocol("DATA on stream 0"));
+                    }
+                    codec::unpad(head.flags, &mut payload)
+                        .ok_or_else(|| Error::protocol("DATA with more padding than data"))?;
+                    let end = head.flags & codec::END_STREAM != 0;
+                    state.received_data(head.stream, payload.freeze(), head.len, end, wake);
+                }
+                codec::HEADERS => {
+                    if head.stream == 0 {
+                        return Err(Error::protocol("HEADERS on stream 0"));
+                    }
+                    codec::header_fragment(head.flags, &mut payload)
+                        .ok_or_else(|| Error::protocol("HEADERS shorter than its padding"))?;
+                    let end = head.flags & codec::END_STREAM != 0;
+                    if head.flags & codec::END_HEADERS != 0 {
+                        decode(decoder, &mut state, head.stream, end, &mut payload, wake)?;
+                    } else {
+                        *block = Some(Block::new(head.stream, end, &payload));
+                    }
+                }
+                codec::CONTINUATION => {
+                    let Some(open) = block.as_mut() else {
+                        return Err(Error::protocol("CONTINUATION without HEADERS"));
+                    };
+                    if open.stream != head.stream {
+                        return Err(Error::protocol("CONTINUATION on another stream"));
+                    }
+                    open.fragments.extend_from_slice(&payload);
+                    if open.fragments.len() > MAX_HEADER_BLOCK {
+                        return Err(Error::protocol("a header block over 1 MiB"));
+                    }
+                    if head.flags & codec::END_HEADERS != 0 {
+                        let Some(mut done) = block.take() else { unreachable!("checked above") };
+                        let (id, end) = (done.stream, done.end_stream);
+                        decode(decoder, &mut state, id, end, &mut done.fragments, wake)?;
+                    }
+                }
+                codec::RST_STREAM => {
+                    let code = (payload.len() == 4)
+                        .then(|| codec::u32_at(&payload, 0))
+                        .flatten()
+                        .ok_or_else(|| Error::protocol("RST_STREAM not of 4 bytes"))?;
+                    state.received_reset(head.stream, code, wake);
+                }
+                codec::SETTINGS => {
+                    if head.stream != 0 {
+                        return Err(Error::protocol("SETTINGS on a stream"));
+                    }
+                    if head.flags & codec::ACK == 0 {
+                        state.received_settings(&payload)?;
+                    }
+                }
+                codec::PING => {
+                    let Ok(data) = <[u8; 8]>::try_from(&payload[..]) else {
+                        return Err(Error::protocol("PING not of 8 bytes"));
+                    };
+                    if head.flags & codec::ACK != 0 {
+                        if *ping == Some(data) {
+                            *ping = None;
+                        }
+                    } else {
+                        codec::put_ping(pongs, codec::ACK, data);
+                        if pongs_since.is_none() {
+                            let now = Instant::now();
+                            *pongs_since = Some(now);
+                            match pong {
+                                Some(timer) => timer.as_mut().reset(now + PONG_HOLD),
+                                None => *pong = Some(Box::pin(tokio::time::sleep(PONG_HOLD))),
+                            }
+                        }
+                    }
+                }
+                codec::GOAWAY => {
+                    let (Some(last), Some(code)) =
+                        (codec::u31(&payload), codec::u32_at(&payload, 4))
+                    else {
+                        return Err(Error::protocol("GOAWAY shorter than 8 bytes"));
+                    };
+                    let debug = String::from_utf8_lossy(&payload[8..]).into_owned();
+                    state.received_go_away(last, Error::GoAway { code, debug: debug.into() }, wake);
+                }
+                codec::WINDOW_UPDATE => {
+                    let increment = (payload.len() == 4)
+                        .then(|| codec::u31(&payload))
+                        .flatten()
+                        .ok_or_else(|| Error::protocol("WINDOW_UPDATE not of 4 bytes"))?;
+                    state.received_window(head.stream, increment)?;
+                }
+                codec::PUSH_PROMISE => {
+                    return Err(Error::protocol("PUSH_PROMISE, though push is disabled"));
+                }
+                // PRIORITY, and types this client does not know: ignored, as RFC 9113 says.
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes what the streams queued and writes it, with held acknowledgements when ripe.
+    fn poll_write(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        loop {
+            if self.written == self.writing.len() {
+                self.writing.clear();
+                self.written = 0;
+            }
+            {
+                let mut state = self.shared.lock();
+                self.writing.append(&mut state.out);
+                match &state.task {
+                    Some(w) if w.will_wake(cx.waker()) => {}
+                    _ => state.task = Some(cx.waker().clone()),
+                }
+            }
+            self.ripen(cx);
+            if self.written == self.writing.len() {
+                return Poll::Ready(Ok(()));
+            }
+            let mut slices = [IoSlice::new(&[]); MAX_SLICES];
+            let count = self.writing.slices(self.written, &mut slices);
+            let n = ready!(Pin::new(&mut self.io).poll_write_vectored(cx, &slices[..count]))
+                .map_err(|e| Error::Io(format!("connection lost: {e}").into()))?;
+            if n == 0 {
+                return Poll::Ready(Err(Error::Io("connection lost: write of zero".into())));
+            }
+            self.written += n;
+        }
+    }
+
+    /// Moves held PING acknowledgements to what is written: with other bytes once ripe,
+    /// alone at their deadline.
+    fn ripen(&mut self, cx: &mut Context<'_>) {
+        let Some(since) = self.pongs_since else { return };
+        let expired = self.pong.as_mut().is_some_and(|p| p.as_mut().poll(cx).is_ready());
+        let going = self.written < self.writing.len();
+        if expired || (going && since.elapsed() >= PONG_RIPE) {
+            self.writing.buf().extend_from_slice(&self.pongs);
+            self.pongs.clear();
+            self.pongs_since = None;
+        }
+    }
+
+    /// Pings every [`KEEPALIVE_INTERVAL`] while streams are open; fails when a ping goes
+    /// unanswered for [`KEEPALIVE_TIMEOUT`].
+    fn poll_keepalive(&mut self, cx: &mut Context<'_>) -> Result<(), Error> {
+        while self.keepalive.as_mut().poll(cx).is_ready() {
+            if self.ping.is_some() {
+                return Err(Error::Closed("connection: keepalive ping unanswered"));
+            }
+            let now = Instant::now();
+            let mut state = self.shared.lock();
+            if state.streams.is_empty() {
+                self.keepalive.as_mut().reset(now + KEEPALIVE_INTERVAL);
+                continue;
+            }
+            self.pings += 1;
+            let data = self.pings.to_be_bytes();
+            codec::put_ping(state.out.buf(), 0, data);
+            self.ping = Some(data);
+            self.keepalive.as_mut().reset(now + KEEPALIVE_TIMEOUT);
+        }
+        if self.ping.is_none() && self.keepalive.deadline() > Instant::now() + KEEPALIVE_INTERVAL {
+            // The ping was answered: the next one comes an interval later.
+            self.keepalive.as_mut().reset(Instant::now() + KEEPALIVE_INTERVAL);
+        }
+        Ok(())
+    }
+
+    fn poll_run(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        ready!(self.poll_read(cx))?;
+        self.poll_keepalive(cx)?;
+        let written = self.poll_write(cx)?;
+        let state = self.shared.lock();
+        if written.is_ready() && (state.finished() || state.gone()) {
+            return Poll::Ready(Ok(()));
+        }
+        Poll::Pending
+    }
+}
+
+/// Decodes a header block for stream `id` and hands it over (keeping only gRPC's status
+/// fields unless the stream asked for all). Blocks of streams that are gone are decoded
+/// all the same: HPACK's table depends on every block.
+fn decode(
+    decoder: &mut Decoder,
+    state: &mut State,
+    id: u32,
+    end: bool,
+    block: &mut BytesMut,
+    wake: &mut Vec<Waker>,
+) -> Result<(), Error> {
+    let full = state.wants_all_fields(id);
+    let mut meta = Meta::default();
+    decoder
+        .decode(&mut Cursor::new(block), |header| {
+            match header {
+                Header::Status(status) => meta.status = Some(status),
+                Header::Field { name, value } => {
+                    if name == "grpc-status" {
+                        meta.grpc_status = Some(value.clone());
+                    } else if name == "grpc-message" {
+                        meta.grpc_message = Some(value.clone());
+                    }
+                    if full {
+                        meta.headers.append(name, value);
+                    }
+                }
+                _ => {}
+            }
+            ControlFlow::Continue(())
+        })
+        .map_err(|e| Error::protocol(format!("undecodable header block ({e:?})")))?;
+    state.received_meta(id, meta, end, wake);
+    Ok(())
+}
+
+impl Future for Task {
+    type Output = Result<(), Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        let result = ready!(this.poll_run(cx));
+        let error = match &result {
+            Ok(()) => Error::Closed("connection: closed"),
+            Err(e) => e.clone(),
+        };
+        let mut state = this.shared.lock();
+        state.close(error, &mut this.wake);
+        drop(state);
+        this.wake_all();
+        Poll::Ready(result)
+    }
+}
