@@ -132,6 +132,18 @@ impl Connection {
         (Self { shared }, task)
     }
 
+    /// [`Connection::new`], with keepalive pings every `interval` given up after `timeout`.
+    #[cfg(test)]
+    fn with_keepalive(
+        io: Io,
+        interval: std::time::Duration,
+        timeout: std::time::Duration,
+    ) -> (Self, Task) {
+        let shared = Arc::new(Shared(Mutex::new(State::new())));
+        let task = task::Task::with_keepalive(Arc::clone(&shared), io, interval, timeout);
+        (Self { shared }, task)
+    }
+
     /// Ready when a stream can be opened: the connection is up, the server is not going
     /// away, and its limit on concurrent streams leaves room.
     pub(crate) fn poll_ready(&self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
@@ -272,3 +284,5 @@ impl Drop for RecvStream {
         self.shared.update(|state| state.release(self.id, false));
     }
 }
+#[cfg(test)]
+mod tests;

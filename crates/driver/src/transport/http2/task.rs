@@ -29,10 +29,10 @@ const PONG_HOLD: Duration = Duration::from_millis(5);
 
 /// Ping interval while streams are open. etcd closes connections that ping more often
 /// than its `--grpc-keepalive-min-time` (5 s by default) or that ping with no stream open.
-const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
+pub(super) const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(10);
 /// A connection whose ping is not answered within this long is closed; its streams fail
 /// with `Unavailable` instead of hanging on a dead or frozen member.
-const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(20);
+pub(super) const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// What a read reserves at least: a burst of small answers in one `recvfrom`.
 const READ: usize = 4 * 1024;
@@ -64,10 +64,24 @@ pub(crate) struct Task {
     keepalive: Pin<Box<Sleep>>,
     ping: Option<[u8; 8]>,
     pings: u64,
+    /// [`KEEPALIVE_INTERVAL`] and [`KEEPALIVE_TIMEOUT`] (shorter in tests).
+    interval: Duration,
+    timeout: Duration,
 }
 
 impl Task {
     pub(super) fn new(shared: Arc<Shared>, io: Io) -> Self {
+        Self::with_keepalive(shared, io, KEEPALIVE_INTERVAL, KEEPALIVE_TIMEOUT)
+    }
+
+    /// A task that pings every `interval` while streams are open, and gives up on a ping
+    /// after `timeout`.
+    pub(super) fn with_keepalive(
+        shared: Arc<Shared>,
+        io: Io,
+        interval: Duration,
+        timeout: Duration,
+    ) -> Self {
         Self {
             shared,
             io,
@@ -80,9 +94,11 @@ impl Task {
             pongs: Vec::new(),
             pongs_since: None,
             pong: None,
-            keepalive: Box::pin(tokio::time::sleep(KEEPALIVE_INTERVAL)),
+            keepalive: Box::pin(tokio::time::sleep(interval)),
             ping: None,
             pings: 0,
+            interval,
+            timeout,
         }
     }
 
@@ -298,18 +314,18 @@ impl Task {
             let now = Instant::now();
             let mut state = self.shared.lock();
             if state.streams.is_empty() {
-                self.keepalive.as_mut().reset(now + KEEPALIVE_INTERVAL);
+                self.keepalive.as_mut().reset(now + self.interval);
                 continue;
             }
             self.pings += 1;
             let data = self.pings.to_be_bytes();
             codec::put_ping(state.out.buf(), 0, data);
             self.ping = Some(data);
-            self.keepalive.as_mut().reset(now + KEEPALIVE_TIMEOUT);
+            self.keepalive.as_mut().reset(now + self.timeout);
         }
-        if self.ping.is_none() && self.keepalive.deadline() > Instant::now() + KEEPALIVE_INTERVAL {
+        if self.ping.is_none() && self.keepalive.deadline() > Instant::now() + self.interval {
             // The ping was answered: the next one comes an interval later.
-            self.keepalive.as_mut().reset(Instant::now() + KEEPALIVE_INTERVAL);
+            self.keepalive.as_mut().reset(Instant::now() + self.interval);
         }
         Ok(())
     }
@@ -372,6 +388,10 @@ impl Future for Task {
             Ok(()) => Error::Closed("connection: closed"),
             Err(e) => e.clone(),
         };
+        if !matches!(error, Error::Io(_)) {
+            // What the end queued (a GOAWAY saying why) goes out if the socket takes it now.
+            let _ = this.poll_write(cx);
+        }
         let mut state = this.shared.lock();
         state.close(error, &mut this.wake);
         drop(state);
