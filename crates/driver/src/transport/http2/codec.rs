@@ -295,13 +295,13 @@ impl Block {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use std::io::Cursor;
     use std::ops::ControlFlow;
 
     /// What h2's HPACK decoder (the one etcd's peers would use) reads from `block`.
-    fn decoded(block: &[u8]) -> Vec<(String, String)> {
+    pub(in super::super) fn decoded(block: &[u8]) -> Vec<(String, String)> {
         let mut decoder = h2::hpack::Decoder::new(4096);
         let mut buf = BytesMut::from(block);
         let mut fields = Vec::new();

@@ -2,8 +2,6 @@
 //! that what the client does with each thing a server may send is seen exactly (etcd itself
 //! is driven by the driver's and the CLI's tests).
 
-use std::io::Cursor;
-use std::ops::ControlFlow;
 use std::task::Poll;
 use std::time::Duration;
 
@@ -11,6 +9,7 @@ use bytes::{Buf, Bytes, BytesMut};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
+use super::codec::tests::decoded;
 use super::codec::{self, Head, RequestHead};
 use super::{Connection, Error, RecvStream};
 use crate::transport::io::Io;
@@ -110,30 +109,6 @@ async fn connect_with(interval: Duration, timeout: Duration) -> (Connection, Pee
     (connection, peer)
 }
 
-/// What an HPACK decoder reads from a request's header block.
-fn fields(block: &[u8]) -> Vec<(String, String)> {
-    let mut decoder = h2::hpack::Decoder::new(4096);
-    let mut buf = BytesMut::from(block);
-    let mut out = Vec::new();
-    decoder
-        .decode(&mut Cursor::new(&mut buf), |h| {
-            use h2::hpack::Header;
-            out.push(match h {
-                Header::Field { name, value } => {
-                    (name.to_string(), value.to_str().unwrap().to_owned())
-                }
-                Header::Path(p) => (":path".into(), p.to_string()),
-                Header::Authority(a) => (":authority".into(), a.to_string()),
-                Header::Method(m) => (":method".into(), m.to_string()),
-                Header::Scheme(s) => (":scheme".into(), s.to_string()),
-                other => panic!("{other:?}"),
-            });
-            ControlFlow::Continue(())
-        })
-        .unwrap();
-    out
-}
-
 const GRPC: [(&[u8], &[u8]); 1] = [(b"content-type", b"application/grpc")];
 
 fn head(path: &str) -> RequestHead<'_> {
@@ -165,7 +140,7 @@ async fn a_unary_call_goes_out_as_headers_and_data_and_its_answer_comes_back() {
         .unwrap();
     let (h, block) = peer.next(codec::HEADERS).await;
     assert_eq!((h.stream, h.flags), (1, codec::END_HEADERS));
-    let sent = fields(&block);
+    let sent = decoded(&block);
     assert_eq!(sent[0], (":method".into(), "POST".into()));
     assert!(sent.contains(&(":path".into(), "/etcdserverpb.KV/Put".into())), "{sent:?}");
     assert!(sent.contains(&(":authority".into(), "etcd:2379".into())), "{sent:?}");
