@@ -93,8 +93,7 @@ where
             final_flush_done: false,
             encoder: Encoder {
                 hpack: hpack::Encoder::default(),
-                // etcdlat: allocated as frames are buffered, not up front (has_capacity).
-                buf: Cursor::new(BytesMut::new()),
+                buf: Cursor::new(BytesMut::with_capacity(DEFAULT_BUFFER_CAPACITY)),
                 next: None,
                 last_data_frame: None,
                 max_frame_size: frame::DEFAULT_MAX_FRAME_SIZE,
@@ -308,10 +307,9 @@ where
     }
 
     fn has_capacity(&self) -> bool {
-        // etcdlat: the buffer grows as frames are put in it, so the bound on what is
-        // buffered before a flush is the capacity it had up front upstream.
-        let bound = self.buf.get_ref().capacity().max(DEFAULT_BUFFER_CAPACITY);
-        self.next.is_none() && (bound - self.buf.get_ref().len() >= self.min_buffer_capacity)
+        self.next.is_none()
+            && (self.buf.get_ref().capacity() - self.buf.get_ref().len()
+                >= self.min_buffer_capacity)
     }
 
     fn is_empty(&self) -> bool {

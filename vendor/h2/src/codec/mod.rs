@@ -17,11 +17,6 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio_util::codec::length_delimited;
-use tokio_util::codec::FramedRead as InnerFramedRead;
-
-/// etcdlat: the read buffer's capacity (tokio-util's default is 8 KiB): what an idle
-/// connection keeps, and the most one read of small frames takes in.
-const READ_BUFFER_CAPACITY: usize = 2 * 1024;
 
 use std::io;
 
@@ -47,15 +42,12 @@ where
         let framed_write = FramedWrite::new(io);
 
         // Delimit the frames
-        // etcdlat: a read buffer of READ_BUFFER_CAPACITY instead of tokio-util's 8 KiB; a
-        // frame larger than it is still read whole (the codec reserves its length).
-        let codec = length_delimited::Builder::new()
+        let delimited = length_delimited::Builder::new()
             .big_endian()
             .length_field_length(3)
             .length_adjustment(9)
             .num_skip(0) // Don't skip the header
-            .new_codec();
-        let delimited = InnerFramedRead::with_capacity(framed_write, codec, READ_BUFFER_CAPACITY);
+            .new_read(framed_write);
 
         let mut inner = FramedRead::new(delimited);
 

@@ -158,8 +158,7 @@ impl Decoder {
             max_size_update: None,
             last_max_update: size,
             table: Table::new(size),
-            // etcdlat: allocated on the first Huffman-coded string, not up front.
-            buffer: BytesMut::new(),
+            buffer: BytesMut::with_capacity(4096),
         }
     }
 
