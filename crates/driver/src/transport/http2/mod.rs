@@ -230,7 +230,7 @@ impl Drop for SendStream {
 pub(crate) struct RecvStream {
     shared: Arc<Shared>,
     id: u32,
-    /// The whole answer was read (nothing to reset when dropped).
+    /// Its trailers were read: the answer is whole.
     done: bool,
 }
 

@@ -314,8 +314,10 @@ impl State {
             return Err(e.clone());
         }
         match self.streams.get(&id) {
-            Some(s) if s.error.is_some() => Err(s.error.clone().unwrap_or(Error::Closed(""))),
-            Some(s) if s.send_closed => Err(Error::Closed("stream: its body already ended")),
+            Some(Stream { error: Some(e), .. }) => Err(e.clone()),
+            Some(Stream { send_closed: true, .. }) => {
+                Err(Error::Closed("stream: its body already ended"))
+            }
             Some(_) => Ok(()),
             None => Err(Error::Closed("stream: already ended")),
         }
@@ -602,10 +604,15 @@ impl State {
         self.settle(id);
     }
 
-    /// The server reset stream `id` with `code`.
+    /// The server reset stream `id` with `code`. After its whole answer, that only stops
+    /// the request's body: a server that answered before the request ended says so with
+    /// `NO_ERROR` (RFC 9113 8.1; grpc-go does when etcd-client's request body ends after
+    /// the answer), and the answer stands.
     pub(super) fn received_reset(&mut self, id: u32, code: u32, wake: &mut Vec<Waker>) {
         let Some(s) = self.streams.get_mut(&id) else { return };
-        if s.error.is_none() {
+        if s.end {
+            s.send_closed = true;
+        } else if s.error.is_none() {
             s.error = Some(Error::Reset(code));
         }
         s.queued.clear();
@@ -775,7 +782,11 @@ mod tests {
     fn large_payloads_go_between_the_frames_around_them_and_skip_counts_across() {
         let mut out = Out::default();
         out.buf.extend_from_slice(b"ab");
-        out.push_payload(Bytes::from(vec![b'x'; DIRECT]));
+        let large = Bytes::from(vec![b'x'; DIRECT]);
+        out.push_payload(large.clone());
+        let mut slices = [IoSlice::new(&[]); 64];
+        assert_eq!(out.slices(0, &mut slices), 2);
+        assert_eq!(slices[1].as_ptr(), large.as_ptr(), "written from its own buffer, not copied");
         out.buf.extend_from_slice(b"cd");
         out.push_payload(Bytes::from_static(b"small"));
         let mut want = b"ab".to_vec();

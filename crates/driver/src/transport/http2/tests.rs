@@ -238,6 +238,31 @@ async fn a_reset_stream_fails_with_its_code_and_the_connection_goes_on() {
 }
 
 #[tokio::test]
+async fn a_reset_after_the_whole_answer_stops_the_request_body_and_the_answer_stands() {
+    let (connection, mut peer) = connect().await;
+    let (mut send, mut recv) = connection.open(&head("/p"), false).unwrap();
+    send.send_data(Bytes::from_static(b"request"), false).unwrap();
+    peer.next(codec::DATA).await;
+    // Answered before the request's body ended, then told to stop sending it.
+    peer.head(1).await;
+    peer.send(codec::DATA, 0, 1, b"answer").await;
+    peer.ok(1).await;
+    peer.send(codec::RST_STREAM, 0, 1, &0u32.to_be_bytes()).await;
+    assert_eq!(answer(&mut recv).await.unwrap(), (200, b"answer".to_vec(), Some("0".into())));
+    assert!(send.send_data(Bytes::new(), true).is_err(), "the body is not sent on");
+    // Nothing more goes out on the stream, not even a reset when its handles go.
+    drop((send, recv));
+    let mut next = connection.send_unary(&head("/p"), Bytes::from_static(b"x"), None).unwrap();
+    let (h, _) = peer.next(codec::HEADERS).await;
+    assert_eq!(h.stream, 3);
+    let (d, _) = peer.frame().await;
+    assert_eq!((d.kind, d.stream), (codec::DATA, 3), "no frame on stream 1 before it");
+    peer.head(3).await;
+    peer.ok(3).await;
+    assert!(answer(&mut next).await.is_ok());
+}
+
+#[tokio::test]
 async fn a_stream_given_up_before_its_answer_is_reset() {
     let (connection, mut peer) = connect().await;
     let recv = connection.send_unary(&head("/p"), Bytes::from_static(b"1"), None).unwrap();
