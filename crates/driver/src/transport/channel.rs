@@ -1,4 +1,4 @@
-//! One HTTP/2 connection to one etcd endpoint, on etcdlat's own [`http2`]: the
+//! One HTTP/2 connection to one etcd endpoint, on etcdlat's own [`super::http2`]: the
 //! connection's task, and the redial when it is lost.
 //!
 //! tonic's channel puts a buffer task, a load balancer and hyper's dispatcher (with a

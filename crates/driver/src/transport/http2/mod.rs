@@ -4,10 +4,10 @@
 //! h2 cost one logical client about 20 µs of CPU per request over the same exchange framed
 //! by hand (`benches/floors.sh`, benches/README.md), spread over its stream store,
 //! prioritisation, HPACK and `http` types. Here:
-//! - a request is one lock of the connection's [`State`](state::State): its HEADERS (HPACK
+//! - a request is one lock of the connection's [`State`]: its HEADERS (HPACK
 //!   literals of the static table, no dynamic table to keep) and DATA are appended to the
 //!   connection's outgoing bytes, and the connection's task is woken if it was not already;
-//! - the connection's [`Task`](task::Task) reads the socket, hands each stream its head,
+//! - the connection's [`Task`] reads the socket, hands each stream its head,
 //!   data and trailers (one lock per read), and writes everything queued since its last turn
 //!   in one `writev`, large payloads (1 MB values) straight from their buffers;
 //! - PING acknowledgements are held and go with the next request (etcd pings after every
