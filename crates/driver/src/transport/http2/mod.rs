@@ -22,6 +22,7 @@
 //! as RFC 9113 says, and every stream on a failed connection ends with the reason.
 
 mod codec;
+mod out;
 mod state;
 mod task;
 

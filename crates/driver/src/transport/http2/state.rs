@@ -4,12 +4,12 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
-use std::io::IoSlice;
 use std::task::{Context, Poll, Waker};
 
 use bytes::Bytes;
 
 use super::codec::{self, DEFAULT_MAX_FRAME, RequestHead};
+use super::out::{Out, put_data};
 use super::{Error, Meta};
 
 /// The window each stream advertises: large, so that 1 MB values are not throttled.
@@ -20,12 +20,6 @@ pub(super) const CONNECTION_WINDOW: u32 = 32 << 20;
 const MAX_STREAM_ID: u32 = i32::MAX as u32;
 /// The window every connection starts with (RFC 9113).
 const DEFAULT_WINDOW: u32 = 65_535;
-
-/// Payloads at least this large are written from their own buffers, not copied.
-const DIRECT: usize = 8 * 1024;
-/// A buffer of outgoing bytes that grew past this is given back once written, so that a
-/// connection that once carried a burst does not keep its memory while idle.
-const KEEP: usize = 16 * 1024;
 
 /// Stream ids are odd and unique on a connection: hashed by a multiplication.
 #[derive(Default)]
@@ -44,78 +38,6 @@ impl Hasher for IdHasher {
 
     fn write_u32(&mut self, id: u32) {
         self.0 = u64::from(id).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-}
-
-/// Bytes waiting to be written: frames copied into `buf`, and large payloads kept as they
-/// are, each to go after the bytes of `buf` before its offset.
-#[derive(Default)]
-pub(super) struct Out {
-    buf: Vec<u8>,
-    large: Vec<(usize, Bytes)>,
-}
-
-impl Out {
-    pub(super) fn is_empty(&self) -> bool {
-        self.buf.is_empty() && self.large.is_empty()
-    }
-
-    pub(super) fn len(&self) -> usize {
-        self.buf.len() + self.large.iter().map(|(_, b)| b.len()).sum::<usize>()
-    }
-
-    pub(super) fn buf(&mut self) -> &mut Vec<u8> {
-        &mut self.buf
-    }
-
-    fn push_payload(&mut self, payload: Bytes) {
-        if payload.len() >= DIRECT {
-            self.large.push((self.buf.len(), payload));
-        } else {
-            self.buf.extend_from_slice(&payload);
-        }
-    }
-
-    /// Moves everything in `other` to the end of this.
-    pub(super) fn append(&mut self, other: &mut Out) {
-        let base = self.buf.len();
-        self.buf.append(&mut other.buf);
-        self.large.extend(other.large.drain(..).map(|(at, b)| (base + at, b)));
-    }
-
-    /// The bytes after the first `skip`, as slices in order; how many were filled.
-    pub(super) fn slices<'a>(&'a self, mut skip: usize, slices: &mut [IoSlice<'a>]) -> usize {
-        let mut count = 0;
-        let mut from = 0;
-        let mut push = |piece: &'a [u8], skip: &mut usize, count: &mut usize| {
-            if *count == slices.len() {
-                return;
-            }
-            if *skip >= piece.len() {
-                *skip -= piece.len();
-                return;
-            }
-            slices[*count] = IoSlice::new(&piece[*skip..]);
-            *skip = 0;
-            *count += 1;
-        };
-        for (at, large) in &self.large {
-            push(&self.buf[from..*at], &mut skip, &mut count);
-            push(&large[..], &mut skip, &mut count);
-            from = *at;
-        }
-        push(&self.buf[from..], &mut skip, &mut count);
-        count
-    }
-
-    /// Empties it, giving back a buffer that grew large.
-    pub(super) fn clear(&mut self) {
-        if self.buf.capacity() > KEEP {
-            self.buf = Vec::new();
-        } else {
-            self.buf.clear();
-        }
-        self.large.clear();
     }
 }
 
@@ -221,9 +143,9 @@ impl State {
     /// A new connection's state, its preface and settings waiting to be written.
     pub(super) fn new() -> Self {
         let mut out = Out::default();
-        out.buf.extend_from_slice(codec::PREFACE);
-        codec::put_settings(&mut out.buf, STREAM_WINDOW);
-        codec::put_window_update(&mut out.buf, 0, CONNECTION_WINDOW - DEFAULT_WINDOW);
+        out.buf().extend_from_slice(codec::PREFACE);
+        codec::put_settings(out.buf(), STREAM_WINDOW);
+        codec::put_window_update(out.buf(), 0, CONNECTION_WINDOW - DEFAULT_WINDOW);
         Self {
             streams: HashMap::default(),
             next_id: 1,
@@ -294,7 +216,7 @@ impl State {
             return Err(Error::Closed("connection: its stream ids are used up"));
         }
         self.next_id += 2;
-        codec::put_headers(&mut self.out.buf, id, head, end, self.max_frame);
+        codec::put_headers(self.out.buf(), id, head, end, self.max_frame);
         let stream = Stream {
             full,
             send_window: self.initial_window,
@@ -395,7 +317,7 @@ impl State {
     pub(super) fn reset(&mut self, id: u32, code: u32) {
         let Some(s) = self.streams.get_mut(&id) else { return };
         if s.error.is_none() && !(s.end && s.send_closed && s.queued.is_empty()) {
-            codec::put_reset(&mut self.out.buf, id, code);
+            codec::put_reset(self.out.buf(), id, code);
         }
         s.queued.clear();
         s.error.get_or_insert(Error::Closed("stream: reset by the client"));
@@ -415,7 +337,7 @@ impl State {
         }
         let ended = s.error.is_some() || (s.end && s.send_closed && s.queued.is_empty());
         if !ended && self.closed.is_none() {
-            codec::put_reset(&mut self.out.buf, id, codec::CANCEL);
+            codec::put_reset(self.out.buf(), id, codec::CANCEL);
         }
         self.settle_removed(id);
     }
@@ -479,7 +401,7 @@ impl State {
             s.unacked += taken;
             if open && s.unacked >= STREAM_WINDOW / 2 {
                 let increment = std::mem::take(&mut s.unacked);
-                codec::put_window_update(&mut self.out.buf, id, increment);
+                codec::put_window_update(self.out.buf(), id, increment);
             }
             self.consumed(taken);
             return Poll::Ready(Some(Ok(chunk)));
@@ -520,7 +442,7 @@ impl State {
     pub(super) fn consumed(&mut self, n: u32) {
         self.unacked += n;
         if self.unacked >= CONNECTION_WINDOW / 2 {
-            codec::put_window_update(&mut self.out.buf, 0, self.unacked);
+            codec::put_window_update(self.out.buf(), 0, self.unacked);
             self.unacked = 0;
         }
     }
@@ -595,7 +517,7 @@ impl State {
     /// Fails stream `id` for what the server sent on it, resetting it.
     pub(super) fn fail_stream(&mut self, id: u32, error: Error, wake: &mut Vec<Waker>) {
         let Some(s) = self.streams.get_mut(&id) else { return };
-        codec::put_reset(&mut self.out.buf, id, codec::PROTOCOL_ERROR);
+        codec::put_reset(self.out.buf(), id, codec::PROTOCOL_ERROR);
         s.error = Some(error);
         s.queued.clear();
         if let Some(w) = s.waker.take() {
@@ -663,7 +585,7 @@ impl State {
                 _ => {}
             }
         }
-        codec::put_settings_ack(&mut self.out.buf);
+        codec::put_settings_ack(self.out.buf());
         Ok(())
     }
 
@@ -731,106 +653,5 @@ impl State {
         }
         wake.append(&mut self.waiting);
         self.blocked.clear();
-    }
-}
-
-/// Writes `data` as DATA frames on stream `id`, as far as the stream's and the
-/// connection's windows allow, ending the stream with the last when `end`; whether all of
-/// it went (what did not is left in `data`).
-fn put_data(
-    out: &mut Out,
-    max_frame: usize,
-    stream_window: &mut i64,
-    conn_window: &mut i64,
-    id: u32,
-    data: &mut Bytes,
-    end: bool,
-) -> bool {
-    loop {
-        let allowed = (*stream_window).min(*conn_window).clamp(0, max_frame as i64) as usize;
-        let n = data.len().min(allowed);
-        if n == 0 && !data.is_empty() {
-            return false;
-        }
-        let last = n == data.len();
-        if n == 0 && !end {
-            return true;
-        }
-        let flags = if last && end { codec::END_STREAM } else { 0 };
-        codec::put_head(&mut out.buf, n, codec::DATA, flags, id);
-        let chunk = data.split_to(n);
-        out.push_payload(chunk);
-        *stream_window -= n as i64;
-        *conn_window -= n as i64;
-        if last {
-            return true;
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn written(out: &Out) -> Vec<u8> {
-        let mut slices = [IoSlice::new(&[]); 64];
-        let n = out.slices(0, &mut slices);
-        slices[..n].iter().flat_map(|s| s.iter().copied()).collect()
-    }
-
-    #[test]
-    fn large_payloads_go_between_the_frames_around_them_and_skip_counts_across() {
-        let mut out = Out::default();
-        out.buf.extend_from_slice(b"ab");
-        let large = Bytes::from(vec![b'x'; DIRECT]);
-        out.push_payload(large.clone());
-        let mut slices = [IoSlice::new(&[]); 64];
-        assert_eq!(out.slices(0, &mut slices), 2);
-        assert_eq!(slices[1].as_ptr(), large.as_ptr(), "written from its own buffer, not copied");
-        out.buf.extend_from_slice(b"cd");
-        out.push_payload(Bytes::from_static(b"small"));
-        let mut want = b"ab".to_vec();
-        want.extend(vec![b'x'; DIRECT]);
-        want.extend_from_slice(b"cdsmall");
-        assert_eq!(written(&out), want);
-        assert_eq!(out.len(), want.len());
-        let mut slices = [IoSlice::new(&[]); 64];
-        let n = out.slices(DIRECT + 1, &mut slices);
-        let rest: Vec<u8> = slices[..n].iter().flat_map(|s| s.iter().copied()).collect();
-        assert_eq!(rest, want[DIRECT + 1..]);
-        let mut other = Out::default();
-        other.buf.extend_from_slice(b"12");
-        other.push_payload(Bytes::from(vec![b'y'; DIRECT]));
-        out.append(&mut other);
-        assert!(other.is_empty());
-        want.extend_from_slice(b"12");
-        want.extend(vec![b'y'; DIRECT]);
-        assert_eq!(written(&out), want);
-    }
-
-    #[test]
-    fn data_is_cut_by_the_windows_and_the_frame_size() {
-        let mut out = Out::default();
-        let (mut stream, mut conn) = (40_000, 100_000);
-        let mut data = Bytes::from(vec![1u8; 50_000]);
-        assert!(!put_data(&mut out, 16_384, &mut stream, &mut conn, 1, &mut data, true));
-        assert_eq!((stream, conn, data.len()), (0, 60_000, 10_000));
-        let bytes = written(&out);
-        let mut at = 0;
-        let mut frames = Vec::new();
-        while at < bytes.len() {
-            let h = codec::Head::peek(&bytes[at..]).unwrap();
-            frames.push((h.len, h.flags));
-            at += codec::HEADER_LEN + h.len;
-        }
-        assert_eq!(frames, [(16_384, 0), (16_384, 0), (7_232, 0)]);
-        stream = 20_000;
-        let mut out = Out::default();
-        assert!(put_data(&mut out, 16_384, &mut stream, &mut conn, 1, &mut data, true));
-        assert_eq!(codec::Head::peek(&written(&out)).unwrap().flags, codec::END_STREAM);
-        let mut empty = Bytes::new();
-        let mut out = Out::default();
-        assert!(put_data(&mut out, 16_384, &mut 0, &mut 0, 3, &mut empty, true));
-        assert_eq!(written(&out), [0, 0, 0, 0, codec::END_STREAM, 0, 0, 0, 3]);
     }
 }

@@ -15,7 +15,8 @@ use tokio::io::AsyncWrite;
 use tokio::time::{Instant, Sleep};
 
 use super::codec::{self, Block, DEFAULT_MAX_FRAME, HEADER_LEN, Head};
-use super::state::{Out, State};
+use super::out::Out;
+use super::state::State;
 use super::{Error, Meta, Shared};
 use crate::transport::io::Io;
 
