@@ -65,6 +65,9 @@ pub(crate) struct Task {
     keepalive: Pin<Box<Sleep>>,
     ping: Option<[u8; 8]>,
     pings: u64,
+    /// The connection has nothing left to do, as the last take of what to write found it
+    /// (a change after that wakes the task, whose waker was left in the same lock).
+    done: bool,
     /// [`KEEPALIVE_INTERVAL`] and [`KEEPALIVE_TIMEOUT`] (shorter in tests).
     interval: Duration,
     timeout: Duration,
@@ -98,6 +101,7 @@ impl Task {
             keepalive: Box::pin(tokio::time::sleep(interval)),
             ping: None,
             pings: 0,
+            done: false,
             interval,
             timeout,
         }
@@ -276,6 +280,7 @@ impl Task {
                     Some(w) if w.will_wake(cx.waker()) => {}
                     _ => state.task = Some(cx.waker().clone()),
                 }
+                self.done = state.finished() || state.gone();
             }
             self.ripen(cx);
             if self.written == self.writing.len() {
@@ -335,8 +340,7 @@ impl Task {
         ready!(self.poll_read(cx))?;
         self.poll_keepalive(cx)?;
         let written = self.poll_write(cx)?;
-        let state = self.shared.lock();
-        if written.is_ready() && (state.finished() || state.gone()) {
+        if written.is_ready() && self.done {
             return Poll::Ready(Ok(()));
         }
         Poll::Pending
