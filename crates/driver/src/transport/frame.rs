@@ -33,14 +33,19 @@ impl Body {
     }
 }
 
-/// Frames one message: the 5-byte gRPC header, then the message.
+/// Frames one message as a unary call's body: the 5-byte gRPC header, then the message.
 pub(crate) fn frame<M: prost::Message>(message: &M) -> Body {
+    Body::One(frame_one(message))
+}
+
+/// Frames one message in one buffer, as a stream's DATA carries it.
+pub(crate) fn frame_one<M: prost::Message>(message: &M) -> Bytes {
     let len = message.encoded_len();
     let mut buf = BytesMut::with_capacity(FRAME_HEADER + len);
     buf.put_u8(0);
     buf.put_u32(u32::try_from(len).unwrap_or(u32::MAX));
     message.encode_raw(&mut buf);
-    Body::One(buf.freeze())
+    buf.freeze()
 }
 
 /// Frames a put: large values go out as their own chunk, straight from the shared buffer.
