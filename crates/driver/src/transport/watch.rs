@@ -7,13 +7,13 @@
 //! connection. Here a stream is its two HTTP/2 handles and a receive buffer that grows only to
 //! the largest response it has held (benches/README.md: a few KB at most).
 
-use bytes::{Buf, Bytes, BytesMut};
+use bytes::{Bytes, BytesMut};
 use etcd_client::proto::PbWatchResponse;
 use http::HeaderValue;
 use tonic::Status;
 
 use super::channel::Channel;
-use super::frame::{MAX_RESPONSE_BYTES, frame_one};
+use super::frame::{frame_one, next_message};
 use super::http2::{RecvStream, SendStream};
 use super::message::{WATCH, WatchCreateRequest, WatchRequest};
 use super::status::{http2_status, meta_status};
@@ -105,27 +105,6 @@ impl WatchReceiver {
     }
 }
 
-/// The next whole gRPC message at the front of `buf`, if one has arrived.
-fn next_message(buf: &mut BytesMut) -> Result<Option<Bytes>, Status> {
-    let [compressed, a, b, c, d, ..] = buf[..] else { return Ok(None) };
-    if compressed != 0 {
-        return Err(Status::internal("compressed watch response"));
-    }
-    let len = u32::from_be_bytes([a, b, c, d]) as usize;
-    if len > MAX_RESPONSE_BYTES {
-        return Err(Status::resource_exhausted(format!(
-            "watch response larger than {MAX_RESPONSE_BYTES} bytes"
-        )));
-    }
-    if buf.len() < 5 + len {
-        // Not reserved up front: the length is the server's word, and the buffer grows
-        // with what actually arrives.
-        return Ok(None);
-    }
-    buf.advance(5);
-    Ok(Some(buf.split_to(len).freeze()))
-}
-
 impl Channel {
     /// Opens a watch stream carrying `token`. The receiver waits for the response's head:
     /// etcd sends it only with its first response, after the first create.
@@ -173,28 +152,5 @@ mod tests {
                 assert_eq!(frame_one(&how.request(key)), expected, "{how:?}");
             }
         }
-    }
-
-    #[test]
-    fn messages_are_cut_from_the_stream_as_they_complete() {
-        let one = [&[0u8, 0, 0, 0, 3][..], b"abc"].concat();
-        let empty = [0u8, 0, 0, 0, 0];
-        let mut buf = BytesMut::new();
-        buf.extend_from_slice(&one[..4]);
-        assert_eq!(next_message(&mut buf).unwrap(), None, "a partial prefix");
-        buf.extend_from_slice(&one[4..7]);
-        assert_eq!(next_message(&mut buf).unwrap(), None, "a partial message");
-        buf.extend_from_slice(&one[7..]);
-        buf.extend_from_slice(&empty);
-        assert_eq!(next_message(&mut buf).unwrap().as_deref(), Some(&b"abc"[..]));
-        assert_eq!(next_message(&mut buf).unwrap().as_deref(), Some(&b""[..]));
-        assert!(buf.is_empty());
-        buf.extend_from_slice(&[1, 0, 0, 0, 0]);
-        assert!(next_message(&mut buf).is_err(), "compressed");
-        let mut huge = BytesMut::from(&[0u8, 0xff, 0xff, 0xff, 0xff][..]);
-        assert!(next_message(&mut huge).is_err(), "over the size limit");
-        let mut claimed = BytesMut::from(&[0u8, 0x10, 0, 0, 0][..]);
-        assert_eq!(next_message(&mut claimed).unwrap(), None);
-        assert!(claimed.capacity() < 1 << 20, "a claimed 256 MiB is not allocated up front");
     }
 }
