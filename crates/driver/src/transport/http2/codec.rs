@@ -216,7 +216,7 @@ fn put_string(out: &mut Vec<u8>, s: &[u8]) {
 }
 
 /// HPACK's integer with an `n`-bit prefix, after the bits in `high`.
-fn put_int(out: &mut Vec<u8>, high: u8, n: u32, mut value: usize) {
+pub(super) fn put_int(out: &mut Vec<u8>, high: u8, n: u32, mut value: usize) {
     let max = (1usize << n) - 1;
     if value < max {
         out.push(high | value as u8);
