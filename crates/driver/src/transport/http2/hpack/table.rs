@@ -123,6 +123,7 @@ impl Dynamic {
     }
 
     /// The table's size (RFC 7541 4.1): its names and values and 32 bytes per entry.
+    #[cfg(test)]
     pub(super) fn size(&self) -> usize {
         self.size
     }
