@@ -249,7 +249,7 @@ pub(super) mod tests {
     use super::*;
 
     /// `s` Huffman-coded, padded with ones (what an encoder sends).
-    pub(in super::super) fn encode(s: &[u8]) -> Vec<u8> {
+    pub(in crate::transport::http2) fn encode(s: &[u8]) -> Vec<u8> {
         let (mut out, mut bits, mut pending) = (Vec::new(), 0u32, 0u64);
         for &b in s {
             let (code, len) = CODES[usize::from(b)];

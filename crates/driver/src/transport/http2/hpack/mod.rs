@@ -248,6 +248,7 @@ impl<'a> Input<'a> {
 #[cfg(test)]
 pub(super) mod tests {
     use super::super::codec::put_int;
+    pub(in super::super) use super::huffman::tests::encode as huffman;
     use super::*;
 
     /// Bytes from the RFC's hex dumps (spaces and line breaks ignored).
@@ -564,7 +565,7 @@ pub(super) mod tests {
     fn literal(name: &[u8], value: &[u8], huffman: bool) -> Vec<u8> {
         let mut out = vec![0x40];
         for s in [name, value] {
-            let coded = if huffman { huffman::tests::encode(s) } else { s.to_vec() };
+            let coded = if huffman { self::huffman(s) } else { s.to_vec() };
             put_int(&mut out, if huffman { 0x80 } else { 0 }, 7, coded.len());
             out.extend_from_slice(&coded);
         }
