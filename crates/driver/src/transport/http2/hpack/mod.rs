@@ -87,49 +87,48 @@ impl Decoder {
         block: &[u8],
         mut field: impl FnMut(&[u8], &[u8]),
     ) -> Result<(), Error> {
-        let mut input = Input { block, at: 0 };
-        let mut fields = false;
-        let result = loop {
-            let Some(&first) = block.get(input.at) else { break Ok(()) };
-            self.scratch.clear();
-            let done = match first {
-                // Indexed header field (6.1).
-                0x80..=0xff => input.integer(7).and_then(|index| {
-                    let (name, value) = entry(&self.table, index)?;
-                    field(name, value);
-                    Ok(())
-                }),
-                // Literal header field with incremental indexing (6.2.1).
-                0x40..=0x7f => self.literal(&mut input, 6, true, &mut field),
-                // Dynamic table size update (6.3).
-                0x20..=0x3f => {
-                    if fields {
-                        break Err(Error::SizeUpdateNotAtStart);
-                    }
-                    match input.integer(5) {
-                        Ok(size) if size > self.limit => {
-                            break Err(Error::SizeUpdateOverLimit { size, limit: self.limit });
-                        }
-                        Ok(size) => {
-                            self.table.set_max_size(size);
-                            continue;
-                        }
-                        Err(e) => break Err(e),
-                    }
-                }
-                // Literal header field without indexing (6.2.2) or never indexed (6.2.3):
-                // the same to an endpoint.
-                0x00..=0x1f => self.literal(&mut input, 4, false, &mut field),
-            };
-            if let Err(e) = done {
-                break Err(e);
-            }
-            fields = true;
-        };
+        let result = self.fields(&mut Input { block, at: 0 }, &mut field);
         if self.scratch.capacity() > KEEP_SCRATCH {
             self.scratch = Vec::new();
         }
         result
+    }
+
+    fn fields(
+        &mut self,
+        input: &mut Input<'_>,
+        field: &mut impl FnMut(&[u8], &[u8]),
+    ) -> Result<(), Error> {
+        let mut at_start = true;
+        while let Some(first) = input.peek() {
+            self.scratch.clear();
+            match first {
+                // Indexed header field (6.1).
+                0x80..=0xff => {
+                    let (name, value) = entry(&self.table, input.integer(7)?)?;
+                    field(name, value);
+                }
+                // Literal header field with incremental indexing (6.2.1).
+                0x40..=0x7f => self.literal(input, 6, true, field)?,
+                // Dynamic table size update (6.3).
+                0x20..=0x3f => {
+                    if !at_start {
+                        return Err(Error::SizeUpdateNotAtStart);
+                    }
+                    let size = input.integer(5)?;
+                    if size > self.limit {
+                        return Err(Error::SizeUpdateOverLimit { size, limit: self.limit });
+                    }
+                    self.table.set_max_size(size);
+                    continue;
+                }
+                // Literal header field without indexing (6.2.2) or never indexed (6.2.3):
+                // the same to an endpoint.
+                0x00..=0x1f => self.literal(input, 4, false, field)?,
+            }
+            at_start = false;
+        }
+        Ok(())
     }
 
     /// A literal header field whose name index has a `prefix`-bit prefix; added to the
@@ -199,6 +198,10 @@ struct Input<'a> {
 }
 
 impl<'a> Input<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.block.get(self.at).copied()
+    }
+
     fn byte(&mut self) -> Result<u8, Error> {
         let b = *self.block.get(self.at).ok_or(Error::Truncated)?;
         self.at += 1;
@@ -229,7 +232,7 @@ impl<'a> Input<'a> {
 
     /// A string literal (5.2), Huffman-decoded into `scratch` (appended) if coded.
     fn string(&mut self, scratch: &mut Vec<u8>) -> Result<Text<'a>, Error> {
-        let huffman = self.block.get(self.at).is_some_and(|b| b & 0x80 != 0);
+        let huffman = self.peek().is_some_and(|b| b & 0x80 != 0);
         let len = self.integer(7)?;
         if len > self.block.len() - self.at {
             return Err(Error::Truncated);
