@@ -11,5 +11,6 @@ mod fds;
 pub(crate) mod progress;
 pub(crate) mod report;
 mod request;
+mod run;
 mod stm;
 pub(crate) mod worker;
