@@ -4,8 +4,8 @@
 //!    answer chooses the members the load goes to and where the fault steps act.
 //! 2. [`Run::load`]: reopens the connections if the run asks for others, then starts the
 //!    workers' request loops (or the watch run), the fault steps, background compaction and
-//!    the leader watch, with the members' `/metrics` and the client's CPU sampled around
-//!    them; until the scenario's end or the shutdown.
+//!    the leader watch from one start instant ([`Start`]), with the members' `/metrics` and
+//!    the client's CPU sampled around them; until the scenario's end or the shutdown.
 //! 3. [`Run::collect`]: stops what ran beside the load, in order (fault steps undone first),
 //!    merges the workers' recorders, and checks the cluster after the run (the audit's read
 //!    back, HashKV, alarms).
@@ -174,17 +174,17 @@ impl<'a> Run<'a> {
             Sampler::start(metrics::targets(&self.members), SAMPLE_INTERVAL, &driver.dialer).await;
         let usage = Usage::start();
 
+        // Prepared before the start is set: a large value takes milliseconds to make.
+        let work = (!scenario.is_stream()).then(|| Arc::new(Work::prepare(scenario, self.seed)));
         let (stop, stop_rx) = watch::channel(false);
-        let started_at = SystemTime::now() + Duration::from_millis(5) + scenario.load.warmup;
-        // Where the workers start measuring (they add the same few milliseconds).
-        let measure_from = Instant::now() + Duration::from_millis(5) + scenario.load.warmup;
+        let start = Start::soon(scenario.load.warmup);
         let compactor = scenario.compaction.as_ref().map(|c| {
             tokio::spawn(compaction::run(
                 driver.config.endpoints.clone(),
                 driver.dialer.clone(),
                 c.clone(),
-                measure_from,
-                scenario.load.duration.map(|d| measure_from + d),
+                start.measure_from,
+                scenario.load.duration.map(|d| start.measure_from + d),
                 scenario.series_interval().length,
                 stop_rx.clone(),
             ))
@@ -193,27 +193,26 @@ impl<'a> Run<'a> {
         let leader_watch = tokio::spawn(discovery::watch_leader(
             driver.config.endpoints.clone(),
             driver.dialer.clone(),
-            measure_from,
+            start.measure_from,
             (self.targeting == Targeting::Leader).then_some(retarget_tx),
             stop_rx.clone(),
         ));
-        // One start for the workers and the fault steps, so that `at` is on the report's
-        // clock (measure_from is earlier by the member-list round trip above).
-        let start_at = Instant::now() + Duration::from_millis(5);
         let faults = self.faults.clone().map(|target| {
-            let start = start_at + scenario.load.warmup;
-            fault::spawn(target, scenario.faults.clone(), start, stop_rx.clone())
+            fault::spawn(target, scenario.faults.clone(), start.measure_from, stop_rx.clone())
         });
-        let ended = if scenario.is_stream() {
-            let watches = crate::watch::run(&pool.workers, scenario, self.seed, stop_rx.clone());
-            until_shutdown(watches, shutdown, &stop).await.map(|m| Ended::Watch(Box::new(m)))
-        } else {
-            let work = Arc::new(Work::prepare(scenario, self.seed));
-            let steer = Steer { stop: &stop_rx, retarget: &retarget_rx };
-            let jobs = self.jobs(&pool, &work, start_at, steer);
-            self.requests(&pool, jobs, shutdown, &stop)
-                .await
-                .map(|outcomes| Ended::Requests { outcomes, work })
+        let ended = match work {
+            None => {
+                let watches =
+                    crate::watch::run(&pool.workers, scenario, self.seed, stop_rx.clone());
+                until_shutdown(watches, shutdown, &stop).await.map(|m| Ended::Watch(Box::new(m)))
+            }
+            Some(work) => {
+                let steer = Steer { stop: &stop_rx, retarget: &retarget_rx };
+                let jobs = self.jobs(&pool, &work, start, steer);
+                self.requests(&pool, jobs, shutdown, &stop)
+                    .await
+                    .map(|outcomes| Ended::Requests { outcomes, work })
+            }
         };
         let workers = pool.workers.len();
         // Free for the next run while this one collects.
@@ -221,8 +220,7 @@ impl<'a> Run<'a> {
         let _ = stop.send(true);
         Ok(Loaded {
             ended,
-            started_at,
-            start_at,
+            start,
             target,
             conns,
             workers,
@@ -250,7 +248,7 @@ impl<'a> Run<'a> {
     }
 
     /// One job per worker: its logical clients, its share of the total and the rate.
-    fn jobs(&self, pool: &Pool, work: &Arc<Work>, start_at: Instant, steer: Steer<'_>) -> Vec<Job> {
+    fn jobs(&self, pool: &Pool, work: &Arc<Work>, start: Start, steer: Steer<'_>) -> Vec<Job> {
         let scenario = self.scenario;
         let kinds = work.kinds();
         let load = &scenario.load;
@@ -287,7 +285,7 @@ impl<'a> Run<'a> {
                         rate: load.rate_shape(),
                         share,
                     },
-                    start_at,
+                    start_at: start.at,
                     warmup: load.warmup,
                     duration: load.duration,
                     interval,
@@ -340,7 +338,7 @@ impl<'a> Run<'a> {
         // Only now: a run that failed has still had its faults undone (toxics removed).
         let measured = match loaded.ended? {
             Ended::Requests { outcomes, work } => {
-                merge(outcomes, work, scenario, loaded.start_at + scenario.load.warmup)
+                merge(outcomes, work, scenario, loaded.start.measure_from)
             }
             Ended::Watch(measured) => *measured,
         };
@@ -393,7 +391,7 @@ impl<'a> Run<'a> {
             watch: measured.watch,
             recorder_members,
             recorder_pacing,
-            started_at: loaded.started_at,
+            started_at: loaded.start.wall,
             target,
             conns: loaded.conns,
             workers: loaded.workers,
@@ -485,6 +483,32 @@ fn fault_target(driver: &Driver, scenario: &Scenario) -> Result<fault::Target, D
     })
 }
 
+/// How long after it is set the load starts: time for every worker to get its job, so that
+/// they start together.
+const START_LEAD: Duration = Duration::from_millis(5);
+
+/// When the load starts, set once for everything that counts from it.
+#[derive(Debug, Clone, Copy)]
+struct Start {
+    /// When the workers start, warm-up first.
+    at: Instant,
+    /// When measurement starts (`at` + warm-up): the report's zero, from which the fault
+    /// steps' times, compaction's recorder and the leader changes count too.
+    measure_from: Instant,
+    /// `measure_from` on the wall clock: the report's `started_at`.
+    wall: SystemTime,
+}
+
+impl Start {
+    /// [`START_LEAD`] from now, measurement `warmup` later.
+    fn soon(warmup: Duration) -> Self {
+        // Both clocks read together, so that the wall time names the same moment.
+        let (now, wall) = (Instant::now(), SystemTime::now());
+        let at = now + START_LEAD;
+        Self { at, measure_from: at + warmup, wall: wall + START_LEAD + warmup }
+    }
+}
+
 /// The channels the workers are steered by.
 #[derive(Clone, Copy)]
 struct Steer<'a> {
@@ -496,10 +520,7 @@ struct Steer<'a> {
 struct Loaded {
     /// What the load handed back, or why it could not run to its end.
     ended: Result<Ended, DriverError>,
-    /// When measurement started, on the wall clock.
-    started_at: SystemTime,
-    /// When the workers started (warm-up first).
-    start_at: Instant,
+    start: Start,
     target: TargetInfo,
     conns: u32,
     workers: usize,
