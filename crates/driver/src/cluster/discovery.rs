@@ -85,13 +85,23 @@ impl View {
     }
 }
 
+/// The cluster as one discovery found it.
+#[derive(Debug, Clone)]
+pub(crate) struct Discovery {
+    /// The report's target: version, member count, leader and cluster id; the driver fills
+    /// in how the load's members were chosen.
+    pub target: TargetInfo,
+    /// Every member, in name order.
+    pub members: Vec<MemberInfo>,
+}
+
 /// Asks the cluster behind `endpoints` (the first that answers) for its version, members and
-/// leader, once: the report's target and the members that targeting, metrics and the
-/// per-member breakdown use.
+/// leader, once: the report's target and the members that targeting, fault steps, metrics,
+/// alarms and the per-member breakdown use.
 pub(crate) async fn discover(
     endpoints: &[String],
     dialer: &Dialer,
-) -> Result<(TargetInfo, Vec<MemberInfo>), DriverError> {
+) -> Result<Discovery, DriverError> {
     let view = View::first(endpoints, dialer).await?;
     let members = view.member_infos();
     let leader_id = view.status.leader();
@@ -116,7 +126,7 @@ pub(crate) async fn discover(
         network: None,
         source_addresses: Vec::new(),
     };
-    Ok((target, members))
+    Ok(Discovery { target, members })
 }
 
 /// A member of the cluster, as the member list and Status describe it.

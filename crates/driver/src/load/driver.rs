@@ -8,7 +8,7 @@ use tokio::sync::Mutex;
 
 use super::progress::Progress;
 use super::worker::Worker;
-use crate::cluster::discovery as cluster;
+use crate::cluster::discovery;
 use crate::cluster::local::{LocalCluster, MemberControl};
 use crate::cluster::target;
 use crate::error::DriverError;
@@ -149,13 +149,13 @@ impl DriverBuilder {
         // chosen from the members first.
         let (mut target, selected, pool) = if self.targeting == Targeting::Endpoints {
             let pool = Pool::open(&self, &dialer, self.conns, self.endpoints.clone()).await?;
-            let (target, _) = cluster::discover(&self.endpoints, &dialer).await?;
-            (target, self.endpoints.clone(), pool)
+            let cluster = discovery::discover(&self.endpoints, &dialer).await?;
+            (cluster.target, self.endpoints.clone(), pool)
         } else {
-            let (target, members) = cluster::discover(&self.endpoints, &dialer).await?;
-            let selected = target::select(&self.targeting, &self.endpoints, &members)?;
+            let cluster = discovery::discover(&self.endpoints, &dialer).await?;
+            let selected = target::select(&self.targeting, &self.endpoints, &cluster.members)?;
             let pool = Pool::open(&self, &dialer, self.conns, selected.clone()).await?;
-            (target, selected, pool)
+            (cluster.target, selected, pool)
         };
         target.local = self.local;
         target.endpoints = selected;

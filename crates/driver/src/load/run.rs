@@ -1,7 +1,9 @@
 //! One run of a scenario, each step in its own place, in the order the steps happen:
 //!
-//! 1. [`Run::prepare`]: asks the cluster for its version, members and leader, and from that
-//!    answer chooses the members the load goes to and where the fault steps act.
+//! 1. [`Run::prepare`]: asks the cluster once for its version, members and leader, and from
+//!    that one answer chooses the members the load goes to and checks where the fault steps
+//!    act; then, for a scenario with a `[setup]`, [`Run::fill`] runs the fill on the same
+//!    answer, and the cluster is asked again for the load.
 //! 2. [`Run::load`]: reopens the connections if the run asks for others, then starts the
 //!    workers' request loops (or the watch run), the fault steps, background compaction and
 //!    the leader watch from one start instant ([`Start`]), with the members' `/metrics` and
@@ -11,7 +13,7 @@
 //!    back, HashKV, alarms).
 //! 4. [`Run::report`]: the [`Report`].
 //!
-//! [`run`] strings them together, after the scenario's setup fill if it has one ([`fill`]).
+//! [`run`] strings them together.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -34,7 +36,7 @@ use super::report::{Measured, member_reports, op_seed, pacing_report, params};
 use super::request::Work;
 use super::worker::{Job, JobResult, Pacing};
 use crate::cluster::alarm;
-use crate::cluster::discovery::{self, MemberInfo};
+use crate::cluster::discovery::{self, Discovery};
 use crate::cluster::fault::{self, Applied};
 use crate::cluster::hashkv::hashkv;
 use crate::cluster::local::MemberControl;
@@ -52,51 +54,29 @@ pub(super) async fn run(
     shutdown: impl Future<Output = ()>,
 ) -> Result<Report, DriverError> {
     let mut shutdown = std::pin::pin!(shutdown);
-    fault::check(&scenario.faults, &fault_target(driver, scenario)?).await?;
-    if let Some(setup) = &scenario.setup {
-        fill(driver, setup, scenario, shutdown.as_mut()).await?;
-    }
+    // Taken before the cluster is asked, so that a run that waited for another's sees the
+    // cluster as it is when its turn comes.
     let pool = driver.pool.lock().await;
-    Run::prepare(driver, scenario, true).await?.measure(pool, shutdown).await
-}
-
-/// The scenario's setup fill: its puts, as a run of their own before the scenario's; an
-/// error unless every one of them succeeded.
-async fn fill(
-    driver: &Driver,
-    setup: &Setup,
-    scenario: &Scenario,
-    shutdown: Pin<&mut impl Future<Output = ()>>,
-) -> Result<(), DriverError> {
-    let mut fill = Scenario::new(Operation::Put(setup.put.clone()));
-    fill.load.clients = setup.clients;
-    fill.load.total = Some(setup.total);
-    fill.load.conns = scenario.load.conns;
-    let pool = driver.pool.lock().await;
-    // The fill is not the run: its intervals are not streamed.
-    let report = Run::prepare(driver, &fill, false).await?.measure(pool, shutdown).await?;
-    if report.interrupted {
-        return Err(DriverError::Interrupted);
-    }
-    if report.errors_total() > 0 {
-        return Err(DriverError::Setup { failed: report.errors_total(), total: setup.total });
-    }
-    Ok(())
+    let mut run = Run::prepare(driver, scenario).await?;
+    let pool = match &scenario.setup {
+        Some(setup) => run.fill(setup, pool, shutdown.as_mut()).await?,
+        None => pool,
+    };
+    run.measure(pool, shutdown).await
 }
 
 /// One run of one scenario on a driver, prepared: what it runs against and where its load
-/// and fault steps go.
+/// and fault steps go, all from one discovery.
 pub(super) struct Run<'a> {
     driver: &'a Driver,
     scenario: &'a Scenario,
     /// The cluster as it answered: the report's target, to be completed, and its members.
-    target: TargetInfo,
-    members: Vec<MemberInfo>,
+    cluster: Discovery,
     /// The scenario's targeting, else the driver's.
     targeting: Targeting,
     /// Where the load goes: connection `c` to `endpoints[c % len]`.
     endpoints: Vec<String>,
-    /// Where the fault steps act; `None` when the scenario has none.
+    /// Where the fault steps act, checked; `None` when the scenario has none.
     faults: Option<fault::Target>,
     /// The seed of the run's random choices.
     seed: u64,
@@ -106,34 +86,79 @@ pub(super) struct Run<'a> {
 }
 
 impl<'a> Run<'a> {
-    /// Asks the cluster for its members and leader and chooses, from that answer, where
-    /// the load and the fault steps go. Asked afresh for every run: the leader may have
-    /// moved since the last one.
-    async fn prepare(
+    /// Asks the cluster once for its version, members and leader, and from that answer
+    /// chooses where the load goes and checks that the fault steps can be carried out,
+    /// before anything is sent. Asked afresh for every run: the leader may have moved since
+    /// the last one.
+    async fn prepare(driver: &'a Driver, scenario: &'a Scenario) -> Result<Self, DriverError> {
+        let cluster = discovery::discover(&driver.config.endpoints, &driver.dialer).await?;
+        let faults = if scenario.faults.is_empty() {
+            None
+        } else {
+            let target = fault_target(driver, scenario)?;
+            fault::check(&scenario.faults, &target, &cluster.members).await?;
+            Some(target)
+        };
+        Self::on(driver, scenario, cluster, faults, true)
+    }
+
+    /// The run of `scenario` against `cluster` as discovered: the members its targeting
+    /// selects.
+    fn on(
         driver: &'a Driver,
         scenario: &'a Scenario,
+        cluster: Discovery,
+        faults: Option<fault::Target>,
         stream: bool,
     ) -> Result<Self, DriverError> {
         let config = &driver.config;
-        let (target, members) = discovery::discover(&config.endpoints, &driver.dialer).await?;
         let targeting = match &scenario.target {
             Targeting::Endpoints => config.targeting.clone(),
             own => own.clone(),
         };
-        let endpoints = target::select(&targeting, &config.endpoints, &members)?;
-        let faults =
-            if scenario.faults.is_empty() { None } else { Some(fault_target(driver, scenario)?) };
+        let endpoints = target::select(&targeting, &config.endpoints, &cluster.members)?;
         Ok(Self {
             driver,
             scenario,
-            target,
-            members,
+            cluster,
             targeting,
             endpoints,
             faults,
             seed: op_seed(scenario),
             stream,
         })
+    }
+
+    /// The scenario's setup fill: its puts, as a run of their own on this run's discovery,
+    /// before the load; an error unless every one of them succeeded. Takes the connections
+    /// and hands them back for the load.
+    async fn fill(
+        &mut self,
+        setup: &Setup,
+        pool: MutexGuard<'a, Pool>,
+        shutdown: Pin<&mut impl Future<Output = ()>>,
+    ) -> Result<MutexGuard<'a, Pool>, DriverError> {
+        let driver = self.driver;
+        let mut fill = Scenario::new(Operation::Put(setup.put.clone()));
+        fill.load.clients = setup.clients;
+        fill.load.total = Some(setup.total);
+        fill.load.conns = self.scenario.load.conns;
+        // The fill is not the run: its intervals are not streamed.
+        let run = Run::on(driver, &fill, self.cluster.clone(), None, false)?;
+        let report = run.measure(pool, shutdown).await?;
+        if report.interrupted {
+            return Err(DriverError::Interrupted);
+        }
+        if report.errors_total() > 0 {
+            return Err(DriverError::Setup { failed: report.errors_total(), total: setup.total });
+        }
+        let pool = driver.pool.lock().await;
+        // Asked again on purpose: the fill took its time, and the leader may have moved
+        // since; the load goes where the members are now. (The fault steps were checked
+        // before the fill, so that a scenario that cannot run writes nothing.)
+        let cluster = discovery::discover(&driver.config.endpoints, &driver.dialer).await?;
+        *self = Run::on(driver, self.scenario, cluster, self.faults.take(), true)?;
+        Ok(pool)
     }
 
     /// Loads, collects and reports: the run, once prepared.
@@ -170,8 +195,12 @@ impl<'a> Run<'a> {
         }
         let network_before = driver.config.control.as_ref().map(MemberControl::network_snapshot);
         // Every member's /metrics and our own CPU time, from just before the load to its end.
-        let sampler =
-            Sampler::start(metrics::targets(&self.members), SAMPLE_INTERVAL, &driver.dialer).await;
+        let sampler = Sampler::start(
+            metrics::targets(&self.cluster.members),
+            SAMPLE_INTERVAL,
+            &driver.dialer,
+        )
+        .await;
         let usage = Usage::start();
 
         // Prepared before the start is set: a large value takes milliseconds to make.
@@ -236,12 +265,12 @@ impl<'a> Run<'a> {
     /// What the report says the run ran against: the cluster as it answered, with the
     /// connections' endpoints and source addresses, and how they were chosen.
     fn target_of(&self, pool: &Pool) -> TargetInfo {
-        let mut target = self.target.clone();
+        let mut target = self.cluster.target.clone();
         target.local = self.driver.config.local;
         target.endpoints.clone_from(&pool.endpoints);
         if self.targeting != Targeting::Endpoints {
             target.targeting = self.targeting.clone();
-            target.targeted = target::names(&pool.endpoints, &self.members);
+            target.targeted = target::names(&pool.endpoints, &self.cluster.members);
         }
         target.source_addresses = self.driver.dialer.source_addresses();
         target
@@ -368,7 +397,8 @@ impl<'a> Run<'a> {
                     .await
                     .map_err(|e| e.to_string());
                 let name = |id: u64| {
-                    self.members
+                    self.cluster
+                        .members
                         .iter()
                         .find(|m| m.id == id)
                         .map_or_else(|| format!("{id:x}"), |m| m.name.clone())
@@ -382,7 +412,8 @@ impl<'a> Run<'a> {
         } else {
             None
         };
-        let alarms = alarm::alarms(&driver.config.endpoints, &driver.dialer, &self.members).await;
+        let alarms =
+            alarm::alarms(&driver.config.endpoints, &driver.dialer, &self.cluster.members).await;
         Ok(Collected {
             recorder,
             measure_start: measured.measure_start,
@@ -451,7 +482,7 @@ impl<'a> Run<'a> {
             watch: c.watch,
             hashkv: c.hashkv,
             audit: c.audit,
-            members: member_reports(&c.recorder_members, &self.members, duration),
+            members: member_reports(&c.recorder_members, &self.cluster.members, duration),
             leader_changes: c.leader_changes,
             alarms: c.alarms,
             faults,

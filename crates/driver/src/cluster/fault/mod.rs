@@ -31,7 +31,7 @@ use etcdlat_core::fault::AppliedFault;
 use etcdlat_core::{FaultAction, FaultStep, MemberRef};
 use tokio::sync::watch;
 
-use super::discovery;
+use super::discovery::{self, MemberInfo};
 use super::local::MemberControl;
 use super::network::LinkChange;
 use super::toxiproxy::{Proxies, Toxics};
@@ -64,18 +64,19 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// Checks, before the run, that every step can be carried out against this cluster: steps on
 /// processes need a local cluster, steps on the network an emulated one or toxiproxy (which
 /// answers, has every proxy mapped, and has proxies for the members the steps act on), and
-/// named members and followers must exist.
-pub(crate) async fn check(steps: &[FaultStep], target: &Target) -> Result<(), DriverError> {
+/// named members and followers must exist: among the local cluster's members, else among
+/// `members` (the run's discovery).
+pub(crate) async fn check(
+    steps: &[FaultStep],
+    target: &Target,
+    members: &[MemberInfo],
+) -> Result<(), DriverError> {
     if steps.is_empty() {
         return Ok(());
     }
     let names: Vec<String> = match &target.control {
         Some(control) => control.members().map(|(name, _)| name.to_owned()).collect(),
-        None => discovery::members(&target.endpoints, &target.dialer)
-            .await?
-            .into_iter()
-            .map(|m| m.name)
-            .collect(),
+        None => members.iter().map(|m| m.name.clone()).collect(),
     };
     let followers = names.len().saturating_sub(1);
     let emulated = target.control.as_ref().is_some_and(|c| c.network().is_some());
