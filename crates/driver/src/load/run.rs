@@ -222,6 +222,7 @@ impl<'a> Run<'a> {
         let leader_watch = tokio::spawn(discovery::watch_leader(
             driver.config.endpoints.clone(),
             driver.dialer.clone(),
+            self.cluster.leader().cloned(),
             start.measure_from,
             (self.targeting == Targeting::Leader).then_some(retarget_tx),
             stop_rx.clone(),
@@ -407,6 +408,7 @@ impl<'a> Run<'a> {
             }
             None => None,
         };
+        // HashKV asks the cluster afresh, on purpose: it compares at the revision the run left.
         let hashkv = if scenario.checks.hashkv {
             Some(hashkv(&driver.config.endpoints, &driver.dialer).await?)
         } else {

@@ -230,10 +230,17 @@ async fn run(
         status_clients: BTreeMap::new(),
         network_changed: false,
     };
-    // Connected before the first step, so that its leader is named without delay.
-    if steps.iter().any(|s| {
-        matches!(s.member, Some(MemberRef::Leader | MemberRef::Follower | MemberRef::FollowerN(_)))
-    }) {
+    // Connected before the first step, so that its leader is named without delay. (Only a
+    // local cluster's members keep a client between steps; asking endpoints now would
+    // leave nothing for the first step to reuse.)
+    if executor.target.control.is_some()
+        && steps.iter().any(|s| {
+            matches!(
+                s.member,
+                Some(MemberRef::Leader | MemberRef::Follower | MemberRef::FollowerN(_))
+            )
+        })
+    {
         let _ = executor.ask_roster().await;
     }
     while let Some(next) =
@@ -405,6 +412,9 @@ impl Executor {
         }
     }
 
+    /// The members and leader as they are now: asked when a step needs them, not taken from
+    /// the run's discovery, since the leader may have moved since (a step is often what
+    /// moved it).
     async fn ask_roster(&mut self) -> Result<Roster, String> {
         if self.target.control.is_none() {
             let members = discovery::members(&self.target.endpoints, &self.target.dialer)
