@@ -181,18 +181,8 @@ impl<'a> Run<'a> {
         shutdown: Pin<&mut impl Future<Output = ()>>,
     ) -> Result<Loaded, DriverError> {
         let (driver, scenario) = (self.driver, self.scenario);
-        let conns = scenario.load.conns.unwrap_or(pool.conns);
-        if conns != pool.conns || self.endpoints != pool.endpoints {
-            // Drop the old connections first so the server never sees both sets.
-            pool.workers.clear();
-            driver.dialer.forget_sources();
-            *pool =
-                Pool::open(&driver.config, &driver.dialer, conns, self.endpoints.clone()).await?;
-        }
-        let target = self.target_of(&pool);
-        if let Ok(mut t) = driver.target.lock() {
-            *t = target.clone();
-        }
+        let target = self.connect(&mut pool).await?;
+        let conns = pool.conns;
         let network_before = driver.config.control.as_ref().map(MemberControl::network_snapshot);
         // Every member's /metrics and our own CPU time, from just before the load to its end.
         let sampler = Sampler::start(
@@ -263,18 +253,32 @@ impl<'a> Run<'a> {
         })
     }
 
-    /// What the report says the run ran against: the cluster as it answered, with the
-    /// connections' endpoints and source addresses, and how they were chosen.
-    fn target_of(&self, pool: &Pool) -> TargetInfo {
+    /// Reopens the connections when the run asks for another number of them or other
+    /// members; returns what the report says the run ran against (the driver's
+    /// [`Driver::target`] from now on): the cluster as it answered, with the connections'
+    /// endpoints and source addresses, and how they were chosen.
+    async fn connect(&self, pool: &mut Pool) -> Result<TargetInfo, DriverError> {
+        let driver = self.driver;
+        let conns = self.scenario.load.conns.unwrap_or(pool.conns);
+        if conns != pool.conns || self.endpoints != pool.endpoints {
+            // Drop the old connections first so the server never sees both sets.
+            pool.workers.clear();
+            driver.dialer.forget_sources();
+            *pool =
+                Pool::open(&driver.config, &driver.dialer, conns, self.endpoints.clone()).await?;
+        }
         let mut target = self.cluster.target.clone();
-        target.local = self.driver.config.local;
+        target.local = driver.config.local;
         target.endpoints.clone_from(&pool.endpoints);
         if self.targeting != Targeting::Endpoints {
             target.targeting = self.targeting.clone();
             target.targeted = target::names(&pool.endpoints, &self.cluster.members);
         }
-        target.source_addresses = self.driver.dialer.source_addresses();
-        target
+        target.source_addresses = driver.dialer.source_addresses();
+        if let Ok(mut t) = driver.target.lock() {
+            *t = target.clone();
+        }
+        Ok(target)
     }
 
     /// One job per worker: its logical clients, its share of the total and the rate.
