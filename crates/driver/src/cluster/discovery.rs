@@ -85,13 +85,30 @@ impl View {
     }
 }
 
+/// The cluster as one discovery found it.
+#[derive(Debug, Clone)]
+pub(crate) struct Discovery {
+    /// The report's target: version, member count, leader and cluster id; the driver fills
+    /// in how the load's members were chosen.
+    pub target: TargetInfo,
+    /// Every member, in name order.
+    pub members: Vec<MemberInfo>,
+}
+
+impl Discovery {
+    /// The member that was the leader, if one was.
+    pub(crate) fn leader(&self) -> Option<&MemberInfo> {
+        self.members.iter().find(|m| m.leader)
+    }
+}
+
 /// Asks the cluster behind `endpoints` (the first that answers) for its version, members and
-/// leader, once: the report's target and the members that targeting, metrics and the
-/// per-member breakdown use.
+/// leader, once: the report's target and the members that targeting, fault steps, metrics,
+/// alarms and the per-member breakdown use.
 pub(crate) async fn discover(
     endpoints: &[String],
     dialer: &Dialer,
-) -> Result<(TargetInfo, Vec<MemberInfo>), DriverError> {
+) -> Result<Discovery, DriverError> {
     let view = View::first(endpoints, dialer).await?;
     let members = view.member_infos();
     let leader_id = view.status.leader();
@@ -116,7 +133,7 @@ pub(crate) async fn discover(
         network: None,
         source_addresses: Vec::new(),
     };
-    Ok((target, members))
+    Ok(Discovery { target, members })
 }
 
 /// A member of the cluster, as the member list and Status describe it.
@@ -149,18 +166,21 @@ pub(super) fn not_answering(endpoint: &str, e: &etcd_client::Error) -> DriverErr
 /// How often the leader is asked for during a run.
 const LEADER_POLL: Duration = Duration::from_millis(200);
 
-/// Watches the leader until `stop` turns true: every change is recorded with its time
-/// (seconds since `since`; negative during warm-up), and when `follow` is given the new
-/// leader's client URL is sent on it so the workers move their connections there.
+/// Watches the leader until `stop` turns true, asking the cluster afresh every
+/// [`LEADER_POLL`] (that is what it watches): every change from `leader` (as the run's
+/// discovery found it, so that a move before the first poll counts too) is recorded with
+/// its time (seconds since `since`; negative during warm-up), and when `follow` is given the
+/// new leader's client URL is sent on it so the workers move their connections there.
 pub(crate) async fn watch_leader(
     endpoints: Vec<String>,
     dialer: Dialer,
+    leader: Option<MemberInfo>,
     since: Instant,
     follow: Option<watch::Sender<Vec<String>>>,
     mut stop: watch::Receiver<bool>,
 ) -> Vec<LeaderChange> {
     let mut changes = Vec::new();
-    let mut current: Option<MemberInfo> = None;
+    let mut current = leader;
     // One control connection, kept while it answers: a new one every poll would cost the
     // client a TCP and HTTP/2 handshake five times a second during the measurement.
     let mut client: Option<Client> = None;

@@ -1,14 +1,16 @@
 //! The load: the [`driver::Driver`] that runs scenarios, its worker threads and their
 //! logical clients, the request operations they execute (STM among them), and background
-//! compaction; the file descriptors its connections need.
+//! compaction; the file descriptors its connections need, and its worker threads' CPU.
 
 mod audit;
 mod compaction;
 mod completion;
+mod cpu;
 pub(crate) mod driver;
 mod fds;
 pub(crate) mod progress;
 pub(crate) mod report;
 mod request;
+mod run;
 mod stm;
 pub(crate) mod worker;

@@ -33,6 +33,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
 
 use super::audit::{AuditLog, Recording};
+use super::cpu::{BusyMeter, parking, pin_to, thread_cpu};
 use super::progress::WorkerProgress;
 use super::request::{ClientState, Ops, Work};
 use crate::error::DriverError;
@@ -91,7 +92,7 @@ pub(crate) struct Pacing {
 pub(crate) struct JobResult {
     /// CPU time of this worker thread during the measured phase.
     pub cpu: Option<Duration>,
-    /// The share of the time this thread was not parked: in its busiest [`BUSY_WINDOW`] of
+    /// The share of the time this thread was not parked: in its busiest [`BUSY_WINDOW`](super::cpu::BUSY_WINDOW) of
     /// the measured phase (the whole phase when shorter), and over the whole phase.
     pub busy: Option<(f64, f64)>,
     pub recorder: Recorder,
@@ -425,117 +426,6 @@ async fn follow_target(
         *shared.conns.borrow_mut() = fresh.into();
         shared.generation.set(shared.generation.get() + 1);
     }
-}
-
-/// Pins the calling thread to one CPU.
-fn pin_to(cpu: usize) -> std::io::Result<()> {
-    #[cfg(target_os = "linux")]
-    {
-        let mut set = nix::sched::CpuSet::new();
-        set.set(cpu).map_err(std::io::Error::from)?;
-        nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)
-            .map_err(std::io::Error::from)
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = cpu;
-        Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "CPU pinning needs Linux"))
-    }
-}
-
-/// CPU time this thread has used.
-fn thread_cpu() -> Option<Duration> {
-    #[cfg(unix)]
-    {
-        let t = nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID).ok()?;
-        Some(Duration::new(u64::try_from(t.tv_sec()).ok()?, u32::try_from(t.tv_nsec()).ok()?))
-    }
-    #[cfg(not(unix))]
-    None
-}
-
-/// The window a worker's busiest stretch is measured over.
-pub(crate) const BUSY_WINDOW: Duration = Duration::from_secs(1);
-
-/// How long this worker thread has been parked, waiting for the network or a timer with
-/// nothing to run: kept by its runtime's park hooks, a clock read each side of a park.
-mod parking {
-    use std::cell::Cell;
-    use std::time::{Duration, Instant};
-
-    thread_local! {
-        static SINCE: Cell<Option<Instant>> = const { Cell::new(None) };
-        static PARKED: Cell<Duration> = const { Cell::new(Duration::ZERO) };
-    }
-
-    pub(super) fn park() {
-        SINCE.set(Some(Instant::now()));
-    }
-
-    pub(super) fn unpark() {
-        if let Some(since) = SINCE.take() {
-            PARKED.set(PARKED.get() + since.elapsed());
-        }
-    }
-
-    /// Time parked so far on this thread.
-    pub(super) fn parked() -> Duration {
-        PARKED.get()
-    }
-}
-
-/// How busy a worker thread is: the share of wall time it was not parked, per
-/// [`BUSY_WINDOW`], sampled where it publishes its progress (nothing per request). A thread
-/// that never parks never waited for the server: it set the pace. (Time the kernel kept it
-/// from running counts as busy: the requests waited all the same.)
-#[derive(Debug, Default)]
-struct BusyMeter {
-    /// Where the current window began: wall time and time parked.
-    window: Option<(Instant, Duration)>,
-    /// Where the phase began.
-    phase: Option<(Instant, Duration)>,
-    /// The busiest full window so far.
-    peak: Option<f64>,
-}
-
-impl BusyMeter {
-    fn start(&mut self) {
-        let now = Some(clocks());
-        self.window = now;
-        self.phase = now;
-        self.peak = None;
-    }
-
-    fn sample(&mut self) {
-        let Some(start) = self.window else { return };
-        let now = clocks();
-        if now.0 - start.0 >= BUSY_WINDOW {
-            let busy = busy_between(start, now);
-            self.peak = Some(self.peak.map_or(busy, |p| p.max(busy)));
-            self.window = Some(now);
-        }
-    }
-
-    /// The busiest full window, or the whole phase when it had none; and the whole phase.
-    fn finish(&mut self) -> Option<(f64, f64)> {
-        self.sample();
-        let run = busy_between(self.phase?, clocks());
-        Some((self.peak.unwrap_or(run).max(0.0), run))
-    }
-}
-
-/// Now, and the time this thread has been parked so far.
-fn clocks() -> (Instant, Duration) {
-    (Instant::now(), parking::parked())
-}
-
-/// The share of the wall time from `a` to `b` spent not parked.
-fn busy_between(a: (Instant, Duration), b: (Instant, Duration)) -> f64 {
-    let wall = (b.0 - a.0).as_secs_f64();
-    if wall <= 0.0 {
-        return 0.0;
-    }
-    (1.0 - b.1.saturating_sub(a.1).as_secs_f64() / wall).clamp(0.0, 1.0)
 }
 
 /// Publishes a worker's progress, a few times a second: a few atomic stores, and the

@@ -31,7 +31,7 @@ use etcdlat_core::fault::AppliedFault;
 use etcdlat_core::{FaultAction, FaultStep, MemberRef};
 use tokio::sync::watch;
 
-use super::discovery;
+use super::discovery::{self, MemberInfo};
 use super::local::MemberControl;
 use super::network::LinkChange;
 use super::toxiproxy::{Proxies, Toxics};
@@ -64,18 +64,19 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(60);
 /// Checks, before the run, that every step can be carried out against this cluster: steps on
 /// processes need a local cluster, steps on the network an emulated one or toxiproxy (which
 /// answers, has every proxy mapped, and has proxies for the members the steps act on), and
-/// named members and followers must exist.
-pub(crate) async fn check(steps: &[FaultStep], target: &Target) -> Result<(), DriverError> {
+/// named members and followers must exist: among the local cluster's members, else among
+/// `members` (the run's discovery).
+pub(crate) async fn check(
+    steps: &[FaultStep],
+    target: &Target,
+    members: &[MemberInfo],
+) -> Result<(), DriverError> {
     if steps.is_empty() {
         return Ok(());
     }
     let names: Vec<String> = match &target.control {
         Some(control) => control.members().map(|(name, _)| name.to_owned()).collect(),
-        None => discovery::members(&target.endpoints, &target.dialer)
-            .await?
-            .into_iter()
-            .map(|m| m.name)
-            .collect(),
+        None => members.iter().map(|m| m.name.clone()).collect(),
     };
     let followers = names.len().saturating_sub(1);
     let emulated = target.control.as_ref().is_some_and(|c| c.network().is_some());
@@ -229,10 +230,17 @@ async fn run(
         status_clients: BTreeMap::new(),
         network_changed: false,
     };
-    // Connected before the first step, so that its leader is named without delay.
-    if steps.iter().any(|s| {
-        matches!(s.member, Some(MemberRef::Leader | MemberRef::Follower | MemberRef::FollowerN(_)))
-    }) {
+    // Connected before the first step, so that its leader is named without delay. (Only a
+    // local cluster's members keep a client between steps; asking endpoints now would
+    // leave nothing for the first step to reuse.)
+    if executor.target.control.is_some()
+        && steps.iter().any(|s| {
+            matches!(
+                s.member,
+                Some(MemberRef::Leader | MemberRef::Follower | MemberRef::FollowerN(_))
+            )
+        })
+    {
         let _ = executor.ask_roster().await;
     }
     while let Some(next) =
@@ -404,6 +412,9 @@ impl Executor {
         }
     }
 
+    /// The members and leader as they are now: asked when a step needs them, not taken from
+    /// the run's discovery, since the leader may have moved since (a step is often what
+    /// moved it).
     async fn ask_roster(&mut self) -> Result<Roster, String> {
         if self.target.control.is_none() {
             let members = discovery::members(&self.target.endpoints, &self.target.dialer)

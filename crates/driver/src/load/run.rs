@@ -1,0 +1,703 @@
+//! One run of a scenario, each step in its own place, in the order the steps happen:
+//!
+//! 1. [`Run::prepare`]: asks the cluster once for its version, members and leader, and from
+//!    that one answer chooses the members the load goes to and checks where the fault steps
+//!    act; then, for a scenario with a `[setup]`, [`Run::fill`] runs the fill on the same
+//!    answer, and the cluster is asked again for the load.
+//! 2. [`Run::load`]: reopens the connections if the run asks for others, then starts the
+//!    workers' request loops (or the watch run), the fault steps, background compaction and
+//!    the leader watch from one start instant ([`Start`]), with the members' `/metrics` and
+//!    the client's CPU sampled around them; until the scenario's end or the shutdown.
+//! 3. [`Run::collect`]: stops what ran beside the load, in order (fault steps undone first),
+//!    merges the workers' recorders, and checks the cluster after the run (the audit's read
+//!    back, HashKV, alarms).
+//! 4. [`Run::report`]: the [`Report`].
+//!
+//! [`run`] strings them together.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use etcdlat_core::audit::AuditReport;
+use etcdlat_core::recorder::{MemberRecord, OpRecord, Pacing as RecordedPacing, Recorder};
+use etcdlat_core::{
+    AlarmReport, ClientUsage, HashKvCheck, LeaderChange, MemberMetrics, NetworkReport, OpKind,
+    OpReport, Operation, Report, Scenario, Setup, TargetInfo, Targeting,
+};
+use tokio::sync::{MutexGuard, oneshot, watch};
+use tokio::task::JoinHandle;
+
+use super::audit::History;
+use super::compaction;
+use super::driver::{Driver, Pool};
+use super::report::{Measured, member_reports, op_seed, pacing_report, params};
+use super::request::Work;
+use super::worker::{Job, JobResult, Pacing};
+use crate::cluster::alarm;
+use crate::cluster::discovery::{self, Discovery};
+use crate::cluster::fault::{self, Applied};
+use crate::cluster::hashkv::hashkv;
+use crate::cluster::local::MemberControl;
+use crate::cluster::metrics::{self, SAMPLE_INTERVAL, Sampler, Usage};
+use crate::cluster::network::LinkState;
+use crate::cluster::target;
+use crate::cluster::toxiproxy::Proxies;
+use crate::error::DriverError;
+use crate::transport::control_client_any;
+
+/// Runs `scenario`, valid, on `driver`: its setup fill first if it has one, then the run.
+pub(super) async fn run(
+    driver: &Driver,
+    scenario: &Scenario,
+    shutdown: impl Future<Output = ()>,
+) -> Result<Report, DriverError> {
+    let mut shutdown = std::pin::pin!(shutdown);
+    // Taken before the cluster is asked, so that a run that waited for another's sees the
+    // cluster as it is when its turn comes.
+    let pool = driver.pool.lock().await;
+    let mut run = Run::prepare(driver, scenario).await?;
+    let pool = match &scenario.setup {
+        Some(setup) => run.fill(setup, pool, shutdown.as_mut()).await?,
+        None => pool,
+    };
+    run.measure(pool, shutdown).await
+}
+
+/// One run of one scenario on a driver, prepared: what it runs against and where its load
+/// and fault steps go, all from one discovery.
+pub(super) struct Run<'a> {
+    driver: &'a Driver,
+    scenario: &'a Scenario,
+    /// The cluster as it answered: the report's target, to be completed, and its members.
+    cluster: Discovery,
+    /// The scenario's targeting, else the driver's.
+    targeting: Targeting,
+    /// Where the load goes: connection `c` to `endpoints[c % len]`.
+    endpoints: Vec<String>,
+    /// Where the fault steps act, checked; `None` when the scenario has none.
+    faults: Option<fault::Target>,
+    /// The seed of the run's random choices.
+    seed: u64,
+    /// Whether the workers publish their finished intervals to the driver's progress as
+    /// they go (not the setup fill's).
+    stream: bool,
+}
+
+impl<'a> Run<'a> {
+    /// Asks the cluster once for its version, members and leader, and from that answer
+    /// chooses where the load goes and checks that the fault steps can be carried out,
+    /// before anything is sent. Asked afresh for every run: the leader may have moved since
+    /// the last one.
+    async fn prepare(driver: &'a Driver, scenario: &'a Scenario) -> Result<Self, DriverError> {
+        let cluster = discovery::discover(&driver.config.endpoints, &driver.dialer).await?;
+        let faults = if scenario.faults.is_empty() {
+            None
+        } else {
+            let target = fault_target(driver, scenario)?;
+            fault::check(&scenario.faults, &target, &cluster.members).await?;
+            Some(target)
+        };
+        Self::on(driver, scenario, cluster, faults, true)
+    }
+
+    /// The run of `scenario` against `cluster` as discovered: the members its targeting
+    /// selects.
+    fn on(
+        driver: &'a Driver,
+        scenario: &'a Scenario,
+        cluster: Discovery,
+        faults: Option<fault::Target>,
+        stream: bool,
+    ) -> Result<Self, DriverError> {
+        let config = &driver.config;
+        let targeting = match &scenario.target {
+            Targeting::Endpoints => config.targeting.clone(),
+            own => own.clone(),
+        };
+        let endpoints = target::select(&targeting, &config.endpoints, &cluster.members)?;
+        Ok(Self {
+            driver,
+            scenario,
+            cluster,
+            targeting,
+            endpoints,
+            faults,
+            seed: op_seed(scenario),
+            stream,
+        })
+    }
+
+    /// The scenario's setup fill: its puts, as a run of their own on this run's discovery,
+    /// before the load; an error unless every one of them succeeded. Takes the connections
+    /// and hands them back for the load.
+    async fn fill(
+        &mut self,
+        setup: &Setup,
+        pool: MutexGuard<'a, Pool>,
+        shutdown: Pin<&mut impl Future<Output = ()>>,
+    ) -> Result<MutexGuard<'a, Pool>, DriverError> {
+        let driver = self.driver;
+        let mut fill = Scenario::new(Operation::Put(setup.put.clone()));
+        fill.load.clients = setup.clients;
+        fill.load.total = Some(setup.total);
+        fill.load.conns = self.scenario.load.conns;
+        // The fill is not the run: its intervals are not streamed.
+        let run = Run::on(driver, &fill, self.cluster.clone(), None, false)?;
+        let report = run.measure(pool, shutdown).await?;
+        if report.interrupted {
+            return Err(DriverError::Interrupted);
+        }
+        if report.errors_total() > 0 {
+            return Err(DriverError::Setup { failed: report.errors_total(), total: setup.total });
+        }
+        let pool = driver.pool.lock().await;
+        // Asked again on purpose: the fill took its time, and the leader may have moved
+        // since; the load goes where the members are now. (The fault steps were checked
+        // before the fill, so that a scenario that cannot run writes nothing.)
+        let cluster = discovery::discover(&driver.config.endpoints, &driver.dialer).await?;
+        *self = Run::on(driver, self.scenario, cluster, self.faults.take(), true)?;
+        Ok(pool)
+    }
+
+    /// Loads, collects and reports: the run, once prepared.
+    async fn measure(
+        &self,
+        pool: MutexGuard<'_, Pool>,
+        shutdown: Pin<&mut impl Future<Output = ()>>,
+    ) -> Result<Report, DriverError> {
+        let loaded = self.load(pool, shutdown).await?;
+        let collected = self.collect(loaded).await?;
+        Ok(self.report(collected))
+    }
+
+    /// Puts the cluster under the scenario's load, with what runs beside it, until the
+    /// scenario's end or `shutdown`. Fails only when the connections cannot be opened; what
+    /// fails later is in [`Loaded::ended`], returned once the fault steps are undone.
+    async fn load(
+        &self,
+        mut pool: MutexGuard<'_, Pool>,
+        shutdown: Pin<&mut impl Future<Output = ()>>,
+    ) -> Result<Loaded, DriverError> {
+        let (driver, scenario) = (self.driver, self.scenario);
+        let target = self.connect(&mut pool).await?;
+        let conns = pool.conns;
+        let network_before = driver.config.control.as_ref().map(MemberControl::network_snapshot);
+        // Every member's /metrics and our own CPU time, from just before the load to its end.
+        let sampler = Sampler::start(
+            metrics::targets(&self.cluster.members),
+            SAMPLE_INTERVAL,
+            &driver.dialer,
+        )
+        .await;
+        let usage = Usage::start();
+
+        // Prepared before the start is set: a large value takes milliseconds to make.
+        let work = (!scenario.is_stream()).then(|| Arc::new(Work::prepare(scenario, self.seed)));
+        let (stop, stop_rx) = watch::channel(false);
+        let start = Start::soon(scenario.load.warmup);
+        let compactor = scenario.compaction.as_ref().map(|c| {
+            tokio::spawn(compaction::run(
+                driver.config.endpoints.clone(),
+                driver.dialer.clone(),
+                c.clone(),
+                start.measure_from,
+                scenario.load.duration.map(|d| start.measure_from + d),
+                scenario.series_interval().length,
+                stop_rx.clone(),
+            ))
+        });
+        let (retarget_tx, retarget_rx) = watch::channel(pool.endpoints.clone());
+        let leader_watch = tokio::spawn(discovery::watch_leader(
+            driver.config.endpoints.clone(),
+            driver.dialer.clone(),
+            self.cluster.leader().cloned(),
+            start.measure_from,
+            (self.targeting == Targeting::Leader).then_some(retarget_tx),
+            stop_rx.clone(),
+        ));
+        let faults = self.faults.clone().map(|target| {
+            fault::spawn(target, scenario.faults.clone(), start.measure_from, stop_rx.clone())
+        });
+        let ended = match work {
+            None => {
+                let watches =
+                    crate::watch::run(&pool.workers, scenario, self.seed, stop_rx.clone());
+                until_shutdown(watches, shutdown, &stop).await.map(|m| Ended::Watch(Box::new(m)))
+            }
+            Some(work) => {
+                let steer = Steer { stop: &stop_rx, retarget: &retarget_rx };
+                let jobs = self.jobs(&pool, &work, start, steer);
+                self.requests(&pool, jobs, shutdown, &stop)
+                    .await
+                    .map(|outcomes| Ended::Requests { outcomes, work })
+            }
+        };
+        let workers = pool.workers.len();
+        // Free for the next run while this one collects.
+        drop(pool);
+        let _ = stop.send(true);
+        Ok(Loaded {
+            ended,
+            start,
+            target,
+            conns,
+            workers,
+            faults,
+            leader_watch,
+            compactor,
+            sampler,
+            usage,
+            network_before,
+        })
+    }
+
+    /// Reopens the connections when the run asks for another number of them or other
+    /// members; returns what the report says the run ran against (the driver's
+    /// [`Driver::target`] from now on): the cluster as it answered, with the connections'
+    /// endpoints and source addresses, and how they were chosen.
+    async fn connect(&self, pool: &mut Pool) -> Result<TargetInfo, DriverError> {
+        let driver = self.driver;
+        let conns = self.scenario.load.conns.unwrap_or(pool.conns);
+        if conns != pool.conns || self.endpoints != pool.endpoints {
+            // Drop the old connections first so the server never sees both sets.
+            pool.workers.clear();
+            driver.dialer.forget_sources();
+            *pool =
+                Pool::open(&driver.config, &driver.dialer, conns, self.endpoints.clone()).await?;
+        }
+        let mut target = self.cluster.target.clone();
+        target.local = driver.config.local;
+        target.endpoints.clone_from(&pool.endpoints);
+        if self.targeting != Targeting::Endpoints {
+            target.targeting = self.targeting.clone();
+            target.targeted = target::names(&pool.endpoints, &self.cluster.members);
+        }
+        target.source_addresses = driver.dialer.source_addresses();
+        if let Ok(mut t) = driver.target.lock() {
+            *t = target.clone();
+        }
+        Ok(target)
+    }
+
+    /// One job per worker: its logical clients, its share of the total and the rate.
+    fn jobs(&self, pool: &Pool, work: &Arc<Work>, start: Start, steer: Steer<'_>) -> Vec<Job> {
+        let scenario = self.scenario;
+        let kinds = work.kinds();
+        let load = &scenario.load;
+        let workers = pool.workers.len();
+
+        // Logical client i uses connection i % conns, which lives on worker
+        // (i % conns) % workers at local index (i % conns) / workers.
+        let mut clients: Vec<Vec<usize>> = vec![Vec::new(); workers];
+        for i in 0..load.clients as usize {
+            let c = i % pool.conns as usize;
+            clients[c % workers].push(c / workers);
+        }
+        let quotas = load.total.map(|t| split(t, &clients, load.clients));
+
+        let interval = scenario.series_interval();
+        let series = self.stream.then(|| (interval.length, kinds.clone()));
+        let progress = self.driver.progress.reset(workers, series);
+        (0..workers)
+            .map(|w| {
+                let share = clients[w].len() as f64 / f64::from(load.clients);
+                let mine = std::mem::take(&mut clients[w]);
+                let audit = scenario.checks.audit.then(|| {
+                    (audit_share(scenario, mine.len(), work.parts()), work.parts() as usize)
+                });
+                Job {
+                    work: Arc::clone(work),
+                    kinds: kinds.clone(),
+                    seed: self.seed.wrapping_add(w as u64 + 1),
+                    quota: quotas.as_ref().map(|q| q[w]),
+                    clients: mine,
+                    pacing: Pacing {
+                        schedule: load.schedule,
+                        arrivals: load.arrivals,
+                        rate: load.rate_shape(),
+                        share,
+                    },
+                    start_at: start.at,
+                    warmup: load.warmup,
+                    duration: load.duration,
+                    interval,
+                    stop: steer.stop.clone(),
+                    progress: Arc::clone(&progress[w]),
+                    retarget: steer.retarget.clone(),
+                    placement: (w, workers),
+                    dialer: self.driver.dialer.clone(),
+                    audit,
+                }
+            })
+            .collect()
+    }
+
+    /// Hands every worker its job and waits for what each hands back.
+    async fn requests(
+        &self,
+        pool: &Pool,
+        jobs: Vec<Job>,
+        shutdown: Pin<&mut impl Future<Output = ()>>,
+        stop: &watch::Sender<bool>,
+    ) -> Result<Vec<JobResult>, DriverError> {
+        let mut receivers = Vec::with_capacity(jobs.len());
+        for (worker, job) in pool.workers.iter().zip(jobs) {
+            receivers.push((worker.index(), worker.run(job)?));
+        }
+        let outcomes = async {
+            let mut outcomes = Vec::with_capacity(receivers.len());
+            for (index, rx) in receivers {
+                outcomes.push(rx.await.map_err(|_| DriverError::Worker {
+                    index,
+                    reason: "worker stopped mid-run".into(),
+                })?);
+            }
+            Ok(outcomes)
+        };
+        until_shutdown(outcomes, shutdown, stop).await
+    }
+
+    /// Stops what ran beside the load and gathers what the run measured, with the checks
+    /// after it. The load's own error, if any, is returned here, after the fault steps are
+    /// undone.
+    async fn collect(&self, loaded: Loaded) -> Result<Collected, DriverError> {
+        let (driver, scenario) = (self.driver, self.scenario);
+        // First, so that members paused until the end are resumed before anyone asks them.
+        let applied = match loaded.faults {
+            Some(f) => f.await.unwrap_or_default(),
+            None => Vec::new(),
+        };
+        // Only now: a run that failed has still had its faults undone (toxics removed).
+        let measured = match loaded.ended? {
+            Ended::Requests { outcomes, work } => {
+                merge(outcomes, work, scenario, loaded.start.measure_from)
+            }
+            Ended::Watch(measured) => *measured,
+        };
+        let leader_changes = loaded.leader_watch.await.unwrap_or_default();
+        let mut target = loaded.target;
+        target.network = self.network(loaded.network_before.as_deref());
+        let (server, mut client) = (loaded.sampler.finish().await, loaded.usage.finish());
+        if let Some(c) = &mut client {
+            c.worker_cpu_s = measured.worker_cpu.map(|d| d.as_secs_f64());
+            if let (Some(busy), Some((max, peak))) = (&mut c.busy, measured.worker_busy) {
+                busy.worker_max = Some(max);
+                busy.worker_peak = Some(peak);
+            }
+        }
+        let mut recorder = measured.recorder;
+        // The load's own, before the compactions join the recorder.
+        let recorder_members = recorder.members().to_vec();
+        let recorder_pacing = recorder.pacing().cloned();
+        if let Some(compactor) = loaded.compactor {
+            if let Ok(compactions) = compactor.await {
+                recorder.merge(compactions);
+            }
+        }
+        let audit = match &measured.audit {
+            Some(history) => {
+                let client = control_client_any(&driver.dialer, &driver.config.endpoints)
+                    .await
+                    .map_err(|e| e.to_string());
+                let name = |id: u64| {
+                    self.cluster
+                        .members
+                        .iter()
+                        .find(|m| m.id == id)
+                        .map_or_else(|| format!("{id:x}"), |m| m.name.clone())
+                };
+                Some(history.check(client, scenario.checks.audit_limit, &name).await)
+            }
+            None => None,
+        };
+        // HashKV asks the cluster afresh, on purpose: it compares at the revision the run left.
+        let hashkv = if scenario.checks.hashkv {
+            Some(hashkv(&driver.config.endpoints, &driver.dialer).await?)
+        } else {
+            None
+        };
+        let alarms =
+            alarm::alarms(&driver.config.endpoints, &driver.dialer, &self.cluster.members).await;
+        Ok(Collected {
+            recorder,
+            measure_start: measured.measure_start,
+            last_done: measured.last_done,
+            interrupted: measured.interrupted,
+            watch: measured.watch,
+            recorder_members,
+            recorder_pacing,
+            started_at: loaded.start.wall,
+            target,
+            conns: loaded.conns,
+            workers: loaded.workers,
+            applied,
+            leader_changes,
+            server,
+            client,
+            audit,
+            hashkv,
+            alarms,
+        })
+    }
+
+    /// The emulated network's links as the run left them, or toxiproxy's settings.
+    fn network(&self, before: Option<&[LinkState]>) -> Option<NetworkReport> {
+        if let (Some(control), Some(before)) = (&self.driver.config.control, before) {
+            return control.network_report(before);
+        }
+        // Shaped by toxiproxy, not by etcdlat: the settings, no links of ours to count.
+        let network = &self.scenario.network;
+        (!network.is_empty()).then(|| NetworkReport {
+            config: network.clone(),
+            summary: network.summary(),
+            links: Vec::new(),
+        })
+    }
+
+    /// The report of what the run measured.
+    fn report(&self, c: Collected) -> Report {
+        let scenario = self.scenario;
+        let duration = c.last_done.saturating_duration_since(c.measure_start);
+        // The workers' recorders may have doubled theirs as the run went.
+        let interval = c.recorder.interval();
+        let records = c.recorder.finish();
+        // Background compaction is not part of the load: `all` combines the workload's kinds.
+        let load: Vec<&OpRecord> =
+            records.iter().filter(|(kind, _)| *kind != OpKind::Compact).map(|(_, r)| r).collect();
+        let all = (load.len() > 1)
+            .then(|| OpReport::from_record(&OpRecord::combined(load), duration, interval));
+        let ops = records
+            .iter()
+            .map(|(kind, rec)| (*kind, OpReport::from_record(rec, duration, interval)))
+            .collect();
+        let applied: Vec<_> = c.applied.iter().map(|a| a.since(c.measure_start)).collect();
+        let faults = etcdlat_core::fault::analyze(&records, &applied, duration, interval);
+        Report {
+            name: scenario.name.clone(),
+            started_at: humantime::format_rfc3339_millis(c.started_at).to_string(),
+            interrupted: c.interrupted,
+            scale: None,
+            duration_s: duration.as_secs_f64(),
+            interval_s: interval.as_secs_f64(),
+            params: params(scenario, c.conns, c.workers, self.seed),
+            target: c.target,
+            ops,
+            all,
+            watch: c.watch,
+            hashkv: c.hashkv,
+            audit: c.audit,
+            members: member_reports(&c.recorder_members, &self.cluster.members, duration),
+            leader_changes: c.leader_changes,
+            alarms: c.alarms,
+            faults,
+            pacing: c
+                .recorder_pacing
+                .as_ref()
+                .map(|p| pacing_report(p, &scenario.load, duration, c.client.as_ref(), c.workers)),
+            server: c.server,
+            client: c.client,
+            shards: Vec::new(),
+            scenario: scenario.clone(),
+        }
+    }
+}
+
+/// Where `scenario`'s fault steps act: with toxiproxy's proxies when the cluster is not
+/// one etcdlat started and the scenario names a toxiproxy server.
+fn fault_target(driver: &Driver, scenario: &Scenario) -> Result<fault::Target, DriverError> {
+    let network = &scenario.network;
+    let toxiproxy = match (&driver.config.control, &network.toxiproxy) {
+        (None, Some(api)) => Some(Proxies::new(api, network.proxies.clone())?),
+        _ => None,
+    };
+    Ok(fault::Target {
+        control: driver.config.control.clone(),
+        endpoints: driver.config.endpoints.clone(),
+        dialer: driver.dialer.clone(),
+        toxiproxy,
+    })
+}
+
+/// How long after it is set the load starts: time for every worker to get its job, so that
+/// they start together.
+const START_LEAD: Duration = Duration::from_millis(5);
+
+/// When the load starts, set once for everything that counts from it.
+#[derive(Debug, Clone, Copy)]
+struct Start {
+    /// When the workers start, warm-up first.
+    at: Instant,
+    /// When measurement starts (`at` + warm-up): the report's zero, from which the fault
+    /// steps' times, compaction's recorder and the leader changes count too.
+    measure_from: Instant,
+    /// `measure_from` on the wall clock: the report's `started_at`.
+    wall: SystemTime,
+}
+
+impl Start {
+    /// [`START_LEAD`] from now, measurement `warmup` later.
+    fn soon(warmup: Duration) -> Self {
+        // Both clocks read together, so that the wall time names the same moment.
+        let (now, wall) = (Instant::now(), SystemTime::now());
+        let at = now + START_LEAD;
+        Self { at, measure_from: at + warmup, wall: wall + START_LEAD + warmup }
+    }
+}
+
+/// The channels the workers are steered by.
+#[derive(Clone, Copy)]
+struct Steer<'a> {
+    stop: &'a watch::Receiver<bool>,
+    retarget: &'a watch::Receiver<Vec<String>>,
+}
+
+/// The load, ended, and what ran beside it, still to be stopped and read.
+struct Loaded {
+    /// What the load handed back, or why it could not run to its end.
+    ended: Result<Ended, DriverError>,
+    start: Start,
+    target: TargetInfo,
+    conns: u32,
+    workers: usize,
+    faults: Option<oneshot::Receiver<Vec<Applied>>>,
+    leader_watch: JoinHandle<Vec<LeaderChange>>,
+    compactor: Option<JoinHandle<Recorder>>,
+    sampler: Sampler,
+    usage: Usage,
+    /// The emulated network's links before the load, to count what it moved.
+    network_before: Option<Vec<LinkState>>,
+}
+
+/// What the load handed back.
+enum Ended {
+    /// Each worker's result, with the work they shared.
+    Requests { outcomes: Vec<JobResult>, work: Arc<Work> },
+    /// The watch run's, merged (boxed: it is larger than the workers' results).
+    Watch(Box<Measured>),
+}
+
+/// What the run measured and found, ready to report.
+struct Collected {
+    /// Every recorder merged, the background compactions' included.
+    recorder: Recorder,
+    measure_start: Instant,
+    last_done: Instant,
+    interrupted: bool,
+    watch: Option<etcdlat_core::WatchAccounting>,
+    /// The load's per-member counts and pacing (not the compactions').
+    recorder_members: Vec<MemberRecord>,
+    recorder_pacing: Option<RecordedPacing>,
+    started_at: SystemTime,
+    target: TargetInfo,
+    conns: u32,
+    workers: usize,
+    applied: Vec<Applied>,
+    leader_changes: Vec<LeaderChange>,
+    server: Vec<MemberMetrics>,
+    client: Option<ClientUsage>,
+    audit: Option<AuditReport>,
+    hashkv: Option<HashKvCheck>,
+    alarms: Vec<AlarmReport>,
+}
+
+/// Awaits `work`; when `shutdown` completes first, tells the run to stop and awaits `work`
+/// still, which then ends within the stop grace.
+async fn until_shutdown<T>(
+    work: impl Future<Output = T>,
+    mut shutdown: Pin<&mut impl Future<Output = ()>>,
+    stop: &watch::Sender<bool>,
+) -> T {
+    let mut work = std::pin::pin!(work);
+    let mut stopping = false;
+    loop {
+        tokio::select! {
+            done = &mut work => return done,
+            () = &mut shutdown, if !stopping => {
+                stopping = true;
+                let _ = stop.send(true);
+            }
+        }
+    }
+}
+
+/// The workers' results merged into what the run measured, from `measure_start`.
+fn merge(
+    outcomes: Vec<JobResult>,
+    work: Arc<Work>,
+    scenario: &Scenario,
+    measure_start: Instant,
+) -> Measured {
+    // The intended start, not when the workers woke for it (later on a loaded machine):
+    // the fault steps are scheduled from it.
+    let last_done = outcomes.iter().map(|o| o.last_done).max().unwrap_or(measure_start);
+    let interrupted = outcomes.iter().any(|o| o.interrupted);
+    let mut recorder = Recorder::new(&[], measure_start, scenario.series_interval().length);
+    let worker_cpu = outcomes.iter().map(|o| o.cpu).sum::<Option<Duration>>();
+    let mut audits = Vec::new();
+    let worker_busy = outcomes
+        .iter()
+        .filter_map(|o| o.busy)
+        .map(|(peak, run)| (run, peak))
+        .reduce(|a, b| (a.0.max(b.0), a.1.max(b.1)));
+    for o in outcomes {
+        recorder.merge(o.recorder);
+        audits.extend(o.audit);
+    }
+    let audit = scenario.checks.audit.then(|| History::gather(audits, work));
+    Measured {
+        recorder,
+        measure_start,
+        last_done,
+        interrupted,
+        watch: None,
+        worker_cpu,
+        audit,
+        worker_busy,
+    }
+}
+
+/// A worker's share of the audit's limit (in entries), in proportion to its clients, and
+/// never more than its share of a bounded total needs (`parts` entries a request at most).
+fn audit_share(scenario: &Scenario, clients: usize, parts: u64) -> usize {
+    let all = u64::from(scenario.load.clients.max(1));
+    let mine = clients as u64;
+    let mut share = scenario.checks.audit_limit.saturating_mul(mine).div_ceil(all);
+    if let Some(total) = scenario.load.total {
+        share = share.min(total.saturating_mul(parts).saturating_mul(mine).div_ceil(all));
+    }
+    usize::try_from(share).unwrap_or(usize::MAX)
+}
+
+/// Splits `total` request indices over the workers in proportion to their clients, as
+/// contiguous ranges, so that together they issue exactly `0..total`.
+fn split(total: u64, clients: &[Vec<usize>], all_clients: u32) -> Vec<(u64, u64)> {
+    let mut out = Vec::with_capacity(clients.len());
+    let mut start = 0;
+    let mut assigned_clients = 0u64;
+    for c in clients {
+        assigned_clients += c.len() as u64;
+        let end =
+            (u128::from(total) * u128::from(assigned_clients) / u128::from(all_clients)) as u64;
+        out.push((start, end - start));
+        start = end;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_is_exact_and_contiguous() {
+        let clients = vec![vec![0; 3], vec![0; 3], vec![0; 1]];
+        let q = split(1000, &clients, 7);
+        assert_eq!(q.iter().map(|x| x.1).sum::<u64>(), 1000);
+        assert_eq!(q[0].0, 0);
+        assert_eq!(q[1].0, q[0].1);
+        assert_eq!(q[2].0, q[1].0 + q[1].1);
+        assert_eq!(split(5, &[vec![], vec![0]], 1), vec![(0, 0), (0, 5)]);
+    }
+}
