@@ -364,6 +364,7 @@ impl Series {
                 .collect(),
             name: self.name,
             url: self.url,
+            resources: etcdlat_core::ResourceSeries::default(),
         }
     }
 }
@@ -398,6 +399,7 @@ impl Usage {
                 worker_max: None,
                 worker_peak: None,
             }),
+            ..ClientUsage::default()
         })
     }
 }
