@@ -19,7 +19,7 @@ use crate::cluster::discovery as cluster;
 use crate::cluster::fault;
 use crate::cluster::hashkv::hashkv;
 use crate::cluster::local::{LocalCluster, MemberControl};
-use crate::cluster::metrics::{self, SAMPLE_INTERVAL, Sampler, Usage};
+use crate::cluster::metrics::{self, Sampler, Usage};
 use crate::cluster::target;
 use crate::cluster::toxiproxy::Proxies;
 use crate::error::DriverError;
@@ -359,9 +359,15 @@ impl Driver {
             *t = target.clone();
         }
         let network_before = self.config.control.as_ref().map(MemberControl::network_snapshot);
-        // Every member's /metrics and our own CPU time, from just before the load to its end.
-        let sampler =
-            Sampler::start(metrics::targets(&members), SAMPLE_INTERVAL, &self.dialer).await;
+        // Every member's /metrics and resources, and our own, from just before the load to
+        // its end.
+        let sampler = Sampler::start(
+            metrics::targets(&members, self.config.control.as_ref()),
+            Arc::clone(self.dialer.load_traffic()),
+            metrics::period(scenario.series_interval().length),
+            &self.dialer,
+        )
+        .await;
         let usage = Usage::start();
 
         let seed = op_seed(scenario);
@@ -437,7 +443,8 @@ impl Driver {
                 links: Vec::new(),
             });
         }
-        let (server, mut client) = (sampler.finish().await, usage.finish());
+        let (server, client_resources) = sampler.finish(measured.measure_start).await;
+        let mut client = usage.finish(client_resources);
         if let Some(c) = &mut client {
             c.worker_cpu_s = measured.worker_cpu.map(|d| d.as_secs_f64());
             if let (Some(busy), Some((max, peak))) = (&mut c.busy, measured.worker_busy) {
