@@ -445,6 +445,36 @@ fn client_series() -> ResourceSeries {
     }
 }
 
+/// [`range_report`] with its third member one etcdlat did not start: its resources are what
+/// its `/metrics` gave (CPU, memory, traffic), its process, data dir and disk named as not
+/// available; so dbtester's disk figures are unknown, with why.
+pub fn external_member_report() -> Report {
+    let mut report = range_report();
+    let external = &mut report.server[2].resources;
+    for s in &mut external.samples {
+        *s = ResourceSample {
+            t_s: s.t_s,
+            span_s: s.span_s,
+            cpu_percent: s.cpu_percent,
+            cpu_max_percent: s.cpu_max_percent,
+            rss_bytes: s.rss_bytes,
+            db_size_bytes: s.db_size_bytes,
+            grpc_sent_bytes: s.grpc_sent_bytes,
+            grpc_received_bytes: s.grpc_received_bytes,
+            peer_sent_bytes: s.peer_sent_bytes,
+            peer_received_bytes: s.peer_received_bytes,
+            ..ResourceSample::default()
+        };
+    }
+    external.disk = None;
+    let why = "etcdlat did not start this member: its process and data dir are not known here";
+    external.not_available = [source::PROCESS, source::DATA_DIR, source::DISK]
+        .into_iter()
+        .map(|s| NotAvailable { source: s.to_owned(), why: why.to_owned() })
+        .collect();
+    report
+}
+
 /// An interrupted run with both kinds: the puts of [`put_report`], and ranges that all
 /// failed with `DeadlineExceeded`.
 pub fn mixed_interrupted_report() -> Report {
