@@ -46,13 +46,13 @@ pub mod workload;
 pub use comparison::{Comparison, compare};
 pub use fault::{FaultAction, FaultReport, FaultStep, MemberRef};
 pub use merge::{MergeError, merge};
-pub use metrics::{ClientBusy, ClientUsage, MemberMetrics};
+pub use metrics::{ClientBusy, ClientUsage, MemberMetrics, ResourceSample, ResourceSeries};
 pub use op::{ErrorCode, OpKind};
 pub use recorder::Recorder;
 pub use report::{
     AlarmReport, Distribution, HashKvCheck, Interval, LeaderChange, LinkReport, MemberReport,
-    NetworkReport, OpReport, PacingReport, Params, Report, ReportSet, ShardInfo, TargetInfo,
-    WatchAccounting,
+    NetworkReport, OpReport, PacingReport, Params, Report, ReportSet, Row, ShardInfo, Study,
+    TargetInfo, WatchAccounting,
 };
 pub use scenario::{
     Checks, Cluster, Compaction, Etcd, EtcdVersion, LinkSettings, Load, Network, ReportOptions,

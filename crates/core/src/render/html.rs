@@ -1,6 +1,6 @@
 //! One self-contained HTML page of every run: what ran, a summary table per run, the plots
-//! of [`crate::render::plot`] inline, and the server, member and watch figures when the run
-//! has them.
+//! of [`crate::render::plot`] inline, the server, member, resource and watch figures when
+//! the run has them, and dbtester's figures.
 //!
 //! The page needs nothing but itself: the style is inline, the plots are inline SVG, and it
 //! refers to no script, stylesheet, font or image, so it can be mailed, attached to an issue
@@ -21,10 +21,10 @@
 
 use std::fmt::Write;
 
-use crate::metrics::{MemberMetrics, metric};
+use crate::metrics::{MemberMetrics, ResourceSample, ResourceSeries, metric};
 use crate::render::markdown::{qps, thousands};
 use crate::render::plot;
-use crate::report::{OpReport, Report, ReportSet, TargetInfo};
+use crate::report::{OpReport, Report, ReportSet, Row, TargetInfo};
 
 /// Shown where a cell has no value.
 const MISSING: &str = "–";
@@ -75,8 +75,11 @@ footer { margin-top: 3rem; color: #59636e; font-size: .85rem; }
 /// with the server's message for each when there was one, throughput, latency
 /// min/mean/p50/p90/p99/p99.9/p99.99/max and service time p50/p99); per kind, its latency
 /// per interval and percentile spectrum; the throughput per interval; then, when present,
-/// requests by member, leader changes, server metrics, etcdlat's own usage, watch
-/// accounting and the HashKV check; and the scenario itself.
+/// requests by member, leader changes, server metrics, etcdlat's own usage, each member's
+/// and the client's resources (a table, and plots over time of CPU, memory, context
+/// switches, storage I/O, disk requests and sectors, network and data dir size), watch
+/// accounting and the HashKV check; dbtester's figures (every row of its table, each
+/// unknown one with why); and the scenario itself.
 #[must_use]
 pub fn html(set: &ReportSet) -> String {
     let mut p = Page { out: String::with_capacity(64 * 1024) };
@@ -124,6 +127,9 @@ pub fn html(set: &ReportSet) -> String {
 /// A row of the server metrics table: its name, the metric it is read from (of
 /// [`metric`]), and the figure of one member.
 type MetricRow = (&'static str, Option<&'static str>, fn(&MemberMetrics) -> String);
+
+/// A row of the resources table: its name, and one series' figure.
+type ResourceRow<'a> = (&'static str, &'a dyn Fn(&ResourceSeries) -> String);
 
 /// The page being written.
 struct Page {
@@ -276,6 +282,30 @@ impl Page {
                 ],
             );
         }
+        let sampled = run.server.iter().any(|m| !m.resources.is_empty())
+            || run.client.as_ref().is_some_and(|c| !c.resources.is_empty());
+        if sampled {
+            self.heading(3, "Server and client resources");
+            self.resources(run);
+            self.raw("<div class=\"plots\">\n");
+            for what in plot::Resource::ALL {
+                self.figure(&plot::resource_over_time(run, what));
+            }
+            self.raw("</div>\n");
+        }
+        self.heading(3, "dbtester's figures");
+        let study = run.study();
+        let rows: Vec<(&str, Cell)> = Row::ALL
+            .into_iter()
+            .map(|row| {
+                let text = match study.why_unknown(row) {
+                    Some(why) => format!("{} ({why})", study.cell(row)),
+                    None => study.cell(row),
+                };
+                (row.label(), num(text))
+            })
+            .collect();
+        self.kv_table("", &rows);
         if let Some(w) = &run.watch {
             self.heading(3, "Watch accounting");
             let mut rows = vec![
@@ -524,6 +554,114 @@ impl Page {
         self.raw("</tbody>\n</table>\n</div>\n");
     }
 
+    /// Each member's and the client's resources over the run, a column each: CPU, memory,
+    /// context switches, storage I/O, data dir, disk, network, and what could not be
+    /// sampled, with why.
+    fn resources(&mut self, run: &Report) {
+        let mut columns: Vec<(&str, &ResourceSeries)> =
+            run.server.iter().map(|m| (m.name.as_str(), &m.resources)).collect();
+        if let Some(c) = &run.client {
+            columns.push(("client", &c.resources));
+        }
+        let count = |n: Option<u64>| n.map_or_else(|| MISSING.to_owned(), thousands);
+        // A member's traffic is its gRPC and peer bytes; the client's its sockets'.
+        let in_out = |grpc: Option<u64>, peer: Option<u64>, socket: Option<u64>| match (grpc, peer)
+        {
+            (None, None) => bytes(socket),
+            (g, p) => bytes(Some(g.unwrap_or(0) + p.unwrap_or(0))),
+        };
+        let rows: [ResourceRow<'_>; 15] = [
+            ("CPU average (% of a core)", &|r| percent(r.cpu_avg_percent())),
+            ("CPU busiest second (% of a core)", &|r| percent(r.cpu_max_percent())),
+            ("RSS max", &|r| bytes(r.max(|s| s.rss_bytes))),
+            ("Context switches, voluntary", &|r| count(r.total(|s| s.voluntary_ctxt_switches))),
+            ("Context switches, involuntary", &|r| {
+                count(r.total(|s| s.nonvoluntary_ctxt_switches))
+            }),
+            ("Storage read", &|r| bytes(r.total(|s| s.read_bytes))),
+            ("Storage written", &|r| bytes(r.total(|s| s.write_bytes))),
+            ("Read / write system calls", &|r| {
+                format!(
+                    "{} / {}",
+                    count(r.total(|s| s.read_syscalls)),
+                    count(r.total(|s| s.write_syscalls))
+                )
+            }),
+            ("Data dir (end)", &|r| bytes(r.last(|s| s.data_dir_bytes))),
+            ("WAL / snapshots and db (end)", &|r| {
+                format!("{} / {}", bytes(r.last(|s| s.wal_bytes)), bytes(r.last(|s| s.snap_bytes)))
+            }),
+            ("Disk (machine-wide)", &|r| {
+                r.disk.as_ref().map_or_else(
+                    || MISSING.to_owned(),
+                    |d| {
+                        let n = |f: fn(&ResourceSample) -> Option<u64>| count(r.total(f));
+                        format!(
+                            "{} ({}): {} reads, {} writes, {} / {} sectors",
+                            d.name,
+                            d.device,
+                            n(|s| s.disk_reads_completed),
+                            n(|s| s.disk_writes_completed),
+                            n(|s| s.disk_sectors_read),
+                            n(|s| s.disk_sectors_written)
+                        )
+                    },
+                )
+            }),
+            ("Network in", &|r| {
+                in_out(
+                    r.total(|s| s.grpc_received_bytes),
+                    r.total(|s| s.peer_received_bytes),
+                    r.total(|s| s.received_bytes),
+                )
+            }),
+            ("Network out", &|r| {
+                in_out(
+                    r.total(|s| s.grpc_sent_bytes),
+                    r.total(|s| s.peer_sent_bytes),
+                    r.total(|s| s.sent_bytes),
+                )
+            }),
+            ("Samples", &|r| format!("{} every {} s", r.samples.len(), r.period_s)),
+            ("Not available", &|r| {
+                if r.not_available.is_empty() {
+                    return MISSING.to_owned();
+                }
+                r.not_available
+                    .iter()
+                    .map(|n| format!("{}: {}", n.source.replace('_', " "), n.why))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            }),
+        ];
+        self.raw(
+            "<div class=\"scroll\">\n<table class=\"resources\">\n<thead>\n<tr><th>Figure</th>",
+        );
+        for (name, _) in &columns {
+            self.raw("<th class=\"n\">");
+            self.text(name);
+            self.raw("</th>");
+        }
+        self.raw("</tr>\n</thead>\n<tbody>\n");
+        for (name, figure) in rows {
+            let values: Vec<String> = columns.iter().map(|(_, r)| figure(r)).collect();
+            if name == "Not available" && values.iter().all(|v| v == MISSING) {
+                continue;
+            }
+            // Words wrap; numbers stay on one line, aligned.
+            let words = matches!(name, "Disk (machine-wide)" | "Not available");
+            let mut row = vec![cell(name)];
+            row.extend(values.into_iter().map(if words { cell } else { num }));
+            self.row(row);
+        }
+        self.raw("</tbody>\n</table>\n</div>\n");
+        self.raw(
+            "<p class=\"description\">CPU is in percent of one core (200: two cores busy). \
+             The disk figures count every process's I/O on the device that holds the data \
+             dir, not only the member's: members on one disk count the same requests.</p>\n",
+        );
+    }
+
     fn figure(&mut self, svg: &str) {
         self.raw("<figure>\n");
         // plotters writes an XML prolog-free <svg> root: it embeds in HTML as it is.
@@ -706,6 +844,11 @@ fn opt_count(n: Option<u64>) -> String {
 /// Bytes in decimal units with one decimal (`33.6 MB`), or `–`.
 fn bytes(n: Option<u64>) -> String {
     n.map_or_else(|| MISSING.to_owned(), super::decimal_bytes)
+}
+
+/// Percent with one decimal, or `–`.
+fn percent(p: Option<f64>) -> String {
+    p.map_or_else(|| MISSING.to_owned(), |p| format!("{p:.1}"))
 }
 
 /// Escapes text for HTML element content and double-quoted attribute values.

@@ -5,6 +5,7 @@
 
 mod distribution;
 mod network;
+pub mod study;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -22,6 +23,7 @@ pub(crate) use distribution::round3;
 
 pub use distribution::{Distribution, QUANTILES};
 pub use network::{LinkReport, NetworkReport};
+pub use study::{Row, Study, Unit};
 
 /// Version of the JSON layout; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;

@@ -70,6 +70,110 @@ struct Run {
     shards: Vec<Shard>,
     /// The scenario as run; its own layout is the scenario file format.
     scenario: serde_json::Value,
+    /// dbtester's figures of the run, every one written (`null` when unknown).
+    study: Study,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Study {
+    total_s: Nullable<f64>,
+    total_requests: Nullable<u64>,
+    throughput_max_per_s: Nullable<f64>,
+    throughput_avg_per_s: Nullable<f64>,
+    throughput_min_per_s: Nullable<f64>,
+    throughput_window_s: Nullable<f64>,
+    latency_min_us: Nullable<u64>,
+    latency_mean_us: Nullable<f64>,
+    latency_max_us: Nullable<u64>,
+    latency_p10_us: Nullable<u64>,
+    latency_p25_us: Nullable<u64>,
+    latency_p50_us: Nullable<u64>,
+    latency_p75_us: Nullable<u64>,
+    latency_p90_us: Nullable<u64>,
+    latency_p95_us: Nullable<u64>,
+    latency_p99_us: Nullable<u64>,
+    latency_p99_9_us: Nullable<u64>,
+    server_network_received_bytes: Nullable<u64>,
+    server_network_sent_bytes: Nullable<u64>,
+    client_network_received_bytes: Nullable<u64>,
+    client_network_sent_bytes: Nullable<u64>,
+    server_cpu_max_percent: Nullable<f64>,
+    server_memory_max_bytes: Nullable<u64>,
+    client_cpu_max_percent: Nullable<f64>,
+    client_memory_max_bytes: Nullable<u64>,
+    client_errors: Nullable<u64>,
+    server_disk_reads_completed: Nullable<u64>,
+    server_disk_sectors_read: Nullable<u64>,
+    server_disk_writes_completed: Nullable<u64>,
+    server_disk_sectors_written: Nullable<u64>,
+    server_disk_space_avg_bytes: Nullable<u64>,
+    /// Why each unknown figure is unknown, by its field name.
+    unknown: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Resources {
+    period_s: f64,
+    samples: Vec<ResourceSample>,
+    /// The sources without figures, when any.
+    not_available: Vec<NotAvailable>,
+    /// The block device of the disk figures, when read.
+    disk: Nullable<Disk>,
+}
+
+/// A sample writes only the figures its source gives (a member's no `sent_bytes`, the
+/// client's no disk figures).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct ResourceSample {
+    t_s: f64,
+    span_s: f64,
+    cpu_percent: Nullable<f64>,
+    cpu_max_percent: Nullable<f64>,
+    rss_bytes: Nullable<u64>,
+    db_size_bytes: Nullable<u64>,
+    grpc_sent_bytes: Nullable<u64>,
+    grpc_received_bytes: Nullable<u64>,
+    peer_sent_bytes: Nullable<u64>,
+    peer_received_bytes: Nullable<u64>,
+    sent_bytes: Nullable<u64>,
+    received_bytes: Nullable<u64>,
+    read_bytes: Nullable<u64>,
+    write_bytes: Nullable<u64>,
+    read_syscalls: Nullable<u64>,
+    write_syscalls: Nullable<u64>,
+    read_chars: Nullable<u64>,
+    write_chars: Nullable<u64>,
+    voluntary_ctxt_switches: Nullable<u64>,
+    nonvoluntary_ctxt_switches: Nullable<u64>,
+    data_dir_bytes: Nullable<u64>,
+    wal_bytes: Nullable<u64>,
+    snap_bytes: Nullable<u64>,
+    disk_reads_completed: Nullable<u64>,
+    disk_sectors_read: Nullable<u64>,
+    disk_writes_completed: Nullable<u64>,
+    disk_sectors_written: Nullable<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct NotAvailable {
+    source: String,
+    why: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Disk {
+    name: String,
+    device: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -275,6 +379,8 @@ struct Member {
     grpc_sent_bytes: Nullable<u64>,
     grpc_received_bytes: Nullable<u64>,
     not_exported: Vec<String>,
+    /// The resource series, when sampled.
+    resources: Nullable<Resources>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -299,6 +405,13 @@ struct Client {
     max_rss_bytes: u64,
     worker_cpu_s: Nullable<f64>,
     busy: Nullable<Busy>,
+    sent_bytes: Nullable<u64>,
+    received_bytes: Nullable<u64>,
+    cpu_max_percent: Nullable<f64>,
+    voluntary_ctxt_switches: Nullable<u64>,
+    nonvoluntary_ctxt_switches: Nullable<u64>,
+    /// The resource series, when sampled.
+    resources: Nullable<Resources>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -436,7 +549,7 @@ fn sample_set() -> ReportSet {
 
 /// The fields the output leaves out when they hold nothing (`None`, empty, a count of 0), by
 /// the object they belong to; [`empty`] is what each stands for then.
-const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 11] = [
+const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 13] = [
     (
         "run",
         &[
@@ -459,8 +572,51 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 11] = [
     ("watch", &["uncertain_puts", "uncertain_events", "unexplained"]),
     ("pacing", &["verdict"]),
     ("fault", &["member", "resumed_s", "error"]),
-    ("server", &["last_error", "not_exported"]),
-    ("client", &["worker_cpu_s", "busy"]),
+    ("server", &["last_error", "not_exported", "resources"]),
+    (
+        "client",
+        &[
+            "worker_cpu_s",
+            "busy",
+            "sent_bytes",
+            "received_bytes",
+            "cpu_max_percent",
+            "voluntary_ctxt_switches",
+            "nonvoluntary_ctxt_switches",
+            "resources",
+        ],
+    ),
+    ("resources", &["not_available", "disk"]),
+    (
+        "sample",
+        &[
+            "cpu_percent",
+            "cpu_max_percent",
+            "rss_bytes",
+            "db_size_bytes",
+            "grpc_sent_bytes",
+            "grpc_received_bytes",
+            "peer_sent_bytes",
+            "peer_received_bytes",
+            "sent_bytes",
+            "received_bytes",
+            "read_bytes",
+            "write_bytes",
+            "read_syscalls",
+            "write_syscalls",
+            "read_chars",
+            "write_chars",
+            "voluntary_ctxt_switches",
+            "nonvoluntary_ctxt_switches",
+            "data_dir_bytes",
+            "wal_bytes",
+            "snap_bytes",
+            "disk_reads_completed",
+            "disk_sectors_read",
+            "disk_writes_completed",
+            "disk_sectors_written",
+        ],
+    ),
     ("busy", &["worker_max", "worker_peak"]),
     ("target", &["targeting", "targeted", "network", "source_addresses"]),
     ("audit", &["read_back_error", "serializable_staleness", "members", "violations"]),
@@ -471,7 +627,7 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 11] = [
 fn empty(field: &str) -> Value {
     match field {
         "members" | "leader_changes" | "alarms" | "faults" | "server" | "shards" | "targeted"
-        | "violations" | "source_addresses" | "not_exported" => json!([]),
+        | "violations" | "source_addresses" | "not_exported" | "not_available" => json!([]),
         "error_messages" => json!({}),
         "uncertain_puts" | "uncertain_events" | "unexplained" => json!(0),
         _ => Value::Null,
@@ -499,6 +655,7 @@ fn with_left_out_fields(mut json: Value) -> Value {
         put_back("pacing", run.get_mut("pacing"));
         put_back("client", run.get_mut("client"));
         put_back("busy", run.get_mut("client").and_then(|c| c.get_mut("busy")));
+        put_back_resources(run.get_mut("client").and_then(|c| c.get_mut("resources")));
         put_back("target", run.get_mut("target"));
         if let Some(audit) = run.get_mut("audit").filter(|a| a.is_object()) {
             for violation in audit["violations"].as_array_mut().into_iter().flatten() {
@@ -511,9 +668,19 @@ fn with_left_out_fields(mut json: Value) -> Value {
         }
         for member in run["server"].as_array_mut().into_iter().flatten() {
             put_back("server", Some(member));
+            put_back_resources(member.get_mut("resources"));
         }
     }
     json
+}
+
+/// Puts back the fields a resource series and its samples left out.
+fn put_back_resources(resources: Option<&mut Value>) {
+    let Some(resources) = resources.filter(|r| r.is_object()) else { return };
+    for sample in resources["samples"].as_array_mut().into_iter().flatten() {
+        put_back("sample", Some(sample));
+    }
+    put_back("resources", Some(resources));
 }
 
 fn parse(set: &ReportSet) -> Top {
@@ -691,7 +858,7 @@ fn merged_reports_keep_the_contract() {
 
 /// The objects of a report's JSON whose keys are data (operation kinds, error codes, member
 /// names), not fields.
-const MAPS: [&str; 4] = ["/ops", "/errors", "/error_messages", "/hashkv/members"];
+const MAPS: [&str; 5] = ["/ops", "/errors", "/error_messages", "/hashkv/members", "/unknown"];
 
 /// Every field of the contract in `value`, as (JSON pointer of its object, field): the
 /// fields of every object and of the first element of every array, except inside the
@@ -756,6 +923,10 @@ fn removing_any_field_fails_the_parse() {
         "read_back_error",
         "p99_ms",
         "other_revision",
+        "disk_sectors_written",
+        "sent_bytes",
+        "not_available",
+        "server_disk_space_avg_bytes",
     ] {
         assert!(every.iter().any(|(_, f)| f == field), "{field} is not among {every:?}");
     }

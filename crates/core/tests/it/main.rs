@@ -6,3 +6,4 @@ mod json_contract;
 mod merge;
 mod plot;
 mod render;
+mod study;

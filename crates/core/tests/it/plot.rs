@@ -319,8 +319,10 @@ fn html_refers_to_nothing_outside_itself() {
             &page[start..end]
         })
         .collect();
-    // Per run: two per kind (5 kinds over 4 runs) and one of throughput.
-    assert_eq!(svgs.len(), 2 * 5 + 4);
+    // Per run: two per kind (5 kinds over 4 runs) and one of throughput; and the resource
+    // plots of each run that sampled resources.
+    let sampled = page_set().runs.iter().filter(|r| !r.server.is_empty()).count();
+    assert_eq!(svgs.len(), 2 * 5 + 4 + sampled * plot::Resource::ALL.len());
     for svg in svgs {
         svg_outline(svg);
     }
@@ -350,4 +352,34 @@ fn html_of_no_runs_and_of_a_run_with_nothing_in_it() {
         parse(&page);
         assert!(page.ends_with("</html>\n"));
     }
+}
+
+#[test]
+fn resource_plots_outline() {
+    let report = crate::fixture::external_member_report();
+    for what in [plot::Resource::Cpu, plot::Resource::Network, plot::Resource::DiskSectors] {
+        insta::assert_snapshot!(
+            format!("resource_over_time_{what:?}"),
+            svg_outline(&plot::resource_over_time(&report, what))
+        );
+    }
+}
+
+#[test]
+fn a_resource_plot_has_a_line_per_member_and_the_client_and_disks_once() {
+    let report = range_report();
+    let cpu = plot::resource_over_time(&report, plot::Resource::Cpu);
+    let doc = parse(&cpu);
+    let legend = texts(&doc);
+    for name in ["m0", "m1", "m2", "client"] {
+        assert!(legend.iter().any(|t| t == name), "{name} in {legend:?}");
+    }
+    // Three members on one disk: its figures are drawn once, named after the device.
+    let disk = plot::resource_over_time(&report, plot::Resource::DiskRequests);
+    let legend = texts(&parse(&disk));
+    assert!(legend.iter().any(|t| t == "vda reads"), "{legend:?}");
+    assert_eq!(legend.iter().filter(|t| t.ends_with(" reads")).count(), 1, "{legend:?}");
+    // Nothing sampled: the plot says so.
+    let empty = plot::resource_over_time(&put_report(), plot::Resource::Memory);
+    assert!(texts(&parse(&empty)).iter().any(|t| t == "no resident memory was sampled"));
 }

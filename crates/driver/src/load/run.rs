@@ -40,7 +40,7 @@ use crate::cluster::discovery::{self, Discovery};
 use crate::cluster::fault::{self, Applied};
 use crate::cluster::hashkv::hashkv;
 use crate::cluster::local::MemberControl;
-use crate::cluster::metrics::{self, SAMPLE_INTERVAL, Sampler, Usage};
+use crate::cluster::metrics::{self, Sampler, Usage};
 use crate::cluster::network::LinkState;
 use crate::cluster::target;
 use crate::cluster::toxiproxy::Proxies;
@@ -184,10 +184,12 @@ impl<'a> Run<'a> {
         let target = self.connect(&mut pool).await?;
         let conns = pool.conns;
         let network_before = driver.config.control.as_ref().map(MemberControl::network_snapshot);
-        // Every member's /metrics and our own CPU time, from just before the load to its end.
+        // Every member's /metrics and resources, and our own, from just before the load to
+        // its end.
         let sampler = Sampler::start(
-            metrics::targets(&self.cluster.members),
-            SAMPLE_INTERVAL,
+            metrics::targets(&self.cluster.members, driver.config.control.as_ref()),
+            Arc::clone(driver.dialer.load_traffic()),
+            metrics::period(scenario.series_interval().length),
             &driver.dialer,
         )
         .await;
@@ -379,7 +381,8 @@ impl<'a> Run<'a> {
         let leader_changes = loaded.leader_watch.await.unwrap_or_default();
         let mut target = loaded.target;
         target.network = self.network(loaded.network_before.as_deref());
-        let (server, mut client) = (loaded.sampler.finish().await, loaded.usage.finish());
+        let (server, client_resources) = loaded.sampler.finish(measured.measure_start).await;
+        let mut client = loaded.usage.finish(client_resources);
         if let Some(c) = &mut client {
             c.worker_cpu_s = measured.worker_cpu.map(|d| d.as_secs_f64());
             if let (Some(busy), Some((max, peak))) = (&mut c.busy, measured.worker_busy) {

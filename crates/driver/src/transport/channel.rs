@@ -20,6 +20,7 @@ use tonic::Status;
 use super::auth::Auth;
 use super::dial::{Dialer, Origin};
 use super::http2::{Connection, Field, RequestHead};
+use super::io::Traffic;
 use crate::error::DriverError;
 
 /// One HTTP/2 connection to one etcd endpoint; cloning shares it. When the connection is
@@ -39,6 +40,8 @@ pub(crate) struct Channel {
 struct Slot {
     endpoint: String,
     dialer: Dialer,
+    /// Where the socket's bytes are counted, across redials (a load connection's).
+    traffic: Option<Arc<Traffic>>,
     origin: Origin,
     auth: Option<Arc<Auth>>,
     /// Bumped at every new connection, so a clone notices with one atomic read.
@@ -68,8 +71,12 @@ impl std::fmt::Debug for Channel {
 
 /// Dials `endpoint` and runs its HTTP/2 connection on the current runtime: the handle,
 /// and where its requests are addressed.
-async fn dial(dialer: &Dialer, endpoint: &str) -> Result<(Connection, Origin), DriverError> {
-    let (connection, task, origin) = dialer.handshake(endpoint).await?;
+async fn dial(
+    dialer: &Dialer,
+    endpoint: &str,
+    traffic: Option<Arc<Traffic>>,
+) -> Result<(Connection, Origin), DriverError> {
+    let (connection, task, origin) = dialer.handshake(endpoint, traffic).await?;
     tokio::spawn(async move {
         if let Err(e) = task.await {
             tracing::debug!(error = %e, "HTTP/2 connection closed");
@@ -80,12 +87,18 @@ async fn dial(dialer: &Dialer, endpoint: &str) -> Result<(Connection, Origin), D
 
 impl Channel {
     /// Opens one connection to `endpoint` (TCP, TLS if asked for, HTTP/2) without sending
-    /// anything on it yet; `dialer` dials it again when it is lost.
-    pub(super) async fn connect(dialer: &Dialer, endpoint: &str) -> Result<Self, DriverError> {
-        let (connection, origin) = dial(dialer, endpoint).await?;
+    /// anything on it yet; `dialer` dials it again when it is lost. With `traffic`, its
+    /// sockets' bytes are counted there.
+    pub(super) async fn connect(
+        dialer: &Dialer,
+        endpoint: &str,
+        traffic: Option<Arc<Traffic>>,
+    ) -> Result<Self, DriverError> {
+        let (connection, origin) = dial(dialer, endpoint, traffic.clone()).await?;
         let slot = Slot {
             endpoint: endpoint.to_owned(),
             dialer: dialer.clone(),
+            traffic,
             origin,
             auth: dialer.auth().cloned(),
             generation: AtomicU64::new(0),
@@ -179,7 +192,7 @@ async fn redial_slot(slot: Arc<Slot>, lost: u64) -> Result<(), Status> {
     if let Some(at) = backoff.retry_at {
         tokio::time::sleep_until(at).await;
     }
-    match dial(&slot.dialer, &slot.endpoint).await {
+    match dial(&slot.dialer, &slot.endpoint, slot.traffic.clone()).await {
         Ok((connection, _)) => {
             *slot.current.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = connection;
             slot.generation.fetch_add(1, Ordering::AcqRel);

@@ -13,7 +13,10 @@
 //! - `load`: 10,000 watchers over 1,000 connections get every event, and 10,000 put clients
 //!   over 1,000 connections all complete (with timings printed).
 //! - `metrics`: every member's `/metrics` and the client's own CPU time and memory are in
-//!   the report, and move as the load says (proposals committed, fsyncs, bytes).
+//!   the report, and move as the load says (proposals committed, fsyncs, bytes); on a
+//!   3-member local cluster, writes of known size move each member's storage writes and data
+//!   dir by at least the bytes written, CPU and memory have a sample a second, context
+//!   switches grow, and the client's socket bytes cover the keys and values.
 //! - `put`: puts change the store as the report says (revision, keys, big values).
 //! - `range`: reads return the data put; consistency, limit, count-only.
 //! - `run`: how runs connect and stop (connections, rate, duration, shutdown, bad endpoints).
