@@ -108,6 +108,15 @@ impl Chunks {
     fn is_empty(&self) -> bool {
         matches!(self, Self::None)
     }
+
+    /// How many bytes it holds.
+    fn len(&self) -> usize {
+        match self {
+            Self::None => 0,
+            Self::One(chunk) => chunk.len(),
+            Self::Many(all) => all.iter().map(Bytes::len).sum(),
+        }
+    }
 }
 
 /// A connection's state (module docs).
@@ -336,8 +345,15 @@ impl State {
             return;
         }
         let ended = s.error.is_some() || (s.end && s.send_closed && s.queued.is_empty());
+        // What the reader never took is given back to the connection's window as if it had
+        // been read: otherwise every stream abandoned with data shrinks a pooled
+        // connection's window for good, until the server can send nothing more.
+        let unread = s.data.len() as u32;
         if !ended && self.closed.is_none() {
             codec::put_reset(self.out.buf(), id, codec::CANCEL);
+        }
+        if unread > 0 && self.closed.is_none() {
+            self.consumed(unread);
         }
         self.settle_removed(id);
     }

@@ -587,3 +587,52 @@ async fn a_trailers_only_answer_fails_the_call_with_its_grpc_status() {
     assert!(recv.data().await.is_none(), "no DATA");
     assert!(recv.trailers().await.unwrap().is_none(), "the head was the trailers");
 }
+
+// ===== Corner cases: abandoned data, waiting for a stream slot, connection errors =====
+
+/// The increments of the connection-level WINDOW_UPDATEs the client sent until it
+/// acknowledged a PING of `payload` (sent now), skipping its other frames.
+async fn connection_credit_until_ping(peer: &mut Peer, payload: [u8; 8]) -> u64 {
+    peer.send(codec::PING, 0, 0, &payload).await;
+    let mut credit = 0;
+    loop {
+        let (h, frame) = peer.frame().await;
+        match h.kind {
+            codec::WINDOW_UPDATE if h.stream == 0 => {
+                credit += u64::from(codec::u31(&frame).unwrap());
+            }
+            codec::PING if h.flags & codec::ACK != 0 && frame[..] == payload => return credit,
+            _ => {}
+        }
+    }
+}
+
+#[tokio::test]
+async fn data_a_dropped_stream_left_unread_is_given_back_to_the_connections_window() {
+    let (connection, mut peer) = connect().await;
+    let (h, first) = peer.next(codec::WINDOW_UPDATE).await;
+    let opened = super::state::CONNECTION_WINDOW - 65_535;
+    assert_eq!((h.stream, codec::u31(&first)), (0, Some(opened)), "the client's opening credit");
+    // Five streams get 4 MiB each that nobody reads, and are dropped: 20 MiB of the
+    // connection's 32 MiB window, which must come back or the connection stalls for good.
+    const PER_STREAM: usize = 4 << 20;
+    let chunk = vec![7u8; codec::DEFAULT_MAX_FRAME];
+    let mut credit = 0;
+    for i in 0..5u8 {
+        let recv = connection.send_unary(&head("/p"), Bytes::from_static(b"x"), None).unwrap();
+        let id = peer.next(codec::HEADERS).await.0.stream;
+        peer.head(id).await;
+        for _ in 0..PER_STREAM / chunk.len() {
+            peer.send(codec::DATA, 0, id, &chunk).await;
+        }
+        // The client has read the data once it acknowledges a PING sent after it.
+        credit += connection_credit_until_ping(&mut peer, [i; 8]).await;
+        drop(recv);
+        credit += connection_credit_until_ping(&mut peer, [i + 10; 8]).await;
+    }
+    assert!(
+        credit >= u64::from(super::state::CONNECTION_WINDOW / 2),
+        "{credit} bytes given back of {} abandoned",
+        5 * PER_STREAM
+    );
+}
