@@ -97,13 +97,16 @@ impl Shared {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Runs `f` on the state, then wakes the task if `f` gave it something to do.
+    /// Runs `f` on the state, then wakes the task if `f` gave it something to do, and the
+    /// waiter for a stream slot that `f` let in, if any.
     fn update<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
         let mut state = self.lock();
         let result = f(&mut state);
-        let waker = state.notify();
+        let task = state.notify();
+        let waiter = state.call_waiter();
         drop(state);
-        wake(waker);
+        wake(task);
+        wake(waiter);
         result
     }
 }
@@ -149,9 +152,33 @@ impl Connection {
     }
 
     /// Ready when a stream can be opened: the connection is up, the server is not going
-    /// away, and its limit on concurrent streams leaves room.
-    pub(crate) fn poll_ready(&self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        self.shared.lock().poll_ready(cx)
+    /// away, and its limit on concurrent streams leaves room. When it leaves none, callers
+    /// wait in line, first come first served: `turn` keeps the caller's place between polls
+    /// (start with `None`; it is `None` again once ready).
+    pub(crate) fn poll_ready(
+        &self,
+        cx: &mut Context<'_>,
+        turn: &mut Option<Turn>,
+    ) -> Poll<Result<(), Error>> {
+        let mut ticket = match turn {
+            Some(t) if Arc::ptr_eq(&t.shared, &self.shared) => t.ticket,
+            // A place on a connection since replaced, or none.
+            _ => {
+                *turn = None;
+                0
+            }
+        };
+        let polled = self.shared.lock().poll_ready(cx, &mut ticket);
+        match turn {
+            Some(t) => t.ticket = ticket,
+            None if ticket != 0 => *turn = Some(Turn { shared: Arc::clone(&self.shared), ticket }),
+            None => {}
+        }
+        if ticket == 0 {
+            // Out of line: nothing for the turn to leave when dropped.
+            *turn = None;
+        }
+        polled
     }
 
     /// Sends a whole request, `head` and its message (`first`, then `second` if given),
@@ -197,6 +224,22 @@ impl Clone for Connection {
 impl Drop for Connection {
     fn drop(&mut self) {
         self.shared.update(|state| state.handles -= 1);
+    }
+}
+
+/// A caller's place in line for a stream slot on a connection ([`Connection::poll_ready`]).
+/// Dropping it leaves the line, letting the next one in if a slot was free for it.
+pub(crate) struct Turn {
+    shared: Arc<Shared>,
+    /// The caller's ticket; 0 once out of line.
+    ticket: u64,
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        if self.ticket != 0 {
+            self.shared.update(|state| state.leave(self.ticket));
+        }
     }
 }
 

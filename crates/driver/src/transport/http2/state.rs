@@ -70,6 +70,14 @@ pub(super) struct Stream {
     counted: bool,
 }
 
+/// One who waits for a stream slot ([`State::poll_ready`]).
+struct Waiter {
+    ticket: u64,
+    waker: Waker,
+    /// Woken since a slot became free for it.
+    called: bool,
+}
+
 /// The DATA a stream received and its reader did not take yet: almost always one chunk.
 #[derive(Default)]
 enum Chunks {
@@ -141,9 +149,11 @@ pub(super) struct State {
     unacked: u32,
     /// Streams with data waiting for window, in the order they blocked.
     blocked: VecDeque<u32>,
-    /// Streams counting against `max_streams`, and who waits for one of them to end.
+    /// Streams counting against `max_streams`, and who waits for one of them to end, in
+    /// the order they came (their tickets increase from front to back).
     active: u32,
-    waiting: Vec<Waker>,
+    waiting: VecDeque<Waiter>,
+    last_ticket: u64,
     /// [`super::Connection`] handles alive.
     pub(super) handles: usize,
 }
@@ -169,7 +179,8 @@ impl State {
             unacked: 0,
             blocked: VecDeque::new(),
             active: 0,
-            waiting: Vec::new(),
+            waiting: VecDeque::new(),
+            last_ticket: 0,
             handles: 1,
         }
     }
@@ -188,23 +199,81 @@ impl State {
         self.handles == 0 && self.streams.is_empty()
     }
 
-    pub(super) fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        if let Some(e) = &self.closed {
-            return Poll::Ready(Err(e.clone()));
+    /// Ready when a stream may be opened. While the server's limit on concurrent streams
+    /// leaves no room, callers wait in line, first come first served: `ticket` (0 for one
+    /// not in line) holds the caller's place, and is 0 again once it is ready or failed.
+    /// One that came later never goes first, so none waits for ever behind those that
+    /// keep coming.
+    pub(super) fn poll_ready(
+        &mut self,
+        cx: &Context<'_>,
+        ticket: &mut u64,
+    ) -> Poll<Result<(), Error>> {
+        let failed = if let Some(e) = &self.closed {
+            Some(e.clone())
+        } else if let Some((_, e)) = &self.go_away {
+            Some(e.clone())
+        } else if self.next_id > MAX_STREAM_ID {
+            Some(Error::Closed("connection: its stream ids are used up"))
+        } else {
+            None
+        };
+        if let Some(e) = failed {
+            self.leave(std::mem::take(ticket));
+            return Poll::Ready(Err(e));
         }
-        if let Some((_, e)) = &self.go_away {
-            return Poll::Ready(Err(e.clone()));
-        }
-        if self.next_id > MAX_STREAM_ID {
-            return Poll::Ready(Err(Error::Closed("connection: its stream ids are used up")));
-        }
-        if self.active >= self.max_streams {
-            if !self.waiting.iter().any(|w| w.will_wake(cx.waker())) {
-                self.waiting.push(cx.waker().clone());
+        let free = self.max_streams.saturating_sub(self.active) as usize;
+        let place = match *ticket {
+            0 => None,
+            mine => self.waiting.binary_search_by_key(&mine, |w| w.ticket).ok(),
+        };
+        match place {
+            None if free > 0 && self.waiting.is_empty() => {}
+            Some(at) if at < free => {
+                self.waiting.remove(at);
             }
-            return Poll::Pending;
+            Some(at) => {
+                let waiter = &mut self.waiting[at];
+                if !waiter.waker.will_wake(cx.waker()) {
+                    waiter.waker = cx.waker().clone();
+                }
+                waiter.called = false;
+                return Poll::Pending;
+            }
+            None => {
+                self.last_ticket += 1;
+                *ticket = self.last_ticket;
+                let waker = cx.waker().clone();
+                self.waiting.push_back(Waiter { ticket: *ticket, waker, called: false });
+                return Poll::Pending;
+            }
         }
+        *ticket = 0;
         Poll::Ready(Ok(()))
+    }
+
+    /// The caller holding `ticket` (0: none) no longer waits for a stream slot.
+    pub(super) fn leave(&mut self, ticket: u64) {
+        if ticket == 0 {
+            return;
+        }
+        if let Ok(at) = self.waiting.binary_search_by_key(&ticket, |w| w.ticket) {
+            self.waiting.remove(at);
+        }
+    }
+
+    /// The waker of the first waiter for a stream slot that a slot is free for and that
+    /// was not called yet. A stream ending or a waiter leaving frees one place at a time,
+    /// so each calls the one waiter it lets in; the task calls them all after what it
+    /// read, which may free many.
+    pub(super) fn call_waiter(&mut self) -> Option<Waker> {
+        if self.waiting.is_empty() {
+            return None;
+        }
+        let free = self.max_streams.saturating_sub(self.active) as usize;
+        let waiter = self.waiting.iter_mut().take(free).find(|w| !w.called)?;
+        waiter.called = true;
+        Some(waiter.waker.clone())
     }
 
     /// Opens a stream: writes its HEADERS (ending it when `end`).
@@ -316,9 +385,6 @@ impl State {
         if s.counted && done {
             s.counted = false;
             self.active -= 1;
-            if let Some(waiter) = self.waiting.pop() {
-                waiter.wake();
-            }
         }
     }
 
@@ -363,9 +429,6 @@ impl State {
             && s.counted
         {
             self.active -= 1;
-            if let Some(waiter) = self.waiting.pop() {
-                waiter.wake();
-            }
         }
     }
 
@@ -601,12 +664,8 @@ impl State {
                     }
                     self.max_frame = value as usize;
                 }
-                codec::SETTINGS_MAX_CONCURRENT_STREAMS => {
-                    self.max_streams = value;
-                    for w in self.waiting.drain(..) {
-                        w.wake();
-                    }
-                }
+                // Waiters it lets in are called by the task, after the frames it read.
+                codec::SETTINGS_MAX_CONCURRENT_STREAMS => self.max_streams = value,
                 // HEADER_TABLE_SIZE: no dynamic table is used to encode. The rest does not
                 // concern a client.
                 _ => {}
@@ -652,7 +711,7 @@ impl State {
         for id in ids {
             self.settle(id);
         }
-        wake.append(&mut self.waiting);
+        wake.extend(self.waiting.drain(..).map(|w| w.waker));
         self.go_away = Some((last, error));
     }
 
@@ -678,7 +737,7 @@ impl State {
                 wake.push(w);
             }
         }
-        wake.append(&mut self.waiting);
+        wake.extend(self.waiting.drain(..).map(|w| w.waker));
         self.blocked.clear();
     }
 }

@@ -286,7 +286,13 @@ impl Task {
                     _ => state.task = Some(cx.waker().clone()),
                 }
                 self.done = state.finished() || state.gone();
+                // Who waits for a stream slot that what was read freed (streams ended, a
+                // larger limit).
+                while let Some(waiter) = state.call_waiter() {
+                    self.wake.push(waiter);
+                }
             }
+            self.wake_all();
             self.ripen(cx);
             if self.written == self.writing.len() {
                 return Poll::Ready(Ok(()));

@@ -210,7 +210,10 @@ async fn a_go_away_fails_the_streams_it_did_not_serve_and_closes_the_connection_
     let failed = second.head().await.unwrap_err();
     assert!(matches!(failed, Error::GoAway { code: 0, .. }), "{failed:?}");
     assert_eq!(crate::transport::status::http2_status(failed).code(), tonic::Code::Unavailable);
-    assert!(matches!(now(|cx| connection.poll_ready(cx)), Poll::Ready(Err(Error::GoAway { .. }))));
+    assert!(matches!(
+        now(|cx| connection.poll_ready(cx, &mut None)),
+        Poll::Ready(Err(Error::GoAway { .. }))
+    ));
     // The stream it serves is answered.
     peer.head(1).await;
     peer.send(codec::DATA, 0, 1, b"one").await;
@@ -234,7 +237,7 @@ async fn a_reset_stream_fails_with_its_code_and_the_connection_goes_on() {
     assert!(matches!(recv.head().await, Err(Error::Malformed(_))));
     let (r, code) = peer.next(codec::RST_STREAM).await;
     assert_eq!((r.stream, &code[..]), (3, &codec::PROTOCOL_ERROR.to_be_bytes()[..]));
-    assert!(matches!(now(|cx| connection.poll_ready(cx)), Poll::Ready(Ok(()))));
+    assert!(matches!(now(|cx| connection.poll_ready(cx, &mut None)), Poll::Ready(Ok(()))));
 }
 
 #[tokio::test]
@@ -285,12 +288,15 @@ async fn the_servers_limit_on_concurrent_streams_is_kept() {
         }
     }
     let mut recv = connection.send_unary(&head("/p"), Bytes::from_static(b"1"), None).unwrap();
-    assert!(now(|cx| connection.poll_ready(cx)).is_pending(), "one stream open: no room");
+    assert!(
+        now(|cx| connection.poll_ready(cx, &mut None)).is_pending(),
+        "one stream open: no room"
+    );
     peer.next(codec::DATA).await;
     peer.head(1).await;
     peer.ok(1).await;
     answer(&mut recv).await.unwrap();
-    assert!(matches!(now(|cx| connection.poll_ready(cx)), Poll::Ready(Ok(()))));
+    assert!(matches!(now(|cx| connection.poll_ready(cx, &mut None)), Poll::Ready(Ok(()))));
 }
 
 #[tokio::test]
@@ -302,7 +308,7 @@ async fn a_lost_connection_fails_its_streams_and_new_ones() {
     let e = recv.head().await.unwrap_err();
     assert!(matches!(e, Error::Io(_)), "{e:?}");
     assert_eq!(crate::transport::status::http2_status(e).code(), tonic::Code::Unavailable);
-    assert!(matches!(now(|cx| connection.poll_ready(cx)), Poll::Ready(Err(_))));
+    assert!(matches!(now(|cx| connection.poll_ready(cx, &mut None)), Poll::Ready(Err(_))));
 }
 
 #[tokio::test]
@@ -341,7 +347,7 @@ async fn keepalive_pings_go_while_streams_are_open_and_an_unanswered_one_closes_
     // Not answered: the connection closes, failing the stream.
     let e = recv.head().await.unwrap_err();
     assert!(matches!(e, Error::Closed(m) if m.contains("keepalive")), "{e:?}");
-    assert!(matches!(now(|cx| connection.poll_ready(cx)), Poll::Ready(Err(_))));
+    assert!(matches!(now(|cx| connection.poll_ready(cx, &mut None)), Poll::Ready(Err(_))));
 }
 
 // ===== What a server's HPACK encoder may send (issue 26) =====
@@ -635,4 +641,71 @@ async fn data_a_dropped_stream_left_unread_is_given_back_to_the_connections_wind
         "{credit} bytes given back of {} abandoned",
         5 * PER_STREAM
     );
+}
+
+/// Sends the server's `settings` and waits until the client acknowledged them.
+async fn apply_settings(peer: &mut Peer, settings: &[(u16, u32)]) {
+    let mut payload = Vec::new();
+    for (id, value) in settings {
+        payload.extend_from_slice(&id.to_be_bytes());
+        payload.extend_from_slice(&value.to_be_bytes());
+    }
+    peer.send(codec::SETTINGS, 0, 0, &payload).await;
+    loop {
+        let (h, _) = peer.next(codec::SETTINGS).await;
+        if h.flags & codec::ACK != 0 {
+            return;
+        }
+    }
+}
+
+#[tokio::test]
+async fn waiters_for_a_stream_slot_get_one_in_the_order_they_came() {
+    let (connection, mut peer) = connect().await;
+    apply_settings(&mut peer, &[(codec::SETTINGS_MAX_CONCURRENT_STREAMS, 2)]).await;
+    let send = |i: u8| connection.send_unary(&head("/p"), Bytes::from(vec![i]), None).unwrap();
+    let (mut first, mut second) = (send(100), send(101));
+    // Six more requests come one after the other, each in its own task, and wait in line.
+    let mut waiters = Vec::new();
+    for i in 1..=6u8 {
+        let connection = connection.clone();
+        waiters.push(tokio::spawn(async move {
+            let mut turn = None;
+            std::future::poll_fn(|cx| connection.poll_ready(cx, &mut turn)).await?;
+            let mut recv = connection.send_unary(&head("/p"), Bytes::from(vec![i]), None)?;
+            answer(&mut recv).await
+        }));
+        tokio::task::yield_now().await;
+    }
+    // One gives up while waiting: the line goes on without it.
+    let gone = waiters.remove(2);
+    gone.abort();
+    assert!(gone.await.unwrap_err().is_cancelled());
+    // One coming now waits behind them, though it was never in line.
+    assert!(now(|cx| connection.poll_ready(cx, &mut None)).is_pending());
+    for (id, recv) in [(1, &mut first), (3, &mut second)] {
+        peer.head(id).await;
+        peer.ok(id).await;
+        answer(recv).await.unwrap();
+    }
+    // The slots the two free go to the first in line, not to one coming after them.
+    assert!(
+        now(|cx| connection.poll_ready(cx, &mut None)).is_pending(),
+        "a slot taken out of turn"
+    );
+    let mut served = Vec::new();
+    while served.len() < 5 {
+        let (h, data) = peer.next(codec::DATA).await;
+        if h.stream <= 3 {
+            continue;
+        }
+        served.push(data[0]);
+        peer.head(h.stream).await;
+        peer.ok(h.stream).await;
+    }
+    assert_eq!(served, [1, 2, 4, 5, 6], "the order the requests waited in");
+    for waiter in waiters {
+        let answered = tokio::time::timeout(Duration::from_secs(10), waiter).await;
+        assert_eq!(answered.expect("every waiter is answered").unwrap().unwrap().0, 200);
+    }
 }
