@@ -21,7 +21,8 @@
 //! the server's encoder may use all of HPACK (grpc-go's does), and h2 keeps its decoder
 //! private, so a patched h2 would have bound every crate that embeds etcdlat.
 //! Nothing the server sends panics: a malformed frame fails its stream or the connection,
-//! as RFC 9113 says, and every stream on a failed connection ends with the reason.
+//! as RFC 9113 says (a connection's error goes to the server in a GOAWAY with its code),
+//! and every stream on a failed connection ends with the reason.
 
 mod codec;
 mod hpack;
@@ -54,9 +55,9 @@ pub(crate) enum Error {
     /// The connection failed or was closed.
     #[error("{0}")]
     Io(Arc<str>),
-    /// The server broke HTTP/2 on the connection.
-    #[error("HTTP/2 protocol error: {0}")]
-    Protocol(Arc<str>),
+    /// The server broke HTTP/2 on the connection, which ended with a GOAWAY saying `code`.
+    #[error("HTTP/2 protocol error ({}): {what}", reason(*code))]
+    Protocol { code: u32, what: Arc<str> },
     /// The server broke HTTP/2 on the stream (the connection goes on).
     #[error("malformed response: {0}")]
     Malformed(Arc<str>),
@@ -70,8 +71,14 @@ fn debug_text(debug: &str) -> String {
 }
 
 impl Error {
+    /// A connection error of PROTOCOL_ERROR.
     fn protocol(what: impl Into<String>) -> Self {
-        Self::Protocol(what.into().into())
+        Self::connection(codec::PROTOCOL_ERROR, what)
+    }
+
+    /// A connection error of `code` (RFC 9113 5.4.1).
+    fn connection(code: u32, what: impl Into<String>) -> Self {
+        Self::Protocol { code, what: what.into().into() }
     }
 
     fn malformed(what: impl Into<String>) -> Self {

@@ -528,6 +528,37 @@ impl State {
 
     // ===== what the task does with the frames it reads =====
 
+    /// Whether stream `id` (not 0) is idle: one this client never opened (RFC 9113 5.1;
+    /// the server opens none, as push is off).
+    fn idle(&self, id: u32) -> bool {
+        id % 2 == 0 || id >= self.next_id
+    }
+
+    /// Checks that a frame other than HEADERS or DATA may come on stream `id` (not 0):
+    /// any frame on an idle stream is a connection error.
+    pub(super) fn check_known(&self, id: u32, kind: &str) -> Result<(), Error> {
+        if self.idle(id) {
+            return Err(Error::protocol(format!("{kind} on stream {id}, never opened")));
+        }
+        Ok(())
+    }
+
+    /// Checks that HEADERS or DATA may come on stream `id` (not 0): not on an idle stream,
+    /// nor after the server ended the stream (STREAM_CLOSED; RFC 9113 5.1 allows a stream
+    /// error there, and 5.4.1 a connection error in its place). Frames on a stream this
+    /// client failed or reset, or gave up, are dropped: the server may have sent them
+    /// before it knew.
+    pub(super) fn check_incoming(&self, id: u32, kind: &str) -> Result<(), Error> {
+        self.check_known(id, kind)?;
+        match self.streams.get(&id) {
+            Some(s) if s.end && s.error.is_none() => Err(Error::connection(
+                codec::STREAM_CLOSED,
+                format!("{kind} on stream {id} after its end"),
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// A response's head or trailers arrived for stream `id`, or fields that make it
     /// malformed (RFC 9113 8.1.1: the stream fails, the connection goes on).
     pub(super) fn received_meta(
@@ -543,18 +574,20 @@ impl State {
         }
         let meta = match meta {
             Ok(meta) => meta,
-            Err(malformed) => return self.fail_stream(id, malformed, wake),
+            Err(malformed) => return self.fail_stream(id, codec::PROTOCOL_ERROR, malformed, wake),
         };
         if !s.got_head {
             s.got_head = true;
             if meta.status.is_none() {
-                return self.fail_stream(id, Error::malformed("response without :status"), wake);
+                let error = Error::malformed("response without :status");
+                return self.fail_stream(id, codec::PROTOCOL_ERROR, error, wake);
             }
             s.head = Some(meta);
         } else if end {
             s.trailers = Some(meta);
         } else {
-            return self.fail_stream(id, Error::malformed("headers after the head"), wake);
+            let error = Error::malformed("headers after the head");
+            return self.fail_stream(id, codec::PROTOCOL_ERROR, error, wake);
         }
         if end {
             s.end = true;
@@ -585,7 +618,8 @@ impl State {
         }
         if !s.got_head {
             self.consumed(len as u32);
-            return self.fail_stream(id, Error::malformed("DATA before the head"), wake);
+            let error = Error::malformed("DATA before the head");
+            return self.fail_stream(id, codec::PROTOCOL_ERROR, error, wake);
         }
         if !data.is_empty() {
             s.data.push(data);
@@ -604,10 +638,10 @@ impl State {
         }
     }
 
-    /// Fails stream `id` for what the server sent on it, resetting it.
-    pub(super) fn fail_stream(&mut self, id: u32, error: Error, wake: &mut Vec<Waker>) {
+    /// Fails stream `id` for what the server sent on it, resetting it with `code`.
+    pub(super) fn fail_stream(&mut self, id: u32, code: u32, error: Error, wake: &mut Vec<Waker>) {
         let Some(s) = self.streams.get_mut(&id) else { return };
-        codec::put_reset(self.out.buf(), id, codec::PROTOCOL_ERROR);
+        codec::put_reset(self.out.buf(), id, code);
         s.error = Some(error);
         s.queued.clear();
         if let Some(w) = s.waker.take() {
@@ -636,18 +670,27 @@ impl State {
 
     /// The server's SETTINGS.
     pub(super) fn received_settings(&mut self, payload: &[u8]) -> Result<(), Error> {
-        let settings = codec::settings(payload)
-            .ok_or_else(|| Error::protocol(format!("SETTINGS of {} bytes", payload.len())))?;
+        let settings = codec::settings(payload).ok_or_else(|| {
+            let what = format!("SETTINGS of {} bytes", payload.len());
+            Error::connection(codec::FRAME_SIZE_ERROR, what)
+        })?;
+        let too_large = |what: String| Error::connection(codec::FLOW_CONTROL_ERROR, what);
         for (id, value) in settings {
             match id {
+                codec::SETTINGS_ENABLE_PUSH if value != 0 => {
+                    return Err(Error::protocol(format!("SETTINGS_ENABLE_PUSH of {value}")));
+                }
                 codec::SETTINGS_INITIAL_WINDOW_SIZE => {
                     if value > i32::MAX as u32 {
-                        return Err(Error::protocol(format!("initial window of {value} bytes")));
+                        return Err(too_large(format!("initial window of {value} bytes")));
                     }
                     let delta = i64::from(value) - self.initial_window;
                     self.initial_window = i64::from(value);
                     for s in self.streams.values_mut() {
                         s.send_window += delta;
+                        if s.send_window > i64::from(i32::MAX) {
+                            return Err(too_large("a stream's window over 2^31-1".to_owned()));
+                        }
                     }
                     if delta > 0 {
                         let blocked: Vec<u32> = self.blocked.iter().copied().collect();
@@ -675,18 +718,42 @@ impl State {
         Ok(())
     }
 
-    /// A WINDOW_UPDATE for stream `id` (0: the connection).
-    pub(super) fn received_window(&mut self, id: u32, increment: u32) -> Result<(), Error> {
+    /// A WINDOW_UPDATE for stream `id` (0: the connection). Of 0 bytes, or taking a
+    /// window past 2^31-1, it fails the stream, or the connection (RFC 9113 6.9).
+    pub(super) fn received_window(
+        &mut self,
+        id: u32,
+        increment: u32,
+        wake: &mut Vec<Waker>,
+    ) -> Result<(), Error> {
         let increment = i64::from(increment);
         if id == 0 {
+            if increment == 0 {
+                return Err(Error::protocol("WINDOW_UPDATE of 0 bytes"));
+            }
             self.send_window += increment;
             if self.send_window > i64::from(i32::MAX) {
-                return Err(Error::protocol("connection window over 2^31-1"));
+                let what = "connection window over 2^31-1";
+                return Err(Error::connection(codec::FLOW_CONTROL_ERROR, what));
             }
             self.unblock();
             return Ok(());
         }
+        self.check_known(id, "WINDOW_UPDATE")?;
         let Some(s) = self.streams.get_mut(&id) else { return Ok(()) };
+        if s.error.is_some() {
+            return Ok(());
+        }
+        if increment == 0 {
+            let error = Error::malformed("WINDOW_UPDATE of 0 bytes");
+            self.fail_stream(id, codec::PROTOCOL_ERROR, error, wake);
+            return Ok(());
+        }
+        if s.send_window + increment > i64::from(i32::MAX) {
+            let error = Error::malformed("stream window over 2^31-1");
+            self.fail_stream(id, codec::FLOW_CONTROL_ERROR, error, wake);
+            return Ok(());
+        }
         s.send_window += increment;
         if s.blocked && self.write_queued(id) {
             self.blocked.retain(|b| *b != id);

@@ -155,11 +155,9 @@ impl Task {
         let mut state = shared.lock();
         while let Some(head) = Head::peek(read) {
             if head.len > DEFAULT_MAX_FRAME {
-                codec::put_go_away(state.out.buf(), 0, codec::FRAME_SIZE_ERROR);
-                return Err(Error::protocol(format!(
-                    "a frame of {} bytes, over the {DEFAULT_MAX_FRAME} allowed",
-                    head.len
-                )));
+                let what =
+                    format!("a frame of {} bytes, over the {DEFAULT_MAX_FRAME} allowed", head.len);
+                return Err(Error::connection(codec::FRAME_SIZE_ERROR, what));
             }
             if read.len() < HEADER_LEN + head.len {
                 read.reserve(HEADER_LEN + head.len - read.len());
@@ -175,6 +173,7 @@ impl Task {
                     if head.stream == 0 {
                         return Err(Error::protocol("DATA on stream 0"));
                     }
+                    state.check_incoming(head.stream, "DATA")?;
                     codec::unpad(head.flags, &mut payload)
                         .ok_or_else(|| Error::protocol("DATA with more padding than data"))?;
                     let end = head.flags & codec::END_STREAM != 0;
@@ -184,8 +183,10 @@ impl Task {
                     if head.stream == 0 {
                         return Err(Error::protocol("HEADERS on stream 0"));
                     }
-                    codec::header_fragment(head.flags, &mut payload)
-                        .ok_or_else(|| Error::protocol("HEADERS shorter than its padding"))?;
+                    state.check_incoming(head.stream, "HEADERS")?;
+                    codec::header_fragment(head.flags, &mut payload).map_err(|code| {
+                        Error::connection(code, "HEADERS shorter than its padding and priority")
+                    })?;
                     let end = head.flags & codec::END_STREAM != 0;
                     if head.flags & codec::END_HEADERS != 0 {
                         decode(decoder, &mut state, head.stream, end, &payload, wake)?;
@@ -202,7 +203,8 @@ impl Task {
                     }
                     open.fragments.extend_from_slice(&payload);
                     if open.fragments.len() > MAX_HEADER_BLOCK {
-                        return Err(Error::protocol("a header block over 1 MiB"));
+                        let what = "a header block over 1 MiB";
+                        return Err(Error::connection(codec::ENHANCE_YOUR_CALM, what));
                     }
                     if head.flags & codec::END_HEADERS != 0 {
                         let Some(done) = block.take() else { unreachable!("checked above") };
@@ -214,7 +216,11 @@ impl Task {
                     let code = (payload.len() == 4)
                         .then(|| codec::u32_at(&payload, 0))
                         .flatten()
-                        .ok_or_else(|| Error::protocol("RST_STREAM not of 4 bytes"))?;
+                        .ok_or_else(|| frame_size("RST_STREAM not of 4 bytes"))?;
+                    if head.stream == 0 {
+                        return Err(Error::protocol("RST_STREAM on stream 0"));
+                    }
+                    state.check_known(head.stream, "RST_STREAM")?;
                     state.received_reset(head.stream, code, wake);
                 }
                 codec::SETTINGS => {
@@ -223,12 +229,17 @@ impl Task {
                     }
                     if head.flags & codec::ACK == 0 {
                         state.received_settings(&payload)?;
+                    } else if !payload.is_empty() {
+                        return Err(frame_size("a SETTINGS acknowledgement with a payload"));
                     }
                 }
                 codec::PING => {
                     let Ok(data) = <[u8; 8]>::try_from(&payload[..]) else {
-                        return Err(Error::protocol("PING not of 8 bytes"));
+                        return Err(frame_size("PING not of 8 bytes"));
                     };
+                    if head.stream != 0 {
+                        return Err(Error::protocol("PING on a stream"));
+                    }
                     if head.flags & codec::ACK != 0 {
                         if *ping == Some(data) {
                             *ping = None;
@@ -249,8 +260,11 @@ impl Task {
                     let (Some(last), Some(code)) =
                         (codec::u31(&payload), codec::u32_at(&payload, 4))
                     else {
-                        return Err(Error::protocol("GOAWAY shorter than 8 bytes"));
+                        return Err(frame_size("GOAWAY shorter than 8 bytes"));
                     };
+                    if head.stream != 0 {
+                        return Err(Error::protocol("GOAWAY on a stream"));
+                    }
                     let debug = String::from_utf8_lossy(&payload[8..]).into_owned();
                     state.received_go_away(last, Error::GoAway { code, debug: debug.into() }, wake);
                 }
@@ -258,8 +272,8 @@ impl Task {
                     let increment = (payload.len() == 4)
                         .then(|| codec::u31(&payload))
                         .flatten()
-                        .ok_or_else(|| Error::protocol("WINDOW_UPDATE not of 4 bytes"))?;
-                    state.received_window(head.stream, increment)?;
+                        .ok_or_else(|| frame_size("WINDOW_UPDATE not of 4 bytes"))?;
+                    state.received_window(head.stream, increment, wake)?;
                 }
                 codec::PUSH_PROMISE => {
                     return Err(Error::protocol("PUSH_PROMISE, though push is disabled"));
@@ -358,6 +372,11 @@ impl Task {
     }
 }
 
+/// A frame of a size its type does not allow (RFC 9113 4.2).
+fn frame_size(what: &'static str) -> Error {
+    Error::connection(codec::FRAME_SIZE_ERROR, what)
+}
+
 /// Decodes a header block for stream `id` and hands it over (keeping only gRPC's status
 /// fields unless the stream asked for all). Blocks of streams that are gone are decoded
 /// all the same: HPACK's table depends on every block. A block HPACK cannot decode ends the
@@ -414,8 +433,8 @@ fn decode(
         }
     });
     if let Err(e) = decoded {
-        codec::put_go_away(state.out.buf(), 0, codec::COMPRESSION_ERROR);
-        return Err(Error::protocol(format!("undecodable header block: {e}")));
+        let what = format!("undecodable header block: {e}");
+        return Err(Error::connection(codec::COMPRESSION_ERROR, what));
     }
     state.received_meta(id, malformed.map_or(Ok(meta), |m| Err(Error::malformed(m))), end, wake);
     Ok(())
@@ -440,6 +459,11 @@ impl Future for Task {
             Ok(()) => Error::Closed("connection: closed"),
             Err(e) => e.clone(),
         };
+        if let Error::Protocol { code, .. } = &error {
+            // A connection error is told to the server before closing (RFC 9113 5.4.1). The
+            // last stream it may have acted on is 0: servers open none here.
+            codec::put_go_away(this.shared.lock().out.buf(), 0, *code);
+        }
         if !matches!(error, Error::Io(_)) {
             // What the end queued (a GOAWAY saying why) goes out if the socket takes it now.
             let _ = this.poll_write(cx);

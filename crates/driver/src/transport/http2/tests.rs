@@ -325,7 +325,7 @@ async fn a_frame_over_the_size_allowed_ends_the_connection() {
             break;
         }
     }
-    assert!(matches!(got, Err(Error::Protocol(_))), "{got:?}");
+    assert!(matches!(got, Err(Error::Protocol { code: codec::FRAME_SIZE_ERROR, .. })), "{got:?}");
     let (g, _) = peer.next(codec::GOAWAY).await;
     assert_eq!(g.stream, 0);
 }
@@ -510,7 +510,7 @@ async fn a_table_size_update_at_the_start_of_a_block_empties_the_table_as_the_se
     peer.next(codec::DATA).await;
     peer.send(codec::HEADERS, codec::END_HEADERS, 5, &Hpack::default().indexed(64).0).await;
     let e = third.head().await.unwrap_err();
-    assert!(matches!(&e, Error::Protocol(m) if m.contains("index 64")), "{e:?}");
+    assert!(matches!(&e, Error::Protocol { what, .. } if what.contains("index 64")), "{e:?}");
     let (_, away) = peer.next(codec::GOAWAY).await;
     assert_eq!(codec::u32_at(&away, 4), Some(codec::COMPRESSION_ERROR));
 }
@@ -526,7 +526,7 @@ async fn a_table_size_update_after_a_field_or_over_the_limit_ends_the_connection
         peer.next(codec::DATA).await;
         peer.send(codec::HEADERS, codec::END_HEADERS, 1, &block.0).await;
         let e = recv.head().await.unwrap_err();
-        assert!(matches!(&e, Error::Protocol(m) if m.contains(why)), "{e:?}");
+        assert!(matches!(&e, Error::Protocol { what, .. } if what.contains(why)), "{e:?}");
         let (_, away) = peer.next(codec::GOAWAY).await;
         assert_eq!(codec::u32_at(&away, 4), Some(codec::COMPRESSION_ERROR));
     }
@@ -707,5 +707,211 @@ async fn waiters_for_a_stream_slot_get_one_in_the_order_they_came() {
     for waiter in waiters {
         let answered = tokio::time::timeout(Duration::from_secs(10), waiter).await;
         assert_eq!(answered.expect("every waiter is answered").unwrap().unwrap().0, 200);
+    }
+}
+
+/// A frame's bytes.
+fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    codec::put_head(&mut out, payload.len(), kind, flags, stream);
+    out.extend_from_slice(payload);
+    out
+}
+
+/// A SETTINGS frame of `id` = `value`.
+fn setting(id: u16, value: u32) -> Vec<u8> {
+    let mut payload = id.to_be_bytes().to_vec();
+    payload.extend_from_slice(&value.to_be_bytes());
+    frame(codec::SETTINGS, 0, 0, &payload)
+}
+
+/// A WINDOW_UPDATE frame.
+fn window(stream: u32, increment: u32) -> Vec<u8> {
+    frame(codec::WINDOW_UPDATE, 0, stream, &increment.to_be_bytes())
+}
+
+/// Reads what the client sends until its GOAWAY, then until it closes the connection;
+/// the GOAWAY's last stream and code.
+async fn go_away_then_close(peer: &mut Peer) -> (u32, u32) {
+    let (_, payload) = peer.next(codec::GOAWAY).await;
+    let said = (codec::u31(&payload).unwrap(), codec::u32_at(&payload, 4).unwrap());
+    let mut rest = Vec::new();
+    let closed = tokio::time::timeout(Duration::from_secs(10), peer.socket.read_to_end(&mut rest));
+    let closed = closed.await.expect("the client closes the connection after its GOAWAY");
+    assert!(
+        closed.is_ok() || closed.is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionReset)
+    );
+    said
+}
+
+/// What a server sends that breaks the connection, and the code the client's GOAWAY says.
+struct Breach {
+    what: &'static str,
+    code: u32,
+    /// Stream 1 (the one request open) is answered whole first.
+    answered: bool,
+    bytes: Vec<u8>,
+}
+
+fn breaches() -> Vec<Breach> {
+    let breach = |what, code, bytes: Vec<Vec<u8>>| Breach {
+        what,
+        code,
+        answered: false,
+        bytes: bytes.concat(),
+    };
+    let status = block(&[(":status", "200")]);
+    let big = vec![0u8; codec::DEFAULT_MAX_FRAME];
+    let mut endless = vec![frame(codec::HEADERS, 0, 1, &big)];
+    endless.extend((0..64).map(|_| frame(codec::CONTINUATION, 0, 1, &big)));
+    let (protocol, size, flow) =
+        (codec::PROTOCOL_ERROR, codec::FRAME_SIZE_ERROR, codec::FLOW_CONTROL_ERROR);
+    let compression = codec::COMPRESSION_ERROR;
+    let headers = |flags, stream, block: &[u8]| frame(codec::HEADERS, flags, stream, block);
+    let ended = codec::END_HEADERS;
+    let mut all = vec![
+        breach("DATA on stream 0", protocol, vec![frame(codec::DATA, 0, 0, b"x")]),
+        breach("HEADERS on stream 0", protocol, vec![headers(ended, 0, &status)]),
+        breach(
+            "DATA padded past its end",
+            protocol,
+            vec![frame(codec::DATA, codec::PADDED, 1, &[5, 1])],
+        ),
+        breach(
+            "HEADERS padded past its end",
+            protocol,
+            vec![headers(ended | codec::PADDED, 1, &[9, 0x88])],
+        ),
+        breach(
+            "a header block interrupted",
+            protocol,
+            vec![headers(0, 1, &status), frame(codec::PING, 0, 0, &[0; 8])],
+        ),
+        breach(
+            "CONTINUATION without HEADERS",
+            protocol,
+            vec![frame(codec::CONTINUATION, ended, 1, &status)],
+        ),
+        breach(
+            "CONTINUATION on another stream",
+            protocol,
+            vec![headers(0, 1, &status), frame(codec::CONTINUATION, ended, 3, &[])],
+        ),
+        breach("SETTINGS on a stream", protocol, vec![frame(codec::SETTINGS, 0, 1, &[])]),
+        breach(
+            "a max frame size under 16 KiB",
+            protocol,
+            vec![setting(codec::SETTINGS_MAX_FRAME_SIZE, 100)],
+        ),
+        breach("push enabled", protocol, vec![setting(codec::SETTINGS_ENABLE_PUSH, 1)]),
+        breach(
+            "PUSH_PROMISE",
+            protocol,
+            vec![frame(codec::PUSH_PROMISE, ended, 1, &[0, 0, 0, 2, 0x88])],
+        ),
+        breach("RST_STREAM on stream 0", protocol, vec![frame(codec::RST_STREAM, 0, 0, &[0; 4])]),
+        breach("PING on a stream", protocol, vec![frame(codec::PING, 0, 1, &[0; 8])]),
+        breach("GOAWAY on a stream", protocol, vec![frame(codec::GOAWAY, 0, 1, &[0; 8])]),
+        breach("a connection WINDOW_UPDATE of 0", protocol, vec![window(0, 0)]),
+        breach("DATA on a stream never opened", protocol, vec![frame(codec::DATA, 0, 5, b"x")]),
+        breach("HEADERS on a server's stream", protocol, vec![headers(ended, 2, &status)]),
+        breach(
+            "RST_STREAM on a stream never opened",
+            protocol,
+            vec![frame(codec::RST_STREAM, 0, 7, &[0; 4])],
+        ),
+        breach("WINDOW_UPDATE on a stream never opened", protocol, vec![window(9, 1)]),
+        breach(
+            "a frame over 16 KiB",
+            size,
+            vec![frame(codec::DATA, 0, 1, &vec![0; codec::DEFAULT_MAX_FRAME + 1])],
+        ),
+        breach("RST_STREAM of 3 bytes", size, vec![frame(codec::RST_STREAM, 0, 1, &[0; 3])]),
+        breach("SETTINGS of 5 bytes", size, vec![frame(codec::SETTINGS, 0, 0, &[0; 5])]),
+        breach(
+            "a SETTINGS acknowledgement with settings",
+            size,
+            vec![frame(codec::SETTINGS, codec::ACK, 0, &[0; 6])],
+        ),
+        breach("PING of 7 bytes", size, vec![frame(codec::PING, 0, 0, &[0; 7])]),
+        breach("GOAWAY of 7 bytes", size, vec![frame(codec::GOAWAY, 0, 0, &[0; 7])]),
+        breach(
+            "WINDOW_UPDATE of 5 bytes",
+            size,
+            vec![frame(codec::WINDOW_UPDATE, 0, 0, &[0, 0, 0, 1, 0])],
+        ),
+        breach(
+            "HEADERS too short for its priority",
+            size,
+            vec![headers(ended | codec::PRIORITY, 1, &[0; 3])],
+        ),
+        breach("a connection window over 2^31-1", flow, vec![window(0, i32::MAX as u32)]),
+        breach(
+            "an initial window over 2^31-1",
+            flow,
+            vec![setting(codec::SETTINGS_INITIAL_WINDOW_SIZE, 1 << 31)],
+        ),
+        // Stream 1's window is 65,535 less the 1 byte sent: brought to 2^31-1, then one more.
+        breach(
+            "an initial window taking a stream's window over 2^31-1",
+            flow,
+            vec![
+                window(1, i32::MAX as u32 - 65_534),
+                setting(codec::SETTINGS_INITIAL_WINDOW_SIZE, 65_536),
+            ],
+        ),
+        // Indexes no table has, whatever the decoder: 0, the first of an empty dynamic
+        // table, one far past both; and one cut across a CONTINUATION.
+        breach("a header of index 0", compression, vec![headers(ended, 1, &[0x80])]),
+        breach("a header past the static table", compression, vec![headers(ended, 1, &[0xbe])]),
+        breach(
+            "a header far past both tables",
+            compression,
+            vec![headers(ended, 1, &[0xff, 0xff, 0x03])],
+        ),
+        breach(
+            "a header past both tables across a CONTINUATION",
+            compression,
+            vec![headers(0, 1, &[0xff]), frame(codec::CONTINUATION, ended, 1, &[0xff, 0x03])],
+        ),
+        breach("a header block over 1 MiB", codec::ENHANCE_YOUR_CALM, endless),
+    ];
+    for (what, bytes) in [
+        ("DATA after the stream's end", frame(codec::DATA, 0, 1, b"late")),
+        ("HEADERS after the stream's end", headers(ended | codec::END_STREAM, 1, &status)),
+    ] {
+        all.push(Breach { what, code: codec::STREAM_CLOSED, answered: true, bytes });
+    }
+    all
+}
+
+#[tokio::test]
+async fn every_connection_error_sends_a_go_away_with_its_code_before_closing() {
+    for breach in breaches() {
+        let what = breach.what;
+        let (connection, mut peer) = connect().await;
+        let mut recv = connection.send_unary(&head("/p"), Bytes::from_static(b"x"), None).unwrap();
+        peer.next(codec::DATA).await;
+        if breach.answered {
+            peer.head(1).await;
+            peer.ok(1).await;
+            answer(&mut recv).await.unwrap();
+        }
+        peer.socket.write_all(&breach.bytes).await.unwrap();
+        let (last, code) = go_away_then_close(&mut peer).await;
+        assert_eq!(
+            (last, codec::reason(code)),
+            (0, codec::reason(breach.code)),
+            "{what}: the last stream the server opened (none), and the code"
+        );
+        let failed = |e: &Error| matches!(e, Error::Protocol { code, .. } if *code == breach.code);
+        if !breach.answered {
+            let e = recv.head().await.unwrap_err();
+            assert!(failed(&e), "{what}: the open stream fails with the connection's error: {e:?}");
+        }
+        let Poll::Ready(Err(e)) = now(|cx| connection.poll_ready(cx, &mut None)) else {
+            panic!("{what}: the connection takes no new stream");
+        };
+        assert!(failed(&e), "{what}: {e:?}");
     }
 }
