@@ -56,6 +56,9 @@ pub(super) struct Stream {
     waker: Option<Waker>,
     /// Bytes the reader took that were not yet given back to the server's window.
     unacked: u32,
+    /// What the server may still send on the stream: what it sends past that is refused,
+    /// so that a stream holds at most [`STREAM_WINDOW`] for its reader.
+    recv_window: i64,
     send_window: i64,
     /// Data not sent yet for want of window, and whether the body ends after it.
     queued: VecDeque<Bytes>,
@@ -147,6 +150,8 @@ pub(super) struct State {
     send_window: i64,
     /// Bytes taken from the connection's window that were not given back yet.
     unacked: u32,
+    /// What the server may still send on the connection ([`CONNECTION_WINDOW`] at most).
+    recv_window: i64,
     /// Streams with data waiting for window, in the order they blocked.
     blocked: VecDeque<u32>,
     /// Streams counting against `max_streams`, and who waits for one of them to end, in
@@ -177,6 +182,7 @@ impl State {
             max_streams: u32::MAX,
             send_window: i64::from(DEFAULT_WINDOW),
             unacked: 0,
+            recv_window: i64::from(CONNECTION_WINDOW),
             blocked: VecDeque::new(),
             active: 0,
             waiting: VecDeque::new(),
@@ -298,6 +304,7 @@ impl State {
         let stream = Stream {
             full,
             send_window: self.initial_window,
+            recv_window: i64::from(STREAM_WINDOW),
             send_closed: end,
             refs: if full { 2 } else { 1 },
             counted: true,
@@ -480,6 +487,7 @@ impl State {
             s.unacked += taken;
             if open && s.unacked >= STREAM_WINDOW / 2 {
                 let increment = std::mem::take(&mut s.unacked);
+                s.recv_window += i64::from(increment);
                 codec::put_window_update(self.out.buf(), id, increment);
             }
             self.consumed(taken);
@@ -522,6 +530,7 @@ impl State {
         self.unacked += n;
         if self.unacked >= CONNECTION_WINDOW / 2 {
             codec::put_window_update(self.out.buf(), 0, self.unacked);
+            self.recv_window += i64::from(self.unacked);
             self.unacked = 0;
         }
     }
@@ -601,6 +610,9 @@ impl State {
     }
 
     /// DATA of `len` bytes on the wire (`data` once unpadded) arrived for stream `id`.
+    /// Past what the windows allow, it fails the connection (FLOW_CONTROL_ERROR): a server
+    /// that ignored them could make the client hold any amount for a reader that does not
+    /// read.
     pub(super) fn received_data(
         &mut self,
         id: u32,
@@ -608,18 +620,35 @@ impl State {
         len: usize,
         end: bool,
         wake: &mut Vec<Waker>,
-    ) {
+    ) -> Result<(), Error> {
+        let flow = |window| {
+            let what = format!("DATA of {len} bytes past the {window} window");
+            Err(Error::connection(codec::FLOW_CONTROL_ERROR, what))
+        };
+        if len as i64 > self.recv_window {
+            return flow("connection's");
+        }
+        self.recv_window -= len as i64;
         let padding = (len - data.len()) as u32;
         let Some(s) = self.streams.get_mut(&id) else {
-            return self.consumed(len as u32);
+            self.consumed(len as u32);
+            return Ok(());
         };
         if s.error.is_some() || s.end {
-            return self.consumed(len as u32);
+            self.consumed(len as u32);
+            return Ok(());
         }
+        if len as i64 > s.recv_window {
+            return flow("stream's");
+        }
+        s.recv_window -= len as i64;
+        // Padding is given back to the stream's window with what the reader takes.
+        s.unacked += padding;
         if !s.got_head {
             self.consumed(len as u32);
             let error = Error::malformed("DATA before the head");
-            return self.fail_stream(id, codec::PROTOCOL_ERROR, error, wake);
+            self.fail_stream(id, codec::PROTOCOL_ERROR, error, wake);
+            return Ok(());
         }
         if !data.is_empty() {
             s.data.push(data);
@@ -636,6 +665,7 @@ impl State {
         if end {
             self.settle(id);
         }
+        Ok(())
     }
 
     /// Fails stream `id` for what the server sent on it, resetting it with `code`.
@@ -790,6 +820,13 @@ impl State {
     /// Whether the server went away and every stream it serves has ended.
     pub(super) fn gone(&self) -> bool {
         self.go_away.is_some() && self.active == 0
+    }
+
+    /// The bytes of DATA held for readers: the most one stream holds, and all together.
+    #[cfg(test)]
+    pub(super) fn buffered(&self) -> (usize, usize) {
+        let each = self.streams.values().map(|s| s.data.len());
+        each.fold((0, 0), |(most, all), n| (most.max(n), all + n))
     }
 
     /// The connection ended with `error`: every stream fails with it.

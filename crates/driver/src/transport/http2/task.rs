@@ -177,7 +177,7 @@ impl Task {
                     codec::unpad(head.flags, &mut payload)
                         .ok_or_else(|| Error::protocol("DATA with more padding than data"))?;
                     let end = head.flags & codec::END_STREAM != 0;
-                    state.received_data(head.stream, payload.freeze(), head.len, end, wake);
+                    state.received_data(head.stream, payload.freeze(), head.len, end, wake)?;
                 }
                 codec::HEADERS => {
                     if head.stream == 0 {

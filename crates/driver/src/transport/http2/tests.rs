@@ -90,10 +90,19 @@ async fn connect() -> (Connection, Peer) {
 
 /// [`connect`], with keepalive pings every `interval` given up after `timeout`.
 async fn connect_with(interval: Duration, timeout: Duration) -> (Connection, Peer) {
+    let (connection, peer, _task) = connect_running(interval, timeout).await;
+    (connection, peer)
+}
+
+/// [`connect_with`], and the connection's task's handle.
+async fn connect_running(
+    interval: Duration,
+    timeout: Duration,
+) -> (Connection, Peer, tokio::task::JoinHandle<Result<(), Error>>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let socket = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
     let (connection, task) = Connection::with_keepalive(Io::Plain(socket), interval, timeout);
-    tokio::spawn(task);
+    let task = tokio::spawn(task);
     let (socket, _) = listener.accept().await.unwrap();
     let mut peer = Peer { socket, buf: BytesMut::new() };
     while peer.buf.len() < codec::PREFACE.len() {
@@ -106,7 +115,7 @@ async fn connect_with(interval: Duration, timeout: Duration) -> (Connection, Pee
     let read: Vec<_> = codec::settings(&payload).unwrap().collect();
     assert!(read.contains(&(codec::SETTINGS_ENABLE_PUSH, 0)), "{read:?}");
     peer.send(codec::SETTINGS, 0, 0, &[]).await;
-    (connection, peer)
+    (connection, peer, task)
 }
 
 const GRPC: [(&[u8], &[u8]); 1] = [(b"content-type", b"application/grpc")];
@@ -914,4 +923,56 @@ async fn every_connection_error_sends_a_go_away_with_its_code_before_closing() {
         };
         assert!(failed(&e), "{what}: {e:?}");
     }
+}
+
+/// Sends `bytes` of DATA on `stream` in frames as large as allowed, until the client
+/// closes the connection.
+async fn send_data(peer: &mut Peer, stream: u32, mut bytes: usize) {
+    let chunk = [5u8; codec::DEFAULT_MAX_FRAME];
+    while bytes > 0 {
+        let n = bytes.min(chunk.len());
+        if peer.socket.write_all(&frame(codec::DATA, 0, stream, &chunk[..n])).await.is_err() {
+            return;
+        }
+        bytes -= n;
+    }
+}
+
+#[tokio::test]
+async fn data_past_the_windows_the_client_gave_fails_the_connection() {
+    let stream_window = super::state::STREAM_WINDOW as usize;
+    // A stream whose reader reads gets more than its window, as the client gives it back.
+    let (connection, mut peer) = connect().await;
+    let mut recv = connection.send_unary(&head("/p"), Bytes::from_static(b"x"), None).unwrap();
+    let reader = tokio::spawn(async move { answer(&mut recv).await.unwrap().1.len() });
+    peer.head(1).await;
+    send_data(&mut peer, 1, stream_window).await;
+    loop {
+        let (h, _) = peer.next(codec::WINDOW_UPDATE).await;
+        if h.stream == 1 {
+            break;
+        }
+    }
+    send_data(&mut peer, 1, stream_window / 2).await;
+    peer.ok(1).await;
+    assert_eq!(reader.await.unwrap(), stream_window * 3 / 2);
+    // One whose reader does not: one byte past its window ends the connection.
+    let (connection, mut peer) = connect().await;
+    let _held = connection.send_unary(&head("/p"), Bytes::from_static(b"x"), None).unwrap();
+    peer.head(1).await;
+    send_data(&mut peer, 1, stream_window + 1).await;
+    assert_eq!(go_away_then_close(&mut peer).await, (0, codec::FLOW_CONTROL_ERROR));
+    let (most, _) = connection.shared.lock().buffered();
+    assert!(most <= stream_window, "{most} bytes held for a stream");
+    // Nor may all streams together take more than the connection's window.
+    let (connection, mut peer) = connect().await;
+    let mut held = Vec::new();
+    for stream in [1, 3, 5, 7, 9] {
+        held.push(connection.send_unary(&head("/p"), Bytes::from_static(b"x"), None).unwrap());
+        peer.head(stream).await;
+        send_data(&mut peer, stream, 7 << 20).await;
+    }
+    assert_eq!(go_away_then_close(&mut peer).await, (0, codec::FLOW_CONTROL_ERROR));
+    let (_, all) = connection.shared.lock().buffered();
+    assert!(all <= super::state::CONNECTION_WINDOW as usize, "{all} bytes held in all");
 }
