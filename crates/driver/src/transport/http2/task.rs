@@ -48,6 +48,11 @@ const MAX_HEADER_BLOCK: usize = 1 << 20;
 const MAX_HEADER_LIST: usize = 64 * 1024;
 /// At most this many slices go to one `writev`.
 const MAX_SLICES: usize = 64;
+/// Reading stops while the answers it owes the server (PING and SETTINGS
+/// acknowledgements) and could not write reach this: a server that floods them and reads
+/// nothing would otherwise make the client hold an answer for every one. A server that
+/// reads owes the client a few at a time.
+const MAX_OWED: usize = 64 * 1024;
 
 /// The future that runs a connection (module docs).
 pub(crate) struct Task {
@@ -70,6 +75,8 @@ pub(crate) struct Task {
     keepalive: Pin<Box<Sleep>>,
     ping: Option<[u8; 8]>,
     pings: u64,
+    /// Bytes of answers owed the server since all was last written ([`MAX_OWED`]).
+    owed: usize,
     /// The connection has nothing left to do, as the last take of what to write found it
     /// (a change after that wakes the task, whose waker was left in the same lock).
     done: bool,
@@ -106,6 +113,7 @@ impl Task {
             keepalive: Box::pin(tokio::time::sleep(interval)),
             ping: None,
             pings: 0,
+            owed: 0,
             done: false,
             interval,
             timeout,
@@ -118,9 +126,14 @@ impl Task {
         }
     }
 
-    /// Reads until the socket has nothing more, handing each frame to its stream.
+    /// Reads until the socket has nothing more, handing each frame to its stream; or until
+    /// the answers it owes reach [`MAX_OWED`] (then the socket is not asked to wake the
+    /// task for reading: [`Task::poll_run`] reads on once they are written).
     fn poll_read(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
         loop {
+            if self.owed >= MAX_OWED {
+                return Poll::Ready(Ok(()));
+            }
             if self.read.capacity() - self.read.len() < READ / 4 {
                 if self.read.is_empty() && self.read.capacity() > KEEP_READ {
                     self.read = BytesMut::new();
@@ -151,7 +164,9 @@ impl Task {
 
     /// Handles every whole frame read, under one lock.
     fn frames(&mut self) -> Result<(), Error> {
-        let Self { shared, read, decoder, block, wake, pongs, pongs_since, pong, ping, .. } = self;
+        let Self {
+            shared, read, decoder, block, wake, pongs, pongs_since, pong, ping, owed, ..
+        } = self;
         let mut state = shared.lock();
         while let Some(head) = Head::peek(read) {
             if head.len > DEFAULT_MAX_FRAME {
@@ -229,6 +244,7 @@ impl Task {
                     }
                     if head.flags & codec::ACK == 0 {
                         state.received_settings(&payload)?;
+                        *owed += HEADER_LEN;
                     } else if !payload.is_empty() {
                         return Err(frame_size("a SETTINGS acknowledgement with a payload"));
                     }
@@ -246,6 +262,7 @@ impl Task {
                         }
                     } else {
                         codec::put_ping(pongs, codec::ACK, data);
+                        *owed += HEADER_LEN + data.len();
                         if pongs_since.is_none() {
                             let now = Instant::now();
                             *pongs_since = Some(now);
@@ -309,6 +326,9 @@ impl Task {
             self.wake_all();
             self.ripen(cx);
             if self.written == self.writing.len() {
+                if self.pongs.is_empty() {
+                    self.owed = 0;
+                }
                 return Poll::Ready(Ok(()));
             }
             let mut slices = [IoSlice::new(&[]); MAX_SLICES];
@@ -328,7 +348,9 @@ impl Task {
         let Some(since) = self.pongs_since else { return };
         let expired = self.pong.as_mut().is_some_and(|p| p.as_mut().poll(cx).is_ready());
         let going = self.written < self.writing.len();
-        if expired || (going && since.elapsed() >= PONG_RIPE) {
+        // Reading waits for them once they are many: they go at once.
+        let many = self.owed >= MAX_OWED;
+        if expired || many || (going && since.elapsed() >= PONG_RIPE) {
             self.writing.buf().extend_from_slice(&self.pongs);
             self.pongs.clear();
             self.pongs_since = None;
@@ -362,13 +384,20 @@ impl Task {
     }
 
     fn poll_run(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        ready!(self.poll_read(cx))?;
-        self.poll_keepalive(cx)?;
-        let written = self.poll_write(cx)?;
-        if written.is_ready() && self.done {
-            return Poll::Ready(Ok(()));
+        loop {
+            ready!(self.poll_read(cx))?;
+            let paused = self.owed >= MAX_OWED;
+            self.poll_keepalive(cx)?;
+            let written = self.poll_write(cx)?;
+            if written.is_ready() && self.done {
+                return Poll::Ready(Ok(()));
+            }
+            // Reading stopped for the answers owed, and they are written: read on (the
+            // socket was not asked to wake the task for it).
+            if !(paused && written.is_ready()) {
+                return Poll::Pending;
+            }
         }
-        Poll::Pending
     }
 }
 

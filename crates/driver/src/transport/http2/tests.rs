@@ -975,6 +975,27 @@ async fn data_past_the_windows_the_client_gave_fails_the_connection() {
     assert!(all <= super::state::CONNECTION_WINDOW as usize, "{all} bytes held in all");
 }
 
+#[tokio::test]
+async fn a_server_that_floods_pings_and_settings_and_reads_nothing_is_read_no_further() {
+    for flood in [frame(codec::PING, 0, 0, &[7; 8]), frame(codec::SETTINGS, 0, 0, &[])] {
+        let (_connection, mut peer) = connect().await;
+        // Each asks for an answer, which cannot go while the server reads nothing: the
+        // client stops reading rather than hold them all. What the server gets written is
+        // what the sockets' buffers take (a few MiB on loopback).
+        let burst = flood.repeat((1 << 20) / flood.len());
+        let mut sent = 0;
+        while sent < 48 << 20 {
+            let wrote = tokio::time::timeout(Duration::from_secs(1), peer.socket.write_all(&burst));
+            match wrote.await {
+                Ok(wrote) => wrote.unwrap(),
+                Err(_) => break,
+            }
+            sent += burst.len();
+        }
+        assert!(sent < 32 << 20, "the client read {sent} bytes asking for answers it owed");
+    }
+}
+
 // ===== The reader fuzzed: arbitrary bytes, and hostile frame sequences =====
 
 /// The streams a fuzzed connection has open: three unary calls (1, 3, 5) and a stream
