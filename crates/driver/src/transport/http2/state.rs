@@ -6,7 +6,7 @@ use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::task::{Context, Poll, Waker};
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 
 use super::codec::{self, DEFAULT_MAX_FRAME, RequestHead};
 use super::out::{Out, put_data};
@@ -81,22 +81,31 @@ struct Waiter {
     called: bool,
 }
 
-/// The DATA a stream received and its reader did not take yet: almost always one chunk.
+/// The DATA a stream received and its reader did not take yet: almost always one chunk,
+/// a slice of the connection's read buffer. What comes before the reader took it is
+/// copied into a buffer of the stream's own: each slice keeps the whole read buffer it
+/// was cut from alive, so slices held of small DATA frames between large frames would
+/// hold far more memory than their bytes, and than the stream's window bounds.
 #[derive(Default)]
 enum Chunks {
     #[default]
     None,
     One(Bytes),
-    Many(VecDeque<Bytes>),
+    Many(BytesMut),
 }
 
 impl Chunks {
     fn push(&mut self, chunk: Bytes) {
         *self = match std::mem::take(self) {
             Self::None => Self::One(chunk),
-            Self::One(first) => Self::Many(VecDeque::from([first, chunk])),
+            Self::One(first) => {
+                let mut all = BytesMut::with_capacity(first.len() + chunk.len());
+                all.extend_from_slice(&first);
+                all.extend_from_slice(&chunk);
+                Self::Many(all)
+            }
             Self::Many(mut all) => {
-                all.push_back(chunk);
+                all.extend_from_slice(&chunk);
                 Self::Many(all)
             }
         }
@@ -106,13 +115,7 @@ impl Chunks {
         match std::mem::take(self) {
             Self::None => None,
             Self::One(chunk) => Some(chunk),
-            Self::Many(mut all) => {
-                let chunk = all.pop_front();
-                if !all.is_empty() {
-                    *self = Self::Many(all);
-                }
-                chunk
-            }
+            Self::Many(all) => Some(all.freeze()),
         }
     }
 
@@ -125,7 +128,7 @@ impl Chunks {
         match self {
             Self::None => 0,
             Self::One(chunk) => chunk.len(),
-            Self::Many(all) => all.iter().map(Bytes::len).sum(),
+            Self::Many(all) => all.len(),
         }
     }
 }

@@ -996,6 +996,25 @@ async fn a_server_that_floods_pings_and_settings_and_reads_nothing_is_read_no_fu
     }
 }
 
+#[tokio::test]
+async fn data_a_reader_has_not_taken_yet_is_held_in_one_buffer_not_in_slices_of_the_reads() {
+    let (connection, mut peer) = connect().await;
+    let mut recv = connection.send_unary(&head("/p"), Bytes::from_static(b"x"), None).unwrap();
+    peer.head(1).await;
+    // A byte of DATA after each 16 KiB frame of a type the client ignores: held as slices
+    // of what was read, each byte would keep a 16 KiB read buffer alive (16 MiB for 1000
+    // bytes, far past what the stream's window bounds).
+    let junk = frame(0xfe, 0, 1, &[0; codec::DEFAULT_MAX_FRAME]);
+    for _ in 0..1000 {
+        peer.socket.write_all(&junk).await.unwrap();
+        peer.send(codec::DATA, 0, 1, b"d").await;
+    }
+    connection_credit_until_ping(&mut peer, [1; 8]).await;
+    recv.head().await.unwrap();
+    let held = recv.data().await.unwrap().unwrap();
+    assert_eq!(held.len(), 1000, "held in one buffer, copied out of the reads");
+}
+
 // ===== The reader fuzzed: arbitrary bytes, and hostile frame sequences =====
 
 /// The streams a fuzzed connection has open: three unary calls (1, 3, 5) and a stream
