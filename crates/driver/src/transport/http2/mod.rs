@@ -15,14 +15,22 @@
 //!   write and a server wake-up per request), and keepalive pings go out while streams are
 //!   open;
 //! - flow control both ways: what the server's windows allow is sent, the rest waits for
-//!   its WINDOW_UPDATE; what a stream's reader takes is given back to the server.
+//!   its WINDOW_UPDATE; what a stream's reader takes, or leaves unread when dropped, is
+//!   given back to the server, and what the server sends past the client's windows ends
+//!   the connection;
+//! - the server's limit on concurrent streams is kept: requests past it wait in line for a
+//!   slot, first come first served.
 //!
 //! Response heads and trailers are decoded by the client's own HPACK decoder ([`hpack`]):
 //! the server's encoder may use all of HPACK (grpc-go's does), and h2 keeps its decoder
 //! private, so a patched h2 would have bound every crate that embeds etcdlat.
 //! Nothing the server sends panics: a malformed frame fails its stream or the connection,
 //! as RFC 9113 says (a connection's error goes to the server in a GOAWAY with its code),
-//! and every stream on a failed connection ends with the reason.
+//! and every stream on a failed connection ends with the reason. Nor does it make the
+//! client hold more than the windows allow (8 MiB a stream, 32 MiB a connection, in
+//! buffers of the streams' own once a reader falls behind), a header block over 1 MiB, or
+//! acknowledgements past 64 KiB that the server does not read (the client stops reading
+//! until they are written). The reader is fuzzed against all of it (`tests.rs`).
 
 mod codec;
 mod hpack;
