@@ -19,7 +19,7 @@ use tonic::Status;
 
 use super::auth::Auth;
 use super::dial::{Dialer, Origin};
-use super::http2::{Connection, Field, RequestHead};
+use super::http2::{Connection, Field, RequestHead, Turn};
 use super::io::Traffic;
 use crate::error::DriverError;
 
@@ -120,31 +120,31 @@ impl Channel {
 
     /// Waits until a stream can be opened, dialling again if the connection was lost.
     pub(super) async fn ready(&mut self) -> Result<(), Status> {
-        let mut redial = None;
-        std::future::poll_fn(|cx| self.poll_ready(cx, &mut redial)).await
+        let mut wait = Wait::default();
+        std::future::poll_fn(|cx| self.poll_ready(cx, &mut wait)).await
     }
 
-    /// Polls until a stream can be opened. When the connection was lost, `redial` holds the
-    /// dial in progress (boxed: it is rare and a large future); the next polls drive it.
+    /// Polls until a stream can be opened; `wait` keeps what the next polls need.
     pub(super) fn poll_ready(
         &mut self,
         cx: &mut Context<'_>,
-        redial: &mut Option<Redial>,
+        wait: &mut Wait,
     ) -> Poll<Result<(), Status>> {
         loop {
-            if let Some(dial) = redial {
+            if let Some(dial) = &mut wait.redial {
                 let dialled = ready!(dial.as_mut().poll(cx));
-                *redial = None;
+                wait.redial = None;
                 dialled?;
             }
             if self.slot.generation.load(Ordering::Acquire) != self.generation {
                 self.catch_up();
             }
-            match ready!(self.send.poll_ready(cx)) {
+            match ready!(self.send.poll_ready(cx, &mut wait.turn)) {
                 Ok(()) => return Poll::Ready(Ok(())),
                 Err(e) => {
                     tracing::debug!(endpoint = %self.slot.endpoint, error = %e, "connection lost");
-                    *redial = Some(Box::pin(redial_slot(Arc::clone(&self.slot), self.generation)));
+                    let dial = redial_slot(Arc::clone(&self.slot), self.generation);
+                    wait.redial = Some(Box::pin(dial));
                 }
             }
         }
@@ -172,8 +172,18 @@ impl Channel {
     }
 }
 
+/// What a request keeps between polls of [`Channel::poll_ready`].
+#[derive(Default)]
+pub(super) struct Wait {
+    /// The dial in progress when the connection was lost (boxed: it is rare and a large
+    /// future).
+    redial: Option<Redial>,
+    /// Its place in line while the server's limit on concurrent streams leaves no room.
+    turn: Option<Turn>,
+}
+
 /// A dial in progress after a connection was lost.
-pub(super) type Redial = Pin<Box<dyn Future<Output = Result<(), Status>> + Send>>;
+type Redial = Pin<Box<dyn Future<Output = Result<(), Status>> + Send>>;
 
 /// Replaces the slot's lost connection (generation `lost`), unless another clone did
 /// meanwhile; fails (without dialling) when a dial failed while this one waited.
