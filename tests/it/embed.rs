@@ -124,14 +124,29 @@ fn manifest(dependencies: &str) -> String {
 /// holds no lock on it while tests run; another cargo building there makes this one wait.
 fn cargo(dir: &Path, args: &[&str]) -> (Output, Duration) {
     let target = Path::new(env!("CARGO_TARGET_TMPDIR")).parent().expect("target/tmp is in target");
+    let mut command = Command::new(env!("CARGO"));
+    command.args(args).arg("--offline").current_dir(dir).env("CARGO_TARGET_DIR", target);
+    // What cargo set for this test about this package (CARGO_MANIFEST_DIR, CARGO_PKG_NAME,
+    // ...) is not the environment the workspace was built in: build scripts that watch such
+    // a variable (ring's) would be run again, and everything above them rebuilt, in this
+    // build and then in the workspace's next one.
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        if CARGO_SETS_FOR_TESTS.iter().any(|set| name.starts_with(set)) {
+            command.env_remove(&*name);
+        }
+    }
     let started = Instant::now();
-    let output = Command::new(env!("CARGO"))
-        .args(args)
-        .arg("--offline")
-        .current_dir(dir)
-        .env("CARGO_TARGET_DIR", target)
-        .stdin(Stdio::null())
-        .output()
-        .expect("running cargo");
+    let output = command.stdin(Stdio::null()).output().expect("running cargo");
     (output, started.elapsed())
 }
+
+/// The beginnings of the environment variables cargo sets for a test about its package
+/// (the Cargo book's "Environment variables Cargo sets for crates").
+const CARGO_SETS_FOR_TESTS: [&str; 5] = [
+    "CARGO_MANIFEST_",
+    "CARGO_PKG_",
+    "CARGO_CRATE_NAME",
+    "CARGO_BIN_NAME",
+    "CARGO_PRIMARY_PACKAGE",
+];
