@@ -55,7 +55,7 @@ pub use report::{
     WatchAccounting,
 };
 pub use scenario::{
-    Checks, Cluster, Compaction, LinkSettings, Load, Network, ReportOptions, Scenario,
+    Checks, Cluster, Compaction, LinkSettings, Load, MatrixCell, Network, ReportOptions, Scenario,
     ScenarioError, SeriesInterval, Setup, Targeting,
 };
 pub use schedule::{Arrivals, Pacer, Rate, Schedule, Stage};

@@ -39,6 +39,8 @@ struct Run {
     interrupted: bool,
     /// `--scale`'s factor, when the run was scaled.
     scale: Nullable<f64>,
+    /// The run's place in its scenario's matrix, in runs of one.
+    matrix: Nullable<Matrix>,
     duration_s: f64,
     interval_s: f64,
     params: Params,
@@ -70,6 +72,16 @@ struct Run {
     shards: Vec<Shard>,
     /// The scenario as run; its own layout is the scenario file format.
     scenario: serde_json::Value,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Matrix {
+    /// The value of each axis, by its dotted path, in the matrix's order.
+    axes: serde_json::Map<String, Value>,
+    repetition: u32,
+    repeat: u32,
 }
 
 #[derive(Debug, Deserialize)]
@@ -441,6 +453,7 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 11] = [
         "run",
         &[
             "scale",
+            "matrix",
             "all",
             "watch",
             "hashkv",
@@ -550,6 +563,28 @@ fn output_has_exactly_the_contract_layout() {
     assert_eq!(top.runs[1].faults.len(), 1);
     assert_eq!(top.runs[1].faults[0].action, "pause");
     assert!(top.runs[0].faults.is_empty());
+}
+
+#[test]
+fn a_run_of_a_matrix_records_its_cell_in_order() {
+    let set = ReportSet::new(vec![full_report(), put_report()]);
+    let json = render::json(&set);
+    let top = parse(&set);
+    let cell = top.runs[0].matrix.0.as_ref().expect("the matrix run's cell is written");
+    assert_eq!(cell.axes.get("op.put.val-size"), Some(&json!(256)));
+    assert_eq!(cell.axes.get("load.clients"), Some(&json!(10)));
+    assert_eq!(cell.axes.len(), 2);
+    // Written in the matrix's order, not sorted: the first axis is a heatmap's rows.
+    let at = |axis: &str| json.find(&format!("\"{axis}\": ")).expect("the axis is written");
+    assert!(at("op.put.val-size") < at("load.clients"), "{json}");
+    assert_eq!((cell.repetition, cell.repeat), (2, 3));
+    assert!(top.runs[1].matrix.0.is_none());
+    assert_eq!(json.matches("\"matrix\"").count(), 1, "left out of a run of no matrix");
+    let back: ReportSet = serde_json::from_str(&json).expect("the output reads back");
+    assert_eq!(back.runs[0].matrix, set.runs[0].matrix);
+    let order: Vec<&str> =
+        back.runs[0].matrix.as_ref().unwrap().axes.keys().map(String::as_str).collect();
+    assert_eq!(order, ["op.put.val-size", "load.clients"], "read back in order");
 }
 
 #[test]
@@ -691,7 +726,7 @@ fn merged_reports_keep_the_contract() {
 
 /// The objects of a report's JSON whose keys are data (operation kinds, error codes, member
 /// names), not fields.
-const MAPS: [&str; 4] = ["/ops", "/errors", "/error_messages", "/hashkv/members"];
+const MAPS: [&str; 5] = ["/ops", "/errors", "/error_messages", "/hashkv/members", "/matrix/axes"];
 
 /// Every field of the contract in `value`, as (JSON pointer of its object, field): the
 /// fields of every object and of the first element of every array, except inside the

@@ -496,6 +496,7 @@ impl Driver {
             started_at: humantime::format_rfc3339_millis(started_at).to_string(),
             interrupted: measured.interrupted,
             scale: None,
+            matrix: scenario.matrix_cell.clone(),
             duration_s: duration.as_secs_f64(),
             interval_s: interval.as_secs_f64(),
             params: params(scenario, conns, workers, seed),
