@@ -111,6 +111,14 @@ pub struct MatrixCell {
     pub repeat: u32,
 }
 
+impl MatrixCell {
+    /// The value `axis` took as the run's name shows it (`256`, `1MB`, a case's label).
+    #[must_use]
+    pub fn label(&self, axis: &str) -> Option<String> {
+        self.axes.get(axis).map(label)
+    }
+}
+
 /// The `[matrix]` key that says how many times each combination runs (`repeat = 3`): the
 /// one key of the table that is not an axis.
 pub const REPEAT_KEY: &str = "repeat";

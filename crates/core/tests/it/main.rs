@@ -2,6 +2,7 @@
 
 mod fixture;
 mod fuzz;
+mod heatmap;
 mod json_contract;
 mod merge;
 mod plot;
