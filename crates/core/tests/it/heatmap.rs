@@ -2,15 +2,15 @@
 //! the runs of a 2 × 3 matrix of reads and writes, three repetitions per cell, with figures
 //! set from the cell and the repetition so that a cell's median differs from its mean.
 //!
-//! The SVG is parsed, not compared as pixels: its outline is snapshotted, and each cell (a
-//! filled rectangle holding exactly one text) is read back and checked against the median
-//! the reports give, as are the axes' names and values, the colours of a change, and the
+//! The SVG is parsed, not compared as pixels: its outline is snapshotted, and each cell is
+//! read back ([`crate::drawn`]) and checked against the median the reports give, as are the axes' names and values, the colours of a change, and the
 //! page of a matrix.
 
 use etcdlat_core::render::heatmap::{self, HeatmapError, Scale};
 use etcdlat_core::render::{self};
 use etcdlat_core::{Distribution, MatrixCell, OpKind, Report, ReportSet};
 
+use crate::drawn::{cells, value};
 use crate::fixture::{put_report, range_report};
 use crate::plot::{all_text, parse, svg_outline};
 
@@ -76,57 +76,6 @@ fn rw_matrix() -> Vec<Report> {
     runs
 }
 
-/// A cell as drawn: where it is, the text written in it, and its colour.
-#[derive(Debug)]
-struct Cell {
-    x: f64,
-    y: f64,
-    text: String,
-    fill: String,
-}
-
-/// Every cell of an SVG, panel after panel, each row left to right: the filled rectangles
-/// that hold exactly one text.
-fn cells(svg: &str) -> Vec<Cell> {
-    let doc = parse(svg);
-    let number = |n: roxmltree::Node<'_, '_>, a: &str| -> f64 {
-        n.attribute(a).and_then(|v| v.parse().ok()).unwrap_or(f64::NAN)
-    };
-    let texts: Vec<(f64, f64, String)> = doc
-        .descendants()
-        .filter(|n| n.has_tag_name("text"))
-        .map(|n| (number(n, "x"), number(n, "y"), n.text().unwrap_or("").trim().to_owned()))
-        .collect();
-    let mut out: Vec<Cell> = doc
-        .descendants()
-        .filter(|n| n.has_tag_name("rect") && n.attribute("fill").is_some_and(|f| f != "none"))
-        .filter_map(|n| {
-            let (x, y) = (number(n, "x"), number(n, "y"));
-            let (w, h) = (number(n, "width"), number(n, "height"));
-            let inside: Vec<&String> = texts
-                .iter()
-                .filter(|(tx, ty, _)| *tx > x && *tx < x + w && *ty > y && *ty < y + h)
-                .map(|(_, _, t)| t)
-                .collect();
-            let fill = n.attribute("fill").unwrap_or("").to_owned();
-            (inside.len() == 1).then(|| Cell { x, y, text: inside[0].clone(), fill })
-        })
-        .collect();
-    out.sort_by(|a, b| a.y.total_cmp(&b.y).then(a.x.total_cmp(&b.x)));
-    out
-}
-
-/// A cell's text as a number: separators dropped, the sign and `%` too.
-fn value(text: &str) -> f64 {
-    text.replace([',', '%', '+'], "").parse().unwrap_or_else(|_| panic!("{text:?} is not a number"))
-}
-
-/// A fill `#RRGGBB` as its channels.
-fn rgb(fill: &str) -> (u8, u8, u8) {
-    let channel = |i: usize| u8::from_str_radix(&fill[i..i + 2], 16).unwrap();
-    (channel(1), channel(3), channel(5))
-}
-
 #[test]
 fn heatmap_outline() {
     let maps = heatmap::of_runs(&rw_matrix()).unwrap();
@@ -179,7 +128,7 @@ fn cells_hold_the_median_of_their_runs() {
         }
         // A sequential scale: the highest value is drawn lightest (viridis' yellow end).
         let brightest = panel.iter().max_by_key(|c| {
-            let (r, g, b) = rgb(&c.fill);
+            let (r, g, b) = c.rgb();
             u32::from(r) + u32::from(g) + u32::from(b)
         });
         let highest = panel.iter().max_by(|a, b| value(&a.text).total_cmp(&value(&b.text)));
@@ -258,11 +207,11 @@ fn a_difference_is_the_change_of_the_medians_coloured_by_better_and_worse() {
         [&gain.text, &loss.text, &unchanged.text, &slower.text],
         ["+50.0%", "-20.0%", "+0.0%", "+100.0%"]
     );
-    let (r, _, b) = rgb(&gain.fill);
+    let (r, _, b) = gain.rgb();
     assert!(b > r, "more throughput is blue: {}", gain.fill);
-    let (r, _, b) = rgb(&loss.fill);
+    let (r, _, b) = loss.rgb();
     assert!(r > b, "less throughput is red: {}", loss.fill);
-    let (r, _, b) = rgb(&slower.fill);
+    let (r, _, b) = slower.rgb();
     assert!(r > b, "more latency is red: {}", slower.fill);
     assert_eq!(unchanged.fill, "#F7F7F7", "no change is white");
 }
