@@ -22,6 +22,7 @@ pub const SCENARIOS: &[(&str, &str)] = &[
     ("put-faults", include_str!("../../../configs/scenarios/put-faults.toml")),
     ("range-linearizable", include_str!("../../../configs/scenarios/range-linearizable.toml")),
     ("range-serializable", include_str!("../../../configs/scenarios/range-serializable.toml")),
+    ("rw-heatmap", include_str!("../../../configs/scenarios/rw-heatmap.toml")),
     ("stm", include_str!("../../../configs/scenarios/stm.toml")),
     ("txn-mixed", include_str!("../../../configs/scenarios/txn-mixed.toml")),
     ("txn-put", include_str!("../../../configs/scenarios/txn-put.toml")),

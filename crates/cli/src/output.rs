@@ -6,7 +6,8 @@ use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
+use etcdlat_core::render::heatmap::{self, Heatmap};
 use etcdlat_core::render::{self, plot};
 use etcdlat_core::{Report, ReportSet};
 
@@ -87,6 +88,8 @@ pub struct Outputs {
     pub jsonl: Option<Target>,
     /// Directory the SVG plots are written into.
     pub plots: Option<PathBuf>,
+    /// Where the heatmaps of a matrix over two axes go.
+    pub heatmap: Option<Heatmaps>,
 }
 
 impl Outputs {
@@ -97,8 +100,17 @@ impl Outputs {
             .any(|t| matches!(t, Some(Target::Stdout)))
     }
 
-    /// Writes the runs of `set` into every file asked for.
+    /// Writes the runs of `set` into every file asked for; none when they cannot be drawn as
+    /// the heatmaps asked for (a plan has checked that they can before running them).
     pub fn write(&self, set: &ReportSet) -> Result<()> {
+        // Nothing ran (stopped before the first run): no heatmap to draw, and no error.
+        let heatmaps = match &self.heatmap {
+            Some(to) if !set.runs.is_empty() => {
+                let maps = heatmap::of_runs(&set.runs).map_err(|e| anyhow!("--heatmap: {e}"))?;
+                Some((to, maps))
+            }
+            _ => None,
+        };
         if let Some(t) = &self.json {
             t.write(&render::json(set))?;
         }
@@ -117,7 +129,47 @@ impl Outputs {
         if let Some(dir) = &self.plots {
             write_plots(dir, &set.runs)?;
         }
+        if let Some((to, maps)) = heatmaps {
+            to.write(&maps)?;
+        }
         Ok(())
+    }
+}
+
+/// Where `--heatmap` draws: every figure in one SVG file, or a file per figure in a directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Heatmaps {
+    /// One document, a panel per figure.
+    File(PathBuf),
+    /// `SLUG.svg` per figure (`read-throughput.svg`, `read-p99.svg`, ...).
+    Dir(PathBuf),
+}
+
+impl Heatmaps {
+    /// A path ending in `.svg` is one file; any other a directory, created if missing.
+    /// Checked as the other report files are.
+    pub fn new(path: &Path) -> Result<Self> {
+        if path == Path::new("-") {
+            bail!("--heatmap writes SVG files: give FILE.svg or a directory, not standard output");
+        }
+        if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("svg")) {
+            Target::File(path.to_owned()).check("--heatmap")?;
+            Ok(Self::File(path.to_owned()))
+        } else {
+            check_dir(path, "--heatmap")?;
+            Ok(Self::Dir(path.to_owned()))
+        }
+    }
+
+    /// Draws `maps`, each file atomically.
+    pub fn write(&self, maps: &[Heatmap]) -> Result<()> {
+        match self {
+            Self::File(path) => Target::File(path.clone()).write(&heatmap::svg(maps)),
+            Self::Dir(dir) => maps.iter().try_for_each(|map| {
+                Target::File(dir.join(format!("{}.svg", map.slug)))
+                    .write(&heatmap::svg(std::slice::from_ref(map)))
+            }),
+        }
     }
 }
 

@@ -6,6 +6,7 @@ use std::path::Path;
 use anyhow::{Context, Result, anyhow, bail};
 use etcdlat_core::comparison::compare_sets;
 use etcdlat_core::merge::merge_labeled;
+use etcdlat_core::render::heatmap;
 use etcdlat_core::report::SCHEMA_VERSION;
 use etcdlat_core::{ReportSet, Threshold, render};
 
@@ -56,10 +57,20 @@ pub fn merge(plan: &MergePlan) -> Result<Verdict> {
     Ok(if verdict::passed(&merged.runs) { Verdict::Done } else { Verdict::Failed })
 }
 
-/// `etcdlat compare`: two reports side by side as markdown, run `i` with run `i`.
+/// `etcdlat compare`: two reports side by side as markdown, run `i` with run `i`; with
+/// `--heatmap`, the heatmaps of the change from one matrix's runs to the other's.
 pub fn compare(plan: &ComparePlan) -> Result<Verdict> {
     let base = read_set(&plan.base)?;
     let new = read_set(&plan.new)?;
+    // Checked before anything is written.
+    let heatmaps = match &plan.heatmap {
+        Some(to) => {
+            let maps = heatmap::difference(&base.runs, &new.runs)
+                .map_err(|e| anyhow!("--heatmap: {e}"))?;
+            Some((to, maps))
+        }
+        None => None,
+    };
     if base.runs.len() != new.runs.len() {
         bail!(
             "{}: {} runs, but {} has {}; runs are compared one to one",
@@ -80,6 +91,9 @@ pub fn compare(plan: &ComparePlan) -> Result<Verdict> {
     if let Some(t) = &plan.json {
         let json = serde_json::to_string_pretty(&comparisons).context("writing JSON")?;
         t.write(&(json + "\n"))?;
+    }
+    if let Some((to, maps)) = heatmaps {
+        to.write(&maps)?;
     }
     Ok(Verdict::Done)
 }

@@ -227,6 +227,14 @@ pub struct Global {
     #[arg(long, global = true, value_name = "DIR")]
     pub plots: Option<PathBuf>,
 
+    /// Draw the runs of a matrix over two axes as heatmaps: a panel per figure (read and
+    /// write throughput for runs that read and write, else the operation's; p99 latency),
+    /// each cell the median of its repetitions; all in FILE.svg, or one SVG per figure in
+    /// DIR (created if missing). With compare: the change from BASE to NEW, in percent. A
+    /// run of anything but a matrix over two axes is refused before it starts.
+    #[arg(long, global = true, value_name = "FILE.svg|DIR")]
+    pub heatmap: Option<PathBuf>,
+
     /// No text report and no progress.
     #[arg(long, short, global = true)]
     pub quiet: bool,

@@ -7,7 +7,7 @@ use anyhow::{Result, bail};
 use etcdlat_core::render::TextOptions;
 
 use crate::command_line::{CompareArgs, Global, MergeArgs};
-use crate::output::{Outputs, Target, targets};
+use crate::output::{Heatmaps, Outputs, Target, targets};
 
 /// `etcdlat merge`, validated.
 #[derive(Debug)]
@@ -20,7 +20,7 @@ pub struct MergePlan {
     pub text: TextOptions,
     /// Print the text report of the merged runs.
     pub print_text: bool,
-    /// The merged report's files: JSON, markdown, interval CSV, perfdash.
+    /// The merged report's files: JSON, markdown, interval CSV, perfdash, heatmaps.
     pub outputs: Outputs,
 }
 
@@ -37,6 +37,8 @@ pub struct ComparePlan {
     pub markdown: Option<Target>,
     /// JSON comparison destination.
     pub json: Option<Target>,
+    /// Where the heatmaps of the change go, when the reports are of a matrix over two axes.
+    pub heatmap: Option<Heatmaps>,
 }
 
 /// The report files of `merge` and `compare`, checked; at most one writes to standard output.
@@ -55,7 +57,8 @@ fn output_flags(g: &Global) -> Result<[Option<Target>; 4]> {
 /// `etcdlat merge REPORT...`.
 pub fn merge_plan(args: &MergeArgs, g: &Global) -> Result<MergePlan> {
     let [json, markdown, csv, perfdash] = output_flags(g)?;
-    let outputs = Outputs { json, markdown, csv, perfdash, ..Outputs::default() };
+    let heatmap = g.heatmap.as_deref().map(Heatmaps::new).transpose()?;
+    let outputs = Outputs { json, markdown, csv, perfdash, heatmap, ..Outputs::default() };
     Ok(MergePlan {
         inputs: args.reports.clone(),
         thresholds: g.threshold.clone(),
@@ -84,5 +87,6 @@ pub fn compare_plan(args: &CompareArgs, g: &Global) -> Result<ComparePlan> {
         print: !g.quiet && !to_stdout,
         markdown,
         json,
+        heatmap: g.heatmap.as_deref().map(Heatmaps::new).transpose()?,
     })
 }

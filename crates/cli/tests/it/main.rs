@@ -31,6 +31,9 @@
 //! - `hostile`: the testkit's hostile proxy in front of etcd corrupts answers mid-run
 //!   (frames, statuses, bodies, resets, GOAWAY, a stall): each counted under a gRPC code
 //!   with a message, no panic, no hang, the report written, the rest of the run normal.
+//! - `heatmap`: `--heatmap` on a 2 × 2 matrix run twice per cell (each cell the median of
+//!   its runs in the JSON report), `compare --heatmap` (each cell's change in percent), and
+//!   a heatmap of anything but a two-axis matrix refused before anything starts.
 //! - `html`: `--html` and `--plots` on a real run; the page opened in headless Chromium
 //!   (which must be installed: the test fails without it) loads cleanly and shows the plots.
 //! - `interrupt`: SIGINT, SIGTERM and SIGHUP during a run: exit code 130, the report
@@ -56,9 +59,13 @@ mod audit;
 mod bad_input;
 mod capacity;
 mod cluster;
+// A heatmap's cells read back from its SVG, as core's tests read them.
+#[path = "../../../core/tests/it/drawn.rs"]
+mod drawn;
 mod error;
 mod etcd;
 mod fault;
+mod heatmap;
 mod hostile;
 mod html;
 mod interrupt;

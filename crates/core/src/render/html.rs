@@ -1,6 +1,7 @@
 //! One self-contained HTML page of every run: what ran, a summary table per run, the plots
 //! of [`crate::render::plot`] inline, the server, member, resource and watch figures when
-//! the run has them, and dbtester's figures.
+//! the run has them, and dbtester's figures; the heatmaps of [`crate::render::heatmap`]
+//! first when the runs are a matrix over two axes.
 //!
 //! The page needs nothing but itself: the style is inline, the plots are inline SVG, and it
 //! refers to no script, stylesheet, font or image, so it can be mailed, attached to an issue
@@ -23,7 +24,7 @@ use std::fmt::Write;
 
 use crate::metrics::{MemberMetrics, ResourceSample, ResourceSeries, metric};
 use crate::render::markdown::{qps, thousands};
-use crate::render::plot;
+use crate::render::{heatmap, plot};
 use crate::report::{OpReport, Report, ReportSet, Row, TargetInfo};
 
 /// Shown where a cell has no value.
@@ -70,8 +71,9 @@ footer { margin-top: 3rem; color: #59636e; font-size: .85rem; }
 
 /// Renders every run of `set` as one HTML page.
 ///
-/// For each run, in order: what ran (scenario, target, etcd version and members, load
-/// parameters); a results table with a row per operation kind (requests, errors by code
+/// When the runs are those of a matrix over two axes, its heatmaps come first
+/// ([`heatmap::of_runs`]). For each run, in order: what ran (scenario, target, etcd version
+/// and members, load parameters); a results table with a row per operation kind (requests, errors by code
 /// with the server's message for each when there was one, throughput, latency
 /// min/mean/p50/p90/p99/p99.9/p99.99/max and service time p50/p99); per kind, its latency
 /// per interval and percentile spectrum; the throughput per interval; then, when present,
@@ -113,6 +115,9 @@ pub fn html(set: &ReportSet) -> String {
     p.raw("</header>\n<main>\n");
     if set.runs.is_empty() {
         p.raw("<p>No runs.</p>\n");
+    }
+    if let Ok(maps) = heatmap::of_runs(&set.runs) {
+        p.heatmaps(&maps);
     }
     for (i, run) in set.runs.iter().enumerate() {
         p.run(i + 1, run);
@@ -660,6 +665,18 @@ impl Page {
              The disk figures count every process's I/O on the device that holds the data \
              dir, not only the member's: members on one disk count the same requests.</p>\n",
         );
+    }
+
+    /// The heatmaps of a matrix over two axes, a figure each.
+    fn heatmaps(&mut self, maps: &[heatmap::Heatmap]) {
+        let Some(first) = maps.first() else { return };
+        self.raw("<section id=\"heatmaps\">\n");
+        self.heading(2, &format!("Heatmaps: {} × {}", first.rows.name, first.columns.name));
+        self.raw("<div class=\"plots\">\n");
+        for map in maps {
+            self.figure(&heatmap::svg(std::slice::from_ref(map)));
+        }
+        self.raw("</div>\n</section>\n");
     }
 
     fn figure(&mut self, svg: &str) {

@@ -1,8 +1,10 @@
-//! Renderers: turn reports into text, JSON, JSON lines, markdown, CSV, SVG plots, an HTML
-//! page and etcd's perfdash JSON, and comparisons of two runs into markdown.
+//! Renderers: turn reports into text, JSON, JSON lines, markdown, CSV, SVG plots and
+//! heatmaps, an HTML page and etcd's perfdash JSON, and comparisons of two runs into
+//! markdown (and heatmaps of the change).
 //!
-//! Each renderer is a pure function from reports to a `String`; none prints or fails.
-//! Writing the result somewhere is the caller's business.
+//! Each renderer is a pure function from reports to a `String`; none prints, and none fails
+//! but the heatmaps, which only runs of a matrix over two axes make. Writing the result
+//! somewhere is the caller's business.
 //!
 //! ```
 //! use etcdlat_core::render::{self, TextOptions};
@@ -15,6 +17,7 @@
 pub mod comparison;
 pub mod csv;
 mod go;
+pub mod heatmap;
 pub mod html;
 pub mod json;
 pub mod jsonl;

@@ -18,7 +18,7 @@ use crate::fault::FaultReport;
 use crate::metrics::{ClientUsage, MemberMetrics};
 use crate::op::{ErrorCode, OpKind};
 use crate::recorder::{IntervalSample, IntervalSum, OpRecord};
-use crate::scenario::{Scenario, Targeting};
+use crate::scenario::{MatrixCell, Scenario, Targeting};
 pub(crate) use distribution::round3;
 
 pub use distribution::{Distribution, QUANTILES};
@@ -63,6 +63,11 @@ pub struct Report {
     /// (`etcdlat run --scale`, [`Scenario::scaled`]); absent when it ran as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale: Option<f64>,
+    /// Where the run stands in its scenario's `[matrix]`: the value each axis took and which
+    /// repetition of that combination it is ([`Scenario::matrix_cell`]); absent for a run
+    /// of no matrix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matrix: Option<MatrixCell>,
     /// Measured wall time, seconds (after connecting and warm-up).
     pub duration_s: f64,
     /// Length of one interval of the time series (`ops.*.intervals`), seconds: the
@@ -663,6 +668,7 @@ mod tests {
             started_at: String::new(),
             interrupted: false,
             scale: None,
+            matrix: None,
             duration_s: 1.0,
             interval_s: 1.0,
             params: Params::default(),

@@ -73,6 +73,7 @@ pub fn put_report() -> Report {
         started_at: STARTED_AT.to_owned(),
         interrupted: false,
         scale: None,
+        matrix: None,
         duration_s: duration.as_secs_f64(),
         interval_s: 1.0,
         params: Params {
@@ -145,6 +146,7 @@ pub fn range_report() -> Report {
         started_at: STARTED_AT.to_owned(),
         interrupted: false,
         scale: Some(0.1),
+        matrix: None,
         duration_s: duration.as_secs_f64(),
         interval_s: 1.0,
         params: Params {
@@ -496,9 +498,9 @@ pub fn mixed_interrupted_report() -> Report {
 /// A report with every part the JSON leaves out when empty present, so that its output holds
 /// every field of the contract: [`mixed_interrupted_report`] (error messages, now for the
 /// failed ranges too; pacing with a verdict) with an `all` row, a HashKV check, a watch
-/// accounting with uncertain puts, two shards, and [`range_report`]'s members, leader change,
-/// server metrics (a scrape of each member failed), client usage and fault step (which could
-/// not resume its member).
+/// accounting with uncertain puts, two shards, a place in a matrix, and [`range_report`]'s
+/// members, leader change, server metrics (a scrape of each member failed), client usage and
+/// fault step (which could not resume its member).
 pub fn full_report() -> Report {
     let mut report = mixed_interrupted_report();
     let range = range_report();
@@ -585,6 +587,10 @@ pub fn full_report() -> Report {
         ..WatchAccounting::default()
     });
     report.audit = Some(audit());
+    // Axes out of alphabetical order, so that a sorted map would show.
+    let axes: toml::Table =
+        toml::from_str("\"op.put.val-size\" = 256\n\"load.clients\" = 10\n").expect("a TOML table");
+    report.matrix = Some(etcdlat_core::MatrixCell { axes, repetition: 2, repeat: 3 });
     report.shards = ["a.json", "b.json"]
         .into_iter()
         .map(|name| ShardInfo {

@@ -39,6 +39,8 @@ struct Run {
     interrupted: bool,
     /// `--scale`'s factor, when the run was scaled.
     scale: Nullable<f64>,
+    /// The run's place in its scenario's matrix, in runs of one.
+    matrix: Nullable<Matrix>,
     duration_s: f64,
     interval_s: f64,
     params: Params,
@@ -174,6 +176,16 @@ struct NotAvailable {
 struct Disk {
     name: String,
     device: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Matrix {
+    /// The value of each axis, by its dotted path, in the matrix's order.
+    axes: serde_json::Map<String, Value>,
+    repetition: u32,
+    repeat: u32,
 }
 
 #[derive(Debug, Deserialize)]
@@ -554,6 +566,7 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 13] = [
         "run",
         &[
             "scale",
+            "matrix",
             "all",
             "watch",
             "hashkv",
@@ -720,6 +733,28 @@ fn output_has_exactly_the_contract_layout() {
 }
 
 #[test]
+fn a_run_of_a_matrix_records_its_cell_in_order() {
+    let set = ReportSet::new(vec![full_report(), put_report()]);
+    let json = render::json(&set);
+    let top = parse(&set);
+    let cell = top.runs[0].matrix.0.as_ref().expect("the matrix run's cell is written");
+    assert_eq!(cell.axes.get("op.put.val-size"), Some(&json!(256)));
+    assert_eq!(cell.axes.get("load.clients"), Some(&json!(10)));
+    assert_eq!(cell.axes.len(), 2);
+    // Written in the matrix's order, not sorted: the first axis is a heatmap's rows.
+    let at = |axis: &str| json.find(&format!("\"{axis}\": ")).expect("the axis is written");
+    assert!(at("op.put.val-size") < at("load.clients"), "{json}");
+    assert_eq!((cell.repetition, cell.repeat), (2, 3));
+    assert!(top.runs[1].matrix.0.is_none());
+    assert_eq!(json.matches("\"matrix\"").count(), 1, "left out of a run of no matrix");
+    let back: ReportSet = serde_json::from_str(&json).expect("the output reads back");
+    assert_eq!(back.runs[0].matrix, set.runs[0].matrix);
+    let order: Vec<&str> =
+        back.runs[0].matrix.as_ref().unwrap().axes.keys().map(String::as_str).collect();
+    assert_eq!(order, ["op.put.val-size", "load.clients"], "read back in order");
+}
+
+#[test]
 fn reports_without_server_metrics_still_read() {
     // A report written before `server` and `client` existed.
     let mut json: serde_json::Value =
@@ -858,7 +893,8 @@ fn merged_reports_keep_the_contract() {
 
 /// The objects of a report's JSON whose keys are data (operation kinds, error codes, member
 /// names), not fields.
-const MAPS: [&str; 5] = ["/ops", "/errors", "/error_messages", "/hashkv/members", "/unknown"];
+const MAPS: [&str; 6] =
+    ["/ops", "/errors", "/error_messages", "/hashkv/members", "/unknown", "/matrix/axes"];
 
 /// Every field of the contract in `value`, as (JSON pointer of its object, field): the
 /// fields of every object and of the first element of every array, except inside the

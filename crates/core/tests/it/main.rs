@@ -1,7 +1,9 @@
 //! Integration tests of etcdlat-core, one module per subject.
 
+mod drawn;
 mod fixture;
 mod fuzz;
+mod heatmap;
 mod json_contract;
 mod merge;
 mod plot;

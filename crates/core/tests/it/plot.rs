@@ -19,7 +19,7 @@ const LATENCY_STROKE: &str = "#D62728";
 const SERVICE_STROKE: &str = "#1F77B4";
 
 /// Parses a document as XML, failing the test with the parser's message.
-fn parse(doc: &str) -> roxmltree::Document<'_> {
+pub(crate) fn parse(doc: &str) -> roxmltree::Document<'_> {
     // The page starts with `<!DOCTYPE html>`, a DTD to an XML parser.
     let options = roxmltree::ParsingOptions { allow_dtd: true, ..Default::default() };
     roxmltree::Document::parse_with_options(doc, options)
@@ -32,7 +32,7 @@ fn excerpt(doc: &str, e: &roxmltree::Error) -> String {
 }
 
 /// An SVG's outline: each element name with its count, then every text in document order.
-fn svg_outline(svg: &str) -> String {
+pub(crate) fn svg_outline(svg: &str) -> String {
     let doc = parse(svg);
     let root = doc.root_element();
     assert_eq!(root.tag_name().name(), "svg");
@@ -54,7 +54,7 @@ fn svg_outline(svg: &str) -> String {
 }
 
 /// The contents of every `<text>` element, in order.
-fn texts(doc: &roxmltree::Document<'_>) -> Vec<String> {
+pub(crate) fn texts(doc: &roxmltree::Document<'_>) -> Vec<String> {
     doc.descendants()
         .filter(|n| n.has_tag_name("text"))
         .map(|n| n.text().unwrap_or("").trim().to_owned())
@@ -242,7 +242,7 @@ fn page_set() -> ReportSet {
 }
 
 /// The text inside a node, all of it.
-fn all_text(node: roxmltree::Node<'_, '_>) -> String {
+pub(crate) fn all_text(node: roxmltree::Node<'_, '_>) -> String {
     node.descendants().filter(roxmltree::Node::is_text).filter_map(|t| t.text()).collect()
 }
 

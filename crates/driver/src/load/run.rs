@@ -482,6 +482,7 @@ impl<'a> Run<'a> {
             started_at: humantime::format_rfc3339_millis(c.started_at).to_string(),
             interrupted: c.interrupted,
             scale: None,
+            matrix: scenario.matrix_cell.clone(),
             duration_s: duration.as_secs_f64(),
             interval_s: interval.as_secs_f64(),
             params: params(scenario, c.conns, c.workers, self.seed),
