@@ -10,7 +10,7 @@
 //!   workers run;
 //! - `tasks`: the same frames, the connection in a task of its own and the client on a
 //!   `LocalSet`, as etcdlat splits them: two tasks and two wake-ups per put;
-//! - `h2`: the same puts through `h2` (the vendored one etcdlat uses) straight on the
+//! - `h2`: the same puts through `h2` (crates.io's, which tonic uses) straight on the
 //!   socket, its connection in a second task; it acknowledges pings at once.
 //!
 //! `cargo bench --bench floor -- HOST:PORT [PUTS] [std|tokio|tasks|h2]` (against a fresh etcd,

@@ -10,7 +10,7 @@ use proptest::prelude::*;
 use proptest::test_runner::Config;
 
 use crate::command_line::{Cli, one_line};
-use crate::plan::Action;
+use crate::plan::{Action, EtcdSources};
 
 /// Every long flag and subcommand name clap knows, at any depth.
 fn vocabulary() -> Vec<String> {
@@ -119,7 +119,12 @@ fn check(args: &[String]) {
     let argv = std::iter::once("etcdlat".to_owned()).chain(args.iter().cloned());
     match Cli::parse_args(argv) {
         Ok(cli) => {
-            if let Err(e) = Action::from_cli(cli, PathBuf::from("/nonexistent/etcd")) {
+            let sources = EtcdSources {
+                system: PathBuf::from("/nonexistent/etcd"),
+                search_path: Vec::new(),
+                cache: Some(PathBuf::from("/nonexistent/cache")),
+            };
+            if let Err(e) = Action::from_cli(cli, &sources) {
                 let line = format!("{e:#}");
                 assert!(!line.is_empty() && !line.contains('\n'), "{args:?}: {line:?}");
             }

@@ -26,7 +26,6 @@ mod shard;
 mod shutdown;
 mod verdict;
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
@@ -34,7 +33,7 @@ use etcdlat_core::Scenario;
 use etcdlat_driver::LocalCluster;
 
 use crate::command_line::Cli;
-use crate::plan::Action;
+use crate::plan::{Action, EtcdSources};
 use crate::shutdown::{shutdown_signal, unless_stopped};
 use crate::verdict::Verdict;
 
@@ -68,9 +67,7 @@ fn main() -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
-    let etcd_bin =
-        std::env::var_os("ETCD_BIN").map_or_else(|| PathBuf::from("etcd"), PathBuf::from);
-    let result = Action::from_cli(cli, etcd_bin).and_then(|action| {
+    let result = Action::from_cli(cli, &EtcdSources::from_env()).and_then(|action| {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .enable_all()

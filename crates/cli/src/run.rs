@@ -2,7 +2,7 @@
 //! one started and removed per scenario), until done or stopped by a signal; then the
 //! report files and the verdict.
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use etcdlat_core::{Report, ReportSet, Scenario, render};
 use etcdlat_driver::{Driver, DriverError, LocalCluster};
 use tokio::sync::watch;
@@ -35,10 +35,14 @@ pub async fn execute(plan: &RunPlan) -> Result<Verdict> {
             break;
         };
         if plan.print_text {
-            // etcd's layout for one run; several (a matrix, several files) each say which.
+            // etcd's layout for one run; several (a matrix, several files) each say which,
+            // and on which etcd (a matrix may be over versions).
             let runs = plan.scenarios.len();
             let header = if runs > 1 {
-                format!("Run {} of {runs}: {}\n\n", round + 1, report.name)
+                let version = &report.target.etcd_version;
+                let on =
+                    if version.is_empty() { String::new() } else { format!(" (etcd {version})") };
+                format!("Run {} of {runs}: {}{on}\n\n", round + 1, report.name)
             } else {
                 String::new()
             };
@@ -116,14 +120,16 @@ async fn run_one(
     }
     let barrier_endpoints = endpoints.clone().unwrap_or_default();
     let mut local = None;
-    builder = match endpoints {
-        Some(eps) => builder.endpoints(eps),
-        None => {
+    builder = match (endpoints, &plan.etcd_bins[round]) {
+        (Some(eps), _) => builder.endpoints(eps),
+        // The plan found a binary for every scenario that runs on a local cluster.
+        (None, None) => bail!("{}: no etcd binary was found for its local cluster", scenario.name),
+        (None, Some(etcd_bin)) => {
             let members = match plan.cluster {
                 Cluster::Local(Some(m)) => m,
                 _ => scenario.cluster.members.unwrap_or(1),
             };
-            let mut options = LocalCluster::options().members(members).etcd_bin(&plan.etcd_bin);
+            let mut options = LocalCluster::options().members(members).etcd_bin(etcd_bin);
             if needs_emulation(scenario) {
                 options = options.network(scenario.network.clone());
             }

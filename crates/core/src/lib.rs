@@ -55,8 +55,8 @@ pub use report::{
     TargetInfo, WatchAccounting,
 };
 pub use scenario::{
-    Checks, Cluster, Compaction, LinkSettings, Load, Network, ReportOptions, Scenario,
-    ScenarioError, SeriesInterval, Setup, Targeting,
+    Checks, Cluster, Compaction, Etcd, EtcdVersion, LinkSettings, Load, Network, ReportOptions,
+    Scenario, ScenarioError, SeriesInterval, Setup, Targeting,
 };
 pub use schedule::{Arrivals, Pacer, Rate, Schedule, Stage};
 pub use shard::{Shard, ShardError};

@@ -87,8 +87,8 @@ pub struct Global {
     #[arg(long, global = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
     pub insecure_skip_tls_verify: bool,
 
-    /// Start a throwaway local etcd (from ETCD_BIN or `etcd` on PATH) instead of using
-    /// --endpoints.
+    /// Start a throwaway local etcd (from ETCD_BIN or `etcd` on PATH, or --etcd) instead of
+    /// using --endpoints.
     #[arg(long, global = true)]
     pub local: bool,
 
@@ -96,6 +96,13 @@ pub struct Global {
     /// scenario's].
     #[arg(long, global = true, value_name = "N")]
     pub members: Option<u32>,
+
+    /// The etcd the throwaway local cluster runs: "system" (or "debian": ETCD_BIN, else
+    /// `etcd` on PATH), a version like "v3.5.21" (built into ${ETCD_CACHE:-~/.cache/etcdlat/etcd}),
+    /// or a path to an etcd binary; alone, it starts one [default: the scenario's, or
+    /// "system"].
+    #[arg(long, global = true, value_name = "VERSION|PATH")]
+    pub etcd: Option<String>,
 
     /// Backend quota of the throwaway local cluster's members (etcd's
     /// --quota-backend-bytes), e.g. "16MiB": past it etcd raises NOSPACE and refuses writes
@@ -248,6 +255,7 @@ pub struct Global {
 const CLUSTER_FLAGS: &[&str] = &[
     "local",
     "members",
+    "etcd",
     "peer_latency",
     "client_latency",
     "jitter",
@@ -298,7 +306,7 @@ impl Cli {
                     clap::error::ErrorKind::ArgumentConflict,
                     format!(
                         "--{long} does not apply to cluster, which starts a throwaway local \
-                         cluster (it takes --members and the emulated network's flags)"
+                         cluster (it takes --members, --etcd and the emulated network's flags)"
                     ),
                 ));
             }
@@ -396,7 +404,9 @@ mod tests {
     #[test]
     fn cluster_help_lists_only_the_flags_cluster_takes() {
         let cluster = help(&["cluster"]);
-        for flag in ["--members", "--local", "--peer-latency", "--zones", "--zone-latency"] {
+        for flag in
+            ["--members", "--local", "--etcd", "--peer-latency", "--zones", "--zone-latency"]
+        {
             assert!(cluster.iter().any(|f| f == flag), "cluster --help lacks {flag}: {cluster:?}");
         }
         for flag in ["--conns", "--clients", "--endpoints", "--json", "--threshold", "--target"] {
@@ -424,6 +434,7 @@ mod tests {
             ["etcdlat", "--members", "3", "cluster"],
             ["etcdlat", "cluster", "--members", "3"],
             ["etcdlat", "cluster", "--peer-latency", "1ms"],
+            ["etcdlat", "cluster", "--etcd", "v3.6.14"],
         ] {
             let cli = Cli::parse_args(args).unwrap_or_else(|e| panic!("{args:?}: {e}"));
             assert!(matches!(cli.command, Command::Cluster(_)));

@@ -1,5 +1,5 @@
-//! Where the load goes: `--endpoints`, a throwaway local cluster (`--local`, `--members`),
-//! or what each scenario says.
+//! Where the load goes: `--endpoints`, a throwaway local cluster (`--local`, `--members`,
+//! `--etcd`), or what each scenario says.
 
 use anyhow::{Result, anyhow, bail};
 use etcdlat_core::Scenario;
@@ -28,6 +28,9 @@ impl Cluster {
         let mut default_endpoint = false;
         let cluster = match (&g.endpoints, g.local) {
             (Some(_), true) => bail!("--local and --endpoints cannot be used together"),
+            (Some(_), false) if g.etcd.is_some() => bail!(
+                "--etcd applies to a throwaway local cluster; it cannot be used with --endpoints, a cluster etcdlat does not start, which has the version it has"
+            ),
             (Some(eps), false) => {
                 let eps: Vec<String> =
                     eps.iter().map(|e| e.trim().to_owned()).filter(|e| !e.is_empty()).collect();
@@ -40,9 +43,9 @@ impl Cluster {
                 Self::Endpoints(eps)
             }
             (None, true) => Self::Local(g.members),
-            // `--members N` alone asks for a local cluster of N, whatever the command's
-            // default (etcd benchmark's endpoint for put and range).
-            (None, false) if g.members.is_some() => Self::Local(g.members),
+            // `--members N` (or `--etcd`) alone asks for a local cluster of N, whatever the
+            // command's default (etcd benchmark's endpoint for put and range).
+            (None, false) if g.members.is_some() || g.etcd.is_some() => Self::Local(g.members),
             (None, false) => {
                 default_endpoint = matches!(default, Self::Endpoints(_));
                 default

@@ -5,6 +5,8 @@
 //! - `scenario`: `run`'s scenario files and shipped scenarios, with the flags that override
 //!   them.
 //! - `cluster`: where the load goes (`--endpoints`, `--local`, `--members`).
+//! - `etcd`: which etcd binary each throwaway local cluster runs (`--etcd`, `[cluster] etcd`),
+//!   found before anything starts.
 //! - `security`: TLS and credentials, from the flags or the scenarios; the password prompt.
 //! - `shard`: distributed runs (`--shard`, `--start-at`, `--barrier`).
 //! - `preflight`: what cannot work where the plan sends it (an error), and what is likely not
@@ -15,6 +17,7 @@
 
 mod benchmark;
 mod cluster;
+mod etcd;
 mod flag;
 pub mod network;
 pub mod preflight;
@@ -26,14 +29,15 @@ pub mod shard;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use etcdlat_core::render::TextOptions;
 use etcdlat_core::threshold::Threshold;
 use etcdlat_core::unit::parse_duration;
-use etcdlat_core::{Scenario, ScenarioError, Targeting};
+use etcdlat_core::{Etcd, Scenario, ScenarioError, Targeting};
 use etcdlat_driver::Security;
 
 pub use cluster::{Cluster, DEFAULT_ENDPOINT};
+pub use etcd::EtcdSources;
 pub use report_tool::{ComparePlan, MergePlan};
 pub use shard::Start;
 
@@ -64,8 +68,9 @@ pub struct RunPlan {
     pub print_text: bool,
     /// The report files.
     pub outputs: Outputs,
-    /// The etcd binary for local clusters.
-    pub etcd_bin: PathBuf,
+    /// The etcd binary each scenario's throwaway local cluster runs, in the order of
+    /// `scenarios`, each found already; `None` for a scenario run against endpoints.
+    pub etcd_bins: Vec<Option<PathBuf>>,
     /// The endpoints were etcd benchmark's default rather than given.
     pub default_endpoint: bool,
     /// The part of every scenario this process runs (`--shard`); the scenarios above are
@@ -100,12 +105,18 @@ pub enum Action {
 }
 
 impl Action {
-    /// Builds the action from parsed flags; `etcd_bin` comes from the environment.
-    pub fn from_cli(cli: Cli, etcd_bin: PathBuf) -> Result<Self> {
+    /// Builds the action from parsed flags; `sources` says where etcd binaries are found.
+    pub fn from_cli(cli: Cli, sources: &EtcdSources) -> Result<Self> {
         let g = &cli.global;
         for t in &g.threshold {
             t.parse::<Threshold>().map_err(|e| anyhow!("--threshold: {e}"))?;
         }
+        let etcd_flag = g
+            .etcd
+            .as_deref()
+            .map(str::parse::<Etcd>)
+            .transpose()
+            .map_err(|e| anyhow!("--etcd: {e}"))?;
         // etcd benchmark's subcommands load its default endpoint unless told otherwise.
         let at_default_endpoint =
             |s: Scenario| (vec![s], Cluster::Endpoints(vec![DEFAULT_ENDPOINT.into()]));
@@ -121,6 +132,10 @@ impl Action {
                 net.validate(etcdlat_core::scenario::Site::Local(Some(members)))
                     .map_err(|e| anyhow!("{e}"))?;
                 let network = net.is_emulated().then_some(net);
+                let etcd_bin = match &etcd_flag {
+                    Some(asked) => sources.find(asked).context("--etcd")?,
+                    None => sources.find(&Etcd::System)?,
+                };
                 return Ok(Self::Cluster { members, etcd_bin, network });
             }
             Command::Run(run) => (scenario::read(run)?, Cluster::FromScenario),
@@ -140,6 +155,15 @@ impl Action {
         let network_flags = network::NetworkFlags::from_flags(g, &cluster)?;
         let mut scenarios = scenarios;
         for s in &mut scenarios {
+            if let Some(asked) = &etcd_flag {
+                if !s.cluster.endpoints.is_empty() {
+                    bail!(
+                        "--etcd applies to a throwaway local cluster, and scenario {} names cluster.endpoints, a cluster etcdlat does not start, which has the version it has",
+                        s.name
+                    );
+                }
+                s.cluster.etcd = Some(asked.clone());
+            }
             if quota.is_some() {
                 s.cluster.quota_backend_bytes = quota;
             }
@@ -157,6 +181,8 @@ impl Action {
             (None, true) => Some(Targeting::Leader),
             (None, false) => None,
         };
+        // Before a password is asked for: every etcd the runs need is there.
+        let etcd_bins = etcd::binaries(&scenarios, &cluster, etcd_flag.is_some(), sources)?;
         let env_password = std::env::var("ETCDLAT_PASSWORD").ok();
         let flags = security::from_flags(g, env_password.clone(), security::ask_password)?;
         let securities = security::per_scenario(
@@ -187,7 +213,7 @@ impl Action {
             text: TextOptions { precise: g.precise, sample: g.sample },
             print_text: !g.quiet && !outputs.to_stdout(),
             outputs,
-            etcd_bin,
+            etcd_bins,
             default_endpoint,
             shard,
             start,
@@ -277,7 +303,13 @@ mod tests {
 
     fn plan(args: &[&str]) -> Result<RunPlan> {
         let cli = Cli::parse_args(std::iter::once("etcdlat").chain(args.iter().copied()))?;
-        match Action::from_cli(cli, PathBuf::from("etcd"))? {
+        // Any file that can be run stands for the system's etcd: nothing here starts it.
+        let sources = EtcdSources {
+            system: std::env::current_exe().unwrap(),
+            search_path: Vec::new(),
+            cache: Some(PathBuf::from("/nonexistent/cache")),
+        };
+        match Action::from_cli(cli, &sources)? {
             Action::Run(p) => Ok(*p),
             Action::ListScenarios
             | Action::Cluster { .. }
@@ -295,6 +327,35 @@ mod tests {
         assert!(err.to_string().contains("--members") && err.to_string().contains("--endpoints"));
         let p = plan(&["put", "--total=10"]).unwrap();
         assert!(p.default_endpoint, "etcd benchmark's endpoint stays the default");
+    }
+
+    #[test]
+    fn etcd_flag_asks_for_a_local_cluster_of_that_etcd() {
+        let exe = std::env::current_exe().unwrap();
+        let flag = format!("--etcd={}", exe.display());
+        let p = plan(&[&flag, "put", "--total=10"]).unwrap();
+        assert_eq!(p.cluster, Cluster::Local(None), "--etcd alone starts a local cluster");
+        assert_eq!(p.scenarios[0].cluster.etcd, Some(Etcd::Path(exe.clone())), "and says so");
+        assert_eq!(p.etcd_bins, [Some(exe.clone())]);
+        let p = plan(&["--members=3", "put", "--total=10"]).unwrap();
+        assert_eq!(p.scenarios[0].cluster.etcd, None, "nothing asked, nothing recorded");
+        assert_eq!(p.etcd_bins, [Some(exe)]);
+
+        let msg = |args: &[&str]| format!("{:#}", plan(args).unwrap_err());
+        assert!(
+            msg(&["--etcd=v3.6.14", "put"])
+                .starts_with("--etcd: etcd v3.6.14: /nonexistent/cache/v3.6.14/etcd: no such file"),
+            "{}",
+            msg(&["--etcd=v3.6.14", "put"])
+        );
+        assert!(msg(&["--etcd=3.6", "put"]).starts_with("--etcd: etcd version \"3.6\""));
+        assert!(msg(&["--etcd=system", "--endpoints=h:1", "put"]).starts_with("--etcd applies"));
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("remote.toml");
+        std::fs::write(&file, "[cluster]\nendpoints = [\"h:1\"]\n[load]\ntotal = 1\n[op.put]\n")
+            .unwrap();
+        let line = msg(&["run", &file.display().to_string(), "--etcd=system"]);
+        assert!(line.contains("scenario put names cluster.endpoints"), "{line}");
     }
 
     #[test]

@@ -12,6 +12,10 @@
 //!   puts counted as ResourceExhausted with etcd's message, the NOSPACE alarm in the report.
 //! - `cluster`: `[matrix]` scenarios (one run and one markdown row per combination),
 //!   `--target`, and `etcdlat cluster`.
+//! - `etcd`: etcd versions as a parameter of throwaway clusters: a matrix over
+//!   `cluster.etcd` and `--etcd` run on the etcd asked for (the system's and v3.6.14, built
+//!   by `.ci/deps --tests`); unknown versions, bad paths and versions against `--endpoints`
+//!   exit 2 in one line before anything starts.
 //! - `bad_input`: a table of bad scenario files, flags, output paths and endpoints, each
 //!   exit code 2 with one line naming the problem; more connections than clients warns.
 //! - `fault`: scripted faults in a scenario run by the binary: the report's `faults`.
@@ -53,6 +57,7 @@ mod bad_input;
 mod capacity;
 mod cluster;
 mod error;
+mod etcd;
 mod fault;
 mod hostile;
 mod html;

@@ -46,6 +46,8 @@ const MISSING: &str = "-";
 ///   megabytes with one decimal (`33.6 MB`); `-` when the members' metrics were not scraped.
 /// - *Network* (after *Target*) appears only when the runs' networks differ: the summary
 ///   of each run's `[network]` ([`crate::Network::summary`]), `loopback` for none.
+/// - *etcd* (after *Target* and *Network*) appears only when the runs' etcd versions differ
+///   (a matrix over `cluster.etcd`): each run's, as its members said.
 /// - *Scale* (last) appears only when a run was scaled (`--scale`): its factor, `1` for a
 ///   run as written.
 ///
@@ -58,8 +60,13 @@ pub fn markdown(runs: &[Report]) -> String {
         run.target.network.as_ref().map_or_else(|| "loopback".to_owned(), |n| n.summary.clone())
     };
     let networks_differ = runs.windows(2).any(|w| network(&w[0]) != network(&w[1]));
+    let versions_differ =
+        runs.windows(2).any(|w| w[0].target.etcd_version != w[1].target.etcd_version);
     let scaled = runs.iter().any(|r| r.scale.is_some());
     let mut columns = COLUMNS.to_vec();
+    if versions_differ {
+        columns.insert(NETWORK_AT, ("etcd", false));
+    }
     if networks_differ {
         columns.insert(NETWORK_AT, ("Network", false));
     }
@@ -79,6 +86,9 @@ pub fn markdown(runs: &[Report]) -> String {
     for run in runs {
         for (&kind, op) in &run.ops {
             let mut cells = row(run, kind, op).to_vec();
+            if versions_differ {
+                cells.insert(NETWORK_AT, run.target.etcd_version.clone());
+            }
             if networks_differ {
                 cells.insert(NETWORK_AT, network(run));
             }
@@ -127,7 +137,7 @@ fn audit_table(out: &mut String, runs: &[Report]) {
     }
 }
 
-/// Where the *Network* column goes when there is one: after *Target*.
+/// Where the *Network* and *etcd* columns go when there are any: after *Target*.
 const NETWORK_AT: usize = 9;
 
 fn row(run: &Report, kind: OpKind, op: &OpReport) -> [String; COLUMNS.len()] {

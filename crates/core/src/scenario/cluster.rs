@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::ScenarioError;
+use super::{Etcd, ScenarioError};
 use crate::unit;
 
 /// The etcd cluster a scenario runs against.
@@ -19,6 +19,11 @@ pub struct Cluster {
     /// Members of the throwaway local cluster (only when no endpoints are given). Default 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub members: Option<u32>,
+    /// The etcd the throwaway local cluster runs (only when no endpoints are given):
+    /// `"system"` (or `"debian"`), a version like `"v3.5.21"` from the cache of etcd
+    /// versions, or a path to an etcd binary ([`Etcd`]). Absent: the system's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub etcd: Option<Etcd>,
     /// The throwaway local cluster's backend quota, etcd's `--quota-backend-bytes`: an
     /// integer or a size ("16MiB"). Default etcd's (2 GiB). Once a member's database
     /// reaches it, etcd raises the NOSPACE alarm and refuses writes.
@@ -52,9 +57,15 @@ pub struct Cluster {
 }
 
 impl Cluster {
-    /// Makes the relative TLS file paths relative to `dir` (the scenario file's directory).
+    /// Makes the relative TLS file paths and etcd binary path relative to `dir` (the
+    /// scenario file's directory).
     pub fn resolve_paths(&mut self, dir: &Path) {
-        for path in [&mut self.cacert, &mut self.cert, &mut self.key].into_iter().flatten() {
+        let etcd = match &mut self.etcd {
+            Some(Etcd::Path(path)) => Some(path),
+            _ => None,
+        };
+        let tls = [&mut self.cacert, &mut self.cert, &mut self.key];
+        for path in tls.into_iter().flatten().chain(etcd) {
             if path.is_relative() {
                 *path = dir.join(&*path);
             }
@@ -76,6 +87,12 @@ impl Cluster {
                     format!("must be 1 to 9, got {m}"),
                 ));
             }
+        }
+        if self.etcd.is_some() && !self.endpoints.is_empty() {
+            return Err(ScenarioError::invalid(
+                "cluster.etcd",
+                "applies only to a throwaway local cluster (a cluster etcdlat did not start has the version it has); remove it or remove cluster.endpoints",
+            ));
         }
         if let Some(q) = self.quota_backend_bytes {
             if !self.endpoints.is_empty() {

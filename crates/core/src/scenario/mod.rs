@@ -12,6 +12,7 @@
 //!
 //! [cluster]
 //! endpoints = ["127.0.0.1:2379"]   # absent: a throwaway local etcd
+//! # etcd = "v3.5.21"               # which etcd a throwaway one runs (default "system")
 //!
 //! [load]
 //! conns = 1
@@ -28,6 +29,7 @@
 
 mod cluster;
 mod error;
+mod etcd;
 pub mod fault;
 mod load;
 mod matrix;
@@ -48,6 +50,7 @@ use error::{field_offset, line_col};
 
 pub use cluster::{Cluster, Targeting, check_endpoint};
 pub use error::ScenarioError;
+pub use etcd::{Etcd, EtcdVersion};
 pub use fault::{FaultAction, FaultStep, MemberRef};
 pub use load::{Load, MAX_CLIENTS, MAX_CONNS};
 pub use matrix::CASE_AXIS;

@@ -230,6 +230,22 @@ fn a_network_column_appears_when_the_networks_differ_and_a_text_line_names_it() 
     assert!(text.contains("  m0 -> m1:\t2.5 MB"), "{text}");
 }
 
+#[test]
+fn an_etcd_column_appears_when_the_versions_differ() {
+    let mut newer = put_report();
+    newer.name = "put [etcd=v3.6.14]".to_owned();
+    newer.target.etcd_version = "3.6.14".to_owned();
+    let table = render::markdown(&[put_report(), put_report()]);
+    assert!(!table.contains("| etcd |"), "one version for every row needs no column:\n{table}");
+    let table = render::markdown(&[put_report(), newer]);
+    let header = table.lines().next().unwrap();
+    assert!(header.contains("| Target | etcd | Consistency |"), "{header}");
+    let rows: Vec<&str> = table.lines().skip(2).collect();
+    assert!(rows[0].contains("| 127.0.0.1:2379 | 3.5.17 |"), "{table}");
+    assert!(rows[1].starts_with("| put [etcd=v3.6.14] |"), "{table}");
+    assert!(rows[1].contains("| 127.0.0.1:2379 | 3.6.14 |"), "{table}");
+}
+
 /// [`put_report`] with [`audit`]'s audit, its read back done.
 fn audited_report() -> Report {
     let mut report = put_report();

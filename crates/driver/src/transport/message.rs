@@ -1,5 +1,6 @@
-//! The etcd messages the client sends and reads itself (KV and Authenticate), written by
-//! hand and sent over its own HTTP/2 connections ([`super::kv`]), not through tonic.
+//! The etcd messages the client sends and reads itself (KV, Authenticate, and the create
+//! requests of its watch streams), written by hand and sent over its own HTTP/2 connections
+//! ([`super::kv`], [`super::watch`]), not through tonic.
 //!
 //! etcd-client's convenience layer takes keys and values as owned `Vec<u8>`, so every put
 //! would copy its value (a megabyte, for 1 MB scenarios), and it takes two locks per call
@@ -310,12 +311,35 @@ pub(crate) struct AuthenticateResponse {
     pub token: String,
 }
 
+/// `etcdserverpb.WatchRequest`, as etcdlat's watch streams send it: always a create
+/// (`request_union`'s field 1). etcdlat never cancels a watcher or asks for progress: its
+/// watchers last as long as their stream.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct WatchRequest {
+    #[prost(message, optional, tag = "1")]
+    pub create_request: Option<WatchCreateRequest>,
+}
+
+/// `etcdserverpb.WatchCreateRequest`: one key, from a revision, with or without the
+/// previous values (`range_end`, `progress_notify`, `filters`, `watch_id` and `fragment`
+/// left at their defaults).
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct WatchCreateRequest {
+    #[prost(bytes = "bytes", tag = "1")]
+    pub key: Bytes,
+    #[prost(int64, tag = "3")]
+    pub start_revision: i64,
+    #[prost(bool, tag = "6")]
+    pub prev_kv: bool,
+}
+
 /// The methods these messages go to.
 pub(crate) const PUT: &str = "/etcdserverpb.KV/Put";
 pub(crate) const RANGE: &str = "/etcdserverpb.KV/Range";
 pub(crate) const DELETE_RANGE: &str = "/etcdserverpb.KV/DeleteRange";
 pub(crate) const TXN: &str = "/etcdserverpb.KV/Txn";
 pub(crate) const AUTHENTICATE: &str = "/etcdserverpb.Auth/Authenticate";
+pub(crate) const WATCH: &str = "/etcdserverpb.Watch/Watch";
 
 #[cfg(test)]
 mod tests {
@@ -324,13 +348,13 @@ mod tests {
     //! and ours decode there (fields this client skips are left out of the comparison).
 
     use super::*;
-    use etcd_client::CompareOp;
     use etcd_client::proto::{
         PbAuthenticateRequest, PbAuthenticateResponse, PbCompare, PbCompareTarget, PbDeleteRequest,
         PbDeleteResponse, PbKeyValue, PbPutRequest, PbPutResponse, PbRangeRequest, PbRangeResponse,
         PbResponseHeader, PbResponseOp, PbTargetUnion, PbTxnOpRequest, PbTxnOpResponse,
-        PbTxnRequest, PbTxnRequestOp, PbTxnResponse,
+        PbTxnRequest, PbTxnRequestOp, PbTxnResponse, PbWatchRequest,
     };
+    use etcd_client::{CompareOp, WatchOptions};
     use prost::Message;
 
     /// `message` encoded by one side and decoded by the other.
@@ -534,6 +558,31 @@ mod tests {
         let reference = PbAuthenticateRequest { name: "root".into(), password: "p\u{e4}ss".into() };
         same_request(&ours, &reference);
         assert_eq!(across::<AuthenticateRequest>(&reference), ours);
+    }
+
+    #[test]
+    fn watch_create_requests_encode_like_generated_code() {
+        let keys: [&[u8]; 3] = [b"watchkey", b"\x00watch/\xff", &[7; 300]];
+        for key in keys {
+            for start_revision in [0, 1, 42, i64::MAX] {
+                for prev_kv in [false, true] {
+                    let ours = WatchRequest {
+                        create_request: Some(WatchCreateRequest {
+                            key: Bytes::copy_from_slice(key),
+                            start_revision,
+                            prev_kv,
+                        }),
+                    };
+                    let options =
+                        WatchOptions::new().with_key(key).with_start_revision(start_revision);
+                    let options = if prev_kv { options.with_prev_key() } else { options };
+                    let reference = PbWatchRequest::from(options);
+                    same_request(&ours, &reference);
+                    assert_eq!(across::<WatchRequest>(&reference), ours);
+                }
+            }
+        }
+        same_request(&WatchRequest::default(), &PbWatchRequest::default());
     }
 
     #[test]

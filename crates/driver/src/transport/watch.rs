@@ -1,28 +1,26 @@
-//! A watch stream on a [`Channel`], without etcd-client or tonic: create requests framed by
-//! hand and written to the HTTP/2 stream, responses decoded from it as they arrive.
+//! A watch stream on a [`Channel`], without etcd-client or tonic: create requests
+//! ([`WatchRequest`]) framed and written to the HTTP/2 stream, responses decoded from it as
+//! they arrive.
 //!
 //! Through etcd-client, each watch stream carried tonic's 8 KiB encode and decode buffers,
 //! a task pumping its request body, and a channel of requests: 24.5 KB per stream over its
 //! connection. Here a stream is its two HTTP/2 handles and a receive buffer that grows only to
 //! the largest response it has held (benches/README.md: a few KB at most).
 
-use bytes::{Buf, Bytes, BytesMut};
+use bytes::{Bytes, BytesMut};
 use etcd_client::proto::PbWatchResponse;
 use http::HeaderValue;
-use prost::encoding::{self, WireType};
 use tonic::Status;
 
 use super::channel::Channel;
-use super::frame::MAX_RESPONSE_BYTES;
+use super::frame::{frame_one, next_message};
 use super::http2::{RecvStream, SendStream};
+use super::message::{WATCH, WatchCreateRequest, WatchRequest};
 use super::status::{http2_status, meta_status};
 use super::unary::{answer_body, grpc_fields};
 
-/// etcd's Watch method.
-const WATCH: &str = "/etcdserverpb.Watch/Watch";
-
-/// How a watcher is created (`etcdserverpb.WatchCreateRequest`, the fields etcdlat sets;
-/// the key is given per watcher).
+/// How a run's watchers are created: the fields of [`WatchCreateRequest`] that are the same
+/// for all of them (the key is given per watcher).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(crate) struct WatchCreate {
     /// Events from this revision on (0: from the next one).
@@ -32,27 +30,14 @@ pub(crate) struct WatchCreate {
 }
 
 impl WatchCreate {
-    /// The framed `WatchRequest { create_request }` for `key`.
-    fn framed(&self, key: &[u8]) -> Bytes {
-        let mut create = Vec::with_capacity(key.len() + 16);
-        encoding::encode_key(1, WireType::LengthDelimited, &mut create);
-        encoding::encode_varint(key.len() as u64, &mut create);
-        create.extend_from_slice(key);
-        if self.start_revision != 0 {
-            encoding::int64::encode(3, &self.start_revision, &mut create);
-        }
-        if self.prev_kv {
-            encoding::bool::encode(6, &true, &mut create);
-        }
-        let mut request = Vec::with_capacity(create.len() + 8);
-        encoding::encode_key(1, WireType::LengthDelimited, &mut request);
-        encoding::encode_varint(create.len() as u64, &mut request);
-        request.extend_from_slice(&create);
-        let mut framed = Vec::with_capacity(request.len() + 5);
-        framed.push(0);
-        framed.extend_from_slice(&(request.len() as u32).to_be_bytes());
-        framed.extend_from_slice(&request);
-        framed.into()
+    /// The `WatchRequest` that creates a watcher on `key`.
+    fn request(&self, key: &[u8]) -> WatchRequest {
+        let create = WatchCreateRequest {
+            key: Bytes::copy_from_slice(key),
+            start_revision: self.start_revision,
+            prev_kv: self.prev_kv,
+        };
+        WatchRequest { create_request: Some(create) }
     }
 }
 
@@ -66,7 +51,7 @@ impl WatchSender {
     /// Asks for one more watcher on `key`; etcd answers with a `created` response, in the
     /// order asked.
     pub(crate) fn create(&mut self, key: &[u8], how: &WatchCreate) -> Result<(), Status> {
-        self.stream.send_data(how.framed(key), false).map_err(http2_status)
+        self.stream.send_data(frame_one(&how.request(key)), false).map_err(http2_status)
     }
 }
 
@@ -120,27 +105,6 @@ impl WatchReceiver {
     }
 }
 
-/// The next whole gRPC message at the front of `buf`, if one has arrived.
-fn next_message(buf: &mut BytesMut) -> Result<Option<Bytes>, Status> {
-    let [compressed, a, b, c, d, ..] = buf[..] else { return Ok(None) };
-    if compressed != 0 {
-        return Err(Status::internal("compressed watch response"));
-    }
-    let len = u32::from_be_bytes([a, b, c, d]) as usize;
-    if len > MAX_RESPONSE_BYTES {
-        return Err(Status::resource_exhausted(format!(
-            "watch response larger than {MAX_RESPONSE_BYTES} bytes"
-        )));
-    }
-    if buf.len() < 5 + len {
-        // Not reserved up front: the length is the server's word, and the buffer grows
-        // with what actually arrives.
-        return Ok(None);
-    }
-    buf.advance(5);
-    Ok(Some(buf.split_to(len).freeze()))
-}
-
 impl Channel {
     /// Opens a watch stream carrying `token`. The receiver waits for the response's head:
     /// etcd sends it only with its first response, after the first create.
@@ -161,73 +125,32 @@ impl Channel {
 mod tests {
     use super::*;
 
-    /// etcd's `WatchRequest` and `WatchCreateRequest` (rpc.proto), to read back what
-    /// [`WatchCreate::framed`] writes.
-    #[derive(Clone, PartialEq, prost::Message)]
-    struct WatchRequest {
-        #[prost(message, optional, tag = "1")]
-        create_request: Option<WatchCreateRequest>,
-    }
-
-    #[derive(Clone, PartialEq, prost::Message)]
-    struct WatchCreateRequest {
-        #[prost(bytes = "vec", tag = "1")]
-        key: Vec<u8>,
-        #[prost(bytes = "vec", tag = "2")]
-        range_end: Vec<u8>,
-        #[prost(int64, tag = "3")]
-        start_revision: i64,
-        #[prost(bool, tag = "4")]
-        progress_notify: bool,
-        #[prost(bool, tag = "6")]
-        prev_kv: bool,
-        #[prost(int64, tag = "7")]
-        watch_id: i64,
-    }
-
+    /// Each way etcdlat creates a watcher goes on the wire byte for byte as etcd-client
+    /// sends the same options.
     #[test]
-    fn create_requests_are_framed_as_etcd_reads_them() {
-        for how in [
-            WatchCreate::default(),
-            WatchCreate { start_revision: 42, prev_kv: true },
-            WatchCreate { start_revision: 0, prev_kv: true },
-        ] {
-            let framed = how.framed(b"\x00key/\xff");
-            assert_eq!(framed[0], 0, "not compressed");
-            let len = u32::from_be_bytes(framed[1..5].try_into().unwrap()) as usize;
-            assert_eq!(len, framed.len() - 5);
-            let request: WatchRequest = prost::Message::decode(&framed[5..]).unwrap();
-            let create = request.create_request.expect("a create request");
-            assert_eq!(create.key, b"\x00key/\xff");
-            assert_eq!(create.start_revision, how.start_revision);
-            assert_eq!(create.prev_kv, how.prev_kv);
-            assert_eq!(
-                (create.range_end.len(), create.progress_notify, create.watch_id),
-                (0, false, 0)
-            );
+    fn create_requests_are_framed_as_etcd_client_frames_them() {
+        use etcd_client::WatchOptions;
+        use etcd_client::proto::PbWatchRequest;
+        let cases = [
+            (WatchCreate::default(), WatchOptions::new()),
+            (
+                WatchCreate { start_revision: 42, prev_kv: true },
+                WatchOptions::new().with_start_revision(42).with_prev_key(),
+            ),
+            (WatchCreate { start_revision: 0, prev_kv: true }, WatchOptions::new().with_prev_key()),
+            (
+                WatchCreate { start_revision: i64::MAX, prev_kv: false },
+                WatchOptions::new().with_start_revision(i64::MAX),
+            ),
+        ];
+        for key in [&b"\x00key/\xff"[..], &[7; 300]] {
+            for (how, options) in cases.clone() {
+                let reference =
+                    prost::Message::encode_to_vec(&PbWatchRequest::from(options.with_key(key)));
+                let len = u32::try_from(reference.len()).unwrap().to_be_bytes();
+                let expected = [&[0][..], &len, &reference].concat();
+                assert_eq!(frame_one(&how.request(key)), expected, "{how:?}");
+            }
         }
-    }
-
-    #[test]
-    fn messages_are_cut_from_the_stream_as_they_complete() {
-        let one = [&[0u8, 0, 0, 0, 3][..], b"abc"].concat();
-        let empty = [0u8, 0, 0, 0, 0];
-        let mut buf = BytesMut::new();
-        buf.extend_from_slice(&one[..4]);
-        assert_eq!(next_message(&mut buf).unwrap(), None, "a partial prefix");
-        buf.extend_from_slice(&one[4..7]);
-        assert_eq!(next_message(&mut buf).unwrap(), None, "a partial message");
-        buf.extend_from_slice(&one[7..]);
-        buf.extend_from_slice(&empty);
-        assert_eq!(next_message(&mut buf).unwrap().as_deref(), Some(&b"abc"[..]));
-        assert_eq!(next_message(&mut buf).unwrap().as_deref(), Some(&b""[..]));
-        assert!(buf.is_empty());
-        buf.extend_from_slice(&[1, 0, 0, 0, 0]);
-        assert!(next_message(&mut buf).is_err(), "compressed");
-        let mut huge = BytesMut::from(&[0u8, 0xff, 0xff, 0xff, 0xff][..]);
-        assert!(next_message(&mut huge).is_err(), "over the size limit");
-        let mut claimed = BytesMut::from(&[0u8, 0x10, 0, 0, 0][..]);
-        assert_eq!(next_message(&mut claimed).unwrap(), None);
-        assert!(claimed.capacity() < 1 << 20, "a claimed 256 MiB is not allocated up front");
     }
 }

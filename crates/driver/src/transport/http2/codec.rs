@@ -41,6 +41,7 @@ pub(super) const SETTINGS_MAX_FRAME_SIZE: u16 = 0x5;
 /// Error codes (the ones the client sends or maps).
 pub(super) const PROTOCOL_ERROR: u32 = 0x1;
 pub(super) const FRAME_SIZE_ERROR: u32 = 0x6;
+pub(super) const COMPRESSION_ERROR: u32 = 0x9;
 pub(crate) const REFUSED_STREAM: u32 = 0x7;
 pub(crate) const CANCEL: u32 = 0x8;
 pub(crate) const ENHANCE_YOUR_CALM: u32 = 0xb;
@@ -216,7 +217,7 @@ fn put_string(out: &mut Vec<u8>, s: &[u8]) {
 }
 
 /// HPACK's integer with an `n`-bit prefix, after the bits in `high`.
-fn put_int(out: &mut Vec<u8>, high: u8, n: u32, mut value: usize) {
+pub(super) fn put_int(out: &mut Vec<u8>, high: u8, n: u32, mut value: usize) {
     let max = (1usize << n) - 1;
     if value < max {
         out.push(high | value as u8);
@@ -296,33 +297,14 @@ impl Block {
 
 #[cfg(test)]
 pub(super) mod tests {
+    use super::super::hpack::{self, Decoder};
     use super::*;
-    use std::io::Cursor;
-    use std::ops::ControlFlow;
 
-    /// What h2's HPACK decoder (the one etcd's peers would use) reads from `block`.
+    /// What an HPACK decoder reads from `block`: the client's own, which is checked against
+    /// RFC 7541's examples.
     pub(in super::super) fn decoded(block: &[u8]) -> Vec<(String, String)> {
-        let mut decoder = h2::hpack::Decoder::new(4096);
-        let mut buf = BytesMut::from(block);
-        let mut fields = Vec::new();
-        decoder
-            .decode(&mut Cursor::new(&mut buf), |h| {
-                use h2::hpack::Header;
-                let pair = match h {
-                    Header::Field { name, value } => {
-                        (name.to_string(), value.to_str().unwrap().to_owned())
-                    }
-                    Header::Method(m) => (":method".into(), m.to_string()),
-                    Header::Scheme(s) => (":scheme".into(), s.to_string()),
-                    Header::Path(p) => (":path".into(), p.to_string()),
-                    Header::Authority(a) => (":authority".into(), a.to_string()),
-                    other => panic!("unexpected {other:?}"),
-                };
-                fields.push(pair);
-                ControlFlow::Continue(())
-            })
-            .unwrap();
-        fields
+        let mut decoder = Decoder::new(hpack::DEFAULT_TABLE_SIZE);
+        hpack::tests::fields(&mut decoder, block).unwrap()
     }
 
     #[test]

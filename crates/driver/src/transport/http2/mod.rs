@@ -17,11 +17,14 @@
 //! - flow control both ways: what the server's windows allow is sent, the rest waits for
 //!   its WINDOW_UPDATE; what a stream's reader takes is given back to the server.
 //!
-//! Response heads are decoded with h2's HPACK decoder (made public in `vendor/h2`).
+//! Response heads and trailers are decoded by the client's own HPACK decoder ([`hpack`]):
+//! the server's encoder may use all of HPACK (grpc-go's does), and h2 keeps its decoder
+//! private, so a patched h2 would have bound every crate that embeds etcdlat.
 //! Nothing the server sends panics: a malformed frame fails its stream or the connection,
 //! as RFC 9113 says, and every stream on a failed connection ends with the reason.
 
 mod codec;
+mod hpack;
 mod out;
 mod state;
 mod task;

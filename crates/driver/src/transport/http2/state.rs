@@ -449,12 +449,23 @@ impl State {
 
     // ===== what the task does with the frames it reads =====
 
-    /// A response's head or trailers arrived for stream `id`.
-    pub(super) fn received_meta(&mut self, id: u32, meta: Meta, end: bool, wake: &mut Vec<Waker>) {
+    /// A response's head or trailers arrived for stream `id`, or fields that make it
+    /// malformed (RFC 9113 8.1.1: the stream fails, the connection goes on).
+    pub(super) fn received_meta(
+        &mut self,
+        id: u32,
+        meta: Result<Meta, Error>,
+        end: bool,
+        wake: &mut Vec<Waker>,
+    ) {
         let Some(s) = self.streams.get_mut(&id) else { return };
         if s.error.is_some() || s.end {
             return;
         }
+        let meta = match meta {
+            Ok(meta) => meta,
+            Err(malformed) => return self.fail_stream(id, malformed, wake),
+        };
         if !s.got_head {
             s.got_head = true;
             if meta.status.is_none() {

@@ -2,19 +2,20 @@
 //! streams queued, holds PING acknowledgements, and pings while streams are open.
 
 use std::future::Future;
-use std::io::{Cursor, IoSlice};
-use std::ops::ControlFlow;
+use std::io::IoSlice;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker, ready};
 use std::time::Duration;
 
 use bytes::{Buf, BytesMut};
-use h2::hpack::{Decoder, Header};
+use http::header::HeaderName;
+use http::{HeaderValue, StatusCode};
 use tokio::io::AsyncWrite;
 use tokio::time::{Instant, Sleep};
 
 use super::codec::{self, Block, DEFAULT_MAX_FRAME, HEADER_LEN, Head};
+use super::hpack::{self, Decoder};
 use super::out::Out;
 use super::state::State;
 use super::{Error, Meta, Shared};
@@ -41,6 +42,10 @@ const READ: usize = 4 * 1024;
 const KEEP_READ: usize = 64 * 1024;
 /// The largest header block accepted (head or trailers).
 const MAX_HEADER_BLOCK: usize = 1 << 20;
+/// The most a stream that keeps every field keeps of one head or trailers, counted as
+/// RFC 9113 counts a header list (names, values and 32 bytes a field): a block's fields can
+/// repeat dynamic-table entries of up to 4 KiB for one byte each.
+const MAX_HEADER_LIST: usize = 64 * 1024;
 /// At most this many slices go to one `writev`.
 const MAX_SLICES: usize = 64;
 
@@ -90,7 +95,7 @@ impl Task {
             shared,
             io,
             read: BytesMut::new(),
-            decoder: Decoder::new(4096),
+            decoder: Decoder::new(hpack::DEFAULT_TABLE_SIZE),
             block: None,
             writing: Out::default(),
             written: 0,
@@ -183,7 +188,7 @@ impl Task {
                         .ok_or_else(|| Error::protocol("HEADERS shorter than its padding"))?;
                     let end = head.flags & codec::END_STREAM != 0;
                     if head.flags & codec::END_HEADERS != 0 {
-                        decode(decoder, &mut state, head.stream, end, &mut payload, wake)?;
+                        decode(decoder, &mut state, head.stream, end, &payload, wake)?;
                     } else {
                         *block = Some(Block::new(head.stream, end, &payload));
                     }
@@ -200,9 +205,9 @@ impl Task {
                         return Err(Error::protocol("a header block over 1 MiB"));
                     }
                     if head.flags & codec::END_HEADERS != 0 {
-                        let Some(mut done) = block.take() else { unreachable!("checked above") };
+                        let Some(done) = block.take() else { unreachable!("checked above") };
                         let (id, end) = (done.stream, done.end_stream);
-                        decode(decoder, &mut state, id, end, &mut done.fragments, wake)?;
+                        decode(decoder, &mut state, id, end, &done.fragments, wake)?;
                     }
                 }
                 codec::RST_STREAM => {
@@ -349,38 +354,74 @@ impl Task {
 
 /// Decodes a header block for stream `id` and hands it over (keeping only gRPC's status
 /// fields unless the stream asked for all). Blocks of streams that are gone are decoded
-/// all the same: HPACK's table depends on every block.
+/// all the same: HPACK's table depends on every block. A block HPACK cannot decode ends the
+/// connection with COMPRESSION_ERROR (RFC 9113 4.3); fields that HTTP does not allow in a
+/// response fail only the stream (8.1.1). Fields the stream does not keep are not checked.
 fn decode(
     decoder: &mut Decoder,
     state: &mut State,
     id: u32,
     end: bool,
-    block: &mut BytesMut,
+    block: &[u8],
     wake: &mut Vec<Waker>,
 ) -> Result<(), Error> {
     let full = state.wants_all_fields(id);
     let mut meta = Meta::default();
-    decoder
-        .decode(&mut Cursor::new(block), |header| {
-            match header {
-                Header::Status(status) => meta.status = Some(status),
-                Header::Field { name, value } => {
-                    if name == "grpc-status" {
-                        meta.grpc_status = Some(value.clone());
-                    } else if name == "grpc-message" {
-                        meta.grpc_message = Some(value.clone());
-                    }
-                    if full {
-                        meta.headers.append(name, value);
-                    }
-                }
-                _ => {}
+    let mut malformed = None;
+    let mut list_len = 0;
+    let decoded = decoder.decode(block, |name, value| {
+        if malformed.is_some() {
+            return;
+        }
+        if let Some(pseudo) = name.strip_prefix(b":") {
+            match (pseudo, StatusCode::from_bytes(value)) {
+                (b"status", Ok(status)) => meta.status = Some(status),
+                (b"status", Err(_)) => malformed = Some("a :status that is not a status code"),
+                _ => malformed = Some("a pseudo-header that responses do not have"),
             }
-            ControlFlow::Continue(())
-        })
-        .map_err(|e| Error::protocol(format!("undecodable header block ({e:?})")))?;
-    state.received_meta(id, meta, end, wake);
+            return;
+        }
+        let grpc = matches!(name, b"grpc-status" | b"grpc-message");
+        if !grpc && !full {
+            return;
+        }
+        let Some(value) = header_value(value) else {
+            malformed = Some("a field value with bytes HTTP does not allow");
+            return;
+        };
+        if full {
+            list_len += name.len() + value.len() + 32;
+            let Ok(header) = HeaderName::from_lowercase(name) else {
+                malformed = Some("a field name HTTP does not allow");
+                return;
+            };
+            if list_len > MAX_HEADER_LIST || meta.headers.try_append(header, value.clone()).is_err()
+            {
+                malformed = Some("a header list over 64 KiB");
+                return;
+            }
+        }
+        match name {
+            b"grpc-status" => meta.grpc_status = Some(value),
+            b"grpc-message" => meta.grpc_message = Some(value),
+            _ => {}
+        }
+    });
+    if let Err(e) = decoded {
+        codec::put_go_away(state.out.buf(), 0, codec::COMPRESSION_ERROR);
+        return Err(Error::protocol(format!("undecodable header block: {e}")));
+    }
+    state.received_meta(id, malformed.map_or(Ok(meta), |m| Err(Error::malformed(m))), end, wake);
     Ok(())
+}
+
+/// `value` as a header value: gRPC's usual ones without allocating.
+fn header_value(value: &[u8]) -> Option<HeaderValue> {
+    match value {
+        b"0" => Some(HeaderValue::from_static("0")),
+        b"" => Some(HeaderValue::from_static("")),
+        _ => HeaderValue::from_bytes(value).ok(),
+    }
 }
 
 impl Future for Task {

@@ -1,0 +1,240 @@
+//! etcd versions as a parameter of throwaway local clusters: a matrix over `cluster.etcd`
+//! and `--etcd` run each on the etcd asked for (the system's and v3.6.14, which
+//! `.ci/deps --tests` builds into `~/.cache/etcdlat/etcd`), as each report's version from
+//! Status shows; and bad versions, paths and `cluster.etcd` against `--endpoints` are
+//! refused before anything starts: exit 2, one line naming the problem, no etcd run, no temp
+//! dir left.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::bad_input::error_line;
+use crate::{count, etcdlat, only_run, parse_report, read_report, text};
+
+/// The built version the tests run beside the system's etcd.
+const BUILT: &str = "v3.6.14";
+
+/// The version the system's etcd (`ETCD_BIN`, or `etcd` on `PATH`) says it is: `3.4.23`.
+fn system_version() -> String {
+    let said = etcdlat_testkit::etcd_version();
+    let version = said.strip_prefix("etcd ").and_then(|s| s.split(' ').next());
+    match version {
+        Some(v) if v.starts_with(|c: char| c.is_ascii_digit()) => v.to_owned(),
+        _ => panic!("the system's etcd does not say its version: {said}"),
+    }
+}
+
+/// The etcd version a run's members said they are (from Status).
+fn ran_on(run: &Value) -> &str {
+    text(run, "/target/etcd_version")
+}
+
+#[test]
+fn a_matrix_over_versions_runs_each_on_the_etcd_asked_for() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("v.toml"),
+        format!(
+            "name = \"v\"\n[load]\ntotal = 20\n[op.put]\nkey-space-size = 20\n\
+             [matrix]\n\"cluster.etcd\" = [\"debian\", \"{BUILT}\"]\n"
+        ),
+    )
+    .unwrap();
+    let out = etcdlat()
+        .current_dir(dir.path())
+        .args(["run", "v.toml", "--json", "r.json", "--markdown", "t.md"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr:\n{stderr}");
+    let report = read_report(&dir.path().join("r.json"));
+    let runs = report["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    let system = system_version();
+    for (run, (name, asked, version)) in runs.iter().zip([
+        ("v [etcd=debian]", "system", system.as_str()),
+        ("v [etcd=v3.6.14]", BUILT, "3.6.14"),
+    ]) {
+        assert_eq!(text(run, "/name"), name);
+        assert!(run["target"]["local"].as_bool().unwrap(), "{name}: a throwaway cluster");
+        assert_eq!(text(run, "/scenario/cluster/etcd"), asked, "{name}: what was asked for");
+        assert_eq!(ran_on(run), version, "{name}: what ran");
+        assert_eq!(count(run, "/ops/put/ok"), 20, "{name}");
+    }
+    // The text says which run is which, and on which etcd; the table has a column for the
+    // versions when they differ (not when ETCD_BIN is v3.6.14 itself).
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for line in [
+        format!("Run 1 of 2: v [etcd=debian] (etcd {system})"),
+        "Run 2 of 2: v [etcd=v3.6.14] (etcd 3.6.14)".to_owned(),
+    ] {
+        assert!(stdout.contains(&line), "{line:?} in:\n{stdout}");
+    }
+    let table = std::fs::read_to_string(dir.path().join("t.md")).unwrap();
+    let rows: Vec<&str> = table.lines().skip(2).collect();
+    assert!(rows[1].starts_with("| v [etcd=v3.6.14] |"), "{table}");
+    if system != "3.6.14" {
+        assert!(table.lines().next().unwrap().contains("| etcd |"), "{table}");
+        assert!(rows[0].contains(&format!("| {system} |")), "{table}");
+        assert!(rows[1].contains("| 3.6.14 |"), "{table}");
+    }
+}
+
+#[test]
+fn the_etcd_flag_starts_a_throwaway_cluster_of_that_etcd_and_overrides_the_file() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    let out = etcdlat().args(["--etcd", BUILT, "put", "--total=10", "--json=-"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let report = parse_report(&out.stdout);
+    let run = only_run(&report);
+    assert!(run["target"]["local"].as_bool().unwrap(), "--etcd alone: a throwaway cluster");
+    assert_eq!(ran_on(run), "3.6.14");
+    assert_eq!(text(run, "/scenario/cluster/etcd"), BUILT);
+    assert_eq!(count(run, "/ops/put/ok"), 10);
+
+    // A file's etcd, replaced by the flag's: the system's, by path.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("s.toml");
+    std::fs::write(&file, format!("[cluster]\netcd = \"{BUILT}\"\n[load]\ntotal = 5\n[op.put]\n"))
+        .unwrap();
+    let system = which(&etcdlat_testkit::etcd_bin());
+    let out = etcdlat().arg("run").arg(&file).arg("--etcd").arg(&system).arg("--json=-").output();
+    let out = out.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let report = parse_report(&out.stdout);
+    let run = only_run(&report);
+    assert_eq!(ran_on(run), system_version());
+    assert_eq!(text(run, "/scenario/cluster/etcd"), system.display().to_string());
+}
+
+/// `bin` as a path: itself when it has a `/`, else where it is on `PATH`.
+fn which(bin: &Path) -> std::path::PathBuf {
+    if bin.components().count() > 1 {
+        return bin.to_owned();
+    }
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(bin))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| panic!("{} is not on PATH", bin.display()))
+}
+
+#[test]
+fn unknown_versions_bad_paths_and_versions_against_endpoints_start_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    // The system's etcd: a spy that leaves a mark if anything runs it.
+    let ran = dir.path().join("ran");
+    let spy = dir.path().join("etcd");
+    std::fs::write(&spy, format!("#!/bin/sh\ntouch '{}'\nexit 1\n", ran.display())).unwrap();
+    std::fs::set_permissions(&spy, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // A cache that holds v3.6.14 (any file that can be run will do: nothing runs it).
+    let cache = dir.path().join("cache");
+    std::fs::create_dir_all(cache.join(BUILT)).unwrap();
+    std::fs::copy(&spy, cache.join(BUILT).join("etcd")).unwrap();
+    let write = |name: &str, text: String| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, text).unwrap();
+        path.display().to_string()
+    };
+    let put = "[load]\ntotal = 10\n[op.put]\n";
+    let matrix = |axis: &str| format!("name = \"m\"\n{put}[matrix]\n\"cluster.etcd\" = {axis}\n");
+    // The first run's etcd is there; the last's is not.
+    let missing_last = write("missing-last.toml", matrix("[\"debian\", \"v3.6.14\", \"v3.5.9\"]"));
+    let versions = write("versions.toml", matrix("[\"debian\", \"v3.6.14\"]"));
+    let relative = write("relative.toml", format!("[cluster]\netcd = \"bin/etcd\"\n{put}"));
+    let short = write("short.toml", format!("[cluster]\netcd = \"v3.6\"\n{put}"));
+    let not_a_file = dir.path().display().to_string();
+    let endpoints = "--endpoints=127.0.0.1:9";
+    let cache_dir = cache.display().to_string();
+    let v359 = cache.join("v3.5.9/etcd").display().to_string();
+    let cases: Vec<(&str, Vec<&str>, Vec<String>)> = vec![
+        (
+            "a matrix whose last version is not there",
+            vec!["run", &missing_last],
+            vec![
+                format!("m [etcd=v3.5.9]: cluster.etcd: etcd v3.5.9: {v359}: no such file"),
+                format!("{cache_dir} holds v3.6.14"),
+                format!(
+                    "go get go.etcd.io/etcd/server/v3@v3.5.9 && CGO_ENABLED=0 go build -o {v359}"
+                ),
+                ".ci/deps --tests".to_owned(),
+            ],
+        ),
+        (
+            "--etcd of a version not there",
+            vec!["--etcd=v3.5.9", "put", "--total=10"],
+            vec![format!("--etcd: etcd v3.5.9: {v359}: no such file")],
+        ),
+        (
+            "etcdlat cluster --etcd of a version not there",
+            vec!["cluster", "--etcd=v3.5.9"],
+            vec![format!("--etcd: etcd v3.5.9: {v359}: no such file")],
+        ),
+        (
+            "--etcd not a version",
+            vec!["--etcd=3.6.14", "put"],
+            vec!["--etcd: etcd version \"3.6.14\": a version starts with v".to_owned()],
+        ),
+        (
+            "cluster.etcd not a version",
+            vec!["run", &short],
+            vec!["line 2, column 8: cluster.etcd: etcd version \"v3.6\"".to_owned()],
+        ),
+        (
+            "--etcd of a path to nothing",
+            vec!["--etcd=./no/such/etcd", "put"],
+            vec!["--etcd: ./no/such/etcd: no such file".to_owned()],
+        ),
+        (
+            "--etcd of a directory",
+            vec!["--etcd", &not_a_file, "put"],
+            vec![format!("--etcd: {not_a_file}: not a file")],
+        ),
+        (
+            "cluster.etcd of a path to nothing, read from the file's directory",
+            vec!["run", &relative],
+            vec![format!("put: cluster.etcd: {}/bin/etcd: no such file", dir.path().display())],
+        ),
+        (
+            "a matrix over versions against --endpoints",
+            vec![endpoints, "run", &versions],
+            vec![
+                "m [etcd=debian]: cluster.etcd system asks for a throwaway local cluster"
+                    .to_owned(),
+                "--endpoints".to_owned(),
+            ],
+        ),
+        (
+            "--etcd with --endpoints",
+            vec![endpoints, "--etcd=v3.6.14", "put"],
+            vec![
+                "--etcd applies to a throwaway local cluster; it cannot be used with --endpoints"
+                    .to_owned(),
+            ],
+        ),
+    ];
+    for (what, args, needles) in &cases {
+        let out = etcdlat()
+            .env("ETCD_BIN", &spy)
+            .env("ETCD_CACHE", &cache)
+            .env("TMPDIR", tmp.path())
+            .args(args)
+            .output()
+            .unwrap();
+        let line = error_line(what, &out);
+        for needle in needles {
+            assert!(line.contains(needle.as_str()), "{what}: {needle:?} in {line:?}");
+        }
+        assert!(!ran.exists(), "{what}: an etcd was started");
+        let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().collect();
+        assert!(left.is_empty(), "{what}: nothing left in TMPDIR: {left:?}");
+    }
+}
