@@ -1,5 +1,6 @@
 //! Renderers: turn reports into text, JSON, JSON lines, markdown, CSV, SVG plots, an HTML
-//! page and etcd's perfdash JSON, and comparisons of two runs into markdown.
+//! page and etcd's perfdash JSON, runs side by side into a table of dbtester's figures, and
+//! comparisons of two runs into markdown.
 //!
 //! Each renderer is a pure function from reports to a `String`; none prints or fails.
 //! Writing the result somewhere is the caller's business.
@@ -12,6 +13,7 @@
 //! # }
 //! ```
 
+pub mod columns;
 pub mod comparison;
 pub mod csv;
 mod go;
