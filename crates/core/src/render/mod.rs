@@ -21,6 +21,7 @@ pub mod html;
 pub mod json;
 pub mod jsonl;
 pub mod markdown;
+pub mod overlay;
 pub mod perfdash;
 pub mod plot;
 pub mod text;

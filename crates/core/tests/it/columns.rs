@@ -1,13 +1,15 @@
-//! Runs side by side (`render::columns`), on the fixed reports of [`crate::fixture`]: a
-//! column per run under a header that tells the runs apart, dbtester's rows in its order
-//! with each run's figures as its study writes them, a figure a run cannot know as `n/a`
-//! (never 0) with why.
+//! Runs side by side (`render::columns`, `render::overlay`, the HTML page's section), on the
+//! fixed reports of [`crate::fixture`]: a column per run under a header that tells the runs
+//! apart, dbtester's rows in its order with each run's figures as its study writes them, a
+//! figure a run cannot know as `n/a` (never 0) with why, and plots with a line per run.
 
-use etcdlat_core::Report;
 use etcdlat_core::render::columns::Columns;
+use etcdlat_core::render::{self, overlay};
 use etcdlat_core::report::Row;
+use etcdlat_core::{Report, ReportSet};
 
 use crate::fixture::{mixed_interrupted_report, put_report, range_report};
+use crate::plot::{all_text, parse, polylines, svg_outline, texts};
 
 /// Two runs of one matrix over `load.clients`, on two etcd versions: the range run with every
 /// figure known, and the same with other figures (fewer requests, another version).
@@ -163,4 +165,157 @@ fn markdown_escapes_pipes_in_names() {
     a.name = "range-s [key=a|b]".to_owned();
     let markdown = Columns::new([&a, &b]).markdown();
     assert!(markdown.starts_with("| range-s | key=a\\|b · etcd 3.5.17 |"), "{markdown}");
+}
+
+#[test]
+fn html_puts_several_runs_side_by_side_with_plots_that_overlay_them() {
+    let runs = three_runs();
+    let page = render::html(&ReportSet::new(runs.to_vec()));
+    let doc = parse(&page);
+    let section = doc
+        .descendants()
+        .find(|n| n.attribute("id") == Some("side-by-side"))
+        .expect("a side-by-side section");
+    let nav =
+        doc.descendants().find(|n| n.attribute("href") == Some("#side-by-side")).map(all_text);
+    assert_eq!(nav.as_deref(), Some("Runs side by side"));
+
+    let table = section.descendants().find(|n| n.has_tag_name("table")).unwrap();
+    assert_eq!(table.attribute("class"), Some("columns"));
+    let head: Vec<String> = table
+        .descendants()
+        .find(|n| n.has_tag_name("thead"))
+        .unwrap()
+        .descendants()
+        .filter(|n| n.has_tag_name("th"))
+        .map(all_text)
+        .collect();
+    assert_eq!(head, ["", "put-256b", "range-s", "mixed"]);
+    let body: Vec<roxmltree::Node<'_, '_>> = table
+        .descendants()
+        .find(|n| n.has_tag_name("tbody"))
+        .unwrap()
+        .children()
+        .filter(|n| n.has_tag_name("tr"))
+        .collect();
+    assert_eq!(body.len(), Row::ALL.len());
+    let studies: Vec<_> = runs.iter().map(Report::study).collect();
+    for (tr, row) in body.iter().zip(Row::ALL) {
+        let th = tr.children().find(|n| n.has_tag_name("th")).map(all_text);
+        assert_eq!(th.as_deref(), Some(row.label()));
+        let tds: Vec<roxmltree::Node<'_, '_>> =
+            tr.children().filter(|n| n.has_tag_name("td")).collect();
+        assert_eq!(tds.len(), runs.len());
+        for (td, study) in tds.iter().zip(&studies) {
+            assert_eq!(all_text(*td), study.cell(row));
+            // An unknown figure says why on hover.
+            assert_eq!(td.attribute("title"), study.why_unknown(row), "{}", row.label());
+        }
+    }
+
+    let plots: Vec<String> = section
+        .descendants()
+        .filter(|n| n.has_tag_name("svg"))
+        .map(|svg| svg.descendants().find(|d| d.has_tag_name("text")).map(all_text).unwrap())
+        .map(|t| t.trim().to_owned())
+        .collect();
+    // Only the range run sampled its members; the put runs wrote keys, with failures.
+    assert_eq!(
+        plots,
+        [
+            "throughput per interval",
+            "p99 latency per interval",
+            "members' average CPU",
+            "members' average resident memory",
+            "mean latency by keys written",
+        ]
+    );
+
+    // One run: no section.
+    let one = render::html(&ReportSet::new(vec![put_report()]));
+    assert!(!one.contains("side-by-side"));
+}
+
+/// The colors of the first runs' lines, as the SVG writes them.
+const RUN_STROKES: [&str; 3] = ["#1F77B4", "#FF7F0E", "#2CA02C"];
+
+#[test]
+fn overlays_have_a_line_per_run_in_a_color_of_its_own() {
+    let runs = three_runs();
+    let labelled: Vec<overlay::Run<'_>> =
+        ["put", "range", "mixed"].into_iter().zip(&runs).collect();
+    let svg = overlay::throughput_over_time(&labelled);
+    insta::assert_snapshot!(svg_outline(&svg));
+    let doc = parse(&svg);
+    let legend: Vec<String> =
+        texts(&doc).into_iter().filter(|t| !t.starts_with(char::is_numeric)).collect();
+    assert_eq!(
+        legend,
+        [
+            "throughput per interval",
+            "requests per second",
+            "time since start (s)",
+            "put",
+            "range",
+            "mixed"
+        ]
+    );
+    for (stroke, run) in RUN_STROKES.iter().zip(&runs) {
+        let lines = polylines(&doc, stroke);
+        assert_eq!(lines.len(), 2, "{stroke}: a line and its legend mark");
+        let intervals = run.ops.values().map(|o| o.intervals.len()).max().unwrap();
+        assert_eq!(lines[0].len(), intervals, "{stroke}: a point per interval");
+    }
+
+    // p99: the mixed run has no load figures of its own (two kinds, no `all`): no line, but
+    // its place in the legend.
+    let doc_text = overlay::p99_over_time(&labelled);
+    let doc = parse(&doc_text);
+    assert_eq!(polylines(&doc, RUN_STROKES[0])[0].len(), 3);
+    assert_eq!(polylines(&doc, RUN_STROKES[1])[0].len(), 2);
+    assert_eq!(polylines(&doc, RUN_STROKES[2]).len(), 1, "the legend mark alone");
+
+    // Only the range run sampled its members: one line of CPU; none sampled, no plot.
+    let cpu = overlay::server_cpu_over_time(&labelled).expect("a run sampled its members");
+    let doc = parse(&cpu);
+    assert_eq!(polylines(&doc, RUN_STROKES[1])[0].len(), 2, "a point per sample");
+    assert_eq!(polylines(&doc, RUN_STROKES[0]).len(), 1);
+    let unsampled = [("put", &runs[0])];
+    assert_eq!(overlay::server_cpu_over_time(&unsampled), None);
+    assert_eq!(overlay::server_memory_over_time(&unsampled), None);
+}
+
+#[test]
+fn by_keys_the_runs_that_wrote_are_drawn_with_their_failures_crossed() {
+    let mut put = put_report();
+    put.server = range_report().server;
+    let range = range_report();
+    let labelled = [("put", &put), ("range", &range)];
+
+    let svg = overlay::latency_by_keys(&labelled).expect("a run wrote keys");
+    insta::assert_snapshot!(svg_outline(&svg));
+    let doc = parse(&svg);
+    // The put run's line has a point per interval; the range run wrote nothing: no line.
+    assert_eq!(polylines(&doc, RUN_STROKES[0])[0].len(), 3);
+    assert_eq!(polylines(&doc, RUN_STROKES[1]).len(), 1, "the legend mark alone");
+    // The put run failed requests in its first and last intervals: a cross (two strokes)
+    // on each, and one in the legend.
+    let crosses = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("line") && n.attribute("stroke") == Some(RUN_STROKES[0]))
+        .count();
+    assert_eq!(crosses, 2 * 3);
+    assert!(texts(&doc).iter().any(|t| t == "put: failed requests"));
+
+    // Memory by keys: a point per sample of the members.
+    let svg = overlay::server_memory_by_keys(&labelled).expect("sampled and written");
+    let doc = parse(&svg);
+    assert_eq!(polylines(&doc, RUN_STROKES[0])[0].len(), 2);
+    assert!(texts(&doc).iter().any(|t| t == "members' average resident memory by keys written"));
+
+    // Nothing written, or the members of no run that wrote sampled: no plot by keys.
+    assert_eq!(overlay::latency_by_keys(&[("range", &range)]), None);
+    assert_eq!(overlay::server_memory_by_keys(&[("range", &range)]), None);
+    let unsampled = put_report();
+    assert_eq!(overlay::server_memory_by_keys(&[("put", &unsampled), ("range", &range)]), None);
 }
