@@ -10,8 +10,9 @@
 //!   report files (`--json`, `--markdown`, `--csv`).
 //! - `capacity`: a throwaway member with a small `--quota-backend-bytes` fills up mid-run:
 //!   puts counted as ResourceExhausted with etcd's message, the NOSPACE alarm in the report.
-//! - `cluster`: `[matrix]` scenarios (one run and one markdown row per combination),
-//!   `--target`, and `etcdlat cluster`.
+//! - `cluster`: `[matrix]` scenarios (one run and one markdown row per combination, then
+//!   the runs side by side, a column each, in text and markdown), `--target`, and
+//!   `etcdlat cluster`.
 //! - `etcd`: etcd versions as a parameter of throwaway clusters: a matrix over
 //!   `cluster.etcd` and `--etcd` run on the etcd asked for (the system's and v3.6.14, built
 //!   by `.ci/deps --tests`); unknown versions, bad paths and versions against `--endpoints`
