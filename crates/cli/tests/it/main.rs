@@ -26,7 +26,8 @@
 //!   HashKV check; each report checked against the server.
 //! - `jsonl`: `--jsonl` to a file and to standard output: a line per interval while the run
 //!   goes, adding up to the summary line last and to the JSON report.
-//! - `report_tool`: `etcdlat merge` and `etcdlat compare` on reports of real runs, and
+//! - `report_tool`: `etcdlat merge` and `etcdlat compare` (of two reports, and of three side
+//!   by side) on reports of real runs, and
 //!   thresholds (`--threshold`, a scenario's `thresholds`): exit 1 naming the threshold not
 //!   met, exit 2 naming the file for bad input.
 //! - `hostile`: the testkit's hostile proxy in front of etcd corrupts answers mid-run
