@@ -6,7 +6,7 @@
 //! scenarios: [`Columns::new`]) or of several report files (`etcdlat compare`:
 //! [`Columns::of_files`]). It writes itself as a box table for a terminal
 //! ([`Columns::text`]) or as markdown ([`Columns::markdown`]); the HTML page
-//! ([`crate::render::html`]) draws it from its parts.
+//! ([`crate::render::html()`]) draws it from its parts.
 //!
 //! Each column's header says, in lines, what sets its run apart from the others:
 //! - the file it was read from ([`Columns::of_files`]);
