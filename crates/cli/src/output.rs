@@ -7,6 +7,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
+use etcdlat_core::render::columns::Columns;
 use etcdlat_core::render::heatmap::{self, Heatmap};
 use etcdlat_core::render::{self, plot};
 use etcdlat_core::{Report, ReportSet};
@@ -76,7 +77,7 @@ impl Lines {
 pub struct Outputs {
     /// JSON report destination.
     pub json: Option<Target>,
-    /// Markdown table destination.
+    /// Markdown tables destination.
     pub markdown: Option<Target>,
     /// Interval CSV destination.
     pub csv: Option<Target>,
@@ -115,7 +116,7 @@ impl Outputs {
             t.write(&render::json(set))?;
         }
         if let Some(t) = &self.markdown {
-            t.write(&render::markdown(&set.runs))?;
+            t.write(&markdown(&set.runs))?;
         }
         if let Some(t) = &self.csv {
             t.write(&intervals_csv(&set.runs))?;
@@ -188,6 +189,19 @@ pub fn targets<const N: usize>(flags: [(&str, Option<&Path>); N]) -> Result<[Opt
         }
     }
     Ok(targets)
+}
+
+/// The markdown of `runs`: the table in the columns of etcd's performance guide, then, with
+/// several runs, the runs side by side (dbtester's figures, a column per run). The first
+/// answers how a run compares with the guide's figures, the second how the runs compare
+/// with each other, the servers' side too; both are cheap, so both are written.
+fn markdown(runs: &[Report]) -> String {
+    let mut text = render::markdown(runs);
+    if runs.len() > 1 {
+        text.push('\n');
+        text.push_str(&Columns::new(runs).markdown());
+    }
+    text
 }
 
 /// The interval CSV of every run, under one header.

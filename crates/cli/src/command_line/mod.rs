@@ -367,8 +367,10 @@ pub enum Command {
     /// Merge the JSON reports of shards of one run (machines started together) into one:
     /// histograms are added and counts summed, so its percentiles are those of every sample.
     Merge(MergeArgs),
-    /// Compare two JSON reports, run by run, as markdown tables (throughput, p50, p99, p99.9,
-    /// errors), marking the changes beyond the run-to-run noise seen in their intervals.
+    /// Compare JSON reports: every run side by side in a markdown table of dbtester's
+    /// figures, a column per run; and, for two reports, run by run, a table per operation
+    /// (throughput, p50, p99, p99.9, errors) marking the changes beyond the run-to-run noise
+    /// seen in their intervals.
     Compare(CompareArgs),
 }
 

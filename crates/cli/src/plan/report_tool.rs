@@ -27,15 +27,14 @@ pub struct MergePlan {
 /// `etcdlat compare`, validated.
 #[derive(Debug)]
 pub struct ComparePlan {
-    /// The report compared against.
-    pub base: PathBuf,
-    /// The report compared with it.
-    pub new: PathBuf,
+    /// The reports, two or more: with two, the first is the base the second is compared
+    /// against.
+    pub inputs: Vec<PathBuf>,
     /// Print the markdown comparison on standard output.
     pub print: bool,
     /// Markdown comparison destination.
     pub markdown: Option<Target>,
-    /// JSON comparison destination.
+    /// JSON comparison destination (two reports only).
     pub json: Option<Target>,
     /// Where the heatmaps of the change go, when the reports are of a matrix over two axes.
     pub heatmap: Option<Heatmaps>,
@@ -68,7 +67,7 @@ pub fn merge_plan(args: &MergeArgs, g: &Global) -> Result<MergePlan> {
     })
 }
 
-/// `etcdlat compare BASE NEW`.
+/// `etcdlat compare REPORT REPORT...`.
 pub fn compare_plan(args: &CompareArgs, g: &Global) -> Result<ComparePlan> {
     if !g.threshold.is_empty() {
         bail!("--threshold applies to runs and merged reports, not to compare");
@@ -80,10 +79,15 @@ pub fn compare_plan(args: &CompareArgs, g: &Global) -> Result<ComparePlan> {
     if perfdash.is_some() {
         bail!("--perfdash does not apply to compare");
     }
+    if json.is_some() && args.reports.len() != 2 {
+        bail!(
+            "--json writes the comparison of two reports (BASE NEW), not of {}",
+            args.reports.len()
+        );
+    }
     let to_stdout = [&json, &markdown].iter().any(|t| matches!(t, Some(Target::Stdout)));
     Ok(ComparePlan {
-        base: args.base.clone(),
-        new: args.new.clone(),
+        inputs: args.reports.clone(),
         print: !g.quiet && !to_stdout,
         markdown,
         json,

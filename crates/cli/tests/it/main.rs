@@ -10,8 +10,9 @@
 //!   report files (`--json`, `--markdown`, `--csv`).
 //! - `capacity`: a throwaway member with a small `--quota-backend-bytes` fills up mid-run:
 //!   puts counted as ResourceExhausted with etcd's message, the NOSPACE alarm in the report.
-//! - `cluster`: `[matrix]` scenarios (one run and one markdown row per combination),
-//!   `--target`, and `etcdlat cluster`.
+//! - `cluster`: `[matrix]` scenarios (one run and one markdown row per combination, then
+//!   the runs side by side, a column each, in text and markdown), `--target`, and
+//!   `etcdlat cluster`.
 //! - `etcd`: etcd versions as a parameter of throwaway clusters: a matrix over
 //!   `cluster.etcd` and `--etcd` run on the etcd asked for (the system's and v3.6.14, built
 //!   by `.ci/deps --tests`); unknown versions, bad paths and versions against `--endpoints`
@@ -25,7 +26,8 @@
 //!   HashKV check; each report checked against the server.
 //! - `jsonl`: `--jsonl` to a file and to standard output: a line per interval while the run
 //!   goes, adding up to the summary line last and to the JSON report.
-//! - `report_tool`: `etcdlat merge` and `etcdlat compare` on reports of real runs, and
+//! - `report_tool`: `etcdlat merge` and `etcdlat compare` (of two reports, and of three side
+//!   by side) on reports of real runs, and
 //!   thresholds (`--threshold`, a scenario's `thresholds`): exit 1 naming the threshold not
 //!   met, exit 2 naming the file for bad input.
 //! - `hostile`: the testkit's hostile proxy in front of etcd corrupts answers mid-run

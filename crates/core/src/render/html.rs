@@ -23,8 +23,9 @@
 use std::fmt::Write;
 
 use crate::metrics::{MemberMetrics, ResourceSample, ResourceSeries, metric};
+use crate::render::columns::Columns;
 use crate::render::markdown::{qps, thousands};
-use crate::render::{heatmap, plot};
+use crate::render::{heatmap, overlay, plot};
 use crate::report::{OpReport, Report, ReportSet, Row, TargetInfo};
 
 /// Shown where a cell has no value.
@@ -58,6 +59,7 @@ th, td { border: 1px solid #d0d7de; padding: .3rem .6rem; text-align: left; vert
 thead th { background: #f6f8fa; }
 table.kv th { background: #f6f8fa; font-weight: 600; }
 table.kv td.n { text-align: left; }
+table.columns tbody th { text-align: right; background: #f6f8fa; font-weight: 600; }
 caption { text-align: left; font-weight: 600; padding: .25rem 0; }
 td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .scroll { overflow-x: auto; }
@@ -72,8 +74,14 @@ footer { margin-top: 3rem; color: #59636e; font-size: .85rem; }
 /// Renders every run of `set` as one HTML page.
 ///
 /// When the runs are those of a matrix over two axes, its heatmaps come first
-/// ([`heatmap::of_runs`]). For each run, in order: what ran (scenario, target, etcd version
-/// and members, load parameters); a results table with a row per operation kind (requests, errors by code
+/// ([`heatmap::of_runs`]). With several runs, the page then shows them side by side:
+/// dbtester's figures in a column per run ([`Columns`]), and plots with a line per run
+/// ([`overlay`]): throughput and p99 latency over time, the members' average CPU and memory
+/// over time when the reports sampled them, and latency and memory by keys written when the
+/// runs wrote keys.
+///
+/// Then for each run, in order: what ran (scenario, target, etcd version and members, load
+/// parameters); a results table with a row per operation kind (requests, errors by code
 /// with the server's message for each when there was one, throughput, latency
 /// min/mean/p50/p90/p99/p99.9/p99.99/max and service time p50/p99); per kind, its latency
 /// per interval and percentile spectrum; the throughput per interval; then, when present,
@@ -104,7 +112,7 @@ pub fn html(set: &ReportSet) -> String {
     ));
     p.raw("</p>\n");
     if set.runs.len() > 1 {
-        p.raw("<nav>\n<ol>\n");
+        p.raw("<nav>\n<ol>\n<li><a href=\"#side-by-side\">Runs side by side</a></li>\n");
         for (i, r) in set.runs.iter().enumerate() {
             let _ = write!(p.out, "<li><a href=\"#run-{}\">", i + 1);
             p.text(&r.name);
@@ -118,6 +126,9 @@ pub fn html(set: &ReportSet) -> String {
     }
     if let Ok(maps) = heatmap::of_runs(&set.runs) {
         p.heatmaps(&maps);
+    }
+    if set.runs.len() > 1 {
+        p.side_by_side(&set.runs);
     }
     for (i, run) in set.runs.iter().enumerate() {
         p.run(i + 1, run);
@@ -174,6 +185,81 @@ impl Page {
         let _ = write!(self.out, "<h{level}>");
         self.text(text);
         let _ = writeln!(self.out, "</h{level}>");
+    }
+
+    /// Every run side by side: dbtester's figures in a column each, and the plots that
+    /// overlay them.
+    fn side_by_side(&mut self, runs: &[Report]) {
+        let table = Columns::new(runs);
+        self.raw("<section id=\"side-by-side\">\n");
+        self.heading(2, "Runs side by side");
+        self.raw("<div class=\"scroll\">\n<table class=\"columns\">\n<thead>\n<tr><th>");
+        self.text(&table.corner);
+        self.raw("</th>");
+        for header in &table.headers {
+            self.raw("<th class=\"n\">");
+            for (i, line) in header.iter().enumerate() {
+                if i > 0 {
+                    self.raw("<br/>");
+                }
+                self.text(line);
+            }
+            self.raw("</th>");
+        }
+        self.raw("</tr>\n</thead>\n<tbody>\n");
+        for figures in &table.rows {
+            self.raw("<tr><th>");
+            self.text(figures.row.label());
+            self.raw("</th>");
+            for cell in &figures.cells {
+                match &cell.why_unknown {
+                    // The reason on hover; the notes below say it too.
+                    Some(why) => {
+                        self.raw("<td class=\"n\" title=\"");
+                        self.text(why);
+                        self.raw("\">");
+                    }
+                    None => self.raw("<td class=\"n\">"),
+                }
+                self.text(&cell.text);
+                self.raw("</td>");
+            }
+            self.raw("</tr>\n");
+        }
+        self.raw("</tbody>\n</table>\n</div>\n");
+        let notes = table.notes();
+        if !notes.is_empty() {
+            self.raw("<p class=\"description\">n/a: not known to the run, because:</p>\n");
+            self.notes(&notes);
+        }
+        let labels: Vec<String> = (0..runs.len()).map(|i| table.label(i)).collect();
+        let overlaid: Vec<overlay::Run<'_>> = labels.iter().map(String::as_str).zip(runs).collect();
+        self.heading(3, "Over time");
+        self.raw("<div class=\"plots\">\n");
+        self.figure(&overlay::throughput_over_time(&overlaid));
+        self.figure(&overlay::p99_over_time(&overlaid));
+        for svg in
+            [overlay::server_cpu_over_time(&overlaid), overlay::server_memory_over_time(&overlaid)]
+                .into_iter()
+                .flatten()
+        {
+            self.figure(&svg);
+        }
+        self.raw("</div>\n");
+        let by_keys: Vec<String> =
+            [overlay::latency_by_keys(&overlaid), overlay::server_memory_by_keys(&overlaid)]
+                .into_iter()
+                .flatten()
+                .collect();
+        if !by_keys.is_empty() {
+            self.heading(3, "By keys written");
+            self.raw("<div class=\"plots\">\n");
+            for svg in &by_keys {
+                self.figure(svg);
+            }
+            self.raw("</div>\n");
+        }
+        self.raw("</section>\n");
     }
 
     fn run(&mut self, n: usize, run: &Report) {
@@ -488,15 +574,21 @@ impl Page {
                 ));
             }
         }
-        if !notes.is_empty() {
-            self.raw("<ul class=\"notes\">\n");
-            for n in notes {
-                self.raw("<li>");
-                self.text(&n);
-                self.raw("</li>\n");
-            }
-            self.raw("</ul>\n");
+        self.notes(&notes);
+    }
+
+    /// A list of notes under a table; nothing when there are none.
+    fn notes(&mut self, notes: &[String]) {
+        if notes.is_empty() {
+            return;
         }
+        self.raw("<ul class=\"notes\">\n");
+        for n in notes {
+            self.raw("<li>");
+            self.text(n);
+            self.raw("</li>\n");
+        }
+        self.raw("</ul>\n");
     }
 
     /// Server metrics with a column per member and a row per figure; a figure the member's

@@ -41,14 +41,14 @@ const SPECTRUM_DECADES: f64 = 5.0;
 const SPECTRUM_POINTS_PER_DECADE: u32 = 50;
 
 /// Time series longer than this are drawn as lines only, without a marker per interval.
-const MAX_MARKED_POINTS: usize = 120;
+pub(super) const MAX_MARKED_POINTS: usize = 120;
 
 // matplotlib's "tab10" colors: distinct, and familiar from other latency plots.
-const TAB_BLUE: RGBColor = RGBColor(31, 119, 180);
-const TAB_GREEN: RGBColor = RGBColor(44, 160, 44);
-const TAB_ORANGE: RGBColor = RGBColor(255, 127, 14);
-const TAB_RED: RGBColor = RGBColor(214, 39, 40);
-const GREY: RGBColor = RGBColor(90, 90, 90);
+pub(super) const TAB_BLUE: RGBColor = RGBColor(31, 119, 180);
+pub(super) const TAB_GREEN: RGBColor = RGBColor(44, 160, 44);
+pub(super) const TAB_ORANGE: RGBColor = RGBColor(255, 127, 14);
+pub(super) const TAB_RED: RGBColor = RGBColor(214, 39, 40);
+pub(super) const GREY: RGBColor = RGBColor(90, 90, 90);
 
 /// A line of the latency plot: its label, color, and value in an interval, us.
 type Percentile = (&'static str, RGBColor, fn(&Interval) -> u64);
@@ -101,6 +101,7 @@ pub fn latency_over_time(report: &Report, kind: OpKind) -> String {
         y: 0.0..headroom(unit.scale(max_us as f64)),
         x_labels: None,
         series,
+        points: Vec::new(),
         note,
         markers: intervals.len() <= MAX_MARKED_POINTS,
     })
@@ -171,6 +172,7 @@ pub fn throughput_over_time(report: &Report) -> String {
         y: 0.0..headroom(max),
         x_labels: None,
         series,
+        points: Vec::new(),
         note: (len == 0).then(|| "no request completed".to_owned()),
         markers: len <= MAX_MARKED_POINTS,
     })
@@ -352,6 +354,7 @@ pub fn resource_over_time(report: &Report, what: Resource) -> String {
         x_labels: None,
         markers: series.iter().all(|s| s.segments.iter().all(|p| p.len() <= MAX_MARKED_POINTS)),
         series,
+        points: Vec::new(),
         note,
     })
 }
@@ -468,6 +471,7 @@ pub fn percentile_spectrum(report: &Report, kind: OpKind) -> String {
                 },
             ]
         },
+        points: Vec::new(),
         note,
         markers: false,
     })
@@ -517,7 +521,7 @@ fn errors(i: &Interval) -> u64 {
 }
 
 /// The run's intervals on the time axis, seconds since measurement started.
-struct TimeAxis {
+pub(super) struct TimeAxis {
     /// Length of an interval.
     step: f64,
     /// Measured time.
@@ -527,7 +531,7 @@ struct TimeAxis {
 }
 
 impl TimeAxis {
-    fn of(report: &Report) -> Self {
+    pub(super) fn of(report: &Report) -> Self {
         let step = report.interval().as_secs_f64();
         Self {
             step: if step > 0.0 { step } else { 1.0 },
@@ -538,7 +542,7 @@ impl TimeAxis {
 
     /// Interval `index` as measured: the last one is cut short by the end of the run
     /// (unless a completion landed past the end, which leaves it whole).
-    fn span(&self, index: usize) -> (f64, f64) {
+    pub(super) fn span(&self, index: usize) -> (f64, f64) {
         let start = index as f64 * self.step;
         let end = start + self.step;
         if self.duration > start && self.duration < end {
@@ -548,18 +552,18 @@ impl TimeAxis {
         }
     }
 
-    fn middle(&self, index: usize) -> f64 {
+    pub(super) fn middle(&self, index: usize) -> f64 {
         let (start, end) = self.span(index);
         (start + end) / 2.0
     }
 
-    fn width(&self, index: usize) -> f64 {
+    pub(super) fn width(&self, index: usize) -> f64 {
         let (start, end) = self.span(index);
         end - start
     }
 
     /// The end of the axis: the end of the run or of its last interval, whichever is later.
-    fn end(&self) -> f64 {
+    pub(super) fn end(&self) -> f64 {
         let last = self.intervals.checked_sub(1).map_or(0.0, |i| self.span(i).1);
         let end = self.duration.max(last);
         if end > 0.0 { end } else { self.step }
@@ -567,18 +571,18 @@ impl TimeAxis {
 }
 
 /// The top of a value axis starting at 0: a little above the largest value, never empty.
-fn headroom(max: f64) -> f64 {
+pub(super) fn headroom(max: f64) -> f64 {
     if max.is_finite() && max > 0.0 { max * 1.08 } else { 1.0 }
 }
 
 /// The unit of a latency axis, chosen so its labels are short.
-struct TimeUnit {
-    name: &'static str,
+pub(super) struct TimeUnit {
+    pub(super) name: &'static str,
     us: f64,
 }
 
 impl TimeUnit {
-    fn for_max_us(max_us: f64) -> Self {
+    pub(super) fn for_max_us(max_us: f64) -> Self {
         if max_us >= 2e6 {
             Self { name: "s", us: 1e6 }
         } else if max_us >= 2e3 {
@@ -588,38 +592,47 @@ impl TimeUnit {
         }
     }
 
-    fn scale(&self, us: f64) -> f64 {
+    pub(super) fn scale(&self, us: f64) -> f64 {
         us / self.us
     }
 }
 
 /// One line of a plot, in pieces where it has gaps.
-struct Line {
-    label: String,
-    color: RGBColor,
-    width: u32,
+pub(super) struct Line {
+    pub(super) label: String,
+    pub(super) color: RGBColor,
+    pub(super) width: u32,
     /// Below 1 for a wide line that a narrower one may run along.
-    opacity: f64,
-    segments: Vec<Vec<(f64, f64)>>,
+    pub(super) opacity: f64,
+    pub(super) segments: Vec<Vec<(f64, f64)>>,
+}
+
+/// Points marked with a cross, not joined: events on a line (failed requests).
+pub(super) struct Points {
+    pub(super) label: String,
+    pub(super) color: RGBColor,
+    pub(super) at: Vec<(f64, f64)>,
 }
 
 /// What one plot shows.
-struct Chart {
-    title: String,
-    x_desc: String,
-    y_desc: String,
-    x: Range<f64>,
-    y: Range<f64>,
+pub(super) struct Chart {
+    pub(super) title: String,
+    pub(super) x_desc: String,
+    pub(super) y_desc: String,
+    pub(super) x: Range<f64>,
+    pub(super) y: Range<f64>,
     /// Labels of the x axis, if not plain numbers.
-    x_labels: Option<fn(&f64) -> String>,
-    series: Vec<Line>,
+    pub(super) x_labels: Option<fn(&f64) -> String>,
+    pub(super) series: Vec<Line>,
+    /// Crosses drawn over the lines.
+    pub(super) points: Vec<Points>,
     /// Written across the plot when it is empty, saying why.
-    note: Option<String>,
+    pub(super) note: Option<String>,
     /// A marker at every point, so that a single interval is visible.
-    markers: bool,
+    pub(super) markers: bool,
 }
 
-fn draw(chart: &Chart) -> String {
+pub(super) fn draw(chart: &Chart) -> String {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
@@ -677,6 +690,13 @@ fn draw_on(root: &DrawingArea<SVGBackend<'_>, Shift>, c: &Chart) -> DrawResult {
                 });
             }
         }
+    }
+    for p in &c.points {
+        let style = p.color.stroke_width(2);
+        chart
+            .draw_series(p.at.iter().map(|&at| Cross::new(at, 5, style)))?
+            .label(p.label.as_str())
+            .legend(move |(x, y)| Cross::new((x + 10, y), 5, style));
     }
     if !c.series.is_empty() {
         chart

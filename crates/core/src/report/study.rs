@@ -518,7 +518,7 @@ impl Report {
 
     /// The load's figures: every operation together (`all`), or the one kind the run sent;
     /// background compaction is not load.
-    fn load_op(&self) -> Option<&OpReport> {
+    pub(crate) fn load_op(&self) -> Option<&OpReport> {
         if let Some(all) = &self.all {
             return Some(all);
         }
@@ -599,16 +599,29 @@ impl Report {
     }
 }
 
-/// The largest, over time, of the members' average `figure`: each sample of the member with
-/// the most samples, averaged with the other members' samples nearest to it in time (within
-/// its span).
+/// The largest, over time, of the members' average `figure` ([`members_average`]).
 fn max_of_average(
     members: &[MemberMetrics],
     figure: fn(&ResourceSample) -> Option<f64>,
 ) -> Known<f64> {
+    if members.is_empty() {
+        return Err(NO_MEMBERS.to_owned());
+    }
+    members_average(members, figure).into_iter().map(|(_, v)| v).reduce(f64::max).ok_or_else(|| {
+        "the members' resources were not sampled (a report from an older etcdlat)".to_owned()
+    })
+}
+
+/// The members' average `figure` over time, as `(t_s, average)`: each sample of the member
+/// with the most samples, averaged with the other members' samples nearest to it in time
+/// (within its span); samples where no member has the figure are left out.
+pub(crate) fn members_average(
+    members: &[MemberMetrics],
+    figure: fn(&ResourceSample) -> Option<f64>,
+) -> Vec<(f64, f64)> {
     let series: Vec<&ResourceSeries> = members.iter().map(|m| &m.resources).collect();
     let Some(reference) = series.iter().max_by_key(|s| s.samples.len()) else {
-        return Err(NO_MEMBERS.to_owned());
+        return Vec::new();
     };
     reference
         .samples
@@ -625,12 +638,9 @@ fn max_of_average(
                 })
                 .filter_map(figure)
                 .collect();
-            (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+            (!values.is_empty()).then(|| (at.t_s, values.iter().sum::<f64>() / values.len() as f64))
         })
-        .reduce(f64::max)
-        .ok_or_else(|| {
-            "the members' resources were not sampled (a report from an older etcdlat)".to_owned()
-        })
+        .collect()
 }
 
 /// A disk figure over the run, for each block device holding a member's data dir once.

@@ -271,8 +271,11 @@ fn the_page_of_a_two_axis_matrix_draws_its_heatmaps() {
     // Before the runs, and each figure a document of its own with its six cells.
     let first_run = page.find("id=\"run-1\"").unwrap();
     assert!(page.find("id=\"heatmaps\"").unwrap() < first_run);
-    let svgs: Vec<&str> =
-        page[..first_run].match_indices("<svg ").map(|(at, _)| &page[at..]).collect();
+    // The runs side by side follow the heatmaps, before the runs, with plots of their own.
+    let from = page.find("id=\"heatmaps\"").unwrap();
+    let section = &page[from..from + page[from..].find("</section>").unwrap()];
+    let svgs: Vec<&str> = section.match_indices("<svg ").map(|(at, _)| &section[at..]).collect();
+    assert_eq!(svgs.len(), 4);
     for svg in svgs {
         let end = svg.find("</svg>").unwrap() + "</svg>".len();
         assert_eq!(cells(&svg[..end]).len(), 6);

@@ -1,5 +1,6 @@
 //! Integration tests of etcdlat-core, one module per subject.
 
+mod columns;
 mod drawn;
 mod fixture;
 mod fuzz;

@@ -62,7 +62,7 @@ pub(crate) fn texts(doc: &roxmltree::Document<'_>) -> Vec<String> {
 }
 
 /// The points of every polyline drawn in `stroke`.
-fn polylines(doc: &roxmltree::Document<'_>, stroke: &str) -> Vec<Vec<(f64, f64)>> {
+pub(crate) fn polylines(doc: &roxmltree::Document<'_>, stroke: &str) -> Vec<Vec<(f64, f64)>> {
     doc.descendants()
         .filter(|n| n.has_tag_name("polyline") && n.attribute("stroke") == Some(stroke))
         .map(|n| {
@@ -247,7 +247,7 @@ pub(crate) fn all_text(node: roxmltree::Node<'_, '_>) -> String {
 }
 
 /// The page's outline: headings, tables (caption and header cells), figures (plot titles).
-fn page_outline(page: &str) -> String {
+pub(crate) fn page_outline(page: &str) -> String {
     let doc = parse(page);
     let mut out = String::new();
     for n in doc.descendants().filter(roxmltree::Node::is_element) {
@@ -319,10 +319,11 @@ fn html_refers_to_nothing_outside_itself() {
             &page[start..end]
         })
         .collect();
-    // Per run: two per kind (5 kinds over 4 runs) and one of throughput; and the resource
-    // plots of each run that sampled resources.
+    // Per run: two per kind (5 kinds over 4 runs) and one of throughput; the resource plots
+    // of each run that sampled resources; and five of the runs side by side
+    // (render/overlay.rs): throughput, p99, the members' CPU and memory, latency by keys.
     let sampled = page_set().runs.iter().filter(|r| !r.server.is_empty()).count();
-    assert_eq!(svgs.len(), 2 * 5 + 4 + sampled * plot::Resource::ALL.len());
+    assert_eq!(svgs.len(), 2 * 5 + 4 + sampled * plot::Resource::ALL.len() + 5);
     for svg in svgs {
         svg_outline(svg);
     }
