@@ -8,6 +8,7 @@ pub const SCENARIOS: &[(&str, &str)] = &[
         include_str!("../../../configs/scenarios/capacity-test-network.toml"),
     ),
     ("delete", include_str!("../../../configs/scenarios/delete.toml")),
+    ("dbtester-write-1m", include_str!("../../../configs/scenarios/dbtester-write-1m.toml")),
     ("etcd-perf-guide", include_str!("../../../configs/scenarios/etcd-perf-guide.toml")),
     ("lease-keepalive", include_str!("../../../configs/scenarios/lease-keepalive.toml")),
     ("mix-80-15-5", include_str!("../../../configs/scenarios/mix-80-15-5.toml")),
