@@ -54,7 +54,7 @@ impl Lines {
     }
 
     /// Writes `text` and flushes it. A reader of standard output that has gone away is not
-    /// an error (as [`print`]).
+    /// an error (as [`print()`]).
     ///
     /// # Errors
     /// When the file cannot be written.

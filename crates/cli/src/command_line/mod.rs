@@ -65,7 +65,7 @@ pub struct Global {
     #[arg(long, global = true, value_name = "TARGET")]
     pub target: Option<String>,
 
-    /// etcd user, as user[:password]; without a password it is read from ETCDLAT_PASSWORD,
+    /// etcd user, as `user[:password]`; without a password it is read from ETCDLAT_PASSWORD,
     /// else asked for on the terminal.
     #[arg(long, global = true)]
     pub user: Option<String>,
