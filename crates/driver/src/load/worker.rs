@@ -32,7 +32,7 @@ use etcdlat_core::{Arrivals, ErrorCode, OpKind, Pacer, Rate, Recorder, Schedule,
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
 
-use super::audit::{AuditLog, Recording};
+use super::audit_log::{AuditLog, Recording};
 use super::cpu::{BusyMeter, parking, pin_to, thread_cpu};
 use super::progress::WorkerProgress;
 use super::request::{ClientState, Ops, Work};
