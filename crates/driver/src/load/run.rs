@@ -13,7 +13,8 @@
 //!    back, HashKV, alarms).
 //! 4. [`Run::report`]: the [`Report`].
 //!
-//! [`run`] strings them together.
+//! [`Driver::run_until`] strings them together, its setup fill first when the scenario has
+//! one.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -47,22 +48,41 @@ use crate::cluster::toxiproxy::Proxies;
 use crate::error::DriverError;
 use crate::transport::control_client_any;
 
-/// Runs `scenario`, valid, on `driver`: its setup fill first if it has one, then the run.
-pub(super) async fn run(
-    driver: &Driver,
-    scenario: &Scenario,
-    shutdown: impl Future<Output = ()>,
-) -> Result<Report, DriverError> {
-    let mut shutdown = std::pin::pin!(shutdown);
-    // Taken before the cluster is asked, so that a run that waited for another's sees the
-    // cluster as it is when its turn comes.
-    let pool = driver.pool.lock().await;
-    let mut run = Run::prepare(driver, scenario).await?;
-    let pool = match &scenario.setup {
-        Some(setup) => run.fill(setup, pool, shutdown.as_mut()).await?,
-        None => pool,
-    };
-    run.measure(pool, shutdown).await
+// The driver's run methods live here, beside the run they start, so that driver.rs, which
+// this file builds on (the pool, the dialer), does not import it back.
+impl Driver {
+    /// Runs `scenario` to completion.
+    ///
+    /// # Errors
+    /// Only when the run as a whole cannot happen: an invalid scenario, or connections that
+    /// cannot be (re)opened. Failed requests are counted in the report.
+    pub async fn run(&self, scenario: &Scenario) -> Result<Report, DriverError> {
+        self.run_until(scenario, std::future::pending()).await
+    }
+
+    /// Runs `scenario` until it completes or `shutdown` completes, whichever is first. On
+    /// shutdown, in-flight requests get a short grace to finish (the rest are counted as
+    /// `Cancelled`) and the report, marked interrupted, holds everything measured.
+    ///
+    /// # Errors
+    /// As [`Driver::run`].
+    pub async fn run_until(
+        &self,
+        scenario: &Scenario,
+        shutdown: impl Future<Output = ()>,
+    ) -> Result<Report, DriverError> {
+        scenario.validate()?;
+        let mut shutdown = std::pin::pin!(shutdown);
+        // Taken before the cluster is asked, so that a run that waited for another's sees the
+        // cluster as it is when its turn comes.
+        let pool = self.pool.lock().await;
+        let mut run = Run::prepare(self, scenario).await?;
+        let pool = match &scenario.setup {
+            Some(setup) => run.fill(setup, pool, shutdown.as_mut()).await?,
+            None => pool,
+        };
+        run.measure(pool, shutdown).await
+    }
 }
 
 /// One run of one scenario on a driver, prepared: what it runs against and where its load
