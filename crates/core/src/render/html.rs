@@ -24,9 +24,10 @@ use std::fmt::Write;
 
 use crate::metrics::{MemberMetrics, ResourceSample, ResourceSeries, metric};
 use crate::render::columns::Columns;
-use crate::render::markdown::{qps, thousands};
+use crate::render::markdown::qps;
 use crate::render::{heatmap, overlay, plot};
 use crate::report::{OpReport, Report, ReportSet, Row, TargetInfo};
+use crate::unit::thousands;
 
 /// Shown where a cell has no value.
 const MISSING: &str = "–";

@@ -25,8 +25,8 @@ use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::metrics::{ResourceSample, ResourceSeries};
 use crate::op::OpKind;
-use crate::render::markdown::thousands;
 use crate::report::{Distribution, Interval, Report};
+use crate::unit::thousands;
 
 /// Width and height of every plot, pixels (the SVG's `viewBox`, so it scales).
 const SIZE: (u32, u32) = (800, 420);

@@ -54,8 +54,8 @@ use serde::{Deserialize, Serialize};
 use super::Report;
 use crate::metrics::{MemberMetrics, ResourceSample, ResourceSeries, metric, source};
 use crate::op::OpKind;
-use crate::render::markdown::thousands;
 use crate::report::{Distribution, OpReport};
+use crate::unit::thousands;
 
 /// dbtester's figures of one run ([`Report::study`]). Every figure is written to the JSON,
 /// `null` when unknown; [`Study::unknown`] says why for each of those.
