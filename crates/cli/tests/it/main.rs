@@ -51,6 +51,8 @@
 //!   server told to drop a write or answer linearizable reads late: exit 1, naming it.
 //! - `soak`: two minutes of open-loop puts: the client's RSS grows less than 5% after the
 //!   first 20 s, and the JSON and CSV interval series have every second.
+//! - `network`: the emulated network's flags with `--local` and `run`, a scenario's
+//!   `[network]` and a matrix over it; bad network input refused before anything starts.
 //! - `kubernetes`: the Kubernetes example's manifests are a valid Indexed Job and ConfigMap
 //!   (no cluster runs here), and the Dockerfile is multi-stage.
 //! - `setup`: the README's quick start against `.ci/deps`: no browser to run, every package
