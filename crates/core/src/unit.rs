@@ -100,7 +100,7 @@ pub fn parse_bandwidth(text: &str) -> Result<u64, String> {
 #[must_use]
 pub fn format_bandwidth(bytes_per_s: u64) -> String {
     for (unit, size) in [("GB", 1_000_000_000), ("MB", 1_000_000), ("KB", 1_000)] {
-        if bytes_per_s >= size && bytes_per_s % (size / 1000) == 0 {
+        if bytes_per_s >= size && bytes_per_s.is_multiple_of(size / 1000) {
             let whole = bytes_per_s / size;
             let frac = bytes_per_s % size / (size / 1000);
             return if frac == 0 {
@@ -122,7 +122,7 @@ pub(crate) fn thousands(n: u64) -> String {
 pub(crate) fn group_digits(digits: &str) -> String {
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

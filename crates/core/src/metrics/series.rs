@@ -304,12 +304,13 @@ impl SeriesBuilder {
     /// [`MAX_SAMPLES`] are full.
     pub fn push(&mut self, sample: ResourceSample) {
         let samples = &mut self.series.samples;
-        if self.in_last > 0 && self.in_last < self.width {
-            if let Some(last) = samples.last_mut() {
-                last.absorb(&sample);
-                self.in_last += 1;
-                return;
-            }
+        if self.in_last > 0
+            && self.in_last < self.width
+            && let Some(last) = samples.last_mut()
+        {
+            last.absorb(&sample);
+            self.in_last += 1;
+            return;
         }
         if samples.len() >= MAX_SAMPLES {
             let folded: Vec<ResourceSample> = samples

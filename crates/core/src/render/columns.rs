@@ -299,11 +299,11 @@ fn names<'a>(names: impl Iterator<Item = &'a str>) -> (String, Vec<Option<String
         return ((*first).to_owned(), vec![None; names.len()]);
     }
     let split: Option<Vec<(&str, &str)>> = names.iter().map(|n| matrix_values(n)).collect();
-    if let Some(split) = split {
-        if split.iter().all(|(base, _)| *base == split[0].0) {
-            let values = split.iter().map(|(_, v)| Some((*v).to_owned())).collect();
-            return (split[0].0.to_owned(), values);
-        }
+    if let Some(split) = split
+        && split.iter().all(|(base, _)| *base == split[0].0)
+    {
+        let values = split.iter().map(|(_, v)| Some((*v).to_owned())).collect();
+        return (split[0].0.to_owned(), values);
     }
     (String::new(), names.iter().map(|n| Some((*n).to_owned())).collect())
 }

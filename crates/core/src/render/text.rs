@@ -690,16 +690,11 @@ fn resource_line(r: &ResourceSeries, client: bool) -> String {
     {
         parts.push(format!("context switches {v} / {n}"));
     }
-    if client {
-        if let (Some(sent), Some(received)) =
+    if client
+        && let (Some(sent), Some(received)) =
             (r.total(|s| s.sent_bytes), r.total(|s| s.received_bytes))
-        {
-            parts.push(format!(
-                "sent/received {} / {}",
-                decimal_bytes(sent),
-                decimal_bytes(received)
-            ));
-        }
+    {
+        parts.push(format!("sent/received {} / {}", decimal_bytes(sent), decimal_bytes(received)));
     }
     if let (Some(read), Some(written)) = (r.total(|s| s.read_bytes), r.total(|s| s.write_bytes)) {
         parts.push(format!(

@@ -242,24 +242,23 @@ impl Report {
     #[must_use]
     pub fn failures(&self) -> Vec<String> {
         let mut out = Vec::new();
-        if let Some(h) = &self.hashkv {
-            if !h.consistent {
-                let hashes: Vec<String> =
-                    h.members.iter().map(|(m, v)| format!("{m}={v}")).collect();
-                out.push(format!(
-                    "HashKV differs across members at revision {}: {}",
-                    h.revision,
-                    hashes.join(", ")
-                ));
-            }
+        if let Some(h) = &self.hashkv
+            && !h.consistent
+        {
+            let hashes: Vec<String> = h.members.iter().map(|(m, v)| format!("{m}={v}")).collect();
+            out.push(format!(
+                "HashKV differs across members at revision {}: {}",
+                h.revision,
+                hashes.join(", ")
+            ));
         }
-        if let Some(w) = &self.watch {
-            if w.missing > 0 || w.duplicate > 0 || w.out_of_order > 0 || w.unexplained > 0 {
-                out.push(format!(
+        if let Some(w) = &self.watch
+            && (w.missing > 0 || w.duplicate > 0 || w.out_of_order > 0 || w.unexplained > 0)
+        {
+            out.push(format!(
                     "watch events: {} expected, {} received, {} missing, {} duplicate, {} out of order, {} unexplained",
                     w.expected, w.received, w.missing, w.duplicate, w.out_of_order, w.unexplained
                 ));
-            }
         }
         if let Some(a) = &self.audit {
             out.extend(a.failures());

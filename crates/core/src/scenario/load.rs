@@ -70,13 +70,13 @@ impl Load {
                 format!("must be 1 to {MAX_CLIENTS}, got {}", self.clients),
             ));
         }
-        if let Some(c) = self.conns {
-            if c == 0 || c > MAX_CONNS {
-                return Err(ScenarioError::invalid(
-                    "load.conns",
-                    format!("must be 1 to {MAX_CONNS}, got {c}"),
-                ));
-            }
+        if let Some(c) = self.conns
+            && (c == 0 || c > MAX_CONNS)
+        {
+            return Err(ScenarioError::invalid(
+                "load.conns",
+                format!("must be 1 to {MAX_CONNS}, got {c}"),
+            ));
         }
         match (self.total, self.duration) {
             (None, None) if is_stream || !self.stages.is_empty() => {}

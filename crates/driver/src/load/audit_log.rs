@@ -151,10 +151,10 @@ impl Spaces {
 
     /// Notes that the run puts `value` into space `space`.
     pub(crate) fn writes(&mut self, space: u16, value: &[u8]) {
-        if let Some(values) = self.values.get_mut(usize::from(space)) {
-            if !values.iter().any(|v| v == value) {
-                values.push(value.to_vec());
-            }
+        if let Some(values) = self.values.get_mut(usize::from(space))
+            && !values.iter().any(|v| v == value)
+        {
+            values.push(value.to_vec());
         }
     }
 

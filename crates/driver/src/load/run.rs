@@ -414,10 +414,10 @@ impl<'a> Run<'a> {
         // The load's own, before the compactions join the recorder.
         let recorder_members = recorder.members().to_vec();
         let recorder_pacing = recorder.pacing().cloned();
-        if let Some(compactor) = loaded.compactor {
-            if let Ok(compactions) = compactor.await {
-                recorder.merge(compactions);
-            }
+        if let Some(compactor) = loaded.compactor
+            && let Ok(compactions) = compactor.await
+        {
+            recorder.merge(compactions);
         }
         let audit = match &measured.audit {
             Some(history) => {

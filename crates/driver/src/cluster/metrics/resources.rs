@@ -162,23 +162,23 @@ impl MemberResources {
             (Some(pid), Some(now)) => {
                 s.rss_bytes = Some(now.rss_bytes);
                 let io = self.io.note(now.io.clone());
-                if let Some((before_pid, before)) = &self.last_process {
-                    if *before_pid == pid {
-                        // A thread that ended takes its switches with it: never below 0.
-                        process_delta(
-                            s,
-                            now.cpu_s - before.cpu_s,
-                            now.ctxt_switches,
-                            before.ctxt_switches,
-                        );
-                        if let (Some(io), Ok(was)) = (&io, &before.io) {
-                            s.read_bytes = Some(io.read_bytes.saturating_sub(was.read_bytes));
-                            s.write_bytes = Some(io.write_bytes.saturating_sub(was.write_bytes));
-                            s.read_syscalls = Some(io.syscr.saturating_sub(was.syscr));
-                            s.write_syscalls = Some(io.syscw.saturating_sub(was.syscw));
-                            s.read_chars = Some(io.rchar.saturating_sub(was.rchar));
-                            s.write_chars = Some(io.wchar.saturating_sub(was.wchar));
-                        }
+                if let Some((before_pid, before)) = &self.last_process
+                    && *before_pid == pid
+                {
+                    // A thread that ended takes its switches with it: never below 0.
+                    process_delta(
+                        s,
+                        now.cpu_s - before.cpu_s,
+                        now.ctxt_switches,
+                        before.ctxt_switches,
+                    );
+                    if let (Some(io), Ok(was)) = (&io, &before.io) {
+                        s.read_bytes = Some(io.read_bytes.saturating_sub(was.read_bytes));
+                        s.write_bytes = Some(io.write_bytes.saturating_sub(was.write_bytes));
+                        s.read_syscalls = Some(io.syscr.saturating_sub(was.syscr));
+                        s.write_syscalls = Some(io.syscw.saturating_sub(was.syscw));
+                        s.read_chars = Some(io.rchar.saturating_sub(was.rchar));
+                        s.write_chars = Some(io.wchar.saturating_sub(was.wchar));
                     }
                 }
                 self.last_process = Some((pid, now));
@@ -192,16 +192,16 @@ impl MemberResources {
             s.wal_bytes = Some(sizes.wal);
             s.snap_bytes = Some(sizes.snap);
         }
-        if let Some(now) = disk.and_then(|d| self.disk_read.note(d)) {
-            if let Some(before) = self.last_disk.replace(now) {
-                s.disk_reads_completed =
-                    Some(now.reads_completed.saturating_sub(before.reads_completed));
-                s.disk_sectors_read = Some(now.sectors_read.saturating_sub(before.sectors_read));
-                s.disk_writes_completed =
-                    Some(now.writes_completed.saturating_sub(before.writes_completed));
-                s.disk_sectors_written =
-                    Some(now.sectors_written.saturating_sub(before.sectors_written));
-            }
+        if let Some(now) = disk.and_then(|d| self.disk_read.note(d))
+            && let Some(before) = self.last_disk.replace(now)
+        {
+            s.disk_reads_completed =
+                Some(now.reads_completed.saturating_sub(before.reads_completed));
+            s.disk_sectors_read = Some(now.sectors_read.saturating_sub(before.sectors_read));
+            s.disk_writes_completed =
+                Some(now.writes_completed.saturating_sub(before.writes_completed));
+            s.disk_sectors_written =
+                Some(now.sectors_written.saturating_sub(before.sectors_written));
         }
     }
 
@@ -220,12 +220,13 @@ impl MemberResources {
             // The member's own CPU figure when /proc gives none (a member etcdlat did not
             // start): over the time since the last good scrape.
             let span = at.saturating_duration_since(*then).as_secs_f64();
-            if s.cpu_percent.is_none() && span > 0.0 {
-                if let (Some(a), Some(b)) = (before.cpu, now.cpu) {
-                    let cpu = counter_increase(a, b) / span * 100.0;
-                    s.cpu_percent = Some(cpu);
-                    s.cpu_max_percent = Some(cpu);
-                }
+            if s.cpu_percent.is_none()
+                && span > 0.0
+                && let (Some(a), Some(b)) = (before.cpu, now.cpu)
+            {
+                let cpu = counter_increase(a, b) / span * 100.0;
+                s.cpu_percent = Some(cpu);
+                s.cpu_max_percent = Some(cpu);
             }
         }
         self.last_metrics = Some((at, now.clone()));

@@ -266,7 +266,7 @@ pub(super) fn header_fragment(flags: u8, payload: &mut BytesMut) -> Result<(), u
 
 /// The settings in a SETTINGS frame's payload.
 pub(super) fn settings(payload: &[u8]) -> Option<impl Iterator<Item = (u16, u32)> + '_> {
-    (payload.len() % 6 == 0).then(|| {
+    payload.len().is_multiple_of(6).then(|| {
         payload.chunks_exact(6).map(|s| {
             (u16::from_be_bytes([s[0], s[1]]), u32::from_be_bytes([s[2], s[3], s[4], s[5]]))
         })

@@ -543,7 +543,7 @@ impl State {
     /// Whether stream `id` (not 0) is idle: one this client never opened (RFC 9113 5.1;
     /// the server opens none, as push is off).
     fn idle(&self, id: u32) -> bool {
-        id % 2 == 0 || id >= self.next_id
+        id.is_multiple_of(2) || id >= self.next_id
     }
 
     /// Checks that a frame other than HEADERS or DATA may come on stream `id` (not 0):
