@@ -181,6 +181,12 @@ impl Action {
             (None, true) => Some(Targeting::Leader),
             (None, false) => None,
         };
+        // What the reports ask of the runs and where they go, before anything is looked for.
+        if g.heatmap.is_some() {
+            let runs = scenarios.iter().map(|s| (s.name.as_str(), s.matrix_cell.as_ref()));
+            heatmap::axes(runs).map_err(|e| anyhow!("--heatmap: {e}"))?;
+        }
+        let outputs = outputs(g)?;
         // Before a password is asked for: every etcd the runs need is there.
         let etcd_bins = etcd::binaries(&scenarios, &cluster, etcd_flag.is_some(), sources)?;
         let env_password = std::env::var("ETCDLAT_PASSWORD").ok();
@@ -201,11 +207,6 @@ impl Action {
         if g.workers == Some(0) {
             bail!("--workers must be at least 1");
         }
-        if g.heatmap.is_some() {
-            let runs = scenarios.iter().map(|s| (s.name.as_str(), s.matrix_cell.as_ref()));
-            heatmap::axes(runs).map_err(|e| anyhow!("--heatmap: {e}"))?;
-        }
-        let outputs = outputs(g)?;
         Ok(Self::Run(Box::new(RunPlan {
             scenarios,
             cluster,
