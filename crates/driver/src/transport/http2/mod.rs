@@ -36,6 +36,7 @@ mod codec;
 mod hpack;
 mod out;
 mod state;
+mod stream;
 mod task;
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};

@@ -3,13 +3,14 @@
 //! directions' flow control.
 
 use std::collections::{HashMap, VecDeque};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 use std::task::{Context, Poll, Waker};
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 
 use super::codec::{self, DEFAULT_MAX_FRAME, RequestHead};
 use super::out::{Out, put_data};
+use super::stream::{IdHasher, Stream};
 use super::{Error, Meta};
 
 /// The window each stream advertises: large, so that 1 MB values are not throttled.
@@ -21,116 +22,12 @@ const MAX_STREAM_ID: u32 = i32::MAX as u32;
 /// The window every connection starts with (RFC 9113).
 const DEFAULT_WINDOW: u32 = 65_535;
 
-/// Stream ids are odd and unique on a connection: hashed by a multiplication.
-#[derive(Default)]
-pub(super) struct IdHasher(u64);
-
-impl Hasher for IdHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for b in bytes {
-            self.0 = (self.0 << 8 | u64::from(*b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-        }
-    }
-
-    fn write_u32(&mut self, id: u32) {
-        self.0 = u64::from(id).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    }
-}
-
-/// What a stream received and has to send.
-#[derive(Default)]
-pub(super) struct Stream {
-    /// Keep every field of the head and trailers (not only gRPC's status).
-    full: bool,
-    head: Option<Meta>,
-    got_head: bool,
-    data: Chunks,
-    trailers: Option<Meta>,
-    /// The server ended the stream.
-    end: bool,
-    error: Option<Error>,
-    waker: Option<Waker>,
-    /// Bytes the reader took that were not yet given back to the server's window.
-    unacked: u32,
-    /// What the server may still send on the stream: what it sends past that is refused,
-    /// so that a stream holds at most [`STREAM_WINDOW`] for its reader.
-    recv_window: i64,
-    send_window: i64,
-    /// Data not sent yet for want of window, and whether the body ends after it.
-    queued: VecDeque<Bytes>,
-    send_end: bool,
-    /// The body's end was queued or sent.
-    send_closed: bool,
-    /// In [`State::blocked`].
-    blocked: bool,
-    /// Handles alive: the receiving half, and the sending half if it has one.
-    refs: u8,
-    /// Counts against the server's limit on concurrent streams.
-    counted: bool,
-}
-
 /// One who waits for a stream slot ([`State::poll_ready`]).
 struct Waiter {
     ticket: u64,
     waker: Waker,
     /// Woken since a slot became free for it.
     called: bool,
-}
-
-/// The DATA a stream received and its reader did not take yet: almost always one chunk,
-/// a slice of the connection's read buffer. What comes before the reader took it is
-/// copied into a buffer of the stream's own: each slice keeps the whole read buffer it
-/// was cut from alive, so slices held of small DATA frames between large frames would
-/// hold far more memory than their bytes, and than the stream's window bounds.
-#[derive(Default)]
-enum Chunks {
-    #[default]
-    None,
-    One(Bytes),
-    Many(BytesMut),
-}
-
-impl Chunks {
-    fn push(&mut self, chunk: Bytes) {
-        *self = match std::mem::take(self) {
-            Self::None => Self::One(chunk),
-            Self::One(first) => {
-                let mut all = BytesMut::with_capacity(first.len() + chunk.len());
-                all.extend_from_slice(&first);
-                all.extend_from_slice(&chunk);
-                Self::Many(all)
-            }
-            Self::Many(mut all) => {
-                all.extend_from_slice(&chunk);
-                Self::Many(all)
-            }
-        }
-    }
-
-    fn pop(&mut self) -> Option<Bytes> {
-        match std::mem::take(self) {
-            Self::None => None,
-            Self::One(chunk) => Some(chunk),
-            Self::Many(all) => Some(all.freeze()),
-        }
-    }
-
-    fn is_empty(&self) -> bool {
-        matches!(self, Self::None)
-    }
-
-    /// How many bytes it holds.
-    fn len(&self) -> usize {
-        match self {
-            Self::None => 0,
-            Self::One(chunk) => chunk.len(),
-            Self::Many(all) => all.len(),
-        }
-    }
 }
 
 /// A connection's state (module docs).
