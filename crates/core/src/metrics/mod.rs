@@ -122,6 +122,21 @@ pub mod metric {
     pub const GRPC_RECEIVED: &str = "etcd_network_client_grpc_received_bytes_total";
 }
 
+/// The members' disk figures, once per block device: the series of the first member whose
+/// data dir is on each device, with the device. Disk figures are machine-wide, so members
+/// sharing a device (a local cluster's do) would count the same requests again.
+pub fn disks(members: &[MemberMetrics]) -> impl Iterator<Item = (&DiskDevice, &ResourceSeries)> {
+    let mut seen: Vec<&str> = Vec::new();
+    members.iter().filter_map(move |m| {
+        let disk = m.resources.disk.as_ref()?;
+        if seen.contains(&disk.device.as_str()) {
+            return None;
+        }
+        seen.push(&disk.device);
+        Some((disk, &m.resources))
+    })
+}
+
 impl MemberMetrics {
     /// What a report shows for a figure read from `metric` (one of [`metric`]) that is
     /// `None`: `unavailable on etcd VERSION` when the member, of that `etcd_version`, did

@@ -23,7 +23,7 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use crate::metrics::{ResourceSample, ResourceSeries};
+use crate::metrics::{self, ResourceSample, ResourceSeries};
 use crate::op::OpKind;
 use crate::report::{Distribution, Interval, Report};
 use crate::unit::thousands;
@@ -288,21 +288,12 @@ pub fn resource_over_time(report: &Report, what: Resource) -> String {
         ),
     };
     let disk = matches!(what, Resource::DiskRequests | Resource::DiskSectors);
-    let mut devices: Vec<&str> = Vec::new();
-    let mut named: Vec<(String, &ResourceSeries)> = Vec::new();
-    for m in &report.server {
-        if disk {
-            // Machine-wide: once per device, named after it.
-            let Some(d) = &m.resources.disk else { continue };
-            if devices.contains(&d.device.as_str()) {
-                continue;
-            }
-            devices.push(&d.device);
-            named.push((d.name.clone(), &m.resources));
-        } else {
-            named.push((m.name.clone(), &m.resources));
-        }
-    }
+    let mut named: Vec<(String, &ResourceSeries)> = if disk {
+        // Machine-wide: once per device, named after it.
+        metrics::disks(&report.server).map(|(d, series)| (d.name.clone(), series)).collect()
+    } else {
+        report.server.iter().map(|m| (m.name.clone(), &m.resources)).collect()
+    };
     if let Some(c) = report.client.as_ref().filter(|_| !disk) {
         named.push(("client".to_owned(), &c.resources));
     }

@@ -98,7 +98,7 @@
 use std::fmt::Write;
 use std::time::{Duration, UNIX_EPOCH};
 
-use crate::metrics::{MemberMetrics, ResourceSample, ResourceSeries, metric};
+use crate::metrics::{self, MemberMetrics, ResourceSample, ResourceSeries, metric};
 use crate::render::{decimal_bytes, go};
 use crate::report::{Distribution, OpReport, Report, Row, TargetInfo, Unit};
 
@@ -464,13 +464,7 @@ impl Writer<'_> {
         if let Some(c) = &report.client {
             let _ = writeln!(self.out, "  client:\t{}", resource_line(&c.resources, true));
         }
-        let mut disks: Vec<&str> = Vec::new();
-        for m in &report.server {
-            let r = &m.resources;
-            let Some(disk) = r.disk.as_ref().filter(|d| !disks.contains(&d.device.as_str())) else {
-                continue;
-            };
-            disks.push(&disk.device);
+        for (disk, r) in metrics::disks(&report.server) {
             let n = |f: fn(&ResourceSample) -> Option<u64>| r.total(f).unwrap_or(0);
             let _ = writeln!(
                 self.out,

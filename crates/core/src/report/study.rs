@@ -52,7 +52,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::Report;
-use crate::metrics::{MemberMetrics, ResourceSample, ResourceSeries, metric, source};
+use crate::metrics::{self, MemberMetrics, ResourceSample, ResourceSeries, metric, source};
 use crate::op::OpKind;
 use crate::report::{Distribution, OpReport};
 use crate::unit::thousands;
@@ -648,20 +648,12 @@ fn disk_total(members: &[MemberMetrics], figure: fn(&ResourceSample) -> Option<u
     if members.is_empty() {
         return Err(NO_MEMBERS.to_owned());
     }
-    let mut counted: Vec<&str> = Vec::new();
-    let mut sum = 0u64;
-    for m in members {
-        let series = &m.resources;
-        let Some(device) = &series.disk else {
-            let why = series.why_not(source::DISK).unwrap_or("its disk was not sampled");
-            return Err(format!("{}: {why}", m.name));
-        };
-        if counted.contains(&device.device.as_str()) {
-            continue;
-        }
-        counted.push(&device.device);
-        sum += series.total(figure).unwrap_or(0);
+    if let Some(m) = members.iter().find(|m| m.resources.disk.is_none()) {
+        let why = m.resources.why_not(source::DISK).unwrap_or("its disk was not sampled");
+        return Err(format!("{}: {why}", m.name));
     }
+    let sum: u64 =
+        metrics::disks(members).map(|(_, series)| series.total(figure).unwrap_or(0)).sum();
     Ok(sum as f64)
 }
 
