@@ -5,6 +5,7 @@
 
 mod distribution;
 mod network;
+mod step;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -22,6 +23,7 @@ pub(crate) use distribution::round3;
 
 pub use distribution::{Distribution, QUANTILES};
 pub use network::{LinkReport, NetworkReport};
+pub use step::StepReport;
 
 /// Version of the JSON layout; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -77,6 +79,10 @@ pub struct Report {
     /// Every operation together, when the run has more than one kind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub all: Option<OpReport>,
+    /// Each client step on its own, in order, when the run had steps
+    /// (`load.client-steps`, [`crate::step`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepReport>,
     /// Watch accounting (watch workloads).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub watch: Option<WatchAccounting>,
@@ -671,6 +677,7 @@ mod tests {
             )]
             .into(),
             all: None,
+            steps: Vec::new(),
             watch: Some(WatchAccounting { expected: 10, received: 10, ..Default::default() }),
             audit: None,
             hashkv: Some(HashKvCheck {

@@ -485,6 +485,7 @@ impl<'a> Run<'a> {
             target: c.target,
             ops,
             all,
+            steps: Vec::new(),
             watch: c.watch,
             hashkv: c.hashkv,
             audit: c.audit,
