@@ -36,6 +36,7 @@ fn load_from(args: &LoadArgs) -> Result<Load> {
         schedule: if args.open_loop { Schedule::Open } else { Schedule::Closed },
         arrivals: if args.poisson { Arrivals::Poisson } else { Arrivals::Constant },
         stages: Vec::new(),
+        client_steps: Vec::new(),
     })
 }
 

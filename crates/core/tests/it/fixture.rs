@@ -373,6 +373,9 @@ pub fn steps_report() -> Report {
             duration: None,
         })
         .collect();
+    report.scenario.load.clients = 16;
+    report.scenario.load.total = None;
+    report.scenario.load.client_steps.clone_from(&steps);
     report.params.clients = 16;
     report.params.total = Some(2_601);
     report.steps = steps

@@ -116,8 +116,9 @@ pub(super) fn params(scenario: &Scenario, conns: u32, workers: usize, seed: u64)
         clients: load.clients,
         workers: u32::try_from(workers).unwrap_or(u32::MAX),
         rate: load.rate,
-        total: load.total,
-        duration_s: load.duration.map(|d| d.as_secs_f64()),
+        // A run in client steps asked for what its steps did, together.
+        total: load.total.or_else(|| load.step_plan()?.total()),
+        duration_s: load.duration.or_else(|| load.step_plan()?.length()).map(|d| d.as_secs_f64()),
         warmup_s: load.warmup.as_secs_f64(),
         seed,
         ..Params::default()
