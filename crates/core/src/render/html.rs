@@ -74,7 +74,8 @@ footer { margin-top: 3rem; color: #59636e; font-size: .85rem; }
 /// parameters); a results table with a row per operation kind (requests, errors by code
 /// with the server's message for each when there was one, throughput, latency
 /// min/mean/p50/p90/p99/p99.9/p99.99/max and service time p50/p99); per kind, its latency
-/// per interval and percentile spectrum; the throughput per interval; then, when present,
+/// per interval and percentile spectrum; the throughput per interval; the client steps, a
+/// row each and their plot against clients, when the run had them; then, when present,
 /// requests by member, leader changes, server metrics, etcdlat's own usage, watch
 /// accounting and the HashKV check; and the scenario itself.
 #[must_use]
@@ -221,6 +222,9 @@ impl Page {
         self.raw("<div class=\"plots\">\n");
         self.figure(&plot::throughput_over_time(run));
         self.raw("</div>\n");
+        if !run.steps.is_empty() {
+            self.steps(run);
+        }
 
         if !run.members.is_empty() {
             self.heading(3, "Requests by member");
@@ -336,6 +340,53 @@ impl Page {
             .unwrap_or_default();
         self.text(&scenario);
         self.raw("</pre>\n</details>\n</section>\n");
+    }
+
+    /// The client steps: a row per step (its errors flagged), and throughput and p99
+    /// latency against clients.
+    fn steps(&mut self, run: &Report) {
+        self.heading(3, "Client steps");
+        let rows = run
+            .steps
+            .iter()
+            .map(|s| {
+                let latency = |q: f64| {
+                    num(if s.ok == 0 { MISSING.to_owned() } else { ms(s.latency.quantile_us(q)) })
+                };
+                vec![
+                    num(thousands(u64::from(s.clients))),
+                    num(thousands(s.active_clients)),
+                    num(format!("{:.3}", s.start_s)),
+                    num(format!("{:.3}", s.duration_s)),
+                    num(thousands(s.requests())),
+                    fault(s.errors_total),
+                    num(qps(s.throughput)),
+                    latency(0.5),
+                    latency(0.9),
+                    latency(0.99),
+                    latency(0.999),
+                ]
+            })
+            .collect();
+        self.table(
+            &[
+                "Clients",
+                "Clients that sent",
+                "Start (s)",
+                "Duration (s)",
+                "Requests",
+                "Errors",
+                "Throughput (ops/s)",
+                "p50 (ms)",
+                "p90 (ms)",
+                "p99 (ms)",
+                "p99.9 (ms)",
+            ],
+            rows,
+        );
+        self.raw("<div class=\"plots\">\n");
+        self.figure(&plot::steps(run));
+        self.raw("</div>\n");
     }
 
     /// The audit: its counts (violations flagged), serializable staleness per member, and

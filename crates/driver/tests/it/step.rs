@@ -1,6 +1,7 @@
 //! Client steps in one run on one server: each step sends its own total with exactly its
 //! number of clients, the steps do not overlap, keys continue from step to step, timed
-//! steps end at their time from the run's start, and a stop ends the steps at once.
+//! steps end at their time from the run's start, warm-up stays out of them, and a stop ends
+//! the steps at once.
 
 use std::time::{Duration, Instant};
 
