@@ -425,9 +425,9 @@ pub struct Params {
     pub workers: u32,
     /// Target rate in requests per second; 0 = unlimited.
     pub rate: u64,
-    /// Requests asked for, if bounded by count.
+    /// Requests asked for, if bounded by count (client steps: theirs together).
     pub total: Option<u64>,
-    /// Time asked for in seconds, if bounded by time.
+    /// Time asked for in seconds, if bounded by time (client steps: theirs together).
     pub duration_s: Option<f64>,
     /// Warm-up, seconds.
     pub warmup_s: f64,

@@ -74,6 +74,20 @@ impl Load {
         (!self.client_steps.is_empty()).then(|| StepPlan::new(&self.client_steps))
     }
 
+    /// The requests the run asks for: `total`, or its client steps' totals together when
+    /// every step ends by count.
+    #[must_use]
+    pub fn total_asked(&self) -> Option<u64> {
+        self.total.or_else(|| self.step_plan()?.total())
+    }
+
+    /// The time the run asks for: `duration`, or its client steps' durations together when
+    /// every step ends by time.
+    #[must_use]
+    pub fn duration_asked(&self) -> Option<Duration> {
+        self.duration.or_else(|| self.step_plan()?.length())
+    }
+
     /// Checks the `[load]` section; a stream workload (`is_stream`) needs no stop condition.
     pub(super) fn validate(&self, is_stream: bool) -> Result<(), ScenarioError> {
         if self.clients == 0 || self.clients > MAX_CLIENTS {
@@ -289,6 +303,17 @@ mod tests {
         .unwrap();
         let fixed = SeriesInterval { length: Duration::from_millis(20), adaptive: false };
         assert_eq!(timed.series_interval(), fixed);
+        // What the run asks for, for the report and the progress bar: the steps' together.
+        assert_eq!(
+            (timed.load.total_asked(), timed.load.duration_asked()),
+            (None, Some(Duration::from_secs(3)))
+        );
+        let counted = with_load(
+            "clients = 2\nclient-steps = [{ clients = 1, total = 10 }, { clients = 2, total = 5 }]",
+        )
+        .unwrap();
+        assert_eq!((counted.load.total_asked(), counted.load.duration_asked()), (Some(15), None));
+        assert_eq!((s.load.total_asked(), s.load.duration_asked()), (None, None), "mixed: neither");
     }
 
     #[test]

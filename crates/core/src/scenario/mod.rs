@@ -430,9 +430,10 @@ impl Scenario {
             }
             _ => None,
         };
-        let steps = load.step_plan().and_then(|plan| plan.length());
-        let known =
-            [load.duration, load.rate_shape().length(), at_rate, steps].into_iter().flatten().min();
+        let known = [load.duration_asked(), load.rate_shape().length(), at_rate]
+            .into_iter()
+            .flatten()
+            .min();
         match known {
             Some(run) => SeriesInterval { length: interval_for(run), adaptive: false },
             // The watch family's recorders are not the workers'; they keep 1 s.
