@@ -52,6 +52,7 @@ fn sample_report() -> Report {
         started_at: "2026-11-21T21:00:00.000Z".to_owned(),
         interrupted: false,
         scale: None,
+        matrix: None,
         duration_s: duration.as_secs_f64(),
         interval_s: 1.0,
         params: Params {

@@ -6,7 +6,9 @@ use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
+use etcdlat_core::render::columns::Columns;
+use etcdlat_core::render::heatmap::{self, Heatmap};
 use etcdlat_core::render::{self, plot};
 use etcdlat_core::{Report, ReportSet};
 
@@ -52,7 +54,7 @@ impl Lines {
     }
 
     /// Writes `text` and flushes it. A reader of standard output that has gone away is not
-    /// an error (as [`print`]).
+    /// an error (as [`print()`]).
     ///
     /// # Errors
     /// When the file cannot be written.
@@ -75,7 +77,7 @@ impl Lines {
 pub struct Outputs {
     /// JSON report destination.
     pub json: Option<Target>,
-    /// Markdown table destination.
+    /// Markdown tables destination.
     pub markdown: Option<Target>,
     /// Interval CSV destination.
     pub csv: Option<Target>,
@@ -87,6 +89,8 @@ pub struct Outputs {
     pub jsonl: Option<Target>,
     /// Directory the SVG plots are written into.
     pub plots: Option<PathBuf>,
+    /// Where the heatmaps of a matrix over two axes go.
+    pub heatmap: Option<Heatmaps>,
 }
 
 impl Outputs {
@@ -97,13 +101,22 @@ impl Outputs {
             .any(|t| matches!(t, Some(Target::Stdout)))
     }
 
-    /// Writes the runs of `set` into every file asked for.
+    /// Writes the runs of `set` into every file asked for; none when they cannot be drawn as
+    /// the heatmaps asked for (a plan has checked that they can before running them).
     pub fn write(&self, set: &ReportSet) -> Result<()> {
+        // Nothing ran (stopped before the first run): no heatmap to draw, and no error.
+        let heatmaps = match &self.heatmap {
+            Some(to) if !set.runs.is_empty() => {
+                let maps = heatmap::of_runs(&set.runs).map_err(|e| anyhow!("--heatmap: {e}"))?;
+                Some((to, maps))
+            }
+            _ => None,
+        };
         if let Some(t) = &self.json {
             t.write(&render::json(set))?;
         }
         if let Some(t) = &self.markdown {
-            t.write(&render::markdown(&set.runs))?;
+            t.write(&markdown(&set.runs))?;
         }
         if let Some(t) = &self.csv {
             t.write(&intervals_csv(&set.runs))?;
@@ -117,7 +130,47 @@ impl Outputs {
         if let Some(dir) = &self.plots {
             write_plots(dir, &set.runs)?;
         }
+        if let Some((to, maps)) = heatmaps {
+            to.write(&maps)?;
+        }
         Ok(())
+    }
+}
+
+/// Where `--heatmap` draws: every figure in one SVG file, or a file per figure in a directory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Heatmaps {
+    /// One document, a panel per figure.
+    File(PathBuf),
+    /// `SLUG.svg` per figure (`read-throughput.svg`, `read-p99.svg`, ...).
+    Dir(PathBuf),
+}
+
+impl Heatmaps {
+    /// A path ending in `.svg` is one file; any other a directory, created if missing.
+    /// Checked as the other report files are.
+    pub fn new(path: &Path) -> Result<Self> {
+        if path == Path::new("-") {
+            bail!("--heatmap writes SVG files: give FILE.svg or a directory, not standard output");
+        }
+        if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("svg")) {
+            Target::File(path.to_owned()).check("--heatmap")?;
+            Ok(Self::File(path.to_owned()))
+        } else {
+            check_dir(path, "--heatmap")?;
+            Ok(Self::Dir(path.to_owned()))
+        }
+    }
+
+    /// Draws `maps`, each file atomically.
+    pub fn write(&self, maps: &[Heatmap]) -> Result<()> {
+        match self {
+            Self::File(path) => Target::File(path.clone()).write(&heatmap::svg(maps)),
+            Self::Dir(dir) => maps.iter().try_for_each(|map| {
+                Target::File(dir.join(format!("{}.svg", map.slug)))
+                    .write(&heatmap::svg(std::slice::from_ref(map)))
+            }),
+        }
     }
 }
 
@@ -136,6 +189,19 @@ pub fn targets<const N: usize>(flags: [(&str, Option<&Path>); N]) -> Result<[Opt
         }
     }
     Ok(targets)
+}
+
+/// The markdown of `runs`: the table in the columns of etcd's performance guide, then, with
+/// several runs, the runs side by side (dbtester's figures, a column per run). The first
+/// answers how a run compares with the guide's figures, the second how the runs compare
+/// with each other, the servers' side too; both are cheap, so both are written.
+fn markdown(runs: &[Report]) -> String {
+    let mut text = render::markdown(runs);
+    if runs.len() > 1 {
+        text.push('\n');
+        text.push_str(&Columns::new(runs).markdown());
+    }
+    text
 }
 
 /// The interval CSV of every run, under one header.

@@ -1,11 +1,13 @@
 //! `etcdlat merge` and `etcdlat compare`: commands that read JSON reports instead of
 //! running load.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
 use etcdlat_core::comparison::compare_sets;
 use etcdlat_core::merge::merge_labeled;
+use etcdlat_core::render::columns::Columns;
+use etcdlat_core::render::heatmap;
 use etcdlat_core::report::SCHEMA_VERSION;
 use etcdlat_core::{ReportSet, Threshold, render};
 
@@ -56,30 +58,80 @@ pub fn merge(plan: &MergePlan) -> Result<Verdict> {
     Ok(if verdict::passed(&merged.runs) { Verdict::Done } else { Verdict::Failed })
 }
 
-/// `etcdlat compare`: two reports side by side as markdown, run `i` with run `i`.
+/// `etcdlat compare`: every run of the reports side by side as markdown (dbtester's figures,
+/// a column per run); before it, for two reports, the second's runs compared with the
+/// first's, run `i` with run `i`; with `--heatmap` (two reports), the heatmaps of the change
+/// from one matrix's runs to the other's.
 pub fn compare(plan: &ComparePlan) -> Result<Verdict> {
-    let base = read_set(&plan.base)?;
-    let new = read_set(&plan.new)?;
-    if base.runs.len() != new.runs.len() {
-        bail!(
-            "{}: {} runs, but {} has {}; runs are compared one to one",
-            plan.new.display(),
-            new.runs.len(),
-            plan.base.display(),
-            base.runs.len()
-        );
+    let sets = plan.inputs.iter().map(|p| read_set(p)).collect::<Result<Vec<_>>>()?;
+    let names: Vec<String> = plan.inputs.iter().map(|p| p.display().to_string()).collect();
+    // Checked before anything is written.
+    let heatmaps = match (&plan.heatmap, &sets[..]) {
+        (Some(to), [base, new]) => {
+            let maps = heatmap::difference(&base.runs, &new.runs)
+                .map_err(|e| anyhow!("--heatmap: {e}"))?;
+            Some((to, maps))
+        }
+        (Some(_), _) => bail!("--heatmap compares exactly two reports, not {}", sets.len()),
+        (None, _) => None,
+    };
+    let mut text = String::new();
+    if let [base, new] = &sets[..] {
+        if base.runs.len() != new.runs.len() {
+            bail!(
+                "{}: {} runs, but {} has {}; runs are compared one to one",
+                names[1],
+                new.runs.len(),
+                names[0],
+                base.runs.len()
+            );
+        }
+        let comparisons = compare_sets(base, new)?;
+        text = render::comparison::markdown(&comparisons);
+        text.push('\n');
+        if let Some(t) = &plan.json {
+            let json = serde_json::to_string_pretty(&comparisons).context("writing JSON")?;
+            t.write(&(json + "\n"))?;
+        }
     }
-    let comparisons = compare_sets(&base, &new)?;
-    let text = render::comparison::markdown(&comparisons);
+    let headers = file_names(&plan.inputs);
+    let files = headers.iter().map(String::as_str).zip(sets.iter().map(|s| &s.runs[..]));
+    text.push_str("## Runs side by side\n\n");
+    text.push_str(&Columns::of_files(files).markdown());
     if plan.print {
         output::print(&text)?;
     }
     if let Some(t) = &plan.markdown {
         t.write(&text)?;
     }
-    if let Some(t) = &plan.json {
-        let json = serde_json::to_string_pretty(&comparisons).context("writing JSON")?;
-        t.write(&(json + "\n"))?;
+    if let Some((to, maps)) = heatmaps {
+        to.write(&maps)?;
     }
     Ok(Verdict::Done)
+}
+
+/// What heads each file's columns: its name without the directories when those tell the
+/// files apart (`a.json`), else the path as given.
+fn file_names(paths: &[PathBuf]) -> Vec<String> {
+    let short: Vec<String> = paths
+        .iter()
+        .map(|p| {
+            p.file_name()
+                .map_or_else(|| p.display().to_string(), |n| n.to_string_lossy().into_owned())
+        })
+        .collect();
+    let distinct = short.iter().enumerate().all(|(i, n)| !short[..i].contains(n));
+    if distinct { short } else { paths.iter().map(|p| p.display().to_string()).collect() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_are_named_as_briefly_as_tells_them_apart() {
+        let paths = |ps: &[&str]| ps.iter().map(PathBuf::from).collect::<Vec<_>>();
+        assert_eq!(file_names(&paths(&["/tmp/x/a.json", "b.json"])), ["a.json", "b.json"]);
+        assert_eq!(file_names(&paths(&["v1/r.json", "v2/r.json"])), ["v1/r.json", "v2/r.json"]);
+    }
 }

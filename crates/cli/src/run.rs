@@ -1,8 +1,9 @@
 //! A load run: each scenario of the plan in turn, on the cluster it names (a throwaway local
 //! one started and removed per scenario), until done or stopped by a signal; then the
-//! report files and the verdict.
+//! runs side by side when there were several, the report files and the verdict.
 
 use anyhow::{Context, Result, bail};
+use etcdlat_core::render::columns::Columns;
 use etcdlat_core::{Report, ReportSet, Scenario, render};
 use etcdlat_driver::{Driver, DriverError, LocalCluster};
 use tokio::sync::watch;
@@ -53,6 +54,11 @@ pub async fn execute(plan: &RunPlan) -> Result<Verdict> {
         if interrupted {
             break;
         }
+    }
+    if plan.print_text && reports.len() > 1 {
+        // A matrix, several scenarios: their figures side by side, after each run's own.
+        let table = Columns::new(&reports).text();
+        output::print(&format!("{} runs side by side:\n\n{table}\n", reports.len()))?;
     }
     let interrupted = reports.iter().any(|r| r.interrupted) || *stop.borrow();
     let set = ReportSet::new(reports);

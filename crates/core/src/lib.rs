@@ -47,17 +47,17 @@ pub mod workload;
 pub use comparison::{Comparison, compare};
 pub use fault::{FaultAction, FaultReport, FaultStep, MemberRef};
 pub use merge::{MergeError, merge};
-pub use metrics::{ClientBusy, ClientUsage, MemberMetrics};
+pub use metrics::{ClientBusy, ClientUsage, MemberMetrics, ResourceSample, ResourceSeries};
 pub use op::{ErrorCode, OpKind};
 pub use recorder::Recorder;
 pub use report::{
     AlarmReport, Distribution, HashKvCheck, Interval, LeaderChange, LinkReport, MemberReport,
-    NetworkReport, OpReport, PacingReport, Params, Report, ReportSet, ShardInfo, StepReport,
-    TargetInfo, WatchAccounting,
+    NetworkReport, OpReport, PacingReport, Params, Report, ReportSet, Row, ShardInfo, StepReport,
+    Study, TargetInfo, WatchAccounting,
 };
 pub use scenario::{
-    Checks, Cluster, Compaction, Etcd, EtcdVersion, LinkSettings, Load, Network, ReportOptions,
-    Scenario, ScenarioError, SeriesInterval, Setup, Targeting,
+    Checks, Cluster, Compaction, Etcd, EtcdVersion, LinkSettings, Load, MatrixCell, Network,
+    ReportOptions, Scenario, ScenarioError, SeriesInterval, Setup, Targeting,
 };
 pub use schedule::{Arrivals, Pacer, Rate, Schedule, Stage};
 pub use shard::{Shard, ShardError};

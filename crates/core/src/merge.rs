@@ -42,7 +42,8 @@
 //! - the HashKV check is the first inconsistent shard's, else the first shard's;
 //! - the audit ([`crate::audit::AuditReport::add`]): counts summed (each shard checked its
 //!   own requests' order, not across shards), serializable staleness an upper bound;
-//! - client usage: CPU times summed, the largest RSS of any one process;
+//! - client usage: CPU times, socket bytes and context switches summed, the largest RSS
+//!   and peak CPU of any one process; no resource series (each shard's was its own);
 //! - pacing: rates and counts summed, lateness histograms added, the first verdict given;
 //! - every shard's own figures are kept in [`Report::shards`] (a shard that was itself a
 //!   merge contributes its shards).
@@ -315,17 +316,25 @@ fn merge_run(index: usize, shards: &[(&str, &Report)]) -> Result<Report, MergeEr
     };
 
     if shards.iter().any(|(_, r)| r.client.is_some()) {
-        let mut usage = crate::metrics::ClientUsage {
-            user_cpu_s: 0.0,
-            system_cpu_s: 0.0,
-            max_rss_bytes: 0,
-            worker_cpu_s: None,
-            busy: None,
+        let mut usage = crate::metrics::ClientUsage::default();
+        let add = |a: &mut Option<u64>, b: Option<u64>| {
+            if let Some(b) = b {
+                *a = Some(a.unwrap_or(0) + b);
+            }
         };
         for c in shards.iter().filter_map(|(_, r)| r.client.as_ref()) {
             usage.user_cpu_s += c.user_cpu_s;
             usage.system_cpu_s += c.system_cpu_s;
             usage.max_rss_bytes = usage.max_rss_bytes.max(c.max_rss_bytes);
+            add(&mut usage.sent_bytes, c.sent_bytes);
+            add(&mut usage.received_bytes, c.received_bytes);
+            add(&mut usage.voluntary_ctxt_switches, c.voluntary_ctxt_switches);
+            add(&mut usage.nonvoluntary_ctxt_switches, c.nonvoluntary_ctxt_switches);
+            // Each shard's CPU was its own machine's: the busiest is the figure, as for busy.
+            usage.cpu_max_percent = match (usage.cpu_max_percent, c.cpu_max_percent) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
             if let Some(w) = c.worker_cpu_s {
                 usage.worker_cpu_s = Some(usage.worker_cpu_s.unwrap_or(0.0) + w);
             }

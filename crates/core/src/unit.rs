@@ -1,5 +1,7 @@
-//! Human-friendly quantities in scenarios: durations as strings ("30s", "250ms") and
-//! sizes as integers or strings ("256", "1MiB", "1MB").
+//! Human-friendly quantities: in scenarios, durations as strings ("30s", "250ms") and sizes
+//! as integers or strings ("256", "1MiB", "1MB"); in reports, counts with thousands
+//! separators ("1,234,567"), which the report's figures (`report::study`) and every
+//! renderer write alike.
 
 use std::time::Duration;
 
@@ -98,7 +100,7 @@ pub fn parse_bandwidth(text: &str) -> Result<u64, String> {
 #[must_use]
 pub fn format_bandwidth(bytes_per_s: u64) -> String {
     for (unit, size) in [("GB", 1_000_000_000), ("MB", 1_000_000), ("KB", 1_000)] {
-        if bytes_per_s >= size && bytes_per_s % (size / 1000) == 0 {
+        if bytes_per_s >= size && bytes_per_s.is_multiple_of(size / 1000) {
             let whole = bytes_per_s / size;
             let frac = bytes_per_s % size / (size / 1000);
             return if frac == 0 {
@@ -109,6 +111,23 @@ pub fn format_bandwidth(bytes_per_s: u64) -> String {
         }
     }
     format!("{bytes_per_s}B/s")
+}
+
+/// `1234567` as `1,234,567`.
+pub(crate) fn thousands(n: u64) -> String {
+    group_digits(&n.to_string())
+}
+
+/// Inserts a comma every three digits from the right of a string of digits.
+pub(crate) fn group_digits(digits: &str) -> String {
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// serde adapter for an optional line rate written as a string (`"100MB/s"`) or a number of

@@ -85,7 +85,7 @@ impl Schedule {
     fn next(&mut self) -> Option<Corruption> {
         self.seen += 1;
         let n = Corruption::ALL.len() as u64;
-        let turn = (self.seen % self.every == 0).then(|| self.seen / self.every - 1);
+        let turn = self.seen.is_multiple_of(self.every).then(|| self.seen / self.every - 1);
         let Some(turn) = turn.filter(|&t| t < n * self.rounds) else {
             self.clean += 1;
             return None;

@@ -359,12 +359,10 @@ pub struct MergeArgs {
 /// `etcdlat compare`.
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// The JSON report compared against.
-    #[arg(id = "compare_base", value_name = "BASE")]
-    pub base: PathBuf,
-    /// The JSON report compared with it.
-    #[arg(id = "compare_new", value_name = "NEW")]
-    pub new: PathBuf,
+    /// JSON reports (`--json`): with two, the first is the base the second is compared
+    /// against, run by run; with more, their runs are only put side by side.
+    #[arg(id = "compare_reports", required = true, num_args = 2.., value_name = "REPORT")]
+    pub reports: Vec<PathBuf>,
 }
 
 /// `etcdlat run`.

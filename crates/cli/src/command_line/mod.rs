@@ -65,7 +65,7 @@ pub struct Global {
     #[arg(long, global = true, value_name = "TARGET")]
     pub target: Option<String>,
 
-    /// etcd user, as user[:password]; without a password it is read from ETCDLAT_PASSWORD,
+    /// etcd user, as `user[:password]`; without a password it is read from ETCDLAT_PASSWORD,
     /// else asked for on the terminal.
     #[arg(long, global = true)]
     pub user: Option<String>,
@@ -228,6 +228,14 @@ pub struct Global {
     #[arg(long, global = true, value_name = "DIR")]
     pub plots: Option<PathBuf>,
 
+    /// Draw the runs of a matrix over two axes as heatmaps: a panel per figure (read and
+    /// write throughput for runs that read and write, else the operation's; p99 latency),
+    /// each cell the median of its repetitions; all in FILE.svg, or one SVG per figure in
+    /// DIR (created if missing). With compare: the change from BASE to NEW, in percent. A
+    /// run of anything but a matrix over two axes is refused before it starts.
+    #[arg(long, global = true, value_name = "FILE.svg|DIR")]
+    pub heatmap: Option<PathBuf>,
+
     /// No text report and no progress.
     #[arg(long, short, global = true)]
     pub quiet: bool,
@@ -360,8 +368,10 @@ pub enum Command {
     /// Merge the JSON reports of shards of one run (machines started together) into one:
     /// histograms are added and counts summed, so its percentiles are those of every sample.
     Merge(MergeArgs),
-    /// Compare two JSON reports, run by run, as markdown tables (throughput, p50, p99, p99.9,
-    /// errors), marking the changes beyond the run-to-run noise seen in their intervals.
+    /// Compare JSON reports: every run side by side in a markdown table of dbtester's
+    /// figures, a column per run; and, for two reports, run by run, a table per operation
+    /// (throughput, p50, p99, p99.9, errors) marking the changes beyond the run-to-run noise
+    /// seen in their intervals.
     Compare(CompareArgs),
 }
 

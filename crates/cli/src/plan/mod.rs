@@ -30,7 +30,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
-use etcdlat_core::render::TextOptions;
+use etcdlat_core::render::{TextOptions, heatmap};
 use etcdlat_core::threshold::Threshold;
 use etcdlat_core::unit::parse_duration;
 use etcdlat_core::{Etcd, Scenario, ScenarioError, Targeting};
@@ -42,7 +42,7 @@ pub use report_tool::{ComparePlan, MergePlan};
 pub use shard::Start;
 
 use crate::command_line::{Cli, Command, Global};
-use crate::output::{Outputs, check_dir, targets};
+use crate::output::{Heatmaps, Outputs, check_dir, targets};
 
 /// A load run, validated: `etcdlat run` or one of etcd benchmark's subcommands.
 #[derive(Debug)]
@@ -201,6 +201,10 @@ impl Action {
         if g.workers == Some(0) {
             bail!("--workers must be at least 1");
         }
+        if g.heatmap.is_some() {
+            let runs = scenarios.iter().map(|s| (s.name.as_str(), s.matrix_cell.as_ref()));
+            heatmap::axes(runs).map_err(|e| anyhow!("--heatmap: {e}"))?;
+        }
         let outputs = outputs(g)?;
         Ok(Self::Run(Box::new(RunPlan {
             scenarios,
@@ -226,7 +230,7 @@ impl Action {
 }
 
 /// A run's report files (`--json`, `--markdown`, `--csv`, `--html`, `--perfdash`,
-/// `--jsonl`, `--plots`), checked.
+/// `--jsonl`, `--plots`, `--heatmap`), checked.
 fn outputs(g: &Global) -> Result<Outputs> {
     let [json, markdown, csv, html, perfdash, jsonl] = targets([
         ("--json", g.json.as_deref()),
@@ -239,7 +243,8 @@ fn outputs(g: &Global) -> Result<Outputs> {
     if let Some(dir) = &g.plots {
         check_dir(dir, "--plots")?;
     }
-    Ok(Outputs { json, markdown, csv, html, perfdash, jsonl, plots: g.plots.clone() })
+    let heatmap = g.heatmap.as_deref().map(Heatmaps::new).transpose()?;
+    Ok(Outputs { json, markdown, csv, html, perfdash, jsonl, plots: g.plots.clone(), heatmap })
 }
 
 /// Applies the global load flags to a scenario and validates it, naming flags in errors.

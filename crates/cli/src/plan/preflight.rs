@@ -70,14 +70,15 @@ fn check_network(s: &Scenario, cluster: &Cluster) -> Result<()> {
     if let Err(e) = s.network.validate(site) {
         bail!("{}: {e}", s.name);
     }
-    if !local && s.network.toxiproxy.is_none() {
-        if let Some((i, step)) = s.faults.iter().enumerate().find(|(_, f)| f.action.is_network()) {
-            bail!(
-                "{}: faults.{i}: {} acts on the network; against --endpoints it needs a toxiproxy in front of the members, named in [network] toxiproxy",
-                s.name,
-                step.action
-            );
-        }
+    if !local
+        && s.network.toxiproxy.is_none()
+        && let Some((i, step)) = s.faults.iter().enumerate().find(|(_, f)| f.action.is_network())
+    {
+        bail!(
+            "{}: faults.{i}: {} acts on the network; against --endpoints it needs a toxiproxy in front of the members, named in [network] toxiproxy",
+            s.name,
+            step.action
+        );
     }
     Ok(())
 }

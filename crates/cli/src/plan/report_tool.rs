@@ -7,7 +7,7 @@ use anyhow::{Result, bail};
 use etcdlat_core::render::TextOptions;
 
 use crate::command_line::{CompareArgs, Global, MergeArgs};
-use crate::output::{Outputs, Target, targets};
+use crate::output::{Heatmaps, Outputs, Target, targets};
 
 /// `etcdlat merge`, validated.
 #[derive(Debug)]
@@ -20,23 +20,24 @@ pub struct MergePlan {
     pub text: TextOptions,
     /// Print the text report of the merged runs.
     pub print_text: bool,
-    /// The merged report's files: JSON, markdown, interval CSV, perfdash.
+    /// The merged report's files: JSON, markdown, interval CSV, perfdash, heatmaps.
     pub outputs: Outputs,
 }
 
 /// `etcdlat compare`, validated.
 #[derive(Debug)]
 pub struct ComparePlan {
-    /// The report compared against.
-    pub base: PathBuf,
-    /// The report compared with it.
-    pub new: PathBuf,
+    /// The reports, two or more: with two, the first is the base the second is compared
+    /// against.
+    pub inputs: Vec<PathBuf>,
     /// Print the markdown comparison on standard output.
     pub print: bool,
     /// Markdown comparison destination.
     pub markdown: Option<Target>,
-    /// JSON comparison destination.
+    /// JSON comparison destination (two reports only).
     pub json: Option<Target>,
+    /// Where the heatmaps of the change go, when the reports are of a matrix over two axes.
+    pub heatmap: Option<Heatmaps>,
 }
 
 /// The report files of `merge` and `compare`, checked; at most one writes to standard output.
@@ -55,7 +56,8 @@ fn output_flags(g: &Global) -> Result<[Option<Target>; 4]> {
 /// `etcdlat merge REPORT...`.
 pub fn merge_plan(args: &MergeArgs, g: &Global) -> Result<MergePlan> {
     let [json, markdown, csv, perfdash] = output_flags(g)?;
-    let outputs = Outputs { json, markdown, csv, perfdash, ..Outputs::default() };
+    let heatmap = g.heatmap.as_deref().map(Heatmaps::new).transpose()?;
+    let outputs = Outputs { json, markdown, csv, perfdash, heatmap, ..Outputs::default() };
     Ok(MergePlan {
         inputs: args.reports.clone(),
         thresholds: g.threshold.clone(),
@@ -65,7 +67,7 @@ pub fn merge_plan(args: &MergeArgs, g: &Global) -> Result<MergePlan> {
     })
 }
 
-/// `etcdlat compare BASE NEW`.
+/// `etcdlat compare REPORT REPORT...`.
 pub fn compare_plan(args: &CompareArgs, g: &Global) -> Result<ComparePlan> {
     if !g.threshold.is_empty() {
         bail!("--threshold applies to runs and merged reports, not to compare");
@@ -77,12 +79,18 @@ pub fn compare_plan(args: &CompareArgs, g: &Global) -> Result<ComparePlan> {
     if perfdash.is_some() {
         bail!("--perfdash does not apply to compare");
     }
+    if json.is_some() && args.reports.len() != 2 {
+        bail!(
+            "--json writes the comparison of two reports (BASE NEW), not of {}",
+            args.reports.len()
+        );
+    }
     let to_stdout = [&json, &markdown].iter().any(|t| matches!(t, Some(Target::Stdout)));
     Ok(ComparePlan {
-        base: args.base.clone(),
-        new: args.new.clone(),
+        inputs: args.reports.clone(),
         print: !g.quiet && !to_stdout,
         markdown,
         json,
+        heatmap: g.heatmap.as_deref().map(Heatmaps::new).transpose()?,
     })
 }

@@ -16,10 +16,10 @@ use crate::command_line::RunArgs;
 pub fn read(args: &RunArgs) -> Result<Vec<Scenario>> {
     let duration = duration_flag("--duration", args.duration.as_deref())?;
     let warmup = duration_flag("--warmup", args.warmup.as_deref())?;
-    if let Some(f) = args.scale {
-        if !(f.is_finite() && f > 0.0) {
-            bail!("--scale must be more than 0, got {f}");
-        }
+    if let Some(f) = args.scale
+        && !(f.is_finite() && f > 0.0)
+    {
+        bail!("--scale must be more than 0, got {f}");
     }
     if args.scenarios.is_empty() {
         bail!(

@@ -1,11 +1,15 @@
 //! Cluster-aware commands: `[matrix]` scenarios (one run per combination, one markdown row
-//! each), `--target`, and `etcdlat cluster`.
+//! each, and the runs side by side after them in text and markdown), `--target`, and
+//! `etcdlat cluster`.
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
+use etcdlat_core::ReportSet;
+use etcdlat_core::render::columns::Columns;
+use etcdlat_core::report::Row;
 use etcdlat_testkit::{Etcd, eventually};
 
 use crate::{count, etcdlat, parse_report, read_report, text};
@@ -46,9 +50,73 @@ async fn a_two_by_two_matrix_is_four_runs_and_four_rows() {
     assert_eq!(count(&runs[3], "/params/val_size"), 1024);
     assert_eq!(count(&runs[3], "/ops/put/value_bytes"), 50 * 1024);
     let table = std::fs::read_to_string(dir.path().join("t.md")).unwrap();
-    let rows: Vec<&str> = table.lines().skip(2).collect();
+    // The guide's table first (the runs side by side follow it).
+    let rows: Vec<&str> = table.lines().skip(2).take_while(|l| !l.is_empty()).collect();
     assert_eq!(rows.len(), 4, "{table}");
     assert!(rows[1].starts_with("| m [clients=1, val-size=1024] |"), "{table}");
+}
+
+/// The body of the one box table in `text`: each line's cells between its `│`s, trimmed.
+fn box_table(text: &str) -> Vec<Vec<&str>> {
+    let tops = text.lines().filter(|l| l.starts_with('┌')).count();
+    assert_eq!(tops, 1, "one box table in:\n{text}");
+    text.lines()
+        .skip_while(|l| !l.starts_with('┌'))
+        .take_while(|l| !l.starts_with('└'))
+        .filter(|l| l.starts_with('│'))
+        .map(|l| l.trim_matches('│').split('│').map(str::trim).collect())
+        .collect()
+}
+
+#[test]
+fn a_matrix_ends_with_its_runs_side_by_side_in_text_and_markdown() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("m.toml"),
+        "name = \"m\"\n[load]\ntotal = 200\n[op.put]\nkey-space-size = 100\n\
+         [matrix]\n\"load.clients\" = [1, 4]\n",
+    )
+    .unwrap();
+    // No endpoints: each run on a throwaway etcd of its own.
+    let out = etcdlat()
+        .current_dir(dir.path())
+        .args(["run", "m.toml", "--json", "r.json", "--markdown", "t.md"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "stderr:\n{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let set: ReportSet = serde_json::from_value(read_report(&dir.path().join("r.json"))).unwrap();
+    assert_eq!(set.runs.len(), 2);
+
+    // After both runs' reports, one table: the matrix's name, then a column per run.
+    let side_by_side = stdout.find("2 runs side by side:").expect("the runs side by side");
+    assert!(stdout.find("Run 2 of 2: m [clients=4]").unwrap() < side_by_side, "{stdout}");
+    let rows = box_table(&stdout);
+    assert_eq!(rows[0], ["m", "clients=1", "clients=4"], "{stdout}");
+    assert_eq!(rows.len(), 1 + Row::ALL.len(), "{stdout}");
+    for (cells, row) in rows[1..].iter().zip(Row::ALL) {
+        assert_eq!(cells.len(), 3, "{stdout}");
+        assert_eq!(cells[0], row.label());
+        for (cell, run) in cells[1..].iter().zip(&set.runs) {
+            assert_eq!(*cell, run.study().cell(row), "{}", row.label());
+        }
+    }
+    for (i, clients) in [1, 4].into_iter().enumerate() {
+        let run = &set.runs[i];
+        assert_eq!(run.params.clients, clients);
+        assert_eq!(rows[2][1 + i], "200", "TOTAL-REQUEST-NUMBER of {}", run.name);
+    }
+
+    // The markdown file: the guide's table, then the same table in markdown.
+    let table = std::fs::read_to_string(dir.path().join("t.md")).unwrap();
+    let (guide, columns) = table.split_once("\n\n").expect("two tables");
+    assert_eq!(guide.lines().count(), 2 + 2, "a row per run:\n{table}");
+    assert_eq!(columns, Columns::new(&set.runs).markdown());
+    assert!(columns.starts_with("| m | clients=1 | clients=4 |\n"), "{table}");
 }
 
 #[tokio::test]

@@ -238,3 +238,45 @@ fn unknown_versions_bad_paths_and_versions_against_endpoints_start_nothing() {
         assert!(left.is_empty(), "{what}: nothing left in TMPDIR: {left:?}");
     }
 }
+
+/// The shipped `dbtester-write-1m`, scaled down: one run per etcd version of its matrix
+/// (3.5.21 and 3.6.14, built by `.ci/deps --tests`), each on the version asked for, every
+/// one of dbtester's figures known (the members were started here, so their /proc and disk
+/// are read), and the text ending with dbtester's table: a column per version.
+#[test]
+fn dbtester_write_1m_prints_dbtesters_table_with_a_column_per_version() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = etcdlat()
+        .current_dir(dir.path())
+        .args(["run", "dbtester-write-1m", "--scale", "0.02", "--json", "r.json"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "stderr:\n{}", String::from_utf8_lossy(&out.stderr));
+    let report = read_report(&dir.path().join("r.json"));
+    let runs = report["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    for (run, version) in runs.iter().zip(["3.5.21", "3.6.14"]) {
+        assert_eq!(ran_on(run), version);
+        assert_eq!(count(run, "/ops/put/ok"), 20_000, "every write of the scaled run");
+        let study = run["study"].as_object().unwrap();
+        let unknown: Vec<&String> =
+            study.iter().filter(|(_, v)| v.is_null()).map(|(k, _)| k).collect();
+        assert!(unknown.is_empty(), "{version}: unknown figures {unknown:?}: {}", study["unknown"]);
+        assert!(count(run, "/study/total_requests") == 20_000);
+        assert!(count(run, "/study/server_disk_sectors_written") > 0);
+        assert!(count(run, "/study/client_network_sent_bytes") >= 20_000 * (256 + 1024));
+    }
+    // One box table after the runs, its header a column per version, no figure unknown.
+    let table = &stdout[stdout.rfind("2 runs side by side").expect("the side-by-side table")..];
+    assert_eq!(table.matches('┌').count(), 1);
+    let header = table.lines().find(|l| l.contains("dbtester-write-1m")).unwrap();
+    assert!(header.contains("etcd=v3.5.21") && header.contains("etcd=v3.6.14"), "{header}");
+    for label in ["TOTAL-SECONDS", "AVG-THROUGHPUT", "Latency p99.9", "SERVER-MAX-CPU-USAGE"] {
+        assert!(table.lines().any(|l| l.contains(label)), "no {label} row:\n{table}");
+    }
+    assert!(!table.contains("n/a"), "{table}");
+}

@@ -101,9 +101,12 @@ fn the_html_report_loads_in_a_browser() {
     let dom = String::from_utf8_lossy(&out.stdout);
     assert!(dom.contains("<h2>Run 1: put</h2>"), "the run's heading in the DOM:\n{dom}");
     assert!(dom.contains("</footer>"), "the whole page was loaded:\n{dom}");
-    // Latency per interval and spectrum of the puts, and throughput; parsed as SVG, not text.
-    assert_eq!(dom.matches("<svg ").count(), 3, "three inline SVGs:\n{dom}");
-    assert_eq!(dom.matches("</svg>").count(), 3);
+    // Latency per interval and spectrum of the puts, throughput, and the resource plots of
+    // the local cluster's members and the client; parsed as SVG, not text.
+    let svgs = 3 + etcdlat_core::render::plot::Resource::ALL.len();
+    assert_eq!(dom.matches("<svg ").count(), svgs, "{svgs} inline SVGs:\n{dom}");
+    assert_eq!(dom.matches("</svg>").count(), svgs);
+    assert!(dom.contains("CPU over time"), "{dom}");
     assert!(dom.contains("put latency by percentile (200 requests)"), "{dom}");
 
     let png = dir.path().join("r.png");

@@ -12,8 +12,9 @@
 //!   `--csv`).
 //! - `capacity`: a throwaway member with a small `--quota-backend-bytes` fills up mid-run:
 //!   puts counted as ResourceExhausted with etcd's message, the NOSPACE alarm in the report.
-//! - `cluster`: `[matrix]` scenarios (one run and one markdown row per combination),
-//!   `--target`, and `etcdlat cluster`.
+//! - `cluster`: `[matrix]` scenarios (one run and one markdown row per combination, then
+//!   the runs side by side, a column each, in text and markdown), `--target`, and
+//!   `etcdlat cluster`.
 //! - `etcd`: etcd versions as a parameter of throwaway clusters: a matrix over
 //!   `cluster.etcd` and `--etcd` run on the etcd asked for (the system's and v3.6.14, built
 //!   by `.ci/deps --tests`); unknown versions, bad paths and versions against `--endpoints`
@@ -27,12 +28,16 @@
 //!   HashKV check; each report checked against the server.
 //! - `jsonl`: `--jsonl` to a file and to standard output: a line per interval while the run
 //!   goes, adding up to the summary line last and to the JSON report.
-//! - `report_tool`: `etcdlat merge` and `etcdlat compare` on reports of real runs, and
+//! - `report_tool`: `etcdlat merge` and `etcdlat compare` (of two reports, and of three side
+//!   by side) on reports of real runs, and
 //!   thresholds (`--threshold`, a scenario's `thresholds`): exit 1 naming the threshold not
 //!   met, exit 2 naming the file for bad input.
 //! - `hostile`: the testkit's hostile proxy in front of etcd corrupts answers mid-run
 //!   (frames, statuses, bodies, resets, GOAWAY, a stall): each counted under a gRPC code
 //!   with a message, no panic, no hang, the report written, the rest of the run normal.
+//! - `heatmap`: `--heatmap` on a 2 × 2 matrix run twice per cell (each cell the median of
+//!   its runs in the JSON report), `compare --heatmap` (each cell's change in percent), and
+//!   a heatmap of anything but a two-axis matrix refused before anything starts.
 //! - `html`: `--html` and `--plots` on a real run; the page opened in headless Chromium
 //!   (which must be installed: the test fails without it) loads cleanly and shows the plots.
 //! - `interrupt`: SIGINT, SIGTERM and SIGHUP during a run: exit code 130, the report
@@ -48,6 +53,8 @@
 //!   server told to drop a write or answer linearizable reads late: exit 1, naming it.
 //! - `soak`: two minutes of open-loop puts: the client's RSS grows less than 5% after the
 //!   first 20 s, and the JSON and CSV interval series have every second.
+//! - `network`: the emulated network's flags with `--local` and `run`, a scenario's
+//!   `[network]` and a matrix over it; bad network input refused before anything starts.
 //! - `kubernetes`: the Kubernetes example's manifests are a valid Indexed Job and ConfigMap
 //!   (no cluster runs here), and the Dockerfile is multi-stage.
 //! - `setup`: the README's quick start against `.ci/deps`: no browser to run, every package
@@ -58,9 +65,13 @@ mod audit;
 mod bad_input;
 mod capacity;
 mod cluster;
+// A heatmap's cells read back from its SVG, as core's tests read them.
+#[path = "../../../core/tests/it/drawn.rs"]
+mod drawn;
 mod error;
 mod etcd;
 mod fault;
+mod heatmap;
 mod hostile;
 mod html;
 mod interrupt;

@@ -1,11 +1,13 @@
 //! `etcdlat merge`, `etcdlat compare` and thresholds (`--threshold`, a scenario's
 //! `thresholds`), on reports of real runs against a real etcd: merged counts and histograms
-//! are the sums of the shards', a comparison is a table per operation, a threshold not met
-//! exits 1 naming it, and bad input exits 2 with one line naming the file.
+//! are the sums of the shards', a comparison of two is a table per operation, of any number
+//! the runs side by side with each one's figures from its JSON, a threshold not met exits 1
+//! naming it, and bad input exits 2 with one line naming the file.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use etcdlat_core::report::Row;
 use etcdlat_core::{OpKind, ReportSet};
 use etcdlat_testkit::Etcd;
 
@@ -97,6 +99,71 @@ async fn merge_adds_shards_and_compare_tabulates_them() {
     assert_eq!(std::fs::read_to_string(&md).unwrap(), stdout);
 }
 
+/// The rows of the markdown table that follows `heading` in `text`, each as its cells.
+fn table_after<'a>(text: &'a str, heading: &str) -> Vec<Vec<&'a str>> {
+    text.lines()
+        .skip_while(|l| *l != heading)
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .filter(|l| !l.starts_with("| ---"))
+        .map(|l| l.trim_matches('|').split(" | ").map(str::trim).collect())
+        .collect()
+}
+
+#[tokio::test]
+async fn compare_puts_the_runs_of_any_number_of_reports_side_by_side() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    let etcd = Etcd::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = [
+        put_report(&etcd, dir.path(), "a.json", 1, 100),
+        put_report(&etcd, dir.path(), "b.json", 2, 200),
+        put_report(&etcd, dir.path(), "c.json", 4, 300),
+    ];
+    let out = etcdlat().arg("compare").args(&inputs).assert().success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    // Three reports: no base and new, only the runs side by side.
+    assert!(!stdout.contains("| Metric | Base | New |"), "{stdout}");
+    let table = table_after(&stdout, "## Runs side by side");
+    // The scenario every run is heads the figures; each file heads its run's column.
+    assert_eq!(table[0], ["put", "a.json", "b.json", "c.json"], "{stdout}");
+    assert_eq!(table.len(), 1 + Row::ALL.len(), "{stdout}");
+    let row = |label: &str| -> &Vec<&str> {
+        table.iter().find(|r| r[0] == label).unwrap_or_else(|| panic!("no {label} in {stdout}"))
+    };
+    for (i, input) in inputs.iter().enumerate() {
+        let report = read_report(input);
+        let run = only_run(&report);
+        let issued = count(run, "/ops/put/ok") + count(run, "/ops/put/errors_total");
+        assert_eq!(issued, [100, 200, 300][i]);
+        let cell = |label: &str| row(label)[1 + i];
+        assert_eq!(cell("TOTAL-REQUEST-NUMBER"), Row::TotalRequests.format(issued as f64));
+        assert_eq!(cell("CLIENT-ERROR-COUNT"), "0");
+        let study = |key: &str| {
+            run["study"][key].as_f64().unwrap_or_else(|| panic!("no study.{key} in {run:#}"))
+        };
+        assert_eq!(
+            cell("AVG-THROUGHPUT"),
+            Row::AvgThroughput.format(study("throughput_avg_per_s"))
+        );
+        assert_eq!(cell("Latency p99"), Row::LatencyP99.format(study("latency_p99_us")));
+        assert_eq!(cell("TOTAL-SECONDS"), Row::TotalSeconds.format(study("total_s")));
+    }
+
+    // Two: the base and new tables, then the runs side by side.
+    let out = etcdlat().arg("compare").args(&inputs[..2]).assert().success();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(stdout.contains("| Metric | Base | New |"), "{stdout}");
+    assert_eq!(table_after(&stdout, "## Runs side by side")[0], ["put", "a.json", "b.json"]);
+
+    // The JSON comparison is of two reports.
+    let out = etcdlat().arg("compare").args(&inputs).args(["--json", "-"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).starts_with("etcdlat: --json writes the comparison of two reports"));
+}
+
 #[tokio::test]
 async fn thresholds_fail_a_run_by_name_and_pass_when_met() {
     if etcdlat_testkit::skip() {
@@ -180,6 +247,7 @@ async fn bad_input_exits_2_naming_the_file() {
         (vec!["put", "--threshold", "p99 < 20"], &["--threshold", "p99 is a latency"]),
         (vec!["run", &bad_scenario], &["bad.toml", "thresholds", "p99 < 20"]),
         (vec!["compare", &good, &good, "--threshold", "errors == 0"], &["--threshold"]),
+        (vec!["compare", &good], &["REPORT"]),
     ];
     for (args, needles) in cases {
         let out = etcdlat().args(args).output().unwrap();

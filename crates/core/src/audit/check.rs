@@ -220,16 +220,17 @@ fn stale_keys(history: &[Entry], stale: &mut Vec<Offense>) {
             }
             next += 1;
         }
-        if let Some((k, rev, by)) = newest {
-            if k == key && history[i].mod_revision < rev {
-                stale.push(Offense {
-                    check: Check::StaleRead,
-                    index: i,
-                    other: Some(by),
-                    other_revision: rev,
-                    why: "returned its key older than a put of it acknowledged before it was sent",
-                });
-            }
+        if let Some((k, rev, by)) = newest
+            && k == key
+            && history[i].mod_revision < rev
+        {
+            stale.push(Offense {
+                check: Check::StaleRead,
+                index: i,
+                other: Some(by),
+                other_revision: rev,
+                why: "returned its key older than a put of it acknowledged before it was sent",
+            });
         }
     }
 }

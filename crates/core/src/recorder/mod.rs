@@ -612,7 +612,7 @@ impl Recorder {
     /// is the first of a pair: finished intervals never straddle a longer one. Returns
     /// whether it did.
     pub fn double_if_due(&mut self, index: u64) -> bool {
-        let due = self.adaptive && index >= MAX_INTERVALS && index % 2 == 0;
+        let due = self.adaptive && index >= MAX_INTERVALS && index.is_multiple_of(2);
         if due {
             self.coarsen(1);
         }

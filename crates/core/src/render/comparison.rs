@@ -3,7 +3,8 @@
 use std::fmt::Write;
 
 use crate::comparison::{Comparison, Figure, MIN_INTERVALS};
-use crate::render::markdown::{qps, thousands};
+use crate::render::markdown::qps;
+use crate::unit::thousands;
 
 /// Renders comparisons as markdown: a `##` heading per pair of runs (the name, or
 /// `base vs new` when they differ), a `###` heading and a table per operation kind with the

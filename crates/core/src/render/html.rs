@@ -1,6 +1,7 @@
 //! One self-contained HTML page of every run: what ran, a summary table per run, the plots
-//! of [`crate::render::plot`] inline, and the server, member and watch figures when the run
-//! has them.
+//! of [`crate::render::plot`] inline, the server, member, resource and watch figures when
+//! the run has them, and dbtester's figures; the heatmaps of [`crate::render::heatmap`]
+//! first when the runs are a matrix over two axes.
 //!
 //! The page needs nothing but itself: the style is inline, the plots are inline SVG, and it
 //! refers to no script, stylesheet, font or image, so it can be mailed, attached to an issue
@@ -21,10 +22,12 @@
 
 use std::fmt::Write;
 
-use crate::metrics::{MemberMetrics, metric};
-use crate::render::markdown::{qps, thousands};
-use crate::render::plot;
-use crate::report::{OpReport, Report, ReportSet, TargetInfo};
+use crate::metrics::{MemberMetrics, ResourceSample, ResourceSeries, metric};
+use crate::render::columns::Columns;
+use crate::render::markdown::qps;
+use crate::render::{heatmap, overlay, plot};
+use crate::report::{OpReport, Report, ReportSet, Row, TargetInfo};
+use crate::unit::thousands;
 
 /// Shown where a cell has no value.
 const MISSING: &str = "–";
@@ -57,6 +60,7 @@ th, td { border: 1px solid #d0d7de; padding: .3rem .6rem; text-align: left; vert
 thead th { background: #f6f8fa; }
 table.kv th { background: #f6f8fa; font-weight: 600; }
 table.kv td.n { text-align: left; }
+table.columns tbody th { text-align: right; background: #f6f8fa; font-weight: 600; }
 caption { text-align: left; font-weight: 600; padding: .25rem 0; }
 td.n, th.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 .scroll { overflow-x: auto; }
@@ -70,14 +74,24 @@ footer { margin-top: 3rem; color: #59636e; font-size: .85rem; }
 
 /// Renders every run of `set` as one HTML page.
 ///
-/// For each run, in order: what ran (scenario, target, etcd version and members, load
+/// When the runs are those of a matrix over two axes, its heatmaps come first
+/// ([`heatmap::of_runs`]). With several runs, the page then shows them side by side:
+/// dbtester's figures in a column per run ([`Columns`]), and plots with a line per run
+/// ([`overlay`]): throughput and p99 latency over time, the members' average CPU and memory
+/// over time when the reports sampled them, and latency and memory by keys written when the
+/// runs wrote keys.
+///
+/// Then for each run, in order: what ran (scenario, target, etcd version and members, load
 /// parameters); a results table with a row per operation kind (requests, errors by code
 /// with the server's message for each when there was one, throughput, latency
 /// min/mean/p50/p90/p99/p99.9/p99.99/max and service time p50/p99); per kind, its latency
 /// per interval and percentile spectrum; the throughput per interval; the client steps, a
 /// row each and their plot against clients, when the run had them; then, when present,
-/// requests by member, leader changes, server metrics, etcdlat's own usage, watch
-/// accounting and the HashKV check; and the scenario itself.
+/// requests by member, leader changes, server metrics, etcdlat's own usage, each member's
+/// and the client's resources (a table, and plots over time of CPU, memory, context
+/// switches, storage I/O, disk requests and sectors, network and data dir size), watch
+/// accounting and the HashKV check; dbtester's figures (every row of its table, each
+/// unknown one with why); and the scenario itself.
 #[must_use]
 pub fn html(set: &ReportSet) -> String {
     let mut p = Page { out: String::with_capacity(64 * 1024) };
@@ -100,7 +114,7 @@ pub fn html(set: &ReportSet) -> String {
     ));
     p.raw("</p>\n");
     if set.runs.len() > 1 {
-        p.raw("<nav>\n<ol>\n");
+        p.raw("<nav>\n<ol>\n<li><a href=\"#side-by-side\">Runs side by side</a></li>\n");
         for (i, r) in set.runs.iter().enumerate() {
             let _ = write!(p.out, "<li><a href=\"#run-{}\">", i + 1);
             p.text(&r.name);
@@ -111,6 +125,12 @@ pub fn html(set: &ReportSet) -> String {
     p.raw("</header>\n<main>\n");
     if set.runs.is_empty() {
         p.raw("<p>No runs.</p>\n");
+    }
+    if let Ok(maps) = heatmap::of_runs(&set.runs) {
+        p.heatmaps(&maps);
+    }
+    if set.runs.len() > 1 {
+        p.side_by_side(&set.runs);
     }
     for (i, run) in set.runs.iter().enumerate() {
         p.run(i + 1, run);
@@ -125,6 +145,9 @@ pub fn html(set: &ReportSet) -> String {
 /// A row of the server metrics table: its name, the metric it is read from (of
 /// [`metric`]), and the figure of one member.
 type MetricRow = (&'static str, Option<&'static str>, fn(&MemberMetrics) -> String);
+
+/// A row of the resources table: its name, and one series' figure.
+type ResourceRow<'a> = (&'static str, &'a dyn Fn(&ResourceSeries) -> String);
 
 /// The page being written.
 struct Page {
@@ -164,6 +187,81 @@ impl Page {
         let _ = write!(self.out, "<h{level}>");
         self.text(text);
         let _ = writeln!(self.out, "</h{level}>");
+    }
+
+    /// Every run side by side: dbtester's figures in a column each, and the plots that
+    /// overlay them.
+    fn side_by_side(&mut self, runs: &[Report]) {
+        let table = Columns::new(runs);
+        self.raw("<section id=\"side-by-side\">\n");
+        self.heading(2, "Runs side by side");
+        self.raw("<div class=\"scroll\">\n<table class=\"columns\">\n<thead>\n<tr><th>");
+        self.text(&table.corner);
+        self.raw("</th>");
+        for header in &table.headers {
+            self.raw("<th class=\"n\">");
+            for (i, line) in header.iter().enumerate() {
+                if i > 0 {
+                    self.raw("<br/>");
+                }
+                self.text(line);
+            }
+            self.raw("</th>");
+        }
+        self.raw("</tr>\n</thead>\n<tbody>\n");
+        for figures in &table.rows {
+            self.raw("<tr><th>");
+            self.text(figures.row.label());
+            self.raw("</th>");
+            for cell in &figures.cells {
+                match &cell.why_unknown {
+                    // The reason on hover; the notes below say it too.
+                    Some(why) => {
+                        self.raw("<td class=\"n\" title=\"");
+                        self.text(why);
+                        self.raw("\">");
+                    }
+                    None => self.raw("<td class=\"n\">"),
+                }
+                self.text(&cell.text);
+                self.raw("</td>");
+            }
+            self.raw("</tr>\n");
+        }
+        self.raw("</tbody>\n</table>\n</div>\n");
+        let notes = table.notes();
+        if !notes.is_empty() {
+            self.raw("<p class=\"description\">n/a: not known to the run, because:</p>\n");
+            self.notes(&notes);
+        }
+        let labels: Vec<String> = (0..runs.len()).map(|i| table.label(i)).collect();
+        let overlaid: Vec<overlay::Run<'_>> = labels.iter().map(String::as_str).zip(runs).collect();
+        self.heading(3, "Over time");
+        self.raw("<div class=\"plots\">\n");
+        self.figure(&overlay::throughput_over_time(&overlaid));
+        self.figure(&overlay::p99_over_time(&overlaid));
+        for svg in
+            [overlay::server_cpu_over_time(&overlaid), overlay::server_memory_over_time(&overlaid)]
+                .into_iter()
+                .flatten()
+        {
+            self.figure(&svg);
+        }
+        self.raw("</div>\n");
+        let by_keys: Vec<String> =
+            [overlay::latency_by_keys(&overlaid), overlay::server_memory_by_keys(&overlaid)]
+                .into_iter()
+                .flatten()
+                .collect();
+        if !by_keys.is_empty() {
+            self.heading(3, "By keys written");
+            self.raw("<div class=\"plots\">\n");
+            for svg in &by_keys {
+                self.figure(svg);
+            }
+            self.raw("</div>\n");
+        }
+        self.raw("</section>\n");
     }
 
     fn run(&mut self, n: usize, run: &Report) {
@@ -280,6 +378,30 @@ impl Page {
                 ],
             );
         }
+        let sampled = run.server.iter().any(|m| !m.resources.is_empty())
+            || run.client.as_ref().is_some_and(|c| !c.resources.is_empty());
+        if sampled {
+            self.heading(3, "Server and client resources");
+            self.resources(run);
+            self.raw("<div class=\"plots\">\n");
+            for what in plot::Resource::ALL {
+                self.figure(&plot::resource_over_time(run, what));
+            }
+            self.raw("</div>\n");
+        }
+        self.heading(3, "dbtester's figures");
+        let study = run.study();
+        let rows: Vec<(&str, Cell)> = Row::ALL
+            .into_iter()
+            .map(|row| {
+                let text = match study.why_unknown(row) {
+                    Some(why) => format!("{} ({why})", study.cell(row)),
+                    None => study.cell(row),
+                };
+                (row.label(), num(text))
+            })
+            .collect();
+        self.kv_table("", &rows);
         if let Some(w) = &run.watch {
             self.heading(3, "Watch accounting");
             let mut rows = vec![
@@ -504,15 +626,21 @@ impl Page {
                 ));
             }
         }
-        if !notes.is_empty() {
-            self.raw("<ul class=\"notes\">\n");
-            for n in notes {
-                self.raw("<li>");
-                self.text(&n);
-                self.raw("</li>\n");
-            }
-            self.raw("</ul>\n");
+        self.notes(&notes);
+    }
+
+    /// A list of notes under a table; nothing when there are none.
+    fn notes(&mut self, notes: &[String]) {
+        if notes.is_empty() {
+            return;
         }
+        self.raw("<ul class=\"notes\">\n");
+        for n in notes {
+            self.raw("<li>");
+            self.text(n);
+            self.raw("</li>\n");
+        }
+        self.raw("</ul>\n");
     }
 
     /// Server metrics with a column per member and a row per figure; a figure the member's
@@ -573,6 +701,126 @@ impl Page {
             self.row(row);
         }
         self.raw("</tbody>\n</table>\n</div>\n");
+    }
+
+    /// Each member's and the client's resources over the run, a column each: CPU, memory,
+    /// context switches, storage I/O, data dir, disk, network, and what could not be
+    /// sampled, with why.
+    fn resources(&mut self, run: &Report) {
+        let mut columns: Vec<(&str, &ResourceSeries)> =
+            run.server.iter().map(|m| (m.name.as_str(), &m.resources)).collect();
+        if let Some(c) = &run.client {
+            columns.push(("client", &c.resources));
+        }
+        let count = |n: Option<u64>| n.map_or_else(|| MISSING.to_owned(), thousands);
+        // A member's traffic is its gRPC and peer bytes; the client's its sockets'.
+        let in_out = |grpc: Option<u64>, peer: Option<u64>, socket: Option<u64>| match (grpc, peer)
+        {
+            (None, None) => bytes(socket),
+            (g, p) => bytes(Some(g.unwrap_or(0) + p.unwrap_or(0))),
+        };
+        let rows: [ResourceRow<'_>; 15] = [
+            ("CPU average (% of a core)", &|r| percent(r.cpu_avg_percent())),
+            ("CPU busiest second (% of a core)", &|r| percent(r.cpu_max_percent())),
+            ("RSS max", &|r| bytes(r.max(|s| s.rss_bytes))),
+            ("Context switches, voluntary", &|r| count(r.total(|s| s.voluntary_ctxt_switches))),
+            ("Context switches, involuntary", &|r| {
+                count(r.total(|s| s.nonvoluntary_ctxt_switches))
+            }),
+            ("Storage read", &|r| bytes(r.total(|s| s.read_bytes))),
+            ("Storage written", &|r| bytes(r.total(|s| s.write_bytes))),
+            ("Read / write system calls", &|r| {
+                format!(
+                    "{} / {}",
+                    count(r.total(|s| s.read_syscalls)),
+                    count(r.total(|s| s.write_syscalls))
+                )
+            }),
+            ("Data dir (end)", &|r| bytes(r.last(|s| s.data_dir_bytes))),
+            ("WAL / snapshots and db (end)", &|r| {
+                format!("{} / {}", bytes(r.last(|s| s.wal_bytes)), bytes(r.last(|s| s.snap_bytes)))
+            }),
+            ("Disk (machine-wide)", &|r| {
+                r.disk.as_ref().map_or_else(
+                    || MISSING.to_owned(),
+                    |d| {
+                        let n = |f: fn(&ResourceSample) -> Option<u64>| count(r.total(f));
+                        format!(
+                            "{} ({}): {} reads, {} writes, {} / {} sectors",
+                            d.name,
+                            d.device,
+                            n(|s| s.disk_reads_completed),
+                            n(|s| s.disk_writes_completed),
+                            n(|s| s.disk_sectors_read),
+                            n(|s| s.disk_sectors_written)
+                        )
+                    },
+                )
+            }),
+            ("Network in", &|r| {
+                in_out(
+                    r.total(|s| s.grpc_received_bytes),
+                    r.total(|s| s.peer_received_bytes),
+                    r.total(|s| s.received_bytes),
+                )
+            }),
+            ("Network out", &|r| {
+                in_out(
+                    r.total(|s| s.grpc_sent_bytes),
+                    r.total(|s| s.peer_sent_bytes),
+                    r.total(|s| s.sent_bytes),
+                )
+            }),
+            ("Samples", &|r| format!("{} every {} s", r.samples.len(), r.period_s)),
+            ("Not available", &|r| {
+                if r.not_available.is_empty() {
+                    return MISSING.to_owned();
+                }
+                r.not_available
+                    .iter()
+                    .map(|n| format!("{}: {}", n.source.replace('_', " "), n.why))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            }),
+        ];
+        self.raw(
+            "<div class=\"scroll\">\n<table class=\"resources\">\n<thead>\n<tr><th>Figure</th>",
+        );
+        for (name, _) in &columns {
+            self.raw("<th class=\"n\">");
+            self.text(name);
+            self.raw("</th>");
+        }
+        self.raw("</tr>\n</thead>\n<tbody>\n");
+        for (name, figure) in rows {
+            let values: Vec<String> = columns.iter().map(|(_, r)| figure(r)).collect();
+            if name == "Not available" && values.iter().all(|v| v == MISSING) {
+                continue;
+            }
+            // Words wrap; numbers stay on one line, aligned.
+            let words = matches!(name, "Disk (machine-wide)" | "Not available");
+            let mut row = vec![cell(name)];
+            row.extend(values.into_iter().map(if words { cell } else { num }));
+            self.row(row);
+        }
+        self.raw("</tbody>\n</table>\n</div>\n");
+        self.raw(
+            "<p class=\"description\">CPU is in percent of one core (200: two cores busy). \
+             The disk figures count every process's I/O on the device that holds the data \
+             dir, not only the member's: members on one disk count the same requests.</p>\n",
+        );
+    }
+
+    /// The heatmaps of a matrix over two axes, a figure each.
+    fn heatmaps(&mut self, maps: &[heatmap::Heatmap]) {
+        let Some(first) = maps.first() else { return };
+        self.raw("<section id=\"heatmaps\">\n");
+        self.heading(2, &format!("Heatmaps: {} × {}", first.rows.name, first.columns.name));
+        self.raw("<div class=\"plots\">\n");
+        for map in maps {
+            self.figure(&heatmap::svg(std::slice::from_ref(map)));
+        }
+        self.raw("</div>\n</section>\n");
     }
 
     fn figure(&mut self, svg: &str) {
@@ -757,6 +1005,11 @@ fn opt_count(n: Option<u64>) -> String {
 /// Bytes in decimal units with one decimal (`33.6 MB`), or `–`.
 fn bytes(n: Option<u64>) -> String {
     n.map_or_else(|| MISSING.to_owned(), super::decimal_bytes)
+}
+
+/// Percent with one decimal, or `–`.
+fn percent(p: Option<f64>) -> String {
+    p.map_or_else(|| MISSING.to_owned(), |p| format!("{p:.1}"))
 }
 
 /// Escapes text for HTML element content and double-quoted attribute values.

@@ -5,6 +5,7 @@ use std::fmt::Write;
 
 use crate::op::OpKind;
 use crate::report::{OpReport, Report};
+use crate::unit::{group_digits, thousands};
 
 /// Column titles, and whether each holds numbers (right-aligned).
 const COLUMNS: [(&str, bool); 17] = [
@@ -239,11 +240,6 @@ fn missing() -> String {
     MISSING.to_owned()
 }
 
-/// `1234567` as `1,234,567`.
-pub(crate) fn thousands(n: u64) -> String {
-    group(&n.to_string())
-}
-
 /// Requests per second with one decimal and thousands separators: `44,341.0`.
 pub(crate) fn qps(x: f64) -> String {
     if !x.is_finite() {
@@ -251,19 +247,7 @@ pub(crate) fn qps(x: f64) -> String {
     }
     let text = format!("{x:.1}");
     let (int, frac) = text.split_once('.').unwrap_or((&text, "0"));
-    format!("{}.{frac}", group(int))
-}
-
-/// Inserts a comma every three digits from the right of a string of digits.
-fn group(digits: &str) -> String {
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    format!("{}.{frac}", group_digits(int))
 }
 
 /// A latency in microseconds as `0.815ms` (below one second) or `4.000s`.

@@ -1,8 +1,11 @@
-//! Renderers: turn reports into text, JSON, JSON lines, markdown, CSV, SVG plots, an HTML
-//! page and etcd's perfdash JSON, and comparisons of two runs into markdown.
+//! Renderers: turn reports into text, JSON, JSON lines, markdown, CSV, SVG plots and
+//! heatmaps, an HTML page and etcd's perfdash JSON, runs side by side into a table of
+//! dbtester's figures, and comparisons of two runs into markdown (and heatmaps of the
+//! change).
 //!
-//! Each renderer is a pure function from reports to a `String`; none prints or fails.
-//! Writing the result somewhere is the caller's business.
+//! Each renderer is a pure function from reports to a `String`; none prints, and none fails
+//! but the heatmaps, which only runs of a matrix over two axes make. Writing the result
+//! somewhere is the caller's business.
 //!
 //! ```
 //! use etcdlat_core::render::{self, TextOptions};
@@ -12,13 +15,16 @@
 //! # }
 //! ```
 
+pub mod columns;
 pub mod comparison;
 pub mod csv;
 mod go;
+pub mod heatmap;
 pub mod html;
 pub mod json;
 pub mod jsonl;
 pub mod markdown;
+pub mod overlay;
 pub mod perfdash;
 pub mod plot;
 pub mod text;

@@ -1,6 +1,6 @@
 //! SVG plots of a run: latency percentiles and throughput per interval, the percentile
-//! spectrum of latency against service time, and for a run in client steps, throughput and
-//! p99 latency against clients.
+//! spectrum of latency against service time, the members' and client's resources over
+//! time, and for a run in client steps, throughput and p99 latency against clients.
 //!
 //! Each function returns one standalone SVG document. They are drawn with `plotters`' SVG
 //! backend, which writes text as SVG `<text>` elements for the viewer to lay out, so no font
@@ -23,9 +23,10 @@ use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+use crate::metrics::{ResourceSample, ResourceSeries};
 use crate::op::OpKind;
-use crate::render::markdown::thousands;
 use crate::report::{Distribution, Interval, Report};
+use crate::unit::thousands;
 
 /// Width and height of every plot, pixels (the SVG's `viewBox`, so it scales).
 const SIZE: (u32, u32) = (800, 420);
@@ -40,14 +41,14 @@ const SPECTRUM_DECADES: f64 = 5.0;
 const SPECTRUM_POINTS_PER_DECADE: u32 = 50;
 
 /// Time series longer than this are drawn as lines only, without a marker per interval.
-const MAX_MARKED_POINTS: usize = 120;
+pub(super) const MAX_MARKED_POINTS: usize = 120;
 
 // matplotlib's "tab10" colors: distinct, and familiar from other latency plots.
-const TAB_BLUE: RGBColor = RGBColor(31, 119, 180);
-const TAB_GREEN: RGBColor = RGBColor(44, 160, 44);
-const TAB_ORANGE: RGBColor = RGBColor(255, 127, 14);
-const TAB_RED: RGBColor = RGBColor(214, 39, 40);
-const GREY: RGBColor = RGBColor(90, 90, 90);
+pub(super) const TAB_BLUE: RGBColor = RGBColor(31, 119, 180);
+pub(super) const TAB_GREEN: RGBColor = RGBColor(44, 160, 44);
+pub(super) const TAB_ORANGE: RGBColor = RGBColor(255, 127, 14);
+pub(super) const TAB_RED: RGBColor = RGBColor(214, 39, 40);
+pub(super) const GREY: RGBColor = RGBColor(90, 90, 90);
 
 /// A line of the latency plot: its label, color, and value in an interval, us.
 type Percentile = (&'static str, RGBColor, fn(&Interval) -> u64);
@@ -100,6 +101,7 @@ pub fn latency_over_time(report: &Report, kind: OpKind) -> String {
         y: 0.0..headroom(unit.scale(max_us as f64)),
         x_labels: None,
         series,
+        points: Vec::new(),
         note,
         markers: intervals.len() <= MAX_MARKED_POINTS,
     })
@@ -170,9 +172,227 @@ pub fn throughput_over_time(report: &Report) -> String {
         y: 0.0..headroom(max),
         x_labels: None,
         series,
+        points: Vec::new(),
         note: (len == 0).then(|| "no request completed".to_owned()),
         markers: len <= MAX_MARKED_POINTS,
     })
+}
+
+/// What a resource plot shows ([`resource_over_time`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Resource {
+    /// CPU of each member and the client, percent of one core.
+    Cpu,
+    /// Resident memory of each member and the client.
+    Memory,
+    /// Voluntary and involuntary context switches per second, each member and the client.
+    ContextSwitches,
+    /// Bytes each member read from and wrote to storage per second (`/proc/PID/io`).
+    StorageIo,
+    /// Reads and writes the data dirs' block devices completed per second (machine-wide).
+    DiskRequests,
+    /// Sectors read from and written to those devices per second (machine-wide).
+    DiskSectors,
+    /// Bytes per second each member received (from clients and peers) and sent, and the
+    /// client's load connections sent and received.
+    Network,
+    /// Each member's data dir size.
+    DataDir,
+}
+
+impl Resource {
+    /// Every resource plot, in the order the HTML page shows them.
+    pub const ALL: [Resource; 8] = [
+        Resource::Cpu,
+        Resource::Memory,
+        Resource::ContextSwitches,
+        Resource::StorageIo,
+        Resource::DiskRequests,
+        Resource::DiskSectors,
+        Resource::Network,
+        Resource::DataDir,
+    ];
+}
+
+/// A line of a resource plot: its label after the series' name, and its value in a sample;
+/// a rate (per second of the sample's span) or a level.
+type Figure = (&'static str, fn(&ResourceSample) -> Option<f64>);
+
+/// A resource of every member and of the client over time ([`Resource`]), a line each
+/// (two for figures that go both ways: read and write, sent and received). Counts are
+/// drawn per second at the middle of the span they cover, levels where they were read; a
+/// member's disk figures once per block device, as they are machine-wide.
+#[must_use]
+pub fn resource_over_time(report: &Report, what: Resource) -> String {
+    let (title, unit, rate, figures): (&str, Unit, bool, Vec<Figure>) = match what {
+        Resource::Cpu => ("CPU", Unit::Percent, false, vec![("", |s| s.cpu_percent)]),
+        Resource::Memory => {
+            ("resident memory", Unit::Bytes, false, vec![("", |s| s.rss_bytes.map(|v| v as f64))])
+        }
+        Resource::ContextSwitches => (
+            "context switches",
+            Unit::PerSecond,
+            true,
+            vec![
+                ("voluntary", |s| s.voluntary_ctxt_switches.map(|v| v as f64)),
+                ("involuntary", |s| s.nonvoluntary_ctxt_switches.map(|v| v as f64)),
+            ],
+        ),
+        Resource::StorageIo => (
+            "storage I/O",
+            Unit::BytesPerSecond,
+            true,
+            vec![
+                ("read", |s| s.read_bytes.map(|v| v as f64)),
+                ("write", |s| s.write_bytes.map(|v| v as f64)),
+            ],
+        ),
+        Resource::DiskRequests => (
+            "disk requests (machine-wide)",
+            Unit::PerSecond,
+            true,
+            vec![
+                ("reads", |s| s.disk_reads_completed.map(|v| v as f64)),
+                ("writes", |s| s.disk_writes_completed.map(|v| v as f64)),
+            ],
+        ),
+        Resource::DiskSectors => (
+            "disk sectors (machine-wide)",
+            Unit::PerSecond,
+            true,
+            vec![
+                ("read", |s| s.disk_sectors_read.map(|v| v as f64)),
+                ("written", |s| s.disk_sectors_written.map(|v| v as f64)),
+            ],
+        ),
+        Resource::Network => (
+            "network",
+            Unit::BytesPerSecond,
+            true,
+            vec![
+                ("in", |s| match (s.grpc_received_bytes, s.peer_received_bytes) {
+                    (None, None) => s.received_bytes.map(|v| v as f64),
+                    (g, p) => Some((g.unwrap_or(0) + p.unwrap_or(0)) as f64),
+                }),
+                ("out", |s| match (s.grpc_sent_bytes, s.peer_sent_bytes) {
+                    (None, None) => s.sent_bytes.map(|v| v as f64),
+                    (g, p) => Some((g.unwrap_or(0) + p.unwrap_or(0)) as f64),
+                }),
+            ],
+        ),
+        Resource::DataDir => (
+            "data dir size",
+            Unit::Bytes,
+            false,
+            vec![("", |s| s.data_dir_bytes.map(|v| v as f64))],
+        ),
+    };
+    let disk = matches!(what, Resource::DiskRequests | Resource::DiskSectors);
+    let mut devices: Vec<&str> = Vec::new();
+    let mut named: Vec<(String, &ResourceSeries)> = Vec::new();
+    for m in &report.server {
+        if disk {
+            // Machine-wide: once per device, named after it.
+            let Some(d) = &m.resources.disk else { continue };
+            if devices.contains(&d.device.as_str()) {
+                continue;
+            }
+            devices.push(&d.device);
+            named.push((d.name.clone(), &m.resources));
+        } else {
+            named.push((m.name.clone(), &m.resources));
+        }
+    }
+    if let Some(c) = report.client.as_ref().filter(|_| !disk) {
+        named.push(("client".to_owned(), &c.resources));
+    }
+    let mut series = Vec::new();
+    let (mut start, mut end) = (0.0f64, report.duration_s);
+    for (n, (name, resources)) in named.iter().enumerate() {
+        let color = PALETTE[n % PALETTE.len()];
+        for (i, (part, figure)) in figures.iter().enumerate() {
+            let points: Vec<(f64, f64)> = resources
+                .samples
+                .iter()
+                .filter(|s| s.span_s > 0.0)
+                .filter_map(|s| {
+                    let v = figure(s)?;
+                    Some(if rate { (s.t_s - s.span_s / 2.0, v / s.span_s) } else { (s.t_s, v) })
+                })
+                .collect();
+            if points.is_empty() {
+                continue;
+            }
+            for s in &resources.samples {
+                start = start.min(s.t_s - s.span_s);
+                end = end.max(s.t_s);
+            }
+            let label = if part.is_empty() { name.clone() } else { format!("{name} {part}") };
+            // The second figure of a pair is drawn thinner and paler in the same color.
+            let (width, opacity) = if i == 0 { (2, 1.0) } else { (1, 0.6) };
+            series.push(Line { label, color, width, opacity, segments: vec![points] });
+        }
+    }
+    let max = series
+        .iter()
+        .flat_map(|s| s.segments.iter().flatten())
+        .map(|&(_, y)| y)
+        .fold(0.0, f64::max);
+    let (scale, y_desc) = unit.axis(max);
+    for line in &mut series {
+        for point in line.segments.iter_mut().flatten() {
+            point.1 /= scale;
+        }
+    }
+    let note = series.is_empty().then(|| format!("no {title} was sampled"));
+    draw(&Chart {
+        title: titled(report, None, &format!("{title} over time")),
+        x_desc: "time since start (s)".to_owned(),
+        y_desc,
+        x: start..end.max(start + 1.0),
+        y: 0.0..headroom(max / scale),
+        x_labels: None,
+        markers: series.iter().all(|s| s.segments.iter().all(|p| p.len() <= MAX_MARKED_POINTS)),
+        series,
+        points: Vec::new(),
+        note,
+    })
+}
+
+/// Colors of a resource plot's series, one per member (and the client).
+const PALETTE: [RGBColor; 6] =
+    [TAB_BLUE, TAB_ORANGE, TAB_GREEN, RGBColor(148, 103, 189), RGBColor(140, 86, 75), GREY];
+
+/// The unit of a resource plot's values.
+#[derive(Clone, Copy)]
+enum Unit {
+    Percent,
+    Bytes,
+    BytesPerSecond,
+    PerSecond,
+}
+
+impl Unit {
+    /// What the values are divided by on the axis, and its description, for values up to
+    /// `max`: bytes in decimal units, so that labels stay short.
+    fn axis(self, max: f64) -> (f64, String) {
+        let (scale, prefix) = if max >= 2e9 {
+            (1e9, "G")
+        } else if max >= 2e6 {
+            (1e6, "M")
+        } else if max >= 2e3 {
+            (1e3, "k")
+        } else {
+            (1.0, "")
+        };
+        match self {
+            Unit::Percent => (1.0, "percent of one core".to_owned()),
+            Unit::Bytes => (scale, format!("{prefix}B")),
+            Unit::BytesPerSecond => (scale, format!("{prefix}B per second")),
+            Unit::PerSecond if scale > 1.0 => (scale, format!("{prefix} per second")),
+            Unit::PerSecond => (1.0, "per second".to_owned()),
+        }
+    }
 }
 
 /// The percentile spectrum of one operation kind, as HdrHistogram plots it: latency and
@@ -251,6 +471,7 @@ pub fn percentile_spectrum(report: &Report, kind: OpKind) -> String {
                 },
             ]
         },
+        points: Vec::new(),
         note,
         markers: false,
     })
@@ -420,7 +641,7 @@ fn errors(i: &Interval) -> u64 {
 }
 
 /// The run's intervals on the time axis, seconds since measurement started.
-struct TimeAxis {
+pub(super) struct TimeAxis {
     /// Length of an interval.
     step: f64,
     /// Measured time.
@@ -430,7 +651,7 @@ struct TimeAxis {
 }
 
 impl TimeAxis {
-    fn of(report: &Report) -> Self {
+    pub(super) fn of(report: &Report) -> Self {
         let step = report.interval().as_secs_f64();
         Self {
             step: if step > 0.0 { step } else { 1.0 },
@@ -441,7 +662,7 @@ impl TimeAxis {
 
     /// Interval `index` as measured: the last one is cut short by the end of the run
     /// (unless a completion landed past the end, which leaves it whole).
-    fn span(&self, index: usize) -> (f64, f64) {
+    pub(super) fn span(&self, index: usize) -> (f64, f64) {
         let start = index as f64 * self.step;
         let end = start + self.step;
         if self.duration > start && self.duration < end {
@@ -451,18 +672,18 @@ impl TimeAxis {
         }
     }
 
-    fn middle(&self, index: usize) -> f64 {
+    pub(super) fn middle(&self, index: usize) -> f64 {
         let (start, end) = self.span(index);
         (start + end) / 2.0
     }
 
-    fn width(&self, index: usize) -> f64 {
+    pub(super) fn width(&self, index: usize) -> f64 {
         let (start, end) = self.span(index);
         end - start
     }
 
     /// The end of the axis: the end of the run or of its last interval, whichever is later.
-    fn end(&self) -> f64 {
+    pub(super) fn end(&self) -> f64 {
         let last = self.intervals.checked_sub(1).map_or(0.0, |i| self.span(i).1);
         let end = self.duration.max(last);
         if end > 0.0 { end } else { self.step }
@@ -470,18 +691,18 @@ impl TimeAxis {
 }
 
 /// The top of a value axis starting at 0: a little above the largest value, never empty.
-fn headroom(max: f64) -> f64 {
+pub(super) fn headroom(max: f64) -> f64 {
     if max.is_finite() && max > 0.0 { max * 1.08 } else { 1.0 }
 }
 
 /// The unit of a latency axis, chosen so its labels are short.
-struct TimeUnit {
-    name: &'static str,
+pub(super) struct TimeUnit {
+    pub(super) name: &'static str,
     us: f64,
 }
 
 impl TimeUnit {
-    fn for_max_us(max_us: f64) -> Self {
+    pub(super) fn for_max_us(max_us: f64) -> Self {
         if max_us >= 2e6 {
             Self { name: "s", us: 1e6 }
         } else if max_us >= 2e3 {
@@ -491,38 +712,47 @@ impl TimeUnit {
         }
     }
 
-    fn scale(&self, us: f64) -> f64 {
+    pub(super) fn scale(&self, us: f64) -> f64 {
         us / self.us
     }
 }
 
 /// One line of a plot, in pieces where it has gaps.
-struct Line {
-    label: String,
-    color: RGBColor,
-    width: u32,
+pub(super) struct Line {
+    pub(super) label: String,
+    pub(super) color: RGBColor,
+    pub(super) width: u32,
     /// Below 1 for a wide line that a narrower one may run along.
-    opacity: f64,
-    segments: Vec<Vec<(f64, f64)>>,
+    pub(super) opacity: f64,
+    pub(super) segments: Vec<Vec<(f64, f64)>>,
+}
+
+/// Points marked with a cross, not joined: events on a line (failed requests).
+pub(super) struct Points {
+    pub(super) label: String,
+    pub(super) color: RGBColor,
+    pub(super) at: Vec<(f64, f64)>,
 }
 
 /// What one plot shows.
-struct Chart {
-    title: String,
-    x_desc: String,
-    y_desc: String,
-    x: Range<f64>,
-    y: Range<f64>,
+pub(super) struct Chart {
+    pub(super) title: String,
+    pub(super) x_desc: String,
+    pub(super) y_desc: String,
+    pub(super) x: Range<f64>,
+    pub(super) y: Range<f64>,
     /// Labels of the x axis, if not plain numbers.
-    x_labels: Option<fn(&f64) -> String>,
-    series: Vec<Line>,
+    pub(super) x_labels: Option<fn(&f64) -> String>,
+    pub(super) series: Vec<Line>,
+    /// Crosses drawn over the lines.
+    pub(super) points: Vec<Points>,
     /// Written across the plot when it is empty, saying why.
-    note: Option<String>,
+    pub(super) note: Option<String>,
     /// A marker at every point, so that a single interval is visible.
-    markers: bool,
+    pub(super) markers: bool,
 }
 
-fn draw(chart: &Chart) -> String {
+pub(super) fn draw(chart: &Chart) -> String {
     svg(|root| draw_on(root, chart))
 }
 
@@ -603,6 +833,13 @@ fn draw_on(root: &DrawingArea<SVGBackend<'_>, Shift>, c: &Chart) -> DrawResult {
                 });
             }
         }
+    }
+    for p in &c.points {
+        let style = p.color.stroke_width(2);
+        chart
+            .draw_series(p.at.iter().map(|&at| Cross::new(at, 5, style)))?
+            .label(p.label.as_str())
+            .legend(move |(x, y)| Cross::new((x + 10, y), 5, style));
     }
     if !c.series.is_empty() {
         draw_legend(&mut chart)?;

@@ -86,13 +86,32 @@
 //!
 //! Client:    CPU user/system 1.25 / 0.50 s (1164.2 us per request), max RSS 50.3 MB
 //! ```
+//!
+//! Then, when the run sampled resources, a line per member and for the client (CPU in
+//! percent of one core, its average and busiest sampling period; largest resident memory;
+//! context switches voluntary / involuntary; storage I/O and data dir for members etcdlat
+//! started, socket bytes for the client; what could not be sampled, and why), each block
+//! device once (its figures are machine-wide), and dbtester's figures that etcd's layout
+//! does not show, as dbtester writes them:
+//!
+//! ```text
+//!
+//! Server and client resources:
+//!   m0:    CPU avg/max 30.0 / 40.0 %, RSS max 33.6 MB, context switches 2600 / 30, storage read/write 0 B / 3.1 MB, data dir 157.3 MB (WAL 134.2 MB, snap 23.1 MB)
+//!   m2:    CPU avg/max 70.0 / 80.0 %, RSS max 35.7 MB, not available: process, data dir, disk (etcdlat did not start this member: ...)
+//!   client:    CPU avg/max 60.0 / 65.0 %, RSS max 50.3 MB, context switches 700 / 11, sent/received 450.0 kB / 1.0 MB
+//!   disk vda (254:0):    reads 2 (16 sectors), writes 800 (16000 sectors), machine-wide: every process's I/O on it
+//!   MAX-THROUGHPUT:    769 req/sec
+//!   ...
+//!   SERVER-AVG-DISK-SPACE-USAGE:    n/a (m2: etcdlat did not start this member: ...)
+//! ```
 
 use std::fmt::Write;
 use std::time::{Duration, UNIX_EPOCH};
 
-use crate::metrics::{MemberMetrics, metric};
+use crate::metrics::{MemberMetrics, ResourceSample, ResourceSeries, metric};
 use crate::render::{decimal_bytes, go};
-use crate::report::{Distribution, OpReport, Report, StepReport, TargetInfo};
+use crate::report::{Distribution, OpReport, Report, Row, StepReport, TargetInfo, Unit};
 
 /// Choices of the text report, as etcd's tool's flags of the same names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -339,6 +358,7 @@ impl Writer<'_> {
                 report.target.source_addresses.len()
             );
         }
+        self.resources(report);
         if let Some(warning) = report.client_limit() {
             let _ = writeln!(self.out, "\nWarning: {warning}.");
         }
@@ -479,6 +499,51 @@ impl Writer<'_> {
                 let _ = write!(self.out, " ({} scrapes failed: {why})", m.failed_samples);
             }
             self.out.push('\n');
+        }
+    }
+
+    /// Each member's and the client's resources over the run, one line each, the disks
+    /// under the members (machine-wide), then dbtester's figures that etcd's layout above
+    /// does not show (throughput per second, network, peaks, disk), as dbtester writes them.
+    fn resources(&mut self, report: &Report) {
+        let sampled = report.server.iter().any(|m| !m.resources.is_empty())
+            || report.client.as_ref().is_some_and(|c| !c.resources.is_empty());
+        if !sampled {
+            return;
+        }
+        self.out.push_str("\nServer and client resources:\n");
+        for m in &report.server {
+            let _ = writeln!(self.out, "  {}:\t{}", m.name, resource_line(&m.resources, false));
+        }
+        if let Some(c) = &report.client {
+            let _ = writeln!(self.out, "  client:\t{}", resource_line(&c.resources, true));
+        }
+        let mut disks: Vec<&str> = Vec::new();
+        for m in &report.server {
+            let r = &m.resources;
+            let Some(disk) = r.disk.as_ref().filter(|d| !disks.contains(&d.device.as_str())) else {
+                continue;
+            };
+            disks.push(&disk.device);
+            let n = |f: fn(&ResourceSample) -> Option<u64>| r.total(f).unwrap_or(0);
+            let _ = writeln!(
+                self.out,
+                "  disk {} ({}):\treads {} ({} sectors), writes {} ({} sectors), machine-wide: every process's I/O on it",
+                disk.name,
+                disk.device,
+                n(|s| s.disk_reads_completed),
+                n(|s| s.disk_sectors_read),
+                n(|s| s.disk_writes_completed),
+                n(|s| s.disk_sectors_written),
+            );
+        }
+        let study = report.study();
+        for row in Row::ALL.into_iter().filter(|&r| shown_with_resources(r)) {
+            let cell = match study.why_unknown(row) {
+                Some(why) => format!("{} ({why})", study.cell(row)),
+                None => study.cell(row),
+            };
+            let _ = writeln!(self.out, "  {}:\t{cell}", row.label());
         }
     }
 
@@ -660,6 +725,68 @@ impl Writer<'_> {
 
 /// Shown where a server figure was not exported.
 const MISSING: &str = "-";
+
+/// Whether the resources section shows dbtester's `row`: those etcd's layout above does not
+/// (it has the time, the requests, the average throughput, latencies and errors).
+fn shown_with_resources(row: Row) -> bool {
+    let above = matches!(
+        row,
+        Row::TotalSeconds | Row::TotalRequests | Row::AvgThroughput | Row::ClientErrors
+    );
+    !above && row.unit() != Unit::Micros
+}
+
+/// One member's (or the client's) resources over the run, in one line: CPU average and
+/// busiest period, largest resident memory, context switches, storage I/O and data dir (a
+/// member), socket bytes (the client), and the sources it had none from, with why.
+fn resource_line(r: &ResourceSeries, client: bool) -> String {
+    let mut parts = Vec::new();
+    if let (Some(avg), Some(max)) = (r.cpu_avg_percent(), r.cpu_max_percent()) {
+        parts.push(format!("CPU avg/max {avg:.1} / {max:.1} %"));
+    }
+    if let Some(rss) = r.max(|s| s.rss_bytes) {
+        parts.push(format!("RSS max {}", decimal_bytes(rss)));
+    }
+    if let (Some(v), Some(n)) =
+        (r.total(|s| s.voluntary_ctxt_switches), r.total(|s| s.nonvoluntary_ctxt_switches))
+    {
+        parts.push(format!("context switches {v} / {n}"));
+    }
+    if client
+        && let (Some(sent), Some(received)) =
+            (r.total(|s| s.sent_bytes), r.total(|s| s.received_bytes))
+    {
+        parts.push(format!("sent/received {} / {}", decimal_bytes(sent), decimal_bytes(received)));
+    }
+    if let (Some(read), Some(written)) = (r.total(|s| s.read_bytes), r.total(|s| s.write_bytes)) {
+        parts.push(format!(
+            "storage read/write {} / {}",
+            decimal_bytes(read),
+            decimal_bytes(written)
+        ));
+    }
+    if let Some(dir) = r.last(|s| s.data_dir_bytes) {
+        let wal = r.last(|s| s.wal_bytes).map_or_else(|| MISSING.to_owned(), decimal_bytes);
+        let snap = r.last(|s| s.snap_bytes).map_or_else(|| MISSING.to_owned(), decimal_bytes);
+        parts.push(format!("data dir {} (WAL {wal}, snap {snap})", decimal_bytes(dir)));
+    }
+    // Sources missing for the same reason are named together.
+    let mut missing: Vec<(Vec<&str>, &str)> = Vec::new();
+    for n in &r.not_available {
+        match missing.iter_mut().find(|(_, why)| *why == n.why) {
+            Some((sources, _)) => sources.push(&n.source),
+            None => missing.push((vec![&n.source], &n.why)),
+        }
+    }
+    for (sources, why) in missing {
+        let sources: Vec<String> = sources.iter().map(|s| s.replace('_', " ")).collect();
+        parts.push(format!("not available: {} ({why})", sources.join(", ")));
+    }
+    if parts.is_empty() {
+        return "not sampled".to_owned();
+    }
+    parts.join(", ")
+}
 
 /// Bytes as decimal megabytes with one decimal (`33.6 MB`), or `-`.
 fn megabytes(bytes: Option<u64>) -> String {

@@ -6,6 +6,7 @@
 mod distribution;
 mod network;
 mod step;
+pub mod study;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -18,12 +19,13 @@ use crate::fault::FaultReport;
 use crate::metrics::{ClientUsage, MemberMetrics};
 use crate::op::{ErrorCode, OpKind};
 use crate::recorder::{IntervalSample, IntervalSum, OpRecord};
-use crate::scenario::{Scenario, Targeting};
+use crate::scenario::{MatrixCell, Scenario, Targeting};
 pub(crate) use distribution::round3;
 
 pub use distribution::{Distribution, QUANTILES};
 pub use network::{LinkReport, NetworkReport};
 pub use step::StepReport;
+pub use study::{Row, Study, Unit};
 
 /// Version of the JSON layout; bumped on any incompatible change.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -63,6 +65,11 @@ pub struct Report {
     /// (`etcdlat run --scale`, [`Scenario::scaled`]); absent when it ran as written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale: Option<f64>,
+    /// Where the run stands in its scenario's `[matrix]`: the value each axis took and which
+    /// repetition of that combination it is ([`Scenario::matrix_cell`]); absent for a run
+    /// of no matrix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matrix: Option<MatrixCell>,
     /// Measured wall time, seconds (after connecting and warm-up).
     pub duration_s: f64,
     /// Length of one interval of the time series (`ops.*.intervals`), seconds: the
@@ -241,24 +248,23 @@ impl Report {
     #[must_use]
     pub fn failures(&self) -> Vec<String> {
         let mut out = Vec::new();
-        if let Some(h) = &self.hashkv {
-            if !h.consistent {
-                let hashes: Vec<String> =
-                    h.members.iter().map(|(m, v)| format!("{m}={v}")).collect();
-                out.push(format!(
-                    "HashKV differs across members at revision {}: {}",
-                    h.revision,
-                    hashes.join(", ")
-                ));
-            }
+        if let Some(h) = &self.hashkv
+            && !h.consistent
+        {
+            let hashes: Vec<String> = h.members.iter().map(|(m, v)| format!("{m}={v}")).collect();
+            out.push(format!(
+                "HashKV differs across members at revision {}: {}",
+                h.revision,
+                hashes.join(", ")
+            ));
         }
-        if let Some(w) = &self.watch {
-            if w.missing > 0 || w.duplicate > 0 || w.out_of_order > 0 || w.unexplained > 0 {
-                out.push(format!(
+        if let Some(w) = &self.watch
+            && (w.missing > 0 || w.duplicate > 0 || w.out_of_order > 0 || w.unexplained > 0)
+        {
+            out.push(format!(
                     "watch events: {} expected, {} received, {} missing, {} duplicate, {} out of order, {} unexplained",
                     w.expected, w.received, w.missing, w.duplicate, w.out_of_order, w.unexplained
                 ));
-            }
         }
         if let Some(a) = &self.audit {
             out.extend(a.failures());
@@ -667,6 +673,7 @@ mod tests {
             started_at: String::new(),
             interrupted: false,
             scale: None,
+            matrix: None,
             duration_s: 1.0,
             interval_s: 1.0,
             params: Params::default(),

@@ -117,14 +117,14 @@ impl Cluster {
         if self.cert.is_some() != self.key.is_some() {
             return Err(ScenarioError::invalid("cluster.cert", "give cert and key, or neither"));
         }
-        if let Some(user) = &self.user {
-            if user.is_empty() || user.contains(':') {
-                return Err(ScenarioError::invalid(
-                    "cluster.user",
-                    "the user name only: the password comes from ETCDLAT_PASSWORD or the \
+        if let Some(user) = &self.user
+            && (user.is_empty() || user.contains(':'))
+        {
+            return Err(ScenarioError::invalid(
+                "cluster.user",
+                "the user name only: the password comes from ETCDLAT_PASSWORD or the \
                      terminal, never from a scenario file",
-                ));
-            }
+            ));
         }
         Ok(())
     }

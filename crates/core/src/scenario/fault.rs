@@ -245,17 +245,17 @@ pub(super) fn validate(
             ));
         }
         previous = step.at;
-        if let Some(d) = load.duration {
-            if step.at >= d {
-                return Err(err(
-                    "at",
-                    format!(
-                        "{} is not before the run ends (load.duration = {})",
-                        unit::format_duration(step.at),
-                        unit::format_duration(d)
-                    ),
-                ));
-            }
+        if let Some(d) = load.duration
+            && step.at >= d
+        {
+            return Err(err(
+                "at",
+                format!(
+                    "{} is not before the run ends (load.duration = {})",
+                    unit::format_duration(step.at),
+                    unit::format_duration(d)
+                ),
+            ));
         }
         if action.needs_local_cluster() && !cluster.endpoints.is_empty() {
             return Err(err(

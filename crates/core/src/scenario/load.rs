@@ -96,13 +96,13 @@ impl Load {
                 format!("must be 1 to {MAX_CLIENTS}, got {}", self.clients),
             ));
         }
-        if let Some(c) = self.conns {
-            if c == 0 || c > MAX_CONNS {
-                return Err(ScenarioError::invalid(
-                    "load.conns",
-                    format!("must be 1 to {MAX_CONNS}, got {c}"),
-                ));
-            }
+        if let Some(c) = self.conns
+            && (c == 0 || c > MAX_CONNS)
+        {
+            return Err(ScenarioError::invalid(
+                "load.conns",
+                format!("must be 1 to {MAX_CONNS}, got {c}"),
+            ));
         }
         match (self.total, self.duration) {
             _ if !self.client_steps.is_empty() => self.validate_steps(is_stream)?,

@@ -1,11 +1,16 @@
-//! Matrix expansion (`[matrix]`): one run per combination of the axes' values.
+//! Matrix expansion (`[matrix]`): one run per combination of the axes' values, each run
+//! `repeat` times.
+
+use serde::{Deserialize, Serialize};
 
 use super::{Scenario, ScenarioError};
 
 impl Scenario {
     /// Every run of the scenario: one per combination of its `[matrix]` axes, in order (the
     /// first axis varies slowest), each validated and named after the values it takes
-    /// (`put [clients=1000, val-size=256]`); the scenario itself when it has no matrix.
+    /// (`put [clients=1000, val-size=256]`); with `repeat = N`, each combination N times in a
+    /// row, numbered (`put [clients=1000, val-size=256] #2`). Each run carries its
+    /// [`MatrixCell`]. The scenario itself when it has no matrix.
     ///
     /// # Errors
     /// [`ScenarioError::Invalid`] naming the matrix axis when a combination cannot be run.
@@ -13,6 +18,7 @@ impl Scenario {
         if self.matrix.is_empty() {
             return Ok(vec![self.clone()]);
         }
+        let repeat = repeat_of(&self.matrix)?;
         let mut axes = Vec::new();
         flatten_axes(&self.matrix, String::new(), &mut axes)?;
         let mut base = self.clone();
@@ -20,16 +26,19 @@ impl Scenario {
         let base_value = toml::Value::try_from(&base)
             .map_err(|e| ScenarioError::invalid("matrix", format!("cannot apply: {e}")))?;
         let combinations: usize = axes.iter().map(|(_, values)| values.len()).product();
-        if combinations > 10_000 {
+        let total = combinations.saturating_mul(repeat as usize);
+        if total > 10_000 {
+            let runs = if repeat > 1 { format!(" ({total} runs)") } else { String::new() };
             return Err(ScenarioError::invalid(
                 "matrix",
-                format!("{combinations} combinations is too many"),
+                format!("{combinations} combinations{runs} is too many"),
             ));
         }
-        let mut runs = Vec::with_capacity(combinations);
+        let mut runs = Vec::with_capacity(total);
         for n in 0..combinations {
             let mut value = base_value.clone();
             let mut labels = Vec::with_capacity(axes.len());
+            let mut cell = toml::Table::new();
             let mut rest = n;
             let mut picks = vec![0; axes.len()];
             for (i, (_, values)) in axes.iter().enumerate().rev() {
@@ -39,8 +48,11 @@ impl Scenario {
             for ((path, values), pick) in axes.iter().zip(&picks) {
                 let chosen = &values[*pick];
                 if path == CASE_AXIS {
-                    labels.push(apply_case(&mut value, chosen, *pick)?);
+                    let case = apply_case(&mut value, chosen, *pick)?;
+                    cell.insert(path.clone(), toml::Value::String(case.clone()));
+                    labels.push(case);
                 } else {
+                    cell.insert(path.clone(), chosen.clone());
                     set_path(&mut value, path, chosen.clone());
                     labels.push(format!(
                         "{}={}",
@@ -49,24 +61,82 @@ impl Scenario {
                     ));
                 }
             }
-            let field = format!("matrix.{}", axes.first().map_or("", |(p, _)| p.as_str()));
+            let field =
+                axes.first().map_or_else(|| "matrix".to_owned(), |(p, _)| format!("matrix.{p}"));
             let mut run: Scenario = value.try_into().map_err(|e: toml::de::Error| {
                 ScenarioError::invalid(
                     &field,
                     format!("[{}]: {}", labels.join(", "), e.message().trim()),
                 )
             })?;
-            run.name = format!("{} [{}]", base.name, labels.join(", "));
+            run.name = if labels.is_empty() {
+                base.name.clone()
+            } else {
+                format!("{} [{}]", base.name, labels.join(", "))
+            };
             run.validate().map_err(|e| match e {
+                // Only `repeat`: the scenario's own fields are at fault, named as they are.
+                e @ ScenarioError::Invalid { .. } if axes.is_empty() => e,
                 ScenarioError::Invalid { field: f, message, .. } => ScenarioError::invalid(
                     &field,
                     format!("[{}]: {f}: {message}", labels.join(", ")),
                 ),
                 other => other,
             })?;
-            runs.push(run);
+            for repetition in 1..=repeat {
+                let mut run = run.clone();
+                if repeat > 1 {
+                    run.name = format!("{} #{repetition}", run.name);
+                }
+                run.matrix_cell = Some(MatrixCell { axes: cell.clone(), repetition, repeat });
+                runs.push(run);
+            }
         }
         Ok(runs)
+    }
+}
+
+/// Where a run stands in the matrix it was expanded from: the value each axis took, and
+/// which of the combination's repetitions it is. [`Scenario::expand`] sets it on every run
+/// (as [`Scenario::matrix_cell`]); the run's report records it (`matrix`), so that the runs
+/// of one combination can be told apart from those of another without parsing names.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MatrixCell {
+    /// The value each axis took, by the axis's dotted path (`load.clients`), in the matrix's
+    /// order (the first varies slowest); the [`CASE_AXIS`] by its case's label.
+    pub axes: toml::Table,
+    /// Which run of this combination it is, from 1.
+    pub repetition: u32,
+    /// How many times the matrix runs each combination (`[matrix] repeat`, 1 when not set).
+    pub repeat: u32,
+}
+
+impl MatrixCell {
+    /// The value `axis` took as the run's name shows it (`256`, `1MB`, a case's label).
+    #[must_use]
+    pub fn label(&self, axis: &str) -> Option<String> {
+        self.axes.get(axis).map(label)
+    }
+}
+
+/// The `[matrix]` key that says how many times each combination runs (`repeat = 3`): the
+/// one key of the table that is not an axis.
+pub const REPEAT_KEY: &str = "repeat";
+
+/// The most times a matrix may run each combination.
+pub const MAX_REPEAT: u32 = 100;
+
+/// `[matrix] repeat`, checked: 1 when not set.
+fn repeat_of(matrix: &toml::Table) -> Result<u32, ScenarioError> {
+    match matrix.get(REPEAT_KEY) {
+        None => Ok(1),
+        Some(toml::Value::Integer(n)) if (1..=i64::from(MAX_REPEAT)).contains(n) => Ok(*n as u32),
+        Some(_) => Err(ScenarioError::invalid(
+            "matrix.repeat",
+            format!(
+                "runs each combination this many times: a whole number from 1 to {MAX_REPEAT}, like repeat = 3"
+            ),
+        )),
     }
 }
 
@@ -101,13 +171,17 @@ fn apply_case(
 }
 
 /// The axes of a matrix table: every array is an axis; tables nest (so both
-/// `"load.clients" = [..]` and `load.clients = [..]` name the same axis).
+/// `"load.clients" = [..]` and `load.clients = [..]` name the same axis). The top level's
+/// [`REPEAT_KEY`] is not an axis.
 fn flatten_axes(
     table: &toml::Table,
     prefix: String,
     out: &mut Vec<(String, Vec<toml::Value>)>,
 ) -> Result<(), ScenarioError> {
     for (key, value) in table {
+        if prefix.is_empty() && key == REPEAT_KEY {
+            continue;
+        }
         let path = if prefix.is_empty() { key.clone() } else { format!("{prefix}.{key}") };
         match value {
             toml::Value::Array(values) if values.is_empty() => {
@@ -223,5 +297,68 @@ op = { range = { key = "foo", consistency = "s" } }
         assert_eq!(runs[1].load.clients, 20);
         assert!(matches!(runs[1].op, Some(Operation::Range(_))));
         assert!(matches!(runs[2].op, Some(Operation::Put(_))));
+    }
+
+    #[test]
+    fn repeat_runs_each_combination_in_a_row_and_every_run_knows_its_cell() {
+        let text = "name = \"m\"\n[load]\ntotal = 10\n[op.put]\n[matrix]\nrepeat = 2\n\"load.clients\" = [1, 10]\nop.put.val-size = [256, \"1KiB\"]\n";
+        let runs = Scenario::from_toml_str(text).unwrap().expand().unwrap();
+        let names: Vec<&str> = runs.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "m [clients=1, val-size=256] #1",
+                "m [clients=1, val-size=256] #2",
+                "m [clients=1, val-size=1KiB] #1",
+                "m [clients=1, val-size=1KiB] #2",
+                "m [clients=10, val-size=256] #1",
+                "m [clients=10, val-size=256] #2",
+                "m [clients=10, val-size=1KiB] #1",
+                "m [clients=10, val-size=1KiB] #2",
+            ]
+        );
+        let cell = runs[5].matrix_cell.as_ref().unwrap();
+        let axes: Vec<(&str, String)> =
+            cell.axes.iter().map(|(k, v)| (k.as_str(), v.to_string())).collect();
+        assert_eq!(
+            axes,
+            [("load.clients", "10".to_owned()), ("op.put.val-size", "256".to_owned())]
+        );
+        assert_eq!((cell.repetition, cell.repeat), (2, 2));
+        assert_eq!(runs[5].load.clients, 10);
+        // The cell is the run's own: not in its TOML (nor so in a report's scenario).
+        assert!(!toml::to_string(&runs[5]).unwrap().contains("repetition"));
+        assert!(Scenario::from_toml_str(text).unwrap().matrix_cell.is_none());
+
+        // Cases are recorded by label; without repeat, each combination runs once.
+        let cases = "[load]\ntotal = 10\n[[matrix.case]]\nlabel = \"w\"\nop = { put = {} }\n";
+        let runs = Scenario::from_toml_str(cases).unwrap().expand().unwrap();
+        let cell = runs[0].matrix_cell.as_ref().unwrap();
+        assert_eq!(runs[0].name, "mix [w]");
+        assert_eq!(cell.axes.get(CASE_AXIS).and_then(toml::Value::as_str), Some("w"));
+        assert_eq!((cell.repetition, cell.repeat), (1, 1));
+    }
+
+    #[test]
+    fn repeat_alone_runs_the_scenario_again_and_is_checked() {
+        let again = "name = \"p\"\n[load]\ntotal = 10\n[op.put]\n[matrix]\nrepeat = 3\n";
+        let runs = Scenario::from_toml_str(again).unwrap().expand().unwrap();
+        let names: Vec<&str> = runs.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(names, ["p #1", "p #2", "p #3"]);
+        assert!(runs.iter().all(|r| r.matrix_cell.as_ref().is_some_and(|c| c.axes.is_empty())));
+
+        for bad in ["0", "101", "2.5", "[1, 2]", "\"3\""] {
+            let text = format!("[load]\ntotal = 10\n[op.put]\n[matrix]\nrepeat = {bad}\n");
+            let err = Scenario::from_toml_str(&text).unwrap_err();
+            assert_eq!(err.field(), Some("matrix.repeat"), "repeat = {bad}: {err}");
+            assert!(err.to_string().contains("from 1 to 100"), "{err}");
+        }
+        // With nothing but repeat, the scenario's own field is named.
+        let text = "[load]\ntotal = 10\nclients = 0\n[op.put]\n[matrix]\nrepeat = 2\n";
+        assert_eq!(Scenario::from_toml_str(text).unwrap_err().field(), Some("load.clients"));
+        let many = "[load]\ntotal = 10\n[op.put]\n[matrix]\nrepeat = 100\n\"load.clients\" = [\n";
+        let many = format!("{many}{}]\n", vec!["1"; 101].join(", "));
+        let err = Scenario::from_toml_str(&many).unwrap_err().to_string();
+        assert!(err.contains("101 combinations (10100 runs) is too many"), "{err}");
     }
 }

@@ -53,7 +53,7 @@ pub use error::ScenarioError;
 pub use etcd::{Etcd, EtcdVersion};
 pub use fault::{FaultAction, FaultStep, MemberRef};
 pub use load::{Load, MAX_CLIENTS, MAX_CONNS};
-pub use matrix::CASE_AXIS;
+pub use matrix::{CASE_AXIS, MAX_REPEAT, MatrixCell, REPEAT_KEY};
 pub use network::{LinkSettings, MemberNetwork, Network, Site, ZonePair};
 
 /// The longest duration any field may hold (ten years of 365 days): longer ones are typos,
@@ -108,9 +108,14 @@ pub struct Scenario {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub faults: Vec<FaultStep>,
     /// Axes over any parameter, by dotted path (`"load.clients" = [1, 1000]`); every
-    /// combination is one run ([`Scenario::expand`]).
+    /// combination is one run, or `repeat` runs ([`Scenario::expand`]).
     #[serde(default, skip_serializing_if = "toml::Table::is_empty")]
     pub matrix: toml::Table,
+    /// Where this run stands in the matrix it was expanded from, set by
+    /// [`Scenario::expand`]; `None` for a scenario as written. Not part of the scenario's
+    /// TOML or JSON: a run's report records it as its own `matrix`.
+    #[serde(skip)]
+    pub matrix_cell: Option<MatrixCell>,
     /// How results are reported.
     #[serde(default)]
     pub report: ReportOptions,
@@ -316,6 +321,7 @@ impl Scenario {
             network: Network::default(),
             faults: Vec::new(),
             matrix: toml::Table::new(),
+            matrix_cell: None,
             report: ReportOptions::default(),
             thresholds: Vec::new(),
         }

@@ -320,12 +320,12 @@ pub fn key_bytes(text: &str) -> Vec<u8> {
                 continue;
             }
             let hex = |b: Option<&u8>| b.and_then(|b| char::from(*b).to_digit(16));
-            if bytes.get(i + 1) == Some(&b'x') {
-                if let (Some(hi), Some(lo)) = (hex(bytes.get(i + 2)), hex(bytes.get(i + 3))) {
-                    out.push((hi * 16 + lo) as u8);
-                    i += 4;
-                    continue;
-                }
+            if bytes.get(i + 1) == Some(&b'x')
+                && let (Some(hi), Some(lo)) = (hex(bytes.get(i + 2)), hex(bytes.get(i + 3)))
+            {
+                out.push((hi * 16 + lo) as u8);
+                i += 4;
+                continue;
             }
         }
         out.push(bytes[i]);

@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 
 use etcdlat_core::audit::{AuditReport, MemberStaleness, Staleness, Violation};
 use etcdlat_core::fault::{FaultAction, FaultReport, Window};
-use etcdlat_core::metrics::metric;
+use etcdlat_core::metrics::{
+    DiskDevice, NotAvailable, ResourceSample, ResourceSeries, metric, source,
+};
 use etcdlat_core::{
     ClientStep, ClientUsage, Consistency, Distribution, ErrorCode, HashKvCheck, LeaderChange,
     LinkReport, MemberMetrics, MemberReport, NetworkReport, OpKind, OpReport, Operation,
@@ -72,6 +74,7 @@ pub fn put_report() -> Report {
         started_at: STARTED_AT.to_owned(),
         interrupted: false,
         scale: None,
+        matrix: None,
         duration_s: duration.as_secs_f64(),
         interval_s: 1.0,
         params: Params {
@@ -145,6 +148,7 @@ pub fn range_report() -> Report {
         started_at: STARTED_AT.to_owned(),
         interrupted: false,
         scale: Some(0.1),
+        matrix: None,
         duration_s: duration.as_secs_f64(),
         interval_s: 1.0,
         params: Params {
@@ -199,6 +203,12 @@ pub fn range_report() -> Report {
                 worker_max: Some(0.62),
                 worker_peak: Some(0.71),
             }),
+            sent_bytes: Some(450_000),
+            received_bytes: Some(1_020_000),
+            cpu_max_percent: Some(65.0),
+            voluntary_ctxt_switches: Some(700),
+            nonvoluntary_ctxt_switches: Some(11),
+            resources: client_series(),
         }),
         shards: Vec::new(),
         scenario,
@@ -308,7 +318,166 @@ fn member(name: &str, port: u16, i: u64) -> MemberMetrics {
         grpc_sent_bytes: Some(450_000),
         grpc_received_bytes: Some(60_000),
         not_exported: if i < 2 { vec![] } else { vec![metric::DB_SIZE.to_owned()] },
+        resources: member_series(i),
     }
+}
+
+/// The resource series of the `i`th member of [`range_report`]'s cluster, which etcdlat
+/// started: a sample a second, every source read, the three data dirs on one disk (so its
+/// machine-wide figures are the same in each).
+fn member_series(i: u64) -> ResourceSeries {
+    let second = |t: u64| {
+        let i_if_last = if t == 2 { i } else { 0 };
+        ResourceSample {
+            t_s: t as f64,
+            span_s: 1.0,
+            cpu_percent: Some((10 * t + 10 * i) as f64 * 2.0),
+            cpu_max_percent: Some((10 * t + 10 * i) as f64 * 2.0),
+            rss_bytes: Some((30 + i + t) << 20),
+            db_size_bytes: (i < 2).then_some(20 << 20),
+            grpc_sent_bytes: Some(225_000),
+            grpc_received_bytes: Some(30_000),
+            peer_sent_bytes: Some(5_000 + i_if_last),
+            peer_received_bytes: Some(4_500 + i_if_last),
+            read_bytes: Some(0),
+            write_bytes: Some((t + i) << 20),
+            read_syscalls: Some(10),
+            write_syscalls: Some(400 * t),
+            read_chars: Some(40_000),
+            write_chars: Some(t * 1_000_000),
+            voluntary_ctxt_switches: Some(1_000 + 100 * i + 200 * t),
+            nonvoluntary_ctxt_switches: Some(10 * t + i),
+            data_dir_bytes: Some((128 << 20) + ((20 + t) << 20)),
+            wal_bytes: Some(128 << 20),
+            snap_bytes: Some((20 + t) << 20),
+            disk_reads_completed: Some(2 * (t - 1)),
+            disk_sectors_read: Some(16 * (t - 1)),
+            disk_writes_completed: Some(300 + 200 * (t - 1)),
+            disk_sectors_written: Some(6_000 + 4_000 * (t - 1)),
+            ..ResourceSample::default()
+        }
+    };
+    ResourceSeries {
+        period_s: 1.0,
+        samples: vec![second(1), second(2)],
+        not_available: Vec::new(),
+        disk: Some(DiskDevice { name: "vda".to_owned(), device: "254:0".to_owned() }),
+    }
+}
+
+/// Sets every figure `sample` lacks (to 7).
+fn every_figure(sample: &mut ResourceSample) {
+    let ResourceSample {
+        t_s: _,
+        span_s: _,
+        cpu_percent,
+        cpu_max_percent,
+        rss_bytes,
+        db_size_bytes,
+        grpc_sent_bytes,
+        grpc_received_bytes,
+        peer_sent_bytes,
+        peer_received_bytes,
+        sent_bytes,
+        received_bytes,
+        read_bytes,
+        write_bytes,
+        read_syscalls,
+        write_syscalls,
+        read_chars,
+        write_chars,
+        voluntary_ctxt_switches,
+        nonvoluntary_ctxt_switches,
+        data_dir_bytes,
+        wal_bytes,
+        snap_bytes,
+        disk_reads_completed,
+        disk_sectors_read,
+        disk_writes_completed,
+        disk_sectors_written,
+    } = sample;
+    for percent in [cpu_percent, cpu_max_percent] {
+        percent.get_or_insert(7.0);
+    }
+    for figure in [
+        rss_bytes,
+        db_size_bytes,
+        grpc_sent_bytes,
+        grpc_received_bytes,
+        peer_sent_bytes,
+        peer_received_bytes,
+        sent_bytes,
+        received_bytes,
+        read_bytes,
+        write_bytes,
+        read_syscalls,
+        write_syscalls,
+        read_chars,
+        write_chars,
+        voluntary_ctxt_switches,
+        nonvoluntary_ctxt_switches,
+        data_dir_bytes,
+        wal_bytes,
+        snap_bytes,
+        disk_reads_completed,
+        disk_sectors_read,
+        disk_writes_completed,
+        disk_sectors_written,
+    ] {
+        figure.get_or_insert(7);
+    }
+}
+
+/// [`range_report`]'s client: a sample a second of its CPU, memory, context switches and
+/// the load connections' bytes.
+fn client_series() -> ResourceSeries {
+    let second = |t: u64| ResourceSample {
+        t_s: t as f64,
+        span_s: 1.0,
+        cpu_percent: Some(45.0 + 10.0 * t as f64),
+        cpu_max_percent: Some(45.0 + 10.0 * t as f64),
+        rss_bytes: Some((32 + 8 * t) << 20),
+        sent_bytes: Some(150_000 + 50_000 * t),
+        received_bytes: Some(490_000 + 20_000 * t),
+        voluntary_ctxt_switches: Some(200 + 100 * t),
+        nonvoluntary_ctxt_switches: Some(4 + t),
+        ..ResourceSample::default()
+    };
+    ResourceSeries {
+        period_s: 1.0,
+        samples: vec![second(1), second(2)],
+        ..ResourceSeries::default()
+    }
+}
+
+/// [`range_report`] with its third member one etcdlat did not start: its resources are what
+/// its `/metrics` gave (CPU, memory, traffic), its process, data dir and disk named as not
+/// available; so dbtester's disk figures are unknown, with why.
+pub fn external_member_report() -> Report {
+    let mut report = range_report();
+    let external = &mut report.server[2].resources;
+    for s in &mut external.samples {
+        *s = ResourceSample {
+            t_s: s.t_s,
+            span_s: s.span_s,
+            cpu_percent: s.cpu_percent,
+            cpu_max_percent: s.cpu_max_percent,
+            rss_bytes: s.rss_bytes,
+            db_size_bytes: s.db_size_bytes,
+            grpc_sent_bytes: s.grpc_sent_bytes,
+            grpc_received_bytes: s.grpc_received_bytes,
+            peer_sent_bytes: s.peer_sent_bytes,
+            peer_received_bytes: s.peer_received_bytes,
+            ..ResourceSample::default()
+        };
+    }
+    external.disk = None;
+    let why = "etcdlat did not start this member: its process and data dir are not known here";
+    external.not_available = [source::PROCESS, source::DATA_DIR, source::DISK]
+        .into_iter()
+        .map(|s| NotAvailable { source: s.to_owned(), why: why.to_owned() })
+        .collect();
+    report
 }
 
 /// An interrupted run with both kinds: the puts of [`put_report`], and ranges that all
@@ -390,10 +559,9 @@ pub fn steps_report() -> Report {
 /// A report with every part the JSON leaves out when empty present, so that its output holds
 /// every field of the contract: [`mixed_interrupted_report`] (error messages, now for the
 /// failed ranges too; pacing with a verdict) with an `all` row, a HashKV check, a watch
-/// accounting with uncertain puts, two shards, [`steps_report`]'s steps, and
-/// [`range_report`]'s members, leader change,
-/// server metrics (a scrape of each member failed), client usage and fault step (which could
-/// not resume its member).
+/// accounting with uncertain puts, two shards, a place in a matrix, [`steps_report`]'s steps,
+/// and [`range_report`]'s members, leader change, server metrics (a scrape of each member
+/// failed), client usage and fault step (which could not resume its member).
 pub fn full_report() -> Report {
     let mut report = mixed_interrupted_report();
     let range = range_report();
@@ -422,6 +590,19 @@ pub fn full_report() -> Report {
         member.not_exported = vec![metric::DB_SIZE.to_owned()];
     }
     report.client = range.client;
+    // Every figure in every sample and a source each series could not read, whether or not
+    // one series would have them all, so that the output holds every field a series can have.
+    let series = report.server.iter_mut().map(|m| &mut m.resources);
+    for resources in series.chain(report.client.as_mut().map(|c| &mut c.resources)) {
+        for sample in &mut resources.samples {
+            every_figure(sample);
+        }
+        resources.not_available = vec![NotAvailable {
+            source: source::PROCESS.to_owned(),
+            why: "reading /proc/4242/io: Permission denied (os error 13)".to_owned(),
+        }];
+        resources.disk = Some(DiskDevice { name: "vda".to_owned(), device: "254:0".to_owned() });
+    }
     report.scale = range.scale;
     report.target.targeting = range.target.targeting;
     report.target.targeted = range.target.targeted;
@@ -468,6 +649,10 @@ pub fn full_report() -> Report {
     });
     report.audit = Some(audit());
     report.steps = steps_report().steps;
+    // Axes out of alphabetical order, so that a sorted map would show.
+    let axes: toml::Table =
+        toml::from_str("\"op.put.val-size\" = 256\n\"load.clients\" = 10\n").expect("a TOML table");
+    report.matrix = Some(etcdlat_core::MatrixCell { axes, repetition: 2, repeat: 3 });
     report.shards = ["a.json", "b.json"]
         .into_iter()
         .map(|name| ShardInfo {

@@ -154,10 +154,10 @@ fn apply(text: &str, m: &Mutation) -> String {
             let lines: Vec<&str> = out.lines().collect();
             let i = ((lines.len() as f64) * a) as usize % lines.len().max(1);
             let mut lines: Vec<String> = lines.iter().map(|l| (*l).to_owned()).collect();
-            if let Some(line) = lines.get_mut(i) {
-                if let Some((key, _)) = line.split_once(" = ") {
-                    *line = format!("{key} = {t}");
-                }
+            if let Some(line) = lines.get_mut(i)
+                && let Some((key, _)) = line.split_once(" = ")
+            {
+                *line = format!("{key} = {t}");
             }
             out = lines.join("\n");
         }

@@ -41,6 +41,8 @@ struct Run {
     interrupted: bool,
     /// `--scale`'s factor, when the run was scaled.
     scale: Nullable<f64>,
+    /// The run's place in its scenario's matrix, in runs of one.
+    matrix: Nullable<Matrix>,
     duration_s: f64,
     interval_s: f64,
     params: Params,
@@ -74,6 +76,120 @@ struct Run {
     shards: Vec<Shard>,
     /// The scenario as run; its own layout is the scenario file format.
     scenario: serde_json::Value,
+    /// dbtester's figures of the run, every one written (`null` when unknown).
+    study: Study,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Study {
+    total_s: Nullable<f64>,
+    total_requests: Nullable<u64>,
+    throughput_max_per_s: Nullable<f64>,
+    throughput_avg_per_s: Nullable<f64>,
+    throughput_min_per_s: Nullable<f64>,
+    throughput_window_s: Nullable<f64>,
+    latency_min_us: Nullable<u64>,
+    latency_mean_us: Nullable<f64>,
+    latency_max_us: Nullable<u64>,
+    latency_p10_us: Nullable<u64>,
+    latency_p25_us: Nullable<u64>,
+    latency_p50_us: Nullable<u64>,
+    latency_p75_us: Nullable<u64>,
+    latency_p90_us: Nullable<u64>,
+    latency_p95_us: Nullable<u64>,
+    latency_p99_us: Nullable<u64>,
+    latency_p99_9_us: Nullable<u64>,
+    server_network_received_bytes: Nullable<u64>,
+    server_network_sent_bytes: Nullable<u64>,
+    client_network_received_bytes: Nullable<u64>,
+    client_network_sent_bytes: Nullable<u64>,
+    server_cpu_max_percent: Nullable<f64>,
+    server_memory_max_bytes: Nullable<u64>,
+    client_cpu_max_percent: Nullable<f64>,
+    client_memory_max_bytes: Nullable<u64>,
+    client_errors: Nullable<u64>,
+    server_disk_reads_completed: Nullable<u64>,
+    server_disk_sectors_read: Nullable<u64>,
+    server_disk_writes_completed: Nullable<u64>,
+    server_disk_sectors_written: Nullable<u64>,
+    server_disk_space_avg_bytes: Nullable<u64>,
+    /// Why each unknown figure is unknown, by its field name.
+    unknown: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Resources {
+    period_s: f64,
+    samples: Vec<ResourceSample>,
+    /// The sources without figures, when any.
+    not_available: Vec<NotAvailable>,
+    /// The block device of the disk figures, when read.
+    disk: Nullable<Disk>,
+}
+
+/// A sample writes only the figures its source gives (a member's no `sent_bytes`, the
+/// client's no disk figures).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct ResourceSample {
+    t_s: f64,
+    span_s: f64,
+    cpu_percent: Nullable<f64>,
+    cpu_max_percent: Nullable<f64>,
+    rss_bytes: Nullable<u64>,
+    db_size_bytes: Nullable<u64>,
+    grpc_sent_bytes: Nullable<u64>,
+    grpc_received_bytes: Nullable<u64>,
+    peer_sent_bytes: Nullable<u64>,
+    peer_received_bytes: Nullable<u64>,
+    sent_bytes: Nullable<u64>,
+    received_bytes: Nullable<u64>,
+    read_bytes: Nullable<u64>,
+    write_bytes: Nullable<u64>,
+    read_syscalls: Nullable<u64>,
+    write_syscalls: Nullable<u64>,
+    read_chars: Nullable<u64>,
+    write_chars: Nullable<u64>,
+    voluntary_ctxt_switches: Nullable<u64>,
+    nonvoluntary_ctxt_switches: Nullable<u64>,
+    data_dir_bytes: Nullable<u64>,
+    wal_bytes: Nullable<u64>,
+    snap_bytes: Nullable<u64>,
+    disk_reads_completed: Nullable<u64>,
+    disk_sectors_read: Nullable<u64>,
+    disk_writes_completed: Nullable<u64>,
+    disk_sectors_written: Nullable<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct NotAvailable {
+    source: String,
+    why: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Disk {
+    name: String,
+    device: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Matrix {
+    /// The value of each axis, by its dotted path, in the matrix's order.
+    axes: serde_json::Map<String, Value>,
+    repetition: u32,
+    repeat: u32,
 }
 
 #[derive(Debug, Deserialize)]
@@ -297,6 +413,8 @@ struct Member {
     grpc_sent_bytes: Nullable<u64>,
     grpc_received_bytes: Nullable<u64>,
     not_exported: Vec<String>,
+    /// The resource series, when sampled.
+    resources: Nullable<Resources>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -321,6 +439,13 @@ struct Client {
     max_rss_bytes: u64,
     worker_cpu_s: Nullable<f64>,
     busy: Nullable<Busy>,
+    sent_bytes: Nullable<u64>,
+    received_bytes: Nullable<u64>,
+    cpu_max_percent: Nullable<f64>,
+    voluntary_ctxt_switches: Nullable<u64>,
+    nonvoluntary_ctxt_switches: Nullable<u64>,
+    /// The resource series, when sampled.
+    resources: Nullable<Resources>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -485,11 +610,12 @@ fn client_steps_are_written_each_on_its_own_and_read_back() {
 
 /// The fields the output leaves out when they hold nothing (`None`, empty, a count of 0), by
 /// the object they belong to; [`empty`] is what each stands for then.
-const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 11] = [
+const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 13] = [
     (
         "run",
         &[
             "scale",
+            "matrix",
             "all",
             "steps",
             "watch",
@@ -509,8 +635,51 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 11] = [
     ("watch", &["uncertain_puts", "uncertain_events", "unexplained"]),
     ("pacing", &["verdict"]),
     ("fault", &["member", "resumed_s", "error"]),
-    ("server", &["last_error", "not_exported"]),
-    ("client", &["worker_cpu_s", "busy"]),
+    ("server", &["last_error", "not_exported", "resources"]),
+    (
+        "client",
+        &[
+            "worker_cpu_s",
+            "busy",
+            "sent_bytes",
+            "received_bytes",
+            "cpu_max_percent",
+            "voluntary_ctxt_switches",
+            "nonvoluntary_ctxt_switches",
+            "resources",
+        ],
+    ),
+    ("resources", &["not_available", "disk"]),
+    (
+        "sample",
+        &[
+            "cpu_percent",
+            "cpu_max_percent",
+            "rss_bytes",
+            "db_size_bytes",
+            "grpc_sent_bytes",
+            "grpc_received_bytes",
+            "peer_sent_bytes",
+            "peer_received_bytes",
+            "sent_bytes",
+            "received_bytes",
+            "read_bytes",
+            "write_bytes",
+            "read_syscalls",
+            "write_syscalls",
+            "read_chars",
+            "write_chars",
+            "voluntary_ctxt_switches",
+            "nonvoluntary_ctxt_switches",
+            "data_dir_bytes",
+            "wal_bytes",
+            "snap_bytes",
+            "disk_reads_completed",
+            "disk_sectors_read",
+            "disk_writes_completed",
+            "disk_sectors_written",
+        ],
+    ),
     ("busy", &["worker_max", "worker_peak"]),
     ("target", &["targeting", "targeted", "network", "source_addresses"]),
     ("audit", &["read_back_error", "serializable_staleness", "members", "violations"]),
@@ -521,7 +690,9 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 11] = [
 fn empty(field: &str) -> Value {
     match field {
         "members" | "leader_changes" | "alarms" | "faults" | "server" | "shards" | "targeted"
-        | "violations" | "source_addresses" | "not_exported" | "steps" => json!([]),
+        | "violations" | "source_addresses" | "not_exported" | "not_available" | "steps" => {
+            json!([])
+        }
         "error_messages" => json!({}),
         "uncertain_puts" | "uncertain_events" | "unexplained" => json!(0),
         _ => Value::Null,
@@ -549,6 +720,7 @@ fn with_left_out_fields(mut json: Value) -> Value {
         put_back("pacing", run.get_mut("pacing"));
         put_back("client", run.get_mut("client"));
         put_back("busy", run.get_mut("client").and_then(|c| c.get_mut("busy")));
+        put_back_resources(run.get_mut("client").and_then(|c| c.get_mut("resources")));
         put_back("target", run.get_mut("target"));
         if let Some(audit) = run.get_mut("audit").filter(|a| a.is_object()) {
             for violation in audit["violations"].as_array_mut().into_iter().flatten() {
@@ -561,9 +733,19 @@ fn with_left_out_fields(mut json: Value) -> Value {
         }
         for member in run["server"].as_array_mut().into_iter().flatten() {
             put_back("server", Some(member));
+            put_back_resources(member.get_mut("resources"));
         }
     }
     json
+}
+
+/// Puts back the fields a resource series and its samples left out.
+fn put_back_resources(resources: Option<&mut Value>) {
+    let Some(resources) = resources.filter(|r| r.is_object()) else { return };
+    for sample in resources["samples"].as_array_mut().into_iter().flatten() {
+        put_back("sample", Some(sample));
+    }
+    put_back("resources", Some(resources));
 }
 
 fn parse(set: &ReportSet) -> Top {
@@ -600,6 +782,28 @@ fn output_has_exactly_the_contract_layout() {
     assert_eq!(top.runs[1].faults.len(), 1);
     assert_eq!(top.runs[1].faults[0].action, "pause");
     assert!(top.runs[0].faults.is_empty());
+}
+
+#[test]
+fn a_run_of_a_matrix_records_its_cell_in_order() {
+    let set = ReportSet::new(vec![full_report(), put_report()]);
+    let json = render::json(&set);
+    let top = parse(&set);
+    let cell = top.runs[0].matrix.0.as_ref().expect("the matrix run's cell is written");
+    assert_eq!(cell.axes.get("op.put.val-size"), Some(&json!(256)));
+    assert_eq!(cell.axes.get("load.clients"), Some(&json!(10)));
+    assert_eq!(cell.axes.len(), 2);
+    // Written in the matrix's order, not sorted: the first axis is a heatmap's rows.
+    let at = |axis: &str| json.find(&format!("\"{axis}\": ")).expect("the axis is written");
+    assert!(at("op.put.val-size") < at("load.clients"), "{json}");
+    assert_eq!((cell.repetition, cell.repeat), (2, 3));
+    assert!(top.runs[1].matrix.0.is_none());
+    assert_eq!(json.matches("\"matrix\"").count(), 1, "left out of a run of no matrix");
+    let back: ReportSet = serde_json::from_str(&json).expect("the output reads back");
+    assert_eq!(back.runs[0].matrix, set.runs[0].matrix);
+    let order: Vec<&str> =
+        back.runs[0].matrix.as_ref().unwrap().axes.keys().map(String::as_str).collect();
+    assert_eq!(order, ["op.put.val-size", "load.clients"], "read back in order");
 }
 
 #[test]
@@ -741,7 +945,8 @@ fn merged_reports_keep_the_contract() {
 
 /// The objects of a report's JSON whose keys are data (operation kinds, error codes, member
 /// names), not fields.
-const MAPS: [&str; 4] = ["/ops", "/errors", "/error_messages", "/hashkv/members"];
+const MAPS: [&str; 6] =
+    ["/ops", "/errors", "/error_messages", "/hashkv/members", "/unknown", "/matrix/axes"];
 
 /// Every field of the contract in `value`, as (JSON pointer of its object, field): the
 /// fields of every object and of the first element of every array, except inside the
@@ -809,6 +1014,10 @@ fn removing_any_field_fails_the_parse() {
         "other_revision",
         "active_clients",
         "planned_s",
+        "disk_sectors_written",
+        "sent_bytes",
+        "not_available",
+        "server_disk_space_avg_bytes",
     ] {
         assert!(every.iter().any(|(_, f)| f == field), "{field} is not among {every:?}");
     }

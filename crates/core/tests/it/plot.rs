@@ -22,7 +22,7 @@ const THROUGHPUT_STROKE: &str = "#1F77B4";
 const P99_STROKE: &str = "#FF7F0E";
 
 /// Parses a document as XML, failing the test with the parser's message.
-fn parse(doc: &str) -> roxmltree::Document<'_> {
+pub(crate) fn parse(doc: &str) -> roxmltree::Document<'_> {
     // The page starts with `<!DOCTYPE html>`, a DTD to an XML parser.
     let options = roxmltree::ParsingOptions { allow_dtd: true, ..Default::default() };
     roxmltree::Document::parse_with_options(doc, options)
@@ -35,7 +35,7 @@ fn excerpt(doc: &str, e: &roxmltree::Error) -> String {
 }
 
 /// An SVG's outline: each element name with its count, then every text in document order.
-fn svg_outline(svg: &str) -> String {
+pub(crate) fn svg_outline(svg: &str) -> String {
     let doc = parse(svg);
     let root = doc.root_element();
     assert_eq!(root.tag_name().name(), "svg");
@@ -57,7 +57,7 @@ fn svg_outline(svg: &str) -> String {
 }
 
 /// The contents of every `<text>` element, in order.
-fn texts(doc: &roxmltree::Document<'_>) -> Vec<String> {
+pub(crate) fn texts(doc: &roxmltree::Document<'_>) -> Vec<String> {
     doc.descendants()
         .filter(|n| n.has_tag_name("text"))
         .map(|n| n.text().unwrap_or("").trim().to_owned())
@@ -65,7 +65,7 @@ fn texts(doc: &roxmltree::Document<'_>) -> Vec<String> {
 }
 
 /// The points of every polyline drawn in `stroke`.
-fn polylines(doc: &roxmltree::Document<'_>, stroke: &str) -> Vec<Vec<(f64, f64)>> {
+pub(crate) fn polylines(doc: &roxmltree::Document<'_>, stroke: &str) -> Vec<Vec<(f64, f64)>> {
     doc.descendants()
         .filter(|n| n.has_tag_name("polyline") && n.attribute("stroke") == Some(stroke))
         .map(|n| {
@@ -278,12 +278,12 @@ fn page_set() -> ReportSet {
 }
 
 /// The text inside a node, all of it.
-fn all_text(node: roxmltree::Node<'_, '_>) -> String {
+pub(crate) fn all_text(node: roxmltree::Node<'_, '_>) -> String {
     node.descendants().filter(roxmltree::Node::is_text).filter_map(|t| t.text()).collect()
 }
 
 /// The page's outline: headings, tables (caption and header cells), figures (plot titles).
-fn page_outline(page: &str) -> String {
+pub(crate) fn page_outline(page: &str) -> String {
     let doc = parse(page);
     let mut out = String::new();
     for n in doc.descendants().filter(roxmltree::Node::is_element) {
@@ -355,8 +355,11 @@ fn html_refers_to_nothing_outside_itself() {
             &page[start..end]
         })
         .collect();
-    // Per run: two per kind (5 kinds over 4 runs) and one of throughput.
-    assert_eq!(svgs.len(), 2 * 5 + 4);
+    // Per run: two per kind (5 kinds over 4 runs) and one of throughput; the resource plots
+    // of each run that sampled resources; and five of the runs side by side
+    // (render/overlay.rs): throughput, p99, the members' CPU and memory, latency by keys.
+    let sampled = page_set().runs.iter().filter(|r| !r.server.is_empty()).count();
+    assert_eq!(svgs.len(), 2 * 5 + 4 + sampled * plot::Resource::ALL.len() + 5);
     for svg in svgs {
         svg_outline(svg);
     }
@@ -386,4 +389,34 @@ fn html_of_no_runs_and_of_a_run_with_nothing_in_it() {
         parse(&page);
         assert!(page.ends_with("</html>\n"));
     }
+}
+
+#[test]
+fn resource_plots_outline() {
+    let report = crate::fixture::external_member_report();
+    for what in [plot::Resource::Cpu, plot::Resource::Network, plot::Resource::DiskSectors] {
+        insta::assert_snapshot!(
+            format!("resource_over_time_{what:?}"),
+            svg_outline(&plot::resource_over_time(&report, what))
+        );
+    }
+}
+
+#[test]
+fn a_resource_plot_has_a_line_per_member_and_the_client_and_disks_once() {
+    let report = range_report();
+    let cpu = plot::resource_over_time(&report, plot::Resource::Cpu);
+    let doc = parse(&cpu);
+    let legend = texts(&doc);
+    for name in ["m0", "m1", "m2", "client"] {
+        assert!(legend.iter().any(|t| t == name), "{name} in {legend:?}");
+    }
+    // Three members on one disk: its figures are drawn once, named after the device.
+    let disk = plot::resource_over_time(&report, plot::Resource::DiskRequests);
+    let legend = texts(&parse(&disk));
+    assert!(legend.iter().any(|t| t == "vda reads"), "{legend:?}");
+    assert_eq!(legend.iter().filter(|t| t.ends_with(" reads")).count(), 1, "{legend:?}");
+    // Nothing sampled: the plot says so.
+    let empty = plot::resource_over_time(&put_report(), plot::Resource::Memory);
+    assert!(texts(&parse(&empty)).iter().any(|t| t == "no resident memory was sampled"));
 }

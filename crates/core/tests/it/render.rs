@@ -8,7 +8,8 @@ use etcdlat_core::render::{self, TextOptions};
 use etcdlat_core::{ErrorCode, OpKind, OpReport, Recorder, Report, ReportSet, WatchAccounting};
 
 use crate::fixture::{
-    audit, full_report, mixed_interrupted_report, put_report, range_report, steps_report,
+    audit, external_member_report, full_report, mixed_interrupted_report, put_report, range_report,
+    steps_report,
 };
 
 #[test]
@@ -416,4 +417,16 @@ fn a_server_figure_its_etcd_does_not_export_is_said_unavailable_on_that_version(
     let page = render::html(&ReportSet::new(vec![report]));
     let row = page.lines().find(|l| l.starts_with("<tr><td>Peer sent</td>")).expect("a row");
     assert!(!row.contains("unavailable"), "{row}");
+}
+
+/// The text's resources section: a line per member and for the client, the disk once
+/// (machine-wide), and dbtester's figures that etcd's layout does not show; a member etcdlat
+/// did not start has what its `/metrics` gave, and says what it lacks and why, as do the
+/// dbtester figures that need it.
+#[test]
+fn text_resources_section() {
+    let text = render::text(&external_member_report(), &TextOptions::default());
+    let section = text.split("\nServer and client resources:\n").nth(1).expect("the section");
+    insta::assert_snapshot!(section);
+    assert!(!render::text(&put_report(), &TextOptions::default()).contains("resources:"));
 }

@@ -149,6 +149,8 @@ pub struct LocalMember {
 struct Process {
     bin: PathBuf,
     args: Vec<OsString>,
+    /// Its `--data-dir`.
+    data_dir: PathBuf,
     log: PathBuf,
     /// The process group it runs in: its cluster's [`Guard`]'s.
     group: i32,
@@ -327,6 +329,29 @@ impl MemberControl {
     /// The index of a member by name.
     pub(crate) fn index(&self, name: &str) -> Option<usize> {
         self.members.iter().position(|(n, _, _)| n == name)
+    }
+
+    /// The member's process and data dir, for the resource sampler.
+    pub(crate) fn member_process(&self, name: &str) -> Option<MemberProcess> {
+        let (_, _, process) = self.members.iter().find(|(n, _, _)| n == name)?;
+        Some(MemberProcess(Arc::clone(process)))
+    }
+}
+
+/// A member etcdlat started, as its resource sampler sees it: the process running now (a
+/// restart changes it) and its data dir.
+#[derive(Debug, Clone)]
+pub(crate) struct MemberProcess(Arc<Process>);
+
+impl MemberProcess {
+    /// The pid of the member's process now; `None` while it is not running.
+    pub(crate) fn pid(&self) -> Option<u32> {
+        self.0.pid()
+    }
+
+    /// The member's data dir.
+    pub(crate) fn data_dir(&self) -> &Path {
+        &self.0.data_dir
     }
 }
 
@@ -521,6 +546,7 @@ impl LocalCluster {
             m.process = Arc::new(Process {
                 bin: opts.etcd_bin.clone(),
                 args,
+                data_dir: data_root.join(&m.name),
                 log: m.log.clone(),
                 group,
                 state: Mutex::default(),

@@ -1,9 +1,9 @@
-//! The [`Driver`]: connects, runs scenarios, returns reports.
+//! The [`Driver`]: connects, runs scenarios, returns reports. Its run methods
+//! ([`Driver::run`], [`Driver::run_until`]) are in `run.rs`, beside the run they start.
 
-use std::future::Future;
 use std::time::Duration;
 
-use etcdlat_core::{Report, Scenario, TargetInfo, Targeting};
+use etcdlat_core::{TargetInfo, Targeting};
 use tokio::sync::Mutex;
 
 use super::progress::Progress;
@@ -255,29 +255,5 @@ impl Driver {
     #[must_use]
     pub fn progress(&self) -> Progress {
         self.progress.clone()
-    }
-
-    /// Runs `scenario` to completion.
-    ///
-    /// # Errors
-    /// Only when the run as a whole cannot happen: an invalid scenario, or connections that
-    /// cannot be (re)opened. Failed requests are counted in the report.
-    pub async fn run(&self, scenario: &Scenario) -> Result<Report, DriverError> {
-        self.run_until(scenario, std::future::pending()).await
-    }
-
-    /// Runs `scenario` until it completes or `shutdown` completes, whichever is first. On
-    /// shutdown, in-flight requests get a short grace to finish (the rest are counted as
-    /// `Cancelled`) and the report, marked interrupted, holds everything measured.
-    ///
-    /// # Errors
-    /// As [`Driver::run`].
-    pub async fn run_until(
-        &self,
-        scenario: &Scenario,
-        shutdown: impl Future<Output = ()>,
-    ) -> Result<Report, DriverError> {
-        scenario.validate()?;
-        super::run::run(self, scenario, shutdown).await
     }
 }

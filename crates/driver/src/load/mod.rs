@@ -3,6 +3,7 @@
 //! compaction; the file descriptors its connections need, and its worker threads' CPU.
 
 mod audit;
+mod audit_log;
 mod compaction;
 mod completion;
 mod cpu;

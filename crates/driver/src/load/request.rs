@@ -18,7 +18,7 @@ use etcdlat_core::{OpKind, Scenario};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use super::audit::{Recording, Spaces};
+use super::audit_log::{Recording, Spaces};
 use super::completion::Done;
 use super::stm;
 use crate::transport::frame::{decode, frame, frame_put};

@@ -13,7 +13,8 @@
 //!    back, HashKV, alarms).
 //! 4. [`Run::report`]: the [`Report`].
 //!
-//! [`run`] strings them together.
+//! [`Driver::run_until`] strings them together, its setup fill first when the scenario has
+//! one.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -42,29 +43,48 @@ use crate::cluster::discovery::{self, Discovery};
 use crate::cluster::fault::{self, Applied};
 use crate::cluster::hashkv::hashkv;
 use crate::cluster::local::MemberControl;
-use crate::cluster::metrics::{self, SAMPLE_INTERVAL, Sampler, Usage};
+use crate::cluster::metrics::{self, Sampler, Usage};
 use crate::cluster::network::LinkState;
 use crate::cluster::target;
 use crate::cluster::toxiproxy::Proxies;
 use crate::error::DriverError;
 use crate::transport::control_client_any;
 
-/// Runs `scenario`, valid, on `driver`: its setup fill first if it has one, then the run.
-pub(super) async fn run(
-    driver: &Driver,
-    scenario: &Scenario,
-    shutdown: impl Future<Output = ()>,
-) -> Result<Report, DriverError> {
-    let mut shutdown = std::pin::pin!(shutdown);
-    // Taken before the cluster is asked, so that a run that waited for another's sees the
-    // cluster as it is when its turn comes.
-    let pool = driver.pool.lock().await;
-    let mut run = Run::prepare(driver, scenario).await?;
-    let pool = match &scenario.setup {
-        Some(setup) => run.fill(setup, pool, shutdown.as_mut()).await?,
-        None => pool,
-    };
-    run.measure(pool, shutdown).await
+// The driver's run methods live here, beside the run they start, so that driver.rs, which
+// this file builds on (the pool, the dialer), does not import it back.
+impl Driver {
+    /// Runs `scenario` to completion.
+    ///
+    /// # Errors
+    /// Only when the run as a whole cannot happen: an invalid scenario, or connections that
+    /// cannot be (re)opened. Failed requests are counted in the report.
+    pub async fn run(&self, scenario: &Scenario) -> Result<Report, DriverError> {
+        self.run_until(scenario, std::future::pending()).await
+    }
+
+    /// Runs `scenario` until it completes or `shutdown` completes, whichever is first. On
+    /// shutdown, in-flight requests get a short grace to finish (the rest are counted as
+    /// `Cancelled`) and the report, marked interrupted, holds everything measured.
+    ///
+    /// # Errors
+    /// As [`Driver::run`].
+    pub async fn run_until(
+        &self,
+        scenario: &Scenario,
+        shutdown: impl Future<Output = ()>,
+    ) -> Result<Report, DriverError> {
+        scenario.validate()?;
+        let mut shutdown = std::pin::pin!(shutdown);
+        // Taken before the cluster is asked, so that a run that waited for another's sees the
+        // cluster as it is when its turn comes.
+        let pool = self.pool.lock().await;
+        let mut run = Run::prepare(self, scenario).await?;
+        let pool = match &scenario.setup {
+            Some(setup) => run.fill(setup, pool, shutdown.as_mut()).await?,
+            None => pool,
+        };
+        run.measure(pool, shutdown).await
+    }
 }
 
 /// One run of one scenario on a driver, prepared: what it runs against and where its load
@@ -186,10 +206,12 @@ impl<'a> Run<'a> {
         let target = self.connect(&mut pool).await?;
         let conns = pool.conns;
         let network_before = driver.config.control.as_ref().map(MemberControl::network_snapshot);
-        // Every member's /metrics and our own CPU time, from just before the load to its end.
+        // Every member's /metrics and resources, and our own, from just before the load to
+        // its end.
         let sampler = Sampler::start(
-            metrics::targets(&self.cluster.members),
-            SAMPLE_INTERVAL,
+            metrics::targets(&self.cluster.members, driver.config.control.as_ref()),
+            Arc::clone(driver.dialer.load_traffic()),
+            metrics::period(scenario.series_interval().length),
             &driver.dialer,
         )
         .await;
@@ -389,7 +411,8 @@ impl<'a> Run<'a> {
         let leader_changes = loaded.leader_watch.await.unwrap_or_default();
         let mut target = loaded.target;
         target.network = self.network(loaded.network_before.as_deref());
-        let (server, mut client) = (loaded.sampler.finish().await, loaded.usage.finish());
+        let (server, client_resources) = loaded.sampler.finish(measured.measure_start).await;
+        let mut client = loaded.usage.finish(client_resources);
         if let Some(c) = &mut client {
             c.worker_cpu_s = measured.worker_cpu.map(|d| d.as_secs_f64());
             if let (Some(busy), Some((max, peak))) = (&mut c.busy, measured.worker_busy) {
@@ -401,10 +424,10 @@ impl<'a> Run<'a> {
         // The load's own, before the compactions join the recorder.
         let recorder_members = recorder.members().to_vec();
         let recorder_pacing = recorder.pacing().cloned();
-        if let Some(compactor) = loaded.compactor {
-            if let Ok(compactions) = compactor.await {
-                recorder.merge(compactions);
-            }
+        if let Some(compactor) = loaded.compactor
+            && let Ok(compactions) = compactor.await
+        {
+            recorder.merge(compactions);
         }
         let audit = match &measured.audit {
             Some(history) => {
@@ -496,6 +519,7 @@ impl<'a> Run<'a> {
             started_at: humantime::format_rfc3339_millis(c.started_at).to_string(),
             interrupted: c.interrupted,
             scale: None,
+            matrix: scenario.matrix_cell.clone(),
             duration_s: duration.as_secs_f64(),
             interval_s: interval.as_secs_f64(),
             params: params(scenario, c.conns, c.workers, self.seed),

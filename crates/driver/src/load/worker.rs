@@ -32,7 +32,7 @@ use etcdlat_core::{Arrivals, ErrorCode, OpKind, Pacer, Rate, Recorder, Schedule,
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinSet;
 
-use super::audit::{AuditLog, Recording};
+use super::audit_log::{AuditLog, Recording};
 use super::cpu::{BusyMeter, parking, pin_to, thread_cpu};
 use super::progress::WorkerProgress;
 use super::request::{ClientState, Ops, Work};
@@ -143,14 +143,14 @@ impl Worker {
         let thread = std::thread::Builder::new()
             .name(format!("etcdlat-worker-{index}"))
             .spawn(move || {
-                if let Some(cpu) = cpu {
-                    if let Err(e) = pin_to(cpu) {
-                        let _ = ready_tx.send(Err(DriverError::io(
-                            format!("pinning worker {index} to CPU {cpu}"),
-                            e,
-                        )));
-                        return;
-                    }
+                if let Some(cpu) = cpu
+                    && let Err(e) = pin_to(cpu)
+                {
+                    let _ = ready_tx.send(Err(DriverError::io(
+                        format!("pinning worker {index} to CPU {cpu}"),
+                        e,
+                    )));
+                    return;
                 }
                 // Sockets and timers only: without the process and signal drivers, a
                 // worker does not look for exited children each time it parks.
@@ -322,10 +322,10 @@ impl Shared {
         }
         // With a schedule the pacer ends the phase at the deadline by slot, not by clock: in
         // an open loop a backlog of slots due before the deadline is still sent after it.
-        if let (Some(deadline), None) = (self.deadline.get(), &self.pacer) {
-            if Instant::now() >= deadline {
-                return Claim::Over;
-            }
+        if let (Some(deadline), None) = (self.deadline.get(), &self.pacer)
+            && Instant::now() >= deadline
+        {
+            return Claim::Over;
         }
         self.next_index.set(i + 1);
         Claim::Request { index: i, step: None }
@@ -512,10 +512,10 @@ fn publish(shared: &Shared, progress: &WorkerProgress, ended: Option<Instant>) {
         .filter(|(_, s)| s.index << shift >= from)
         .map(|(kind, s)| (kind, shift, s.clone()))
         .collect();
-    if !fresh.is_empty() {
-        if let Ok(mut samples) = progress.samples.lock() {
-            samples.extend(fresh);
-        }
+    if !fresh.is_empty()
+        && let Ok(mut samples) = progress.samples.lock()
+    {
+        samples.extend(fresh);
     }
     shared.published.set(index << shift);
     if let Some(ended) = ended {

@@ -19,7 +19,8 @@ use tonic::Status;
 
 use super::auth::Auth;
 use super::dial::{Dialer, Origin};
-use super::http2::{Connection, Field, RequestHead};
+use super::http2::{Connection, Field, RequestHead, Turn};
+use super::io::Traffic;
 use crate::error::DriverError;
 
 /// One HTTP/2 connection to one etcd endpoint; cloning shares it. When the connection is
@@ -39,6 +40,8 @@ pub(crate) struct Channel {
 struct Slot {
     endpoint: String,
     dialer: Dialer,
+    /// Where the socket's bytes are counted, across redials (a load connection's).
+    traffic: Option<Arc<Traffic>>,
     origin: Origin,
     auth: Option<Arc<Auth>>,
     /// Bumped at every new connection, so a clone notices with one atomic read.
@@ -68,8 +71,12 @@ impl std::fmt::Debug for Channel {
 
 /// Dials `endpoint` and runs its HTTP/2 connection on the current runtime: the handle,
 /// and where its requests are addressed.
-async fn dial(dialer: &Dialer, endpoint: &str) -> Result<(Connection, Origin), DriverError> {
-    let (connection, task, origin) = dialer.handshake(endpoint).await?;
+async fn dial(
+    dialer: &Dialer,
+    endpoint: &str,
+    traffic: Option<Arc<Traffic>>,
+) -> Result<(Connection, Origin), DriverError> {
+    let (connection, task, origin) = dialer.handshake(endpoint, traffic).await?;
     tokio::spawn(async move {
         if let Err(e) = task.await {
             tracing::debug!(error = %e, "HTTP/2 connection closed");
@@ -80,12 +87,18 @@ async fn dial(dialer: &Dialer, endpoint: &str) -> Result<(Connection, Origin), D
 
 impl Channel {
     /// Opens one connection to `endpoint` (TCP, TLS if asked for, HTTP/2) without sending
-    /// anything on it yet; `dialer` dials it again when it is lost.
-    pub(super) async fn connect(dialer: &Dialer, endpoint: &str) -> Result<Self, DriverError> {
-        let (connection, origin) = dial(dialer, endpoint).await?;
+    /// anything on it yet; `dialer` dials it again when it is lost. With `traffic`, its
+    /// sockets' bytes are counted there.
+    pub(super) async fn connect(
+        dialer: &Dialer,
+        endpoint: &str,
+        traffic: Option<Arc<Traffic>>,
+    ) -> Result<Self, DriverError> {
+        let (connection, origin) = dial(dialer, endpoint, traffic.clone()).await?;
         let slot = Slot {
             endpoint: endpoint.to_owned(),
             dialer: dialer.clone(),
+            traffic,
             origin,
             auth: dialer.auth().cloned(),
             generation: AtomicU64::new(0),
@@ -107,31 +120,31 @@ impl Channel {
 
     /// Waits until a stream can be opened, dialling again if the connection was lost.
     pub(super) async fn ready(&mut self) -> Result<(), Status> {
-        let mut redial = None;
-        std::future::poll_fn(|cx| self.poll_ready(cx, &mut redial)).await
+        let mut wait = Wait::default();
+        std::future::poll_fn(|cx| self.poll_ready(cx, &mut wait)).await
     }
 
-    /// Polls until a stream can be opened. When the connection was lost, `redial` holds the
-    /// dial in progress (boxed: it is rare and a large future); the next polls drive it.
+    /// Polls until a stream can be opened; `wait` keeps what the next polls need.
     pub(super) fn poll_ready(
         &mut self,
         cx: &mut Context<'_>,
-        redial: &mut Option<Redial>,
+        wait: &mut Wait,
     ) -> Poll<Result<(), Status>> {
         loop {
-            if let Some(dial) = redial {
+            if let Some(dial) = &mut wait.redial {
                 let dialled = ready!(dial.as_mut().poll(cx));
-                *redial = None;
+                wait.redial = None;
                 dialled?;
             }
             if self.slot.generation.load(Ordering::Acquire) != self.generation {
                 self.catch_up();
             }
-            match ready!(self.send.poll_ready(cx)) {
+            match ready!(self.send.poll_ready(cx, &mut wait.turn)) {
                 Ok(()) => return Poll::Ready(Ok(())),
                 Err(e) => {
                     tracing::debug!(endpoint = %self.slot.endpoint, error = %e, "connection lost");
-                    *redial = Some(Box::pin(redial_slot(Arc::clone(&self.slot), self.generation)));
+                    let dial = redial_slot(Arc::clone(&self.slot), self.generation);
+                    wait.redial = Some(Box::pin(dial));
                 }
             }
         }
@@ -159,8 +172,18 @@ impl Channel {
     }
 }
 
+/// What a request keeps between polls of [`Channel::poll_ready`].
+#[derive(Default)]
+pub(super) struct Wait {
+    /// The dial in progress when the connection was lost (boxed: it is rare and a large
+    /// future).
+    redial: Option<Redial>,
+    /// Its place in line while the server's limit on concurrent streams leaves no room.
+    turn: Option<Turn>,
+}
+
 /// A dial in progress after a connection was lost.
-pub(super) type Redial = Pin<Box<dyn Future<Output = Result<(), Status>> + Send>>;
+type Redial = Pin<Box<dyn Future<Output = Result<(), Status>> + Send>>;
 
 /// Replaces the slot's lost connection (generation `lost`), unless another clone did
 /// meanwhile; fails (without dialling) when a dial failed while this one waited.
@@ -179,7 +202,7 @@ async fn redial_slot(slot: Arc<Slot>, lost: u64) -> Result<(), Status> {
     if let Some(at) = backoff.retry_at {
         tokio::time::sleep_until(at).await;
     }
-    match dial(&slot.dialer, &slot.endpoint).await {
+    match dial(&slot.dialer, &slot.endpoint, slot.traffic.clone()).await {
         Ok((connection, _)) => {
             *slot.current.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = connection;
             slot.generation.fetch_add(1, Ordering::AcqRel);

@@ -30,9 +30,11 @@ pub(crate) struct Conn {
 impl Conn {
     /// Opens one connection and checks that etcd answers on it, with the run's token, so
     /// that the connection, its HTTP/2 stream machinery and the server's handler are warm
-    /// before measurement starts.
+    /// before measurement starts. It is one of the load's: its sockets' bytes are counted in
+    /// the dialer's [`Dialer::load_traffic`].
     pub(crate) async fn open(dialer: &Dialer, endpoint: &str) -> Result<Self, DriverError> {
-        let channel = Channel::connect(dialer, endpoint).await?;
+        let traffic = dialer.load_traffic().open();
+        let channel = Channel::connect(dialer, endpoint, Some(traffic)).await?;
         let mut kv = Kv::new(channel.clone());
         let req = RangeRequest {
             key: Bytes::from_static(b"\0etcdlat-warm-up"),
@@ -77,7 +79,7 @@ pub(crate) async fn control_client(
     dialer: &Dialer,
     endpoint: &str,
 ) -> Result<etcd_client::Client, DriverError> {
-    let channel = Channel::connect(dialer, endpoint).await?;
+    let channel = Channel::connect(dialer, endpoint, None).await?;
     etcd_client::Client::from_channel(channel.etcd_channel(), None).await.map_err(|e| {
         DriverError::NotAnswering { endpoint: endpoint.to_owned(), reason: e.to_string() }
     })

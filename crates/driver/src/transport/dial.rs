@@ -16,7 +16,7 @@ use tokio::net::TcpStream;
 
 use super::auth::Auth;
 use super::http2::{Connection, Task};
-use super::io::Io;
+use super::io::{Io, Ledger, Socket, Traffic};
 use super::security::{Security, TlsOptions};
 use crate::error::DriverError;
 
@@ -60,6 +60,8 @@ struct Inner {
     auth: Option<Arc<Auth>>,
     /// Loopback source addresses, once one address's ports would not do.
     sources: Sources,
+    /// The bytes of the load's connections.
+    load_traffic: Arc<Ledger>,
 }
 
 impl Dialer {
@@ -71,6 +73,7 @@ impl Dialer {
             tls_config: OnceLock::new(),
             auth: security.credentials.clone().map(|c| Arc::new(Auth::new(c))),
             sources: Sources::default(),
+            load_traffic: Arc::default(),
         };
         if security.tls.is_set() {
             let config = security.tls.client_config()?;
@@ -103,10 +106,19 @@ impl Dialer {
             .map_err(|reason| DriverError::TlsConfig { reason })
     }
 
+    /// The bytes of the load's connections (those dialled with a [`Traffic`] of its).
+    pub(crate) fn load_traffic(&self) -> &Arc<Ledger> {
+        &self.0.load_traffic
+    }
+
     /// Dials `endpoint` and starts HTTP/2 on it: the connection's handle, its task (for the
     /// caller to run), and where requests are addressed. The HTTP/2 preface and settings go
-    /// out with the first request.
-    pub(crate) async fn handshake(&self, endpoint: &str) -> Result<Handshake, DriverError> {
+    /// out with the first request. With `traffic`, its socket's bytes are counted there.
+    pub(crate) async fn handshake(
+        &self,
+        endpoint: &str,
+        traffic: Option<Arc<Traffic>>,
+    ) -> Result<Handshake, DriverError> {
         let url = url(endpoint)?;
         let tls = self.uses_tls(endpoint);
         let uri: http::Uri = url.parse().map_err(|e: http::uri::InvalidUri| {
@@ -117,9 +129,9 @@ impl Dialer {
             reason: "no host and port".to_owned(),
         })?;
         let io = if tls {
-            self.dial(endpoint, &authority, Some(self.tls_config()?)).await?
+            self.dial(endpoint, &authority, Some(self.tls_config()?), traffic).await?
         } else {
-            self.dial(endpoint, &authority, None).await?
+            self.dial(endpoint, &authority, None, traffic).await?
         };
         let (connection, task) = Connection::new(io);
         Ok((connection, task, Origin { https: tls, authority: authority.as_str().to_owned() }))
@@ -132,6 +144,7 @@ impl Dialer {
         endpoint: &str,
         authority: &Authority,
         tls: Option<Arc<ClientConfig>>,
+        traffic: Option<Arc<Traffic>>,
     ) -> Result<Io, DriverError> {
         let connect_error =
             |reason: String| DriverError::Connect { endpoint: endpoint.to_owned(), reason };
@@ -150,7 +163,13 @@ impl Dialer {
             Err(_) => return Err(connect_error(self.within("no connection"))),
         };
         let _ = tcp.set_nodelay(true);
-        let Some(config) = tls else { return Ok(Io::Plain(tcp)) };
+        let Some(config) = tls else {
+            return Ok(match traffic {
+                Some(traffic) => Io::Counted(Socket::new(tcp, Some(traffic))),
+                None => Io::Plain(tcp),
+            });
+        };
+        let tcp = Socket::new(tcp, traffic);
         let name = ServerName::try_from(host).map_err(|e| DriverError::Endpoint {
             endpoint: endpoint.to_owned(),
             reason: format!("not a TLS server name: {e}"),
@@ -193,7 +212,7 @@ impl Dialer {
         } else {
             None
         };
-        self.dial(authority.as_str(), authority, tls).await.map_err(|e| e.to_string())
+        self.dial(authority.as_str(), authority, tls, None).await.map_err(|e| e.to_string())
     }
 }
 
@@ -329,13 +348,14 @@ mod tests {
             tls_config: OnceLock::new(),
             auth: None,
             sources: Sources::with_per_source(3),
+            load_traffic: Arc::default(),
         }));
         let endpoint = etcd.endpoint();
         let authority: Authority = endpoint.trim_start_matches("http://").parse().unwrap();
         let mut sources = std::collections::BTreeSet::new();
         let mut held = Vec::new();
         for _ in 0..9 {
-            let io = dialer.dial(&endpoint, &authority, None).await.expect("dialled");
+            let io = dialer.dial(&endpoint, &authority, None, None).await.expect("dialled");
             let Io::Plain(tcp) = &io else { unreachable!("plain TCP") };
             sources.insert(tcp.local_addr().unwrap().ip().to_string());
             held.push(io);
@@ -345,7 +365,7 @@ mod tests {
             ["127.0.0.1", "127.0.0.2", "127.0.0.3"]
         );
         // The tenth, from 127.0.0.4: etcd speaks HTTP/2 on it.
-        let _h2 = dialer.handshake(&endpoint).await.expect("HTTP/2 from 127.0.0.4");
+        let _h2 = dialer.handshake(&endpoint, None).await.expect("HTTP/2 from 127.0.0.4");
         assert_eq!(dialer.source_addresses().len(), 4);
     }
 
@@ -360,6 +380,7 @@ mod tests {
             tls_config: OnceLock::new(),
             auth: None,
             sources: Sources::default(),
+            load_traffic: Arc::default(),
         }));
         assert!(tls.uses_tls("h:1"));
         assert!(!tls.uses_tls("http://h:1"));

@@ -41,6 +41,7 @@ pub(crate) use conn::{Conn, control_client, control_client_any};
 pub(crate) use control::{outcome_unknown, source_chain, status, within};
 pub use dial::DEFAULT_DIAL_TIMEOUT;
 pub(crate) use dial::{Dialer, url};
+pub(crate) use io::Ledger;
 pub(crate) use kv::Kv;
 pub use security::{Credentials, Security, TlsOptions};
 pub(crate) use watch::{WatchCreate, WatchReceiver};

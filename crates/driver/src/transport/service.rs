@@ -67,14 +67,13 @@ impl tower::Service<http::Request<tonic::body::Body>> for Service {
                 tokio::spawn(pump(body, send));
             }
             let head = recv.head().await.map_err(http2_status)?;
-            if let (Some(auth), Some((generation, _))) = (&auth, &token) {
-                if let Some(Err(status)) = grpc_status(&head.headers) {
-                    if Auth::is_stale_token(&status) {
-                        // Renew the token so the next request carries a valid one; this one
-                        // fails (and is counted) as the server answered.
-                        let _ = auth.refresh(*generation, |r| conn.authenticate(r)).await;
-                    }
-                }
+            if let (Some(auth), Some((generation, _))) = (&auth, &token)
+                && let Some(Err(status)) = grpc_status(&head.headers)
+                && Auth::is_stale_token(&status)
+            {
+                // Renew the token so the next request carries a valid one; this one
+                // fails (and is counted) as the server answered.
+                let _ = auth.refresh(*generation, |r| conn.authenticate(r)).await;
             }
             let mut response =
                 http::Response::new(tonic::body::Body::new(RecvBody { recv, trailers: false }));

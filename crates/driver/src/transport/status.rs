@@ -84,7 +84,7 @@ pub(super) fn http2_status(e: Error) -> Status {
         Error::Reset(_) | Error::Malformed(_) => Code::Internal,
         // The connection was lost or closed, or the server went away before serving the
         // stream.
-        Error::GoAway { .. } | Error::Io(_) | Error::Protocol(_) | Error::Closed(_) => {
+        Error::GoAway { .. } | Error::Io(_) | Error::Protocol { .. } | Error::Closed(_) => {
             Code::Unavailable
         }
     };

@@ -8,7 +8,7 @@ use http::header::HeaderValue;
 use tonic::Status;
 
 use super::auth::TOKEN;
-use super::channel::{Channel, Redial};
+use super::channel::{Channel, Wait};
 use super::frame::{Body, MAX_RESPONSE_BYTES, decode, frame, message};
 use super::http2::{Field, Meta, RecvStream};
 use super::message::{AUTHENTICATE, AuthenticateRequest, AuthenticateResponse};
@@ -36,8 +36,8 @@ pub(crate) struct Outgoing<'a> {
 }
 
 enum Stage {
-    /// Not sent yet; the dial in progress, if the connection was lost.
-    Unsent(Option<Redial>),
+    /// Not sent yet: what waiting for the connection keeps.
+    Unsent(Wait),
     /// Sent: waiting for the response's head.
     Head(RecvStream),
     /// Reading the response's message, then its trailers.
@@ -51,7 +51,7 @@ enum Stage {
 
 impl Unary {
     pub(crate) fn new() -> Self {
-        Self { stage: Stage::Unsent(None) }
+        Self { stage: Stage::Unsent(Wait::default()) }
     }
 
     /// Whether the request has not been sent yet.
@@ -80,8 +80,8 @@ impl Unary {
     ) -> Poll<Result<Bytes, Status>> {
         loop {
             match &mut self.stage {
-                Stage::Unsent(redial) => {
-                    ready!(conn.poll_ready(cx, redial))?;
+                Stage::Unsent(wait) => {
+                    ready!(conn.poll_ready(cx, wait))?;
                     let body = if out.keep_body { out.body.clone() } else { out.body.take() };
                     self.stage = Stage::Head(send(conn, out.path, body, out.token)?);
                 }

@@ -60,7 +60,7 @@ impl Acks {
         let slot = self.slot(revision);
         for _ in 0..1000 {
             let before = slot.seq.load(Ordering::Acquire);
-            if before % 2 == 0 {
+            if before.is_multiple_of(2) {
                 let r = slot.revision.load(Ordering::Relaxed);
                 let acked_ns = slot.acked_ns.load(Ordering::Relaxed);
                 fence(Ordering::Acquire);

@@ -5,6 +5,8 @@
 //!   serializable reads on followers behind under write load, on one member never.
 //! - `barrier`: the start barrier of distributed runs: parties arriving apart pass
 //!   together, leave no key, and must agree on their number.
+//! - `busy`: the client as the bottleneck, reported: a worker driving an instant server is
+//!   flagged with what to change, a light run's is not.
 //! - `cluster`: targeting on 3-member clusters (leader, followers, member, all), proven by
 //!   response headers and the members' own counters; a killed leader is detected and followed.
 //! - `fault`: scripted faults during a run (a killed follower, a paused leader, the only
@@ -13,7 +15,13 @@
 //! - `load`: 10,000 watchers over 1,000 connections get every event, and 10,000 put clients
 //!   over 1,000 connections all complete (with timings printed).
 //! - `metrics`: every member's `/metrics` and the client's own CPU time and memory are in
-//!   the report, and move as the load says (proposals committed, fsyncs, bytes).
+//!   the report, and move as the load says (proposals committed, fsyncs, bytes); on a
+//!   3-member local cluster, writes of known size move each member's storage writes and data
+//!   dir by at least the bytes written, CPU and memory have a sample a second, context
+//!   switches grow, and the client's socket bytes cover the keys and values.
+//! - `network`: the emulated network of local clusters: latencies follow the links, a line
+//!   rate caps large writes, a partitioned leader loses its leadership, the report names the
+//!   network, nothing left listening.
 //! - `put`: puts change the store as the report says (revision, keys, big values).
 //! - `range`: reads return the data put; consistency, limit, count-only.
 //! - `run`: how runs connect and stop (connections, rate, duration, shutdown, bad endpoints).

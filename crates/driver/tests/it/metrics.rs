@@ -1,8 +1,8 @@
-//! Server metrics and client usage: every member's `/metrics` is in the report, and its
-//! figures move as the load says they must.
+//! Server metrics and client usage: every member's `/metrics` and resource series are in
+//! the report, and their figures move as the load says they must.
 
-use etcdlat_core::metrics::metric;
-use etcdlat_core::{OpKind, Report};
+use etcdlat_core::metrics::{metric, source};
+use etcdlat_core::{OpKind, Report, Row};
 use etcdlat_testkit::{Etcd, skip};
 
 use crate::run_on;
@@ -96,4 +96,137 @@ async fn each_of_three_members_reports_its_metrics() {
     }
     let report = puts_on(3).await;
     assert_eq!(report.server.len(), 3);
+}
+
+/// The size of every file under `dir`, bytes.
+fn dir_bytes(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| match e.metadata() {
+                    Ok(m) if m.is_dir() => dir_bytes(&e.path()),
+                    Ok(m) => m.len(),
+                    Err(_) => 0,
+                })
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// Writes of known size on a 3-member cluster etcdlat started show in every member's
+/// resources as they must: each member's WAL carries every key and value, so its storage
+/// writes (`/proc/PID/io`) and its data dir grow by at least the bytes written; CPU and
+/// memory have a sample for each second of the run; context switches grow; and the client
+/// sent at least the keys and values over its sockets.
+#[tokio::test]
+async fn writes_of_known_size_show_in_every_members_resources() {
+    if skip() {
+        return;
+    }
+    const KEY: u64 = 256;
+    const VALUE: u64 = 16 * 1024;
+    let etcd = Etcd::start_cluster(3).await;
+    let dirs: Vec<(String, std::path::PathBuf)> = etcd
+        .local()
+        .members()
+        .iter()
+        .map(|m| (m.name().to_owned(), etcd.local().dir().join(m.name())))
+        .collect();
+    let before: Vec<u64> = dirs.iter().map(|(_, d)| dir_bytes(d)).collect();
+    let report = run_on(
+        &etcd,
+        4,
+        &format!(
+            "[load]\nclients = 16\nduration = \"4s\"\nrate = 250\n[op.put]\nkey-size = {KEY}\nval-size = {VALUE}\nkey-space-size = 100000\nsequential-keys = true\n"
+        ),
+    )
+    .await;
+    let put = report.op(OpKind::Put);
+    assert_eq!(put.errors_total, 0, "{:?}", put.errors);
+    assert!(put.ok >= 500, "{} puts", put.ok);
+    let written = put.keys * KEY + put.value_bytes;
+    assert_eq!(put.value_bytes, put.ok * VALUE);
+    let whole_seconds = report.duration_s.floor() as usize;
+    let in_run =
+        |s: &&etcdlat_core::ResourceSample| s.t_s > 0.0 && s.t_s <= report.duration_s + 1.5;
+
+    assert_eq!(report.server.len(), 3);
+    for (m, ((name, _), before)) in report.server.iter().zip(dirs.iter().zip(&before)) {
+        assert_eq!(&m.name, name, "in member order");
+        let r = &m.resources;
+        assert!(
+            r.not_available.is_empty() || r.why_not(source::DISK).is_some(),
+            "{name}: {:?}",
+            r.not_available
+        );
+        let wrote = r.total(|s| s.write_bytes).unwrap_or(0);
+        assert!(wrote >= written, "{name} wrote {wrote} bytes to storage for {written} put");
+        let end = r.last(|s| s.data_dir_bytes).expect("the data dir's size");
+        assert!(
+            end >= before + written,
+            "{name}'s data dir grew from {before} to {end} for {written} bytes put"
+        );
+        let wal = r.last(|s| s.wal_bytes).unwrap();
+        let snap = r.last(|s| s.snap_bytes).unwrap();
+        assert!(wal > 0 && snap > 0 && wal + snap <= end, "{name}: wal {wal}, snap {snap}, {end}");
+        let run: Vec<_> = r.samples.iter().filter(in_run).collect();
+        assert!(
+            run.len() >= whole_seconds,
+            "{name}: {} samples in {} s",
+            run.len(),
+            report.duration_s
+        );
+        for s in &run {
+            assert!(s.rss_bytes.is_some_and(|b| b > 1 << 20), "{name}: {s:?}");
+            assert!(s.cpu_percent.is_some(), "{name}: {s:?}");
+        }
+        // A sample a second; the last one, taken when the run ended, is shorter.
+        for s in &run[..run.len() - 1] {
+            assert!((0.5..=1.6).contains(&s.span_s), "{name}: a sample per second: {s:?}");
+        }
+        assert!(r.cpu_avg_percent().unwrap() > 0.0, "{name}: {r:?}");
+        assert!(r.total(|s| s.voluntary_ctxt_switches).unwrap() > 0, "{name}: {r:?}");
+        // Every member received every value, from the client or its leader.
+        let received = r.total(|s| s.grpc_received_bytes).unwrap()
+            + r.total(|s| s.peer_received_bytes).unwrap();
+        assert!(received >= put.value_bytes, "{name} received {received}");
+        match &r.disk {
+            Some(disk) => {
+                let sectors = r.total(|s| s.disk_sectors_written).unwrap_or(0);
+                assert!(sectors * 512 >= written, "{name} on {disk:?}: {sectors} sectors written");
+            }
+            None => assert!(r.why_not(source::DISK).is_some(), "{name}: no disk and no why"),
+        }
+    }
+
+    let client = report.client.as_ref().expect("the client measured itself");
+    let sent = client.sent_bytes.expect("the load's bytes");
+    assert!(sent >= written, "the client sent {sent} bytes for {written} bytes put");
+    assert!(client.received_bytes.unwrap() > 0, "{client:?}");
+    let run: Vec<_> = client.resources.samples.iter().filter(in_run).collect();
+    assert!(run.len() >= whole_seconds, "{} client samples in {} s", run.len(), report.duration_s);
+    assert!(run.iter().all(|s| s.rss_bytes.is_some() && s.cpu_percent.is_some()), "{run:?}");
+    assert!(client.voluntary_ctxt_switches.unwrap() > 0, "{client:?}");
+    assert!(client.cpu_max_percent.unwrap() > 0.0, "{client:?}");
+
+    // dbtester's figures: what the run can know, known.
+    let study = report.study();
+    for row in [
+        Row::ServerNetworkRx,
+        Row::ServerNetworkTx,
+        Row::ClientNetworkTx,
+        Row::ClientNetworkRx,
+        Row::ServerMaxCpu,
+        Row::ServerMaxMemory,
+        Row::ClientMaxCpu,
+        Row::ClientMaxMemory,
+        Row::ServerDiskSpace,
+        Row::MaxThroughput,
+        Row::MinThroughput,
+    ] {
+        assert!(study.value(row).is_some(), "{}: {:?}", row.label(), study.why_unknown(row));
+    }
+    assert!(study.client_network_sent_bytes.unwrap() >= written);
+    assert!(study.server_disk_space_avg_bytes.unwrap() >= before.iter().sum::<u64>() / 3 + written);
 }

@@ -122,10 +122,10 @@ impl TlsEtcd {
             Duration::from_secs(10),
             async || {
                 let answer = get_version(self.client_addr, LOCALHOST.into(), config).await;
-                if answer.is_err() {
-                    if let Some(status) = self.child.try_wait().unwrap() {
-                        panic!("etcd exited while starting ({status})\n{}", self.log_tail());
-                    }
+                if answer.is_err()
+                    && let Some(status) = self.child.try_wait().unwrap()
+                {
+                    panic!("etcd exited while starting ({status})\n{}", self.log_tail());
                 }
                 answer
             },

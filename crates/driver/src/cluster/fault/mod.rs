@@ -127,10 +127,10 @@ pub(crate) async fn check(
             }
         }
     }
-    if let Some(proxies) = &target.toxiproxy {
-        if steps.iter().any(|s| s.action.is_network()) {
-            proxies.check(&names).await?;
-        }
+    if let Some(proxies) = &target.toxiproxy
+        && steps.iter().any(|s| s.action.is_network())
+    {
+        proxies.check(&names).await?;
     }
     Ok(())
 }

@@ -94,10 +94,10 @@ impl Executor {
         let Some(step) = self.paused.remove(member) else { return };
         let resumed = self.target.control.as_ref().is_some_and(|c| c.resume(member));
         let now = Instant::now();
-        if let Some(Some(applied)) = self.applied.get_mut(step) {
-            if resumed {
-                applied.resumed = Some(now);
-            }
+        if let Some(Some(applied)) = self.applied.get_mut(step)
+            && resumed
+        {
+            applied.resumed = Some(now);
         }
         self.agenda.retain(|(_, due)| !matches!(due, Due::Resume { member: m, .. } if m == member));
     }
@@ -129,10 +129,10 @@ impl Executor {
             };
             restarted.map_err(|e| format!("{name}: {e}"))?;
             self.killed.remove(&name);
-            if let Some(step) = self.paused.remove(&name) {
-                if let Some(Some(a)) = self.applied.get_mut(step) {
-                    a.resumed = Some(Instant::now());
-                }
+            if let Some(step) = self.paused.remove(&name)
+                && let Some(Some(a)) = self.applied.get_mut(step)
+            {
+                a.resumed = Some(Instant::now());
             }
             done.push(if was_running {
                 format!("{name}{role} (killed and started again)")

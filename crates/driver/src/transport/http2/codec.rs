@@ -40,6 +40,8 @@ pub(super) const SETTINGS_MAX_FRAME_SIZE: u16 = 0x5;
 
 /// Error codes (the ones the client sends or maps).
 pub(super) const PROTOCOL_ERROR: u32 = 0x1;
+pub(super) const FLOW_CONTROL_ERROR: u32 = 0x3;
+pub(super) const STREAM_CLOSED: u32 = 0x5;
 pub(super) const FRAME_SIZE_ERROR: u32 = 0x6;
 pub(super) const COMPRESSION_ERROR: u32 = 0x9;
 pub(crate) const REFUSED_STREAM: u32 = 0x7;
@@ -246,21 +248,25 @@ pub(super) fn unpad(flags: u8, payload: &mut BytesMut) -> Option<()> {
     Some(())
 }
 
-/// Strips a HEADERS frame's padding and priority, leaving its header block fragment.
-pub(super) fn header_fragment(flags: u8, payload: &mut BytesMut) -> Option<()> {
-    unpad(flags, payload)?;
+/// Strips a HEADERS frame's padding and priority, leaving its header block fragment; the
+/// error code if they do not fit: PROTOCOL_ERROR for padding past the frame's end
+/// (RFC 9113 6.2), FRAME_SIZE_ERROR for a frame too short for its priority (4.2).
+pub(super) fn header_fragment(flags: u8, payload: &mut BytesMut) -> Result<(), u32> {
+    let whole = payload.len();
+    unpad(flags, payload).ok_or(PROTOCOL_ERROR)?;
     if flags & PRIORITY != 0 {
         if payload.len() < 5 {
-            return None;
+            let unpadded = whole - usize::from(flags & PADDED != 0);
+            return Err(if unpadded >= 5 { PROTOCOL_ERROR } else { FRAME_SIZE_ERROR });
         }
         payload.advance(5);
     }
-    Some(())
+    Ok(())
 }
 
 /// The settings in a SETTINGS frame's payload.
 pub(super) fn settings(payload: &[u8]) -> Option<impl Iterator<Item = (u16, u32)> + '_> {
-    (payload.len() % 6 == 0).then(|| {
+    payload.len().is_multiple_of(6).then(|| {
         payload.chunks_exact(6).map(|s| {
             (u16::from_be_bytes([s[0], s[1]]), u32::from_be_bytes([s[2], s[3], s[4], s[5]]))
         })
@@ -382,9 +388,14 @@ pub(super) mod tests {
         assert!(unpad(PADDED, &mut BytesMut::from(&[9, 1][..])).is_none());
         assert!(unpad(PADDED, &mut BytesMut::new()).is_none());
         let mut prioritised = BytesMut::from(&[0, 0, 0, 1, 16, 0x88][..]);
-        assert!(header_fragment(PRIORITY, &mut prioritised).is_some());
+        assert!(header_fragment(PRIORITY, &mut prioritised).is_ok());
         assert_eq!(prioritised, &[0x88][..]);
-        assert!(header_fragment(PRIORITY, &mut BytesMut::from(&[1, 2][..])).is_none());
+        let short = header_fragment(PRIORITY, &mut BytesMut::from(&[1, 2][..]));
+        assert_eq!(short, Err(FRAME_SIZE_ERROR));
+        let padding_over_priority = [3, 0, 0, 0, 1, 16, 0x88];
+        let eaten =
+            header_fragment(PRIORITY | PADDED, &mut BytesMut::from(&padding_over_priority[..]));
+        assert_eq!(eaten, Err(PROTOCOL_ERROR));
         let settings_payload = [0, 4, 0, 1, 0, 0, 0, 5, 0, 0, 64, 0];
         let read: Vec<_> = settings(&settings_payload).unwrap().collect();
         assert_eq!(read, [(4, 65_536), (5, 16_384)]);

@@ -15,13 +15,22 @@
 //!   write and a server wake-up per request), and keepalive pings go out while streams are
 //!   open;
 //! - flow control both ways: what the server's windows allow is sent, the rest waits for
-//!   its WINDOW_UPDATE; what a stream's reader takes is given back to the server.
+//!   its WINDOW_UPDATE; what a stream's reader takes, or leaves unread when dropped, is
+//!   given back to the server, and what the server sends past the client's windows ends
+//!   the connection;
+//! - the server's limit on concurrent streams is kept: requests past it wait in line for a
+//!   slot, first come first served.
 //!
 //! Response heads and trailers are decoded by the client's own HPACK decoder ([`hpack`]):
 //! the server's encoder may use all of HPACK (grpc-go's does), and h2 keeps its decoder
 //! private, so a patched h2 would have bound every crate that embeds etcdlat.
 //! Nothing the server sends panics: a malformed frame fails its stream or the connection,
-//! as RFC 9113 says, and every stream on a failed connection ends with the reason.
+//! as RFC 9113 says (a connection's error goes to the server in a GOAWAY with its code),
+//! and every stream on a failed connection ends with the reason. Nor does it make the
+//! client hold more than the windows allow (8 MiB a stream, 32 MiB a connection, in
+//! buffers of the streams' own once a reader falls behind), a header block over 1 MiB, or
+//! acknowledgements past 64 KiB that the server does not read (the client stops reading
+//! until they are written). The reader is fuzzed against all of it (`tests.rs`).
 
 mod codec;
 mod hpack;
@@ -54,9 +63,9 @@ pub(crate) enum Error {
     /// The connection failed or was closed.
     #[error("{0}")]
     Io(Arc<str>),
-    /// The server broke HTTP/2 on the connection.
-    #[error("HTTP/2 protocol error: {0}")]
-    Protocol(Arc<str>),
+    /// The server broke HTTP/2 on the connection, which ended with a GOAWAY saying `code`.
+    #[error("HTTP/2 protocol error ({}): {what}", reason(*code))]
+    Protocol { code: u32, what: Arc<str> },
     /// The server broke HTTP/2 on the stream (the connection goes on).
     #[error("malformed response: {0}")]
     Malformed(Arc<str>),
@@ -70,8 +79,14 @@ fn debug_text(debug: &str) -> String {
 }
 
 impl Error {
+    /// A connection error of PROTOCOL_ERROR.
     fn protocol(what: impl Into<String>) -> Self {
-        Self::Protocol(what.into().into())
+        Self::connection(codec::PROTOCOL_ERROR, what)
+    }
+
+    /// A connection error of `code` (RFC 9113 5.4.1).
+    fn connection(code: u32, what: impl Into<String>) -> Self {
+        Self::Protocol { code, what: what.into().into() }
     }
 
     fn malformed(what: impl Into<String>) -> Self {
@@ -97,13 +112,16 @@ impl Shared {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Runs `f` on the state, then wakes the task if `f` gave it something to do.
+    /// Runs `f` on the state, then wakes the task if `f` gave it something to do, and the
+    /// waiter for a stream slot that `f` let in, if any.
     fn update<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
         let mut state = self.lock();
         let result = f(&mut state);
-        let waker = state.notify();
+        let task = state.notify();
+        let waiter = state.call_waiter();
         drop(state);
-        wake(waker);
+        wake(task);
+        wake(waiter);
         result
     }
 }
@@ -149,9 +167,33 @@ impl Connection {
     }
 
     /// Ready when a stream can be opened: the connection is up, the server is not going
-    /// away, and its limit on concurrent streams leaves room.
-    pub(crate) fn poll_ready(&self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        self.shared.lock().poll_ready(cx)
+    /// away, and its limit on concurrent streams leaves room. When it leaves none, callers
+    /// wait in line, first come first served: `turn` keeps the caller's place between polls
+    /// (start with `None`; it is `None` again once ready).
+    pub(crate) fn poll_ready(
+        &self,
+        cx: &mut Context<'_>,
+        turn: &mut Option<Turn>,
+    ) -> Poll<Result<(), Error>> {
+        let mut ticket = match turn {
+            Some(t) if Arc::ptr_eq(&t.shared, &self.shared) => t.ticket,
+            // A place on a connection since replaced, or none.
+            _ => {
+                *turn = None;
+                0
+            }
+        };
+        let polled = self.shared.lock().poll_ready(cx, &mut ticket);
+        match turn {
+            Some(t) => t.ticket = ticket,
+            None if ticket != 0 => *turn = Some(Turn { shared: Arc::clone(&self.shared), ticket }),
+            None => {}
+        }
+        if ticket == 0 {
+            // Out of line: nothing for the turn to leave when dropped.
+            *turn = None;
+        }
+        polled
     }
 
     /// Sends a whole request, `head` and its message (`first`, then `second` if given),
@@ -197,6 +239,22 @@ impl Clone for Connection {
 impl Drop for Connection {
     fn drop(&mut self) {
         self.shared.update(|state| state.handles -= 1);
+    }
+}
+
+/// A caller's place in line for a stream slot on a connection ([`Connection::poll_ready`]).
+/// Dropping it leaves the line, letting the next one in if a slot was free for it.
+pub(crate) struct Turn {
+    shared: Arc<Shared>,
+    /// The caller's ticket; 0 once out of line.
+    ticket: u64,
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        if self.ticket != 0 {
+            self.shared.update(|state| state.leave(self.ticket));
+        }
     }
 }
 

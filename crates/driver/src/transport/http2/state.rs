@@ -6,7 +6,7 @@ use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::task::{Context, Poll, Waker};
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 
 use super::codec::{self, DEFAULT_MAX_FRAME, RequestHead};
 use super::out::{Out, put_data};
@@ -56,6 +56,9 @@ pub(super) struct Stream {
     waker: Option<Waker>,
     /// Bytes the reader took that were not yet given back to the server's window.
     unacked: u32,
+    /// What the server may still send on the stream: what it sends past that is refused,
+    /// so that a stream holds at most [`STREAM_WINDOW`] for its reader.
+    recv_window: i64,
     send_window: i64,
     /// Data not sent yet for want of window, and whether the body ends after it.
     queued: VecDeque<Bytes>,
@@ -70,22 +73,39 @@ pub(super) struct Stream {
     counted: bool,
 }
 
-/// The DATA a stream received and its reader did not take yet: almost always one chunk.
+/// One who waits for a stream slot ([`State::poll_ready`]).
+struct Waiter {
+    ticket: u64,
+    waker: Waker,
+    /// Woken since a slot became free for it.
+    called: bool,
+}
+
+/// The DATA a stream received and its reader did not take yet: almost always one chunk,
+/// a slice of the connection's read buffer. What comes before the reader took it is
+/// copied into a buffer of the stream's own: each slice keeps the whole read buffer it
+/// was cut from alive, so slices held of small DATA frames between large frames would
+/// hold far more memory than their bytes, and than the stream's window bounds.
 #[derive(Default)]
 enum Chunks {
     #[default]
     None,
     One(Bytes),
-    Many(VecDeque<Bytes>),
+    Many(BytesMut),
 }
 
 impl Chunks {
     fn push(&mut self, chunk: Bytes) {
         *self = match std::mem::take(self) {
             Self::None => Self::One(chunk),
-            Self::One(first) => Self::Many(VecDeque::from([first, chunk])),
+            Self::One(first) => {
+                let mut all = BytesMut::with_capacity(first.len() + chunk.len());
+                all.extend_from_slice(&first);
+                all.extend_from_slice(&chunk);
+                Self::Many(all)
+            }
             Self::Many(mut all) => {
-                all.push_back(chunk);
+                all.extend_from_slice(&chunk);
                 Self::Many(all)
             }
         }
@@ -95,18 +115,21 @@ impl Chunks {
         match std::mem::take(self) {
             Self::None => None,
             Self::One(chunk) => Some(chunk),
-            Self::Many(mut all) => {
-                let chunk = all.pop_front();
-                if !all.is_empty() {
-                    *self = Self::Many(all);
-                }
-                chunk
-            }
+            Self::Many(all) => Some(all.freeze()),
         }
     }
 
     fn is_empty(&self) -> bool {
         matches!(self, Self::None)
+    }
+
+    /// How many bytes it holds.
+    fn len(&self) -> usize {
+        match self {
+            Self::None => 0,
+            Self::One(chunk) => chunk.len(),
+            Self::Many(all) => all.len(),
+        }
     }
 }
 
@@ -130,11 +153,15 @@ pub(super) struct State {
     send_window: i64,
     /// Bytes taken from the connection's window that were not given back yet.
     unacked: u32,
+    /// What the server may still send on the connection ([`CONNECTION_WINDOW`] at most).
+    recv_window: i64,
     /// Streams with data waiting for window, in the order they blocked.
     blocked: VecDeque<u32>,
-    /// Streams counting against `max_streams`, and who waits for one of them to end.
+    /// Streams counting against `max_streams`, and who waits for one of them to end, in
+    /// the order they came (their tickets increase from front to back).
     active: u32,
-    waiting: Vec<Waker>,
+    waiting: VecDeque<Waiter>,
+    last_ticket: u64,
     /// [`super::Connection`] handles alive.
     pub(super) handles: usize,
 }
@@ -158,9 +185,11 @@ impl State {
             max_streams: u32::MAX,
             send_window: i64::from(DEFAULT_WINDOW),
             unacked: 0,
+            recv_window: i64::from(CONNECTION_WINDOW),
             blocked: VecDeque::new(),
             active: 0,
-            waiting: Vec::new(),
+            waiting: VecDeque::new(),
+            last_ticket: 0,
             handles: 1,
         }
     }
@@ -179,23 +208,81 @@ impl State {
         self.handles == 0 && self.streams.is_empty()
     }
 
-    pub(super) fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        if let Some(e) = &self.closed {
-            return Poll::Ready(Err(e.clone()));
+    /// Ready when a stream may be opened. While the server's limit on concurrent streams
+    /// leaves no room, callers wait in line, first come first served: `ticket` (0 for one
+    /// not in line) holds the caller's place, and is 0 again once it is ready or failed.
+    /// One that came later never goes first, so none waits for ever behind those that
+    /// keep coming.
+    pub(super) fn poll_ready(
+        &mut self,
+        cx: &Context<'_>,
+        ticket: &mut u64,
+    ) -> Poll<Result<(), Error>> {
+        let failed = if let Some(e) = &self.closed {
+            Some(e.clone())
+        } else if let Some((_, e)) = &self.go_away {
+            Some(e.clone())
+        } else if self.next_id > MAX_STREAM_ID {
+            Some(Error::Closed("connection: its stream ids are used up"))
+        } else {
+            None
+        };
+        if let Some(e) = failed {
+            self.leave(std::mem::take(ticket));
+            return Poll::Ready(Err(e));
         }
-        if let Some((_, e)) = &self.go_away {
-            return Poll::Ready(Err(e.clone()));
-        }
-        if self.next_id > MAX_STREAM_ID {
-            return Poll::Ready(Err(Error::Closed("connection: its stream ids are used up")));
-        }
-        if self.active >= self.max_streams {
-            if !self.waiting.iter().any(|w| w.will_wake(cx.waker())) {
-                self.waiting.push(cx.waker().clone());
+        let free = self.max_streams.saturating_sub(self.active) as usize;
+        let place = match *ticket {
+            0 => None,
+            mine => self.waiting.binary_search_by_key(&mine, |w| w.ticket).ok(),
+        };
+        match place {
+            None if free > 0 && self.waiting.is_empty() => {}
+            Some(at) if at < free => {
+                self.waiting.remove(at);
             }
-            return Poll::Pending;
+            Some(at) => {
+                let waiter = &mut self.waiting[at];
+                if !waiter.waker.will_wake(cx.waker()) {
+                    waiter.waker = cx.waker().clone();
+                }
+                waiter.called = false;
+                return Poll::Pending;
+            }
+            None => {
+                self.last_ticket += 1;
+                *ticket = self.last_ticket;
+                let waker = cx.waker().clone();
+                self.waiting.push_back(Waiter { ticket: *ticket, waker, called: false });
+                return Poll::Pending;
+            }
         }
+        *ticket = 0;
         Poll::Ready(Ok(()))
+    }
+
+    /// The caller holding `ticket` (0: none) no longer waits for a stream slot.
+    pub(super) fn leave(&mut self, ticket: u64) {
+        if ticket == 0 {
+            return;
+        }
+        if let Ok(at) = self.waiting.binary_search_by_key(&ticket, |w| w.ticket) {
+            self.waiting.remove(at);
+        }
+    }
+
+    /// The waker of the first waiter for a stream slot that a slot is free for and that
+    /// was not called yet. A stream ending or a waiter leaving frees one place at a time,
+    /// so each calls the one waiter it lets in; the task calls them all after what it
+    /// read, which may free many.
+    pub(super) fn call_waiter(&mut self) -> Option<Waker> {
+        if self.waiting.is_empty() {
+            return None;
+        }
+        let free = self.max_streams.saturating_sub(self.active) as usize;
+        let waiter = self.waiting.iter_mut().take(free).find(|w| !w.called)?;
+        waiter.called = true;
+        Some(waiter.waker.clone())
     }
 
     /// Opens a stream: writes its HEADERS (ending it when `end`).
@@ -220,6 +307,7 @@ impl State {
         let stream = Stream {
             full,
             send_window: self.initial_window,
+            recv_window: i64::from(STREAM_WINDOW),
             send_closed: end,
             refs: if full { 2 } else { 1 },
             counted: true,
@@ -307,9 +395,6 @@ impl State {
         if s.counted && done {
             s.counted = false;
             self.active -= 1;
-            if let Some(waiter) = self.waiting.pop() {
-                waiter.wake();
-            }
         }
     }
 
@@ -336,8 +421,15 @@ impl State {
             return;
         }
         let ended = s.error.is_some() || (s.end && s.send_closed && s.queued.is_empty());
+        // What the reader never took is given back to the connection's window as if it had
+        // been read: otherwise every stream abandoned with data shrinks a pooled
+        // connection's window for good, until the server can send nothing more.
+        let unread = s.data.len() as u32;
         if !ended && self.closed.is_none() {
             codec::put_reset(self.out.buf(), id, codec::CANCEL);
+        }
+        if unread > 0 && self.closed.is_none() {
+            self.consumed(unread);
         }
         self.settle_removed(id);
     }
@@ -347,9 +439,6 @@ impl State {
             && s.counted
         {
             self.active -= 1;
-            if let Some(waiter) = self.waiting.pop() {
-                waiter.wake();
-            }
         }
     }
 
@@ -401,6 +490,7 @@ impl State {
             s.unacked += taken;
             if open && s.unacked >= STREAM_WINDOW / 2 {
                 let increment = std::mem::take(&mut s.unacked);
+                s.recv_window += i64::from(increment);
                 codec::put_window_update(self.out.buf(), id, increment);
             }
             self.consumed(taken);
@@ -443,11 +533,43 @@ impl State {
         self.unacked += n;
         if self.unacked >= CONNECTION_WINDOW / 2 {
             codec::put_window_update(self.out.buf(), 0, self.unacked);
+            self.recv_window += i64::from(self.unacked);
             self.unacked = 0;
         }
     }
 
     // ===== what the task does with the frames it reads =====
+
+    /// Whether stream `id` (not 0) is idle: one this client never opened (RFC 9113 5.1;
+    /// the server opens none, as push is off).
+    fn idle(&self, id: u32) -> bool {
+        id.is_multiple_of(2) || id >= self.next_id
+    }
+
+    /// Checks that a frame other than HEADERS or DATA may come on stream `id` (not 0):
+    /// any frame on an idle stream is a connection error.
+    pub(super) fn check_known(&self, id: u32, kind: &str) -> Result<(), Error> {
+        if self.idle(id) {
+            return Err(Error::protocol(format!("{kind} on stream {id}, never opened")));
+        }
+        Ok(())
+    }
+
+    /// Checks that HEADERS or DATA may come on stream `id` (not 0): not on an idle stream,
+    /// nor after the server ended the stream (STREAM_CLOSED; RFC 9113 5.1 allows a stream
+    /// error there, and 5.4.1 a connection error in its place). Frames on a stream this
+    /// client failed or reset, or gave up, are dropped: the server may have sent them
+    /// before it knew.
+    pub(super) fn check_incoming(&self, id: u32, kind: &str) -> Result<(), Error> {
+        self.check_known(id, kind)?;
+        match self.streams.get(&id) {
+            Some(s) if s.end && s.error.is_none() => Err(Error::connection(
+                codec::STREAM_CLOSED,
+                format!("{kind} on stream {id} after its end"),
+            )),
+            _ => Ok(()),
+        }
+    }
 
     /// A response's head or trailers arrived for stream `id`, or fields that make it
     /// malformed (RFC 9113 8.1.1: the stream fails, the connection goes on).
@@ -464,18 +586,20 @@ impl State {
         }
         let meta = match meta {
             Ok(meta) => meta,
-            Err(malformed) => return self.fail_stream(id, malformed, wake),
+            Err(malformed) => return self.fail_stream(id, codec::PROTOCOL_ERROR, malformed, wake),
         };
         if !s.got_head {
             s.got_head = true;
             if meta.status.is_none() {
-                return self.fail_stream(id, Error::malformed("response without :status"), wake);
+                let error = Error::malformed("response without :status");
+                return self.fail_stream(id, codec::PROTOCOL_ERROR, error, wake);
             }
             s.head = Some(meta);
         } else if end {
             s.trailers = Some(meta);
         } else {
-            return self.fail_stream(id, Error::malformed("headers after the head"), wake);
+            let error = Error::malformed("headers after the head");
+            return self.fail_stream(id, codec::PROTOCOL_ERROR, error, wake);
         }
         if end {
             s.end = true;
@@ -489,6 +613,9 @@ impl State {
     }
 
     /// DATA of `len` bytes on the wire (`data` once unpadded) arrived for stream `id`.
+    /// Past what the windows allow, it fails the connection (FLOW_CONTROL_ERROR): a server
+    /// that ignored them could make the client hold any amount for a reader that does not
+    /// read.
     pub(super) fn received_data(
         &mut self,
         id: u32,
@@ -496,17 +623,35 @@ impl State {
         len: usize,
         end: bool,
         wake: &mut Vec<Waker>,
-    ) {
+    ) -> Result<(), Error> {
+        let flow = |window| {
+            let what = format!("DATA of {len} bytes past the {window} window");
+            Err(Error::connection(codec::FLOW_CONTROL_ERROR, what))
+        };
+        if len as i64 > self.recv_window {
+            return flow("connection's");
+        }
+        self.recv_window -= len as i64;
         let padding = (len - data.len()) as u32;
         let Some(s) = self.streams.get_mut(&id) else {
-            return self.consumed(len as u32);
+            self.consumed(len as u32);
+            return Ok(());
         };
         if s.error.is_some() || s.end {
-            return self.consumed(len as u32);
+            self.consumed(len as u32);
+            return Ok(());
         }
+        if len as i64 > s.recv_window {
+            return flow("stream's");
+        }
+        s.recv_window -= len as i64;
+        // Padding is given back to the stream's window with what the reader takes.
+        s.unacked += padding;
         if !s.got_head {
             self.consumed(len as u32);
-            return self.fail_stream(id, Error::malformed("DATA before the head"), wake);
+            let error = Error::malformed("DATA before the head");
+            self.fail_stream(id, codec::PROTOCOL_ERROR, error, wake);
+            return Ok(());
         }
         if !data.is_empty() {
             s.data.push(data);
@@ -523,12 +668,13 @@ impl State {
         if end {
             self.settle(id);
         }
+        Ok(())
     }
 
-    /// Fails stream `id` for what the server sent on it, resetting it.
-    pub(super) fn fail_stream(&mut self, id: u32, error: Error, wake: &mut Vec<Waker>) {
+    /// Fails stream `id` for what the server sent on it, resetting it with `code`.
+    pub(super) fn fail_stream(&mut self, id: u32, code: u32, error: Error, wake: &mut Vec<Waker>) {
         let Some(s) = self.streams.get_mut(&id) else { return };
-        codec::put_reset(self.out.buf(), id, codec::PROTOCOL_ERROR);
+        codec::put_reset(self.out.buf(), id, code);
         s.error = Some(error);
         s.queued.clear();
         if let Some(w) = s.waker.take() {
@@ -557,18 +703,27 @@ impl State {
 
     /// The server's SETTINGS.
     pub(super) fn received_settings(&mut self, payload: &[u8]) -> Result<(), Error> {
-        let settings = codec::settings(payload)
-            .ok_or_else(|| Error::protocol(format!("SETTINGS of {} bytes", payload.len())))?;
+        let settings = codec::settings(payload).ok_or_else(|| {
+            let what = format!("SETTINGS of {} bytes", payload.len());
+            Error::connection(codec::FRAME_SIZE_ERROR, what)
+        })?;
+        let too_large = |what: String| Error::connection(codec::FLOW_CONTROL_ERROR, what);
         for (id, value) in settings {
             match id {
+                codec::SETTINGS_ENABLE_PUSH if value != 0 => {
+                    return Err(Error::protocol(format!("SETTINGS_ENABLE_PUSH of {value}")));
+                }
                 codec::SETTINGS_INITIAL_WINDOW_SIZE => {
                     if value > i32::MAX as u32 {
-                        return Err(Error::protocol(format!("initial window of {value} bytes")));
+                        return Err(too_large(format!("initial window of {value} bytes")));
                     }
                     let delta = i64::from(value) - self.initial_window;
                     self.initial_window = i64::from(value);
                     for s in self.streams.values_mut() {
                         s.send_window += delta;
+                        if s.send_window > i64::from(i32::MAX) {
+                            return Err(too_large("a stream's window over 2^31-1".to_owned()));
+                        }
                     }
                     if delta > 0 {
                         let blocked: Vec<u32> = self.blocked.iter().copied().collect();
@@ -585,12 +740,8 @@ impl State {
                     }
                     self.max_frame = value as usize;
                 }
-                codec::SETTINGS_MAX_CONCURRENT_STREAMS => {
-                    self.max_streams = value;
-                    for w in self.waiting.drain(..) {
-                        w.wake();
-                    }
-                }
+                // Waiters it lets in are called by the task, after the frames it read.
+                codec::SETTINGS_MAX_CONCURRENT_STREAMS => self.max_streams = value,
                 // HEADER_TABLE_SIZE: no dynamic table is used to encode. The rest does not
                 // concern a client.
                 _ => {}
@@ -600,18 +751,42 @@ impl State {
         Ok(())
     }
 
-    /// A WINDOW_UPDATE for stream `id` (0: the connection).
-    pub(super) fn received_window(&mut self, id: u32, increment: u32) -> Result<(), Error> {
+    /// A WINDOW_UPDATE for stream `id` (0: the connection). Of 0 bytes, or taking a
+    /// window past 2^31-1, it fails the stream, or the connection (RFC 9113 6.9).
+    pub(super) fn received_window(
+        &mut self,
+        id: u32,
+        increment: u32,
+        wake: &mut Vec<Waker>,
+    ) -> Result<(), Error> {
         let increment = i64::from(increment);
         if id == 0 {
+            if increment == 0 {
+                return Err(Error::protocol("WINDOW_UPDATE of 0 bytes"));
+            }
             self.send_window += increment;
             if self.send_window > i64::from(i32::MAX) {
-                return Err(Error::protocol("connection window over 2^31-1"));
+                let what = "connection window over 2^31-1";
+                return Err(Error::connection(codec::FLOW_CONTROL_ERROR, what));
             }
             self.unblock();
             return Ok(());
         }
+        self.check_known(id, "WINDOW_UPDATE")?;
         let Some(s) = self.streams.get_mut(&id) else { return Ok(()) };
+        if s.error.is_some() {
+            return Ok(());
+        }
+        if increment == 0 {
+            let error = Error::malformed("WINDOW_UPDATE of 0 bytes");
+            self.fail_stream(id, codec::PROTOCOL_ERROR, error, wake);
+            return Ok(());
+        }
+        if s.send_window + increment > i64::from(i32::MAX) {
+            let error = Error::malformed("stream window over 2^31-1");
+            self.fail_stream(id, codec::FLOW_CONTROL_ERROR, error, wake);
+            return Ok(());
+        }
         s.send_window += increment;
         if s.blocked && self.write_queued(id) {
             self.blocked.retain(|b| *b != id);
@@ -636,7 +811,7 @@ impl State {
         for id in ids {
             self.settle(id);
         }
-        wake.append(&mut self.waiting);
+        wake.extend(self.waiting.drain(..).map(|w| w.waker));
         self.go_away = Some((last, error));
     }
 
@@ -648,6 +823,13 @@ impl State {
     /// Whether the server went away and every stream it serves has ended.
     pub(super) fn gone(&self) -> bool {
         self.go_away.is_some() && self.active == 0
+    }
+
+    /// The bytes of DATA held for readers: the most one stream holds, and all together.
+    #[cfg(test)]
+    pub(super) fn buffered(&self) -> (usize, usize) {
+        let each = self.streams.values().map(|s| s.data.len());
+        each.fold((0, 0), |(most, all), n| (most.max(n), all + n))
     }
 
     /// The connection ended with `error`: every stream fails with it.
@@ -662,7 +844,7 @@ impl State {
                 wake.push(w);
             }
         }
-        wake.append(&mut self.waiting);
+        wake.extend(self.waiting.drain(..).map(|w| w.waker));
         self.blocked.clear();
     }
 }

@@ -48,6 +48,11 @@ const MAX_HEADER_BLOCK: usize = 1 << 20;
 const MAX_HEADER_LIST: usize = 64 * 1024;
 /// At most this many slices go to one `writev`.
 const MAX_SLICES: usize = 64;
+/// Reading stops while the answers it owes the server (PING and SETTINGS
+/// acknowledgements) and could not write reach this: a server that floods them and reads
+/// nothing would otherwise make the client hold an answer for every one. A server that
+/// reads owes the client a few at a time.
+const MAX_OWED: usize = 64 * 1024;
 
 /// The future that runs a connection (module docs).
 pub(crate) struct Task {
@@ -70,6 +75,8 @@ pub(crate) struct Task {
     keepalive: Pin<Box<Sleep>>,
     ping: Option<[u8; 8]>,
     pings: u64,
+    /// Bytes of answers owed the server since all was last written ([`MAX_OWED`]).
+    owed: usize,
     /// The connection has nothing left to do, as the last take of what to write found it
     /// (a change after that wakes the task, whose waker was left in the same lock).
     done: bool,
@@ -106,6 +113,7 @@ impl Task {
             keepalive: Box::pin(tokio::time::sleep(interval)),
             ping: None,
             pings: 0,
+            owed: 0,
             done: false,
             interval,
             timeout,
@@ -118,9 +126,14 @@ impl Task {
         }
     }
 
-    /// Reads until the socket has nothing more, handing each frame to its stream.
+    /// Reads until the socket has nothing more, handing each frame to its stream; or until
+    /// the answers it owes reach [`MAX_OWED`] (then the socket is not asked to wake the
+    /// task for reading: [`Task::poll_run`] reads on once they are written).
     fn poll_read(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
         loop {
+            if self.owed >= MAX_OWED {
+                return Poll::Ready(Ok(()));
+            }
             if self.read.capacity() - self.read.len() < READ / 4 {
                 if self.read.is_empty() && self.read.capacity() > KEEP_READ {
                     self.read = BytesMut::new();
@@ -151,15 +164,15 @@ impl Task {
 
     /// Handles every whole frame read, under one lock.
     fn frames(&mut self) -> Result<(), Error> {
-        let Self { shared, read, decoder, block, wake, pongs, pongs_since, pong, ping, .. } = self;
+        let Self {
+            shared, read, decoder, block, wake, pongs, pongs_since, pong, ping, owed, ..
+        } = self;
         let mut state = shared.lock();
         while let Some(head) = Head::peek(read) {
             if head.len > DEFAULT_MAX_FRAME {
-                codec::put_go_away(state.out.buf(), 0, codec::FRAME_SIZE_ERROR);
-                return Err(Error::protocol(format!(
-                    "a frame of {} bytes, over the {DEFAULT_MAX_FRAME} allowed",
-                    head.len
-                )));
+                let what =
+                    format!("a frame of {} bytes, over the {DEFAULT_MAX_FRAME} allowed", head.len);
+                return Err(Error::connection(codec::FRAME_SIZE_ERROR, what));
             }
             if read.len() < HEADER_LEN + head.len {
                 read.reserve(HEADER_LEN + head.len - read.len());
@@ -175,17 +188,20 @@ impl Task {
                     if head.stream == 0 {
                         return Err(Error::protocol("DATA on stream 0"));
                     }
+                    state.check_incoming(head.stream, "DATA")?;
                     codec::unpad(head.flags, &mut payload)
                         .ok_or_else(|| Error::protocol("DATA with more padding than data"))?;
                     let end = head.flags & codec::END_STREAM != 0;
-                    state.received_data(head.stream, payload.freeze(), head.len, end, wake);
+                    state.received_data(head.stream, payload.freeze(), head.len, end, wake)?;
                 }
                 codec::HEADERS => {
                     if head.stream == 0 {
                         return Err(Error::protocol("HEADERS on stream 0"));
                     }
-                    codec::header_fragment(head.flags, &mut payload)
-                        .ok_or_else(|| Error::protocol("HEADERS shorter than its padding"))?;
+                    state.check_incoming(head.stream, "HEADERS")?;
+                    codec::header_fragment(head.flags, &mut payload).map_err(|code| {
+                        Error::connection(code, "HEADERS shorter than its padding and priority")
+                    })?;
                     let end = head.flags & codec::END_STREAM != 0;
                     if head.flags & codec::END_HEADERS != 0 {
                         decode(decoder, &mut state, head.stream, end, &payload, wake)?;
@@ -202,7 +218,8 @@ impl Task {
                     }
                     open.fragments.extend_from_slice(&payload);
                     if open.fragments.len() > MAX_HEADER_BLOCK {
-                        return Err(Error::protocol("a header block over 1 MiB"));
+                        let what = "a header block over 1 MiB";
+                        return Err(Error::connection(codec::ENHANCE_YOUR_CALM, what));
                     }
                     if head.flags & codec::END_HEADERS != 0 {
                         let Some(done) = block.take() else { unreachable!("checked above") };
@@ -214,7 +231,11 @@ impl Task {
                     let code = (payload.len() == 4)
                         .then(|| codec::u32_at(&payload, 0))
                         .flatten()
-                        .ok_or_else(|| Error::protocol("RST_STREAM not of 4 bytes"))?;
+                        .ok_or_else(|| frame_size("RST_STREAM not of 4 bytes"))?;
+                    if head.stream == 0 {
+                        return Err(Error::protocol("RST_STREAM on stream 0"));
+                    }
+                    state.check_known(head.stream, "RST_STREAM")?;
                     state.received_reset(head.stream, code, wake);
                 }
                 codec::SETTINGS => {
@@ -223,18 +244,25 @@ impl Task {
                     }
                     if head.flags & codec::ACK == 0 {
                         state.received_settings(&payload)?;
+                        *owed += HEADER_LEN;
+                    } else if !payload.is_empty() {
+                        return Err(frame_size("a SETTINGS acknowledgement with a payload"));
                     }
                 }
                 codec::PING => {
                     let Ok(data) = <[u8; 8]>::try_from(&payload[..]) else {
-                        return Err(Error::protocol("PING not of 8 bytes"));
+                        return Err(frame_size("PING not of 8 bytes"));
                     };
+                    if head.stream != 0 {
+                        return Err(Error::protocol("PING on a stream"));
+                    }
                     if head.flags & codec::ACK != 0 {
                         if *ping == Some(data) {
                             *ping = None;
                         }
                     } else {
                         codec::put_ping(pongs, codec::ACK, data);
+                        *owed += HEADER_LEN + data.len();
                         if pongs_since.is_none() {
                             let now = Instant::now();
                             *pongs_since = Some(now);
@@ -249,8 +277,11 @@ impl Task {
                     let (Some(last), Some(code)) =
                         (codec::u31(&payload), codec::u32_at(&payload, 4))
                     else {
-                        return Err(Error::protocol("GOAWAY shorter than 8 bytes"));
+                        return Err(frame_size("GOAWAY shorter than 8 bytes"));
                     };
+                    if head.stream != 0 {
+                        return Err(Error::protocol("GOAWAY on a stream"));
+                    }
                     let debug = String::from_utf8_lossy(&payload[8..]).into_owned();
                     state.received_go_away(last, Error::GoAway { code, debug: debug.into() }, wake);
                 }
@@ -258,8 +289,8 @@ impl Task {
                     let increment = (payload.len() == 4)
                         .then(|| codec::u31(&payload))
                         .flatten()
-                        .ok_or_else(|| Error::protocol("WINDOW_UPDATE not of 4 bytes"))?;
-                    state.received_window(head.stream, increment)?;
+                        .ok_or_else(|| frame_size("WINDOW_UPDATE not of 4 bytes"))?;
+                    state.received_window(head.stream, increment, wake)?;
                 }
                 codec::PUSH_PROMISE => {
                     return Err(Error::protocol("PUSH_PROMISE, though push is disabled"));
@@ -286,9 +317,18 @@ impl Task {
                     _ => state.task = Some(cx.waker().clone()),
                 }
                 self.done = state.finished() || state.gone();
+                // Who waits for a stream slot that what was read freed (streams ended, a
+                // larger limit).
+                while let Some(waiter) = state.call_waiter() {
+                    self.wake.push(waiter);
+                }
             }
+            self.wake_all();
             self.ripen(cx);
             if self.written == self.writing.len() {
+                if self.pongs.is_empty() {
+                    self.owed = 0;
+                }
                 return Poll::Ready(Ok(()));
             }
             let mut slices = [IoSlice::new(&[]); MAX_SLICES];
@@ -308,7 +348,9 @@ impl Task {
         let Some(since) = self.pongs_since else { return };
         let expired = self.pong.as_mut().is_some_and(|p| p.as_mut().poll(cx).is_ready());
         let going = self.written < self.writing.len();
-        if expired || (going && since.elapsed() >= PONG_RIPE) {
+        // Reading waits for them once they are many: they go at once.
+        let many = self.owed >= MAX_OWED;
+        if expired || many || (going && since.elapsed() >= PONG_RIPE) {
             self.writing.buf().extend_from_slice(&self.pongs);
             self.pongs.clear();
             self.pongs_since = None;
@@ -342,14 +384,26 @@ impl Task {
     }
 
     fn poll_run(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
-        ready!(self.poll_read(cx))?;
-        self.poll_keepalive(cx)?;
-        let written = self.poll_write(cx)?;
-        if written.is_ready() && self.done {
-            return Poll::Ready(Ok(()));
+        loop {
+            ready!(self.poll_read(cx))?;
+            let paused = self.owed >= MAX_OWED;
+            self.poll_keepalive(cx)?;
+            let written = self.poll_write(cx)?;
+            if written.is_ready() && self.done {
+                return Poll::Ready(Ok(()));
+            }
+            // Reading stopped for the answers owed, and they are written: read on (the
+            // socket was not asked to wake the task for it).
+            if !(paused && written.is_ready()) {
+                return Poll::Pending;
+            }
         }
-        Poll::Pending
     }
+}
+
+/// A frame of a size its type does not allow (RFC 9113 4.2).
+fn frame_size(what: &'static str) -> Error {
+    Error::connection(codec::FRAME_SIZE_ERROR, what)
 }
 
 /// Decodes a header block for stream `id` and hands it over (keeping only gRPC's status
@@ -408,8 +462,8 @@ fn decode(
         }
     });
     if let Err(e) = decoded {
-        codec::put_go_away(state.out.buf(), 0, codec::COMPRESSION_ERROR);
-        return Err(Error::protocol(format!("undecodable header block: {e}")));
+        let what = format!("undecodable header block: {e}");
+        return Err(Error::connection(codec::COMPRESSION_ERROR, what));
     }
     state.received_meta(id, malformed.map_or(Ok(meta), |m| Err(Error::malformed(m))), end, wake);
     Ok(())
@@ -434,6 +488,11 @@ impl Future for Task {
             Ok(()) => Error::Closed("connection: closed"),
             Err(e) => e.clone(),
         };
+        if let Error::Protocol { code, .. } = &error {
+            // A connection error is told to the server before closing (RFC 9113 5.4.1). The
+            // last stream it may have acted on is 0: servers open none here.
+            codec::put_go_away(this.shared.lock().out.buf(), 0, *code);
+        }
         if !matches!(error, Error::Io(_)) {
             // What the end queued (a GOAWAY saying why) goes out if the socket takes it now.
             let _ = this.poll_write(cx);

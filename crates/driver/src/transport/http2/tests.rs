@@ -6,6 +6,7 @@ use std::task::Poll;
 use std::time::Duration;
 
 use bytes::{Buf, Bytes, BytesMut};
+use proptest::prelude::{Just, Strategy, any, prop_oneof};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
@@ -90,10 +91,19 @@ async fn connect() -> (Connection, Peer) {
 
 /// [`connect`], with keepalive pings every `interval` given up after `timeout`.
 async fn connect_with(interval: Duration, timeout: Duration) -> (Connection, Peer) {
+    let (connection, peer, _task) = connect_running(interval, timeout).await;
+    (connection, peer)
+}
+
+/// [`connect_with`], and the connection's task's handle.
+async fn connect_running(
+    interval: Duration,
+    timeout: Duration,
+) -> (Connection, Peer, tokio::task::JoinHandle<Result<(), Error>>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let socket = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
     let (connection, task) = Connection::with_keepalive(Io::Plain(socket), interval, timeout);
-    tokio::spawn(task);
+    let task = tokio::spawn(task);
     let (socket, _) = listener.accept().await.unwrap();
     let mut peer = Peer { socket, buf: BytesMut::new() };
     while peer.buf.len() < codec::PREFACE.len() {
@@ -106,7 +116,7 @@ async fn connect_with(interval: Duration, timeout: Duration) -> (Connection, Pee
     let read: Vec<_> = codec::settings(&payload).unwrap().collect();
     assert!(read.contains(&(codec::SETTINGS_ENABLE_PUSH, 0)), "{read:?}");
     peer.send(codec::SETTINGS, 0, 0, &[]).await;
-    (connection, peer)
+    (connection, peer, task)
 }
 
 const GRPC: [(&[u8], &[u8]); 1] = [(b"content-type", b"application/grpc")];
@@ -210,7 +220,10 @@ async fn a_go_away_fails_the_streams_it_did_not_serve_and_closes_the_connection_
     let failed = second.head().await.unwrap_err();
     assert!(matches!(failed, Error::GoAway { code: 0, .. }), "{failed:?}");
     assert_eq!(crate::transport::status::http2_status(failed).code(), tonic::Code::Unavailable);
-    assert!(matches!(now(|cx| connection.poll_ready(cx)), Poll::Ready(Err(Error::GoAway { .. }))));
+    assert!(matches!(
+        now(|cx| connection.poll_ready(cx, &mut None)),
+        Poll::Ready(Err(Error::GoAway { .. }))
+    ));
     // The stream it serves is answered.
     peer.head(1).await;
     peer.send(codec::DATA, 0, 1, b"one").await;
@@ -234,7 +247,7 @@ async fn a_reset_stream_fails_with_its_code_and_the_connection_goes_on() {
     assert!(matches!(recv.head().await, Err(Error::Malformed(_))));
     let (r, code) = peer.next(codec::RST_STREAM).await;
     assert_eq!((r.stream, &code[..]), (3, &codec::PROTOCOL_ERROR.to_be_bytes()[..]));
-    assert!(matches!(now(|cx| connection.poll_ready(cx)), Poll::Ready(Ok(()))));
+    assert!(matches!(now(|cx| connection.poll_ready(cx, &mut None)), Poll::Ready(Ok(()))));
 }
 
 #[tokio::test]
@@ -285,12 +298,15 @@ async fn the_servers_limit_on_concurrent_streams_is_kept() {
         }
     }
     let mut recv = connection.send_unary(&head("/p"), Bytes::from_static(b"1"), None).unwrap();
-    assert!(now(|cx| connection.poll_ready(cx)).is_pending(), "one stream open: no room");
+    assert!(
+        now(|cx| connection.poll_ready(cx, &mut None)).is_pending(),
+        "one stream open: no room"
+    );
     peer.next(codec::DATA).await;
     peer.head(1).await;
     peer.ok(1).await;
     answer(&mut recv).await.unwrap();
-    assert!(matches!(now(|cx| connection.poll_ready(cx)), Poll::Ready(Ok(()))));
+    assert!(matches!(now(|cx| connection.poll_ready(cx, &mut None)), Poll::Ready(Ok(()))));
 }
 
 #[tokio::test]
@@ -302,7 +318,7 @@ async fn a_lost_connection_fails_its_streams_and_new_ones() {
     let e = recv.head().await.unwrap_err();
     assert!(matches!(e, Error::Io(_)), "{e:?}");
     assert_eq!(crate::transport::status::http2_status(e).code(), tonic::Code::Unavailable);
-    assert!(matches!(now(|cx| connection.poll_ready(cx)), Poll::Ready(Err(_))));
+    assert!(matches!(now(|cx| connection.poll_ready(cx, &mut None)), Poll::Ready(Err(_))));
 }
 
 #[tokio::test]
@@ -319,7 +335,7 @@ async fn a_frame_over_the_size_allowed_ends_the_connection() {
             break;
         }
     }
-    assert!(matches!(got, Err(Error::Protocol(_))), "{got:?}");
+    assert!(matches!(got, Err(Error::Protocol { code: codec::FRAME_SIZE_ERROR, .. })), "{got:?}");
     let (g, _) = peer.next(codec::GOAWAY).await;
     assert_eq!(g.stream, 0);
 }
@@ -341,7 +357,7 @@ async fn keepalive_pings_go_while_streams_are_open_and_an_unanswered_one_closes_
     // Not answered: the connection closes, failing the stream.
     let e = recv.head().await.unwrap_err();
     assert!(matches!(e, Error::Closed(m) if m.contains("keepalive")), "{e:?}");
-    assert!(matches!(now(|cx| connection.poll_ready(cx)), Poll::Ready(Err(_))));
+    assert!(matches!(now(|cx| connection.poll_ready(cx, &mut None)), Poll::Ready(Err(_))));
 }
 
 // ===== What a server's HPACK encoder may send (issue 26) =====
@@ -504,7 +520,7 @@ async fn a_table_size_update_at_the_start_of_a_block_empties_the_table_as_the_se
     peer.next(codec::DATA).await;
     peer.send(codec::HEADERS, codec::END_HEADERS, 5, &Hpack::default().indexed(64).0).await;
     let e = third.head().await.unwrap_err();
-    assert!(matches!(&e, Error::Protocol(m) if m.contains("index 64")), "{e:?}");
+    assert!(matches!(&e, Error::Protocol { what, .. } if what.contains("index 64")), "{e:?}");
     let (_, away) = peer.next(codec::GOAWAY).await;
     assert_eq!(codec::u32_at(&away, 4), Some(codec::COMPRESSION_ERROR));
 }
@@ -520,7 +536,7 @@ async fn a_table_size_update_after_a_field_or_over_the_limit_ends_the_connection
         peer.next(codec::DATA).await;
         peer.send(codec::HEADERS, codec::END_HEADERS, 1, &block.0).await;
         let e = recv.head().await.unwrap_err();
-        assert!(matches!(&e, Error::Protocol(m) if m.contains(why)), "{e:?}");
+        assert!(matches!(&e, Error::Protocol { what, .. } if what.contains(why)), "{e:?}");
         let (_, away) = peer.next(codec::GOAWAY).await;
         assert_eq!(codec::u32_at(&away, 4), Some(codec::COMPRESSION_ERROR));
     }
@@ -586,4 +602,628 @@ async fn a_trailers_only_answer_fails_the_call_with_its_grpc_status() {
     assert_eq!(status.message(), "etcdserver: requested lease not found");
     assert!(recv.data().await.is_none(), "no DATA");
     assert!(recv.trailers().await.unwrap().is_none(), "the head was the trailers");
+}
+
+// ===== Corner cases: abandoned data, waiting for a stream slot, connection errors =====
+
+/// The increments of the connection-level WINDOW_UPDATEs the client sent until it
+/// acknowledged a PING of `payload` (sent now), skipping its other frames.
+async fn connection_credit_until_ping(peer: &mut Peer, payload: [u8; 8]) -> u64 {
+    peer.send(codec::PING, 0, 0, &payload).await;
+    let mut credit = 0;
+    loop {
+        let (h, frame) = peer.frame().await;
+        match h.kind {
+            codec::WINDOW_UPDATE if h.stream == 0 => {
+                credit += u64::from(codec::u31(&frame).unwrap());
+            }
+            codec::PING if h.flags & codec::ACK != 0 && frame[..] == payload => return credit,
+            _ => {}
+        }
+    }
+}
+
+#[tokio::test]
+async fn data_a_dropped_stream_left_unread_is_given_back_to_the_connections_window() {
+    let (connection, mut peer) = connect().await;
+    let (h, first) = peer.next(codec::WINDOW_UPDATE).await;
+    let opened = super::state::CONNECTION_WINDOW - 65_535;
+    assert_eq!((h.stream, codec::u31(&first)), (0, Some(opened)), "the client's opening credit");
+    // Five streams get 4 MiB each that nobody reads, and are dropped: 20 MiB of the
+    // connection's 32 MiB window, which must come back or the connection stalls for good.
+    const PER_STREAM: usize = 4 << 20;
+    let chunk = vec![7u8; codec::DEFAULT_MAX_FRAME];
+    let mut credit = 0;
+    for i in 0..5u8 {
+        let recv = connection.send_unary(&head("/p"), Bytes::from_static(b"x"), None).unwrap();
+        let id = peer.next(codec::HEADERS).await.0.stream;
+        peer.head(id).await;
+        for _ in 0..PER_STREAM / chunk.len() {
+            peer.send(codec::DATA, 0, id, &chunk).await;
+        }
+        // The client has read the data once it acknowledges a PING sent after it.
+        credit += connection_credit_until_ping(&mut peer, [i; 8]).await;
+        drop(recv);
+        credit += connection_credit_until_ping(&mut peer, [i + 10; 8]).await;
+    }
+    assert!(
+        credit >= u64::from(super::state::CONNECTION_WINDOW / 2),
+        "{credit} bytes given back of {} abandoned",
+        5 * PER_STREAM
+    );
+}
+
+/// Sends the server's `settings` and waits until the client acknowledged them.
+async fn apply_settings(peer: &mut Peer, pairs: &[(u16, u32)]) {
+    peer.socket.write_all(&settings(pairs)).await.unwrap();
+    loop {
+        let (h, _) = peer.next(codec::SETTINGS).await;
+        if h.flags & codec::ACK != 0 {
+            return;
+        }
+    }
+}
+
+#[tokio::test]
+async fn waiters_for_a_stream_slot_get_one_in_the_order_they_came() {
+    let (connection, mut peer) = connect().await;
+    apply_settings(&mut peer, &[(codec::SETTINGS_MAX_CONCURRENT_STREAMS, 2)]).await;
+    let send = |i: u8| connection.send_unary(&head("/p"), Bytes::from(vec![i]), None).unwrap();
+    let (mut first, mut second) = (send(100), send(101));
+    // Six more requests come one after the other, each in its own task, and wait in line.
+    let mut waiters = Vec::new();
+    for i in 1..=6u8 {
+        let connection = connection.clone();
+        waiters.push(tokio::spawn(async move {
+            let mut turn = None;
+            std::future::poll_fn(|cx| connection.poll_ready(cx, &mut turn)).await?;
+            let mut recv = connection.send_unary(&head("/p"), Bytes::from(vec![i]), None)?;
+            answer(&mut recv).await
+        }));
+        tokio::task::yield_now().await;
+    }
+    // One gives up while waiting: the line goes on without it.
+    let gone = waiters.remove(2);
+    gone.abort();
+    assert!(gone.await.unwrap_err().is_cancelled());
+    // One coming now waits behind them, though it was never in line.
+    assert!(now(|cx| connection.poll_ready(cx, &mut None)).is_pending());
+    for (id, recv) in [(1, &mut first), (3, &mut second)] {
+        peer.head(id).await;
+        peer.ok(id).await;
+        answer(recv).await.unwrap();
+    }
+    // The slots the two free go to the first in line, not to one coming after them.
+    assert!(
+        now(|cx| connection.poll_ready(cx, &mut None)).is_pending(),
+        "a slot taken out of turn"
+    );
+    let mut served = Vec::new();
+    while served.len() < 5 {
+        let (h, data) = peer.next(codec::DATA).await;
+        if h.stream <= 3 {
+            continue;
+        }
+        served.push(data[0]);
+        peer.head(h.stream).await;
+        peer.ok(h.stream).await;
+    }
+    assert_eq!(served, [1, 2, 4, 5, 6], "the order the requests waited in");
+    for waiter in waiters {
+        let answered = tokio::time::timeout(Duration::from_secs(10), waiter).await;
+        assert_eq!(answered.expect("every waiter is answered").unwrap().unwrap().0, 200);
+    }
+}
+
+/// A frame's bytes.
+fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    codec::put_head(&mut out, payload.len(), kind, flags, stream);
+    out.extend_from_slice(payload);
+    out
+}
+
+/// A SETTINGS frame of `pairs` (id, value).
+fn settings(pairs: &[(u16, u32)]) -> Vec<u8> {
+    let payload: Vec<u8> = pairs
+        .iter()
+        .flat_map(|(id, value)| id.to_be_bytes().into_iter().chain(value.to_be_bytes()))
+        .collect();
+    frame(codec::SETTINGS, 0, 0, &payload)
+}
+
+/// A WINDOW_UPDATE frame.
+fn window(stream: u32, increment: u32) -> Vec<u8> {
+    frame(codec::WINDOW_UPDATE, 0, stream, &increment.to_be_bytes())
+}
+
+/// Reads what the client sends until its GOAWAY, then until it closes the connection;
+/// the GOAWAY's last stream and code.
+async fn go_away_then_close(peer: &mut Peer) -> (u32, u32) {
+    let (_, payload) = peer.next(codec::GOAWAY).await;
+    let said = (codec::u31(&payload).unwrap(), codec::u32_at(&payload, 4).unwrap());
+    let mut rest = Vec::new();
+    let closed = tokio::time::timeout(Duration::from_secs(10), peer.socket.read_to_end(&mut rest));
+    let closed = closed.await.expect("the client closes the connection after its GOAWAY");
+    assert!(
+        closed.is_ok() || closed.is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionReset)
+    );
+    said
+}
+
+/// What a server sends that breaks the connection, and the code the client's GOAWAY says.
+struct Breach {
+    what: &'static str,
+    code: u32,
+    /// Stream 1 (the one request open) is answered whole first.
+    answered: bool,
+    bytes: Vec<u8>,
+}
+
+fn breaches() -> Vec<Breach> {
+    let breach = |what, code, bytes: Vec<Vec<u8>>| Breach {
+        what,
+        code,
+        answered: false,
+        bytes: bytes.concat(),
+    };
+    let status = block(&[(":status", "200")]);
+    let big = vec![0u8; codec::DEFAULT_MAX_FRAME];
+    let mut endless = vec![frame(codec::HEADERS, 0, 1, &big)];
+    endless.extend((0..64).map(|_| frame(codec::CONTINUATION, 0, 1, &big)));
+    let (protocol, size, flow) =
+        (codec::PROTOCOL_ERROR, codec::FRAME_SIZE_ERROR, codec::FLOW_CONTROL_ERROR);
+    let compression = codec::COMPRESSION_ERROR;
+    let headers = |flags, stream, block: &[u8]| frame(codec::HEADERS, flags, stream, block);
+    let ended = codec::END_HEADERS;
+    let mut all = vec![
+        breach("DATA on stream 0", protocol, vec![frame(codec::DATA, 0, 0, b"x")]),
+        breach("HEADERS on stream 0", protocol, vec![headers(ended, 0, &status)]),
+        breach(
+            "DATA padded past its end",
+            protocol,
+            vec![frame(codec::DATA, codec::PADDED, 1, &[5, 1])],
+        ),
+        breach(
+            "HEADERS padded past its end",
+            protocol,
+            vec![headers(ended | codec::PADDED, 1, &[9, 0x88])],
+        ),
+        breach(
+            "a header block interrupted",
+            protocol,
+            vec![headers(0, 1, &status), frame(codec::PING, 0, 0, &[0; 8])],
+        ),
+        breach(
+            "CONTINUATION without HEADERS",
+            protocol,
+            vec![frame(codec::CONTINUATION, ended, 1, &status)],
+        ),
+        breach(
+            "CONTINUATION on another stream",
+            protocol,
+            vec![headers(0, 1, &status), frame(codec::CONTINUATION, ended, 3, &[])],
+        ),
+        breach("SETTINGS on a stream", protocol, vec![frame(codec::SETTINGS, 0, 1, &[])]),
+        breach(
+            "a max frame size under 16 KiB",
+            protocol,
+            vec![settings(&[(codec::SETTINGS_MAX_FRAME_SIZE, 100)])],
+        ),
+        breach("push enabled", protocol, vec![settings(&[(codec::SETTINGS_ENABLE_PUSH, 1)])]),
+        breach(
+            "PUSH_PROMISE",
+            protocol,
+            vec![frame(codec::PUSH_PROMISE, ended, 1, &[0, 0, 0, 2, 0x88])],
+        ),
+        breach("RST_STREAM on stream 0", protocol, vec![frame(codec::RST_STREAM, 0, 0, &[0; 4])]),
+        breach("PING on a stream", protocol, vec![frame(codec::PING, 0, 1, &[0; 8])]),
+        breach("GOAWAY on a stream", protocol, vec![frame(codec::GOAWAY, 0, 1, &[0; 8])]),
+        breach("a connection WINDOW_UPDATE of 0", protocol, vec![window(0, 0)]),
+        breach("DATA on a stream never opened", protocol, vec![frame(codec::DATA, 0, 5, b"x")]),
+        breach("HEADERS on a server's stream", protocol, vec![headers(ended, 2, &status)]),
+        breach(
+            "RST_STREAM on a stream never opened",
+            protocol,
+            vec![frame(codec::RST_STREAM, 0, 7, &[0; 4])],
+        ),
+        breach("WINDOW_UPDATE on a stream never opened", protocol, vec![window(9, 1)]),
+        breach(
+            "a frame over 16 KiB",
+            size,
+            vec![frame(codec::DATA, 0, 1, &vec![0; codec::DEFAULT_MAX_FRAME + 1])],
+        ),
+        breach("RST_STREAM of 3 bytes", size, vec![frame(codec::RST_STREAM, 0, 1, &[0; 3])]),
+        breach("SETTINGS of 5 bytes", size, vec![frame(codec::SETTINGS, 0, 0, &[0; 5])]),
+        breach(
+            "a SETTINGS acknowledgement with settings",
+            size,
+            vec![frame(codec::SETTINGS, codec::ACK, 0, &[0; 6])],
+        ),
+        breach("PING of 7 bytes", size, vec![frame(codec::PING, 0, 0, &[0; 7])]),
+        breach("GOAWAY of 7 bytes", size, vec![frame(codec::GOAWAY, 0, 0, &[0; 7])]),
+        breach(
+            "WINDOW_UPDATE of 5 bytes",
+            size,
+            vec![frame(codec::WINDOW_UPDATE, 0, 0, &[0, 0, 0, 1, 0])],
+        ),
+        breach(
+            "HEADERS too short for its priority",
+            size,
+            vec![headers(ended | codec::PRIORITY, 1, &[0; 3])],
+        ),
+        breach("a connection window over 2^31-1", flow, vec![window(0, i32::MAX as u32)]),
+        breach(
+            "an initial window over 2^31-1",
+            flow,
+            vec![settings(&[(codec::SETTINGS_INITIAL_WINDOW_SIZE, 1 << 31)])],
+        ),
+        // Stream 1's window is 65,535 less the 1 byte sent: brought to 2^31-1, then one more.
+        breach(
+            "an initial window taking a stream's window over 2^31-1",
+            flow,
+            vec![
+                window(1, i32::MAX as u32 - 65_534),
+                settings(&[(codec::SETTINGS_INITIAL_WINDOW_SIZE, 65_536)]),
+            ],
+        ),
+        // Indexes no table has, whatever the decoder: 0, the first of an empty dynamic
+        // table, one far past both; and one cut across a CONTINUATION.
+        breach("a header of index 0", compression, vec![headers(ended, 1, &[0x80])]),
+        breach("a header past the static table", compression, vec![headers(ended, 1, &[0xbe])]),
+        breach(
+            "a header far past both tables",
+            compression,
+            vec![headers(ended, 1, &[0xff, 0xff, 0x03])],
+        ),
+        breach(
+            "a header past both tables across a CONTINUATION",
+            compression,
+            vec![headers(0, 1, &[0xff]), frame(codec::CONTINUATION, ended, 1, &[0xff, 0x03])],
+        ),
+        breach("a header block over 1 MiB", codec::ENHANCE_YOUR_CALM, endless),
+    ];
+    for (what, bytes) in [
+        ("DATA after the stream's end", frame(codec::DATA, 0, 1, b"late")),
+        ("HEADERS after the stream's end", headers(ended | codec::END_STREAM, 1, &status)),
+    ] {
+        all.push(Breach { what, code: codec::STREAM_CLOSED, answered: true, bytes });
+    }
+    all
+}
+
+#[tokio::test]
+async fn every_connection_error_sends_a_go_away_with_its_code_before_closing() {
+    for breach in breaches() {
+        let what = breach.what;
+        let (connection, mut peer) = connect().await;
+        let mut recv = connection.send_unary(&head("/p"), Bytes::from_static(b"x"), None).unwrap();
+        peer.next(codec::DATA).await;
+        if breach.answered {
+            peer.head(1).await;
+            peer.ok(1).await;
+            answer(&mut recv).await.unwrap();
+        }
+        peer.socket.write_all(&breach.bytes).await.unwrap();
+        let (last, code) = go_away_then_close(&mut peer).await;
+        assert_eq!(
+            (last, codec::reason(code)),
+            (0, codec::reason(breach.code)),
+            "{what}: the last stream the server opened (none), and the code"
+        );
+        let failed = |e: &Error| matches!(e, Error::Protocol { code, .. } if *code == breach.code);
+        if !breach.answered {
+            let e = recv.head().await.unwrap_err();
+            assert!(failed(&e), "{what}: the open stream fails with the connection's error: {e:?}");
+        }
+        let Poll::Ready(Err(e)) = now(|cx| connection.poll_ready(cx, &mut None)) else {
+            panic!("{what}: the connection takes no new stream");
+        };
+        assert!(failed(&e), "{what}: {e:?}");
+    }
+}
+
+/// Sends `bytes` of DATA on `stream` in frames as large as allowed, until the client
+/// closes the connection.
+async fn send_data(peer: &mut Peer, stream: u32, mut bytes: usize) {
+    let chunk = [5u8; codec::DEFAULT_MAX_FRAME];
+    while bytes > 0 {
+        let n = bytes.min(chunk.len());
+        if peer.socket.write_all(&frame(codec::DATA, 0, stream, &chunk[..n])).await.is_err() {
+            return;
+        }
+        bytes -= n;
+    }
+}
+
+#[tokio::test]
+async fn data_past_the_windows_the_client_gave_fails_the_connection() {
+    let stream_window = super::state::STREAM_WINDOW as usize;
+    // A stream whose reader reads gets more than its window, as the client gives it back.
+    let (connection, mut peer) = connect().await;
+    let mut recv = connection.send_unary(&head("/p"), Bytes::from_static(b"x"), None).unwrap();
+    let reader = tokio::spawn(async move { answer(&mut recv).await.unwrap().1.len() });
+    peer.head(1).await;
+    send_data(&mut peer, 1, stream_window).await;
+    loop {
+        let (h, _) = peer.next(codec::WINDOW_UPDATE).await;
+        if h.stream == 1 {
+            break;
+        }
+    }
+    send_data(&mut peer, 1, stream_window / 2).await;
+    peer.ok(1).await;
+    assert_eq!(reader.await.unwrap(), stream_window * 3 / 2);
+    // One whose reader does not: one byte past its window ends the connection.
+    let (connection, mut peer) = connect().await;
+    let _held = connection.send_unary(&head("/p"), Bytes::from_static(b"x"), None).unwrap();
+    peer.head(1).await;
+    send_data(&mut peer, 1, stream_window + 1).await;
+    assert_eq!(go_away_then_close(&mut peer).await, (0, codec::FLOW_CONTROL_ERROR));
+    let (most, _) = connection.shared.lock().buffered();
+    assert!(most <= stream_window, "{most} bytes held for a stream");
+    // Nor may all streams together take more than the connection's window.
+    let (connection, mut peer) = connect().await;
+    let mut held = Vec::new();
+    for stream in [1, 3, 5, 7, 9] {
+        held.push(connection.send_unary(&head("/p"), Bytes::from_static(b"x"), None).unwrap());
+        peer.head(stream).await;
+        send_data(&mut peer, stream, 7 << 20).await;
+    }
+    assert_eq!(go_away_then_close(&mut peer).await, (0, codec::FLOW_CONTROL_ERROR));
+    let (_, all) = connection.shared.lock().buffered();
+    assert!(all <= super::state::CONNECTION_WINDOW as usize, "{all} bytes held in all");
+}
+
+#[tokio::test]
+async fn a_server_that_floods_pings_and_settings_and_reads_nothing_is_read_no_further() {
+    for flood in [frame(codec::PING, 0, 0, &[7; 8]), frame(codec::SETTINGS, 0, 0, &[])] {
+        let (_connection, mut peer) = connect().await;
+        // Each asks for an answer, which cannot go while the server reads nothing: the
+        // client stops reading rather than hold them all. What the server gets written is
+        // what the sockets' buffers take (a few MiB on loopback).
+        let burst = flood.repeat((1 << 20) / flood.len());
+        let mut sent = 0;
+        while sent < 48 << 20 {
+            let wrote = tokio::time::timeout(Duration::from_secs(1), peer.socket.write_all(&burst));
+            match wrote.await {
+                Ok(wrote) => wrote.unwrap(),
+                Err(_) => break,
+            }
+            sent += burst.len();
+        }
+        assert!(sent < 32 << 20, "the client read {sent} bytes asking for answers it owed");
+    }
+}
+
+#[tokio::test]
+async fn data_a_reader_has_not_taken_yet_is_held_in_one_buffer_not_in_slices_of_the_reads() {
+    let (connection, mut peer) = connect().await;
+    let mut recv = connection.send_unary(&head("/p"), Bytes::from_static(b"x"), None).unwrap();
+    peer.head(1).await;
+    // A byte of DATA after each 16 KiB frame of a type the client ignores: held as slices
+    // of what was read, each byte would keep a 16 KiB read buffer alive (16 MiB for 1000
+    // bytes, far past what the stream's window bounds).
+    let junk = frame(0xfe, 0, 1, &[0; codec::DEFAULT_MAX_FRAME]);
+    for _ in 0..1000 {
+        peer.socket.write_all(&junk).await.unwrap();
+        peer.send(codec::DATA, 0, 1, b"d").await;
+    }
+    connection_credit_until_ping(&mut peer, [1; 8]).await;
+    recv.head().await.unwrap();
+    let held = recv.data().await.unwrap().unwrap();
+    assert_eq!(held.len(), 1000, "held in one buffer, copied out of the reads");
+}
+
+// ===== The reader fuzzed: arbitrary bytes, and hostile frame sequences =====
+
+/// The streams a fuzzed connection has open: three unary calls (1, 3, 5) and a stream
+/// whose body has not ended (7). Hostile frames go on these, on stream 0, on streams never
+/// opened (9, an even one, the largest) and on any other.
+const OPEN: [u32; 4] = [1, 3, 5, 7];
+const NOT_OPEN: [u32; 4] = [0, 9, 2, 0x7fff_ffff];
+
+/// Reads a stream's answer to its end, or to the error that ends it.
+async fn read_to_end(recv: &mut RecvStream) -> Result<(), Error> {
+    recv.head().await?;
+    while let Some(chunk) = recv.data().await {
+        chunk?;
+    }
+    recv.trailers().await?;
+    Ok(())
+}
+
+/// Feeds `bytes` to a connection after its handshake, with streams open, then ends the
+/// connection from the server's side. Nothing may panic; what the client holds for its
+/// readers stays within the windows it advertised (8 MiB a stream, 32 MiB in all); every
+/// stream and the connection end, with their answer or an [`Error`]; all within 30 s.
+fn feed(bytes: &[u8]) {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        let fed = tokio::time::timeout(Duration::from_secs(30), fed(bytes)).await;
+        fed.expect("the connection and its streams end within 30 s");
+    });
+}
+
+async fn fed(bytes: &[u8]) {
+    let keepalive = (super::task::KEEPALIVE_INTERVAL, super::task::KEEPALIVE_TIMEOUT);
+    let (connection, peer, task) = connect_running(keepalive.0, keepalive.1).await;
+    let mut streams: Vec<RecvStream> = (0..3u8)
+        .map(|i| connection.send_unary(&head("/p"), Bytes::from(vec![i]), None).unwrap())
+        .collect();
+    let (send, recv) = connection.open(&head("/watch"), false).unwrap();
+    streams.push(recv);
+    // The server reads all the client writes, so that nothing backs up on its side.
+    let (mut from_client, mut to_client) = peer.socket.into_split();
+    let reading = tokio::spawn(async move {
+        let _ = tokio::io::copy(&mut from_client, &mut tokio::io::sink()).await;
+    });
+    // The client may have closed the connection before taking it all.
+    let _ = to_client.write_all(bytes).await;
+    let _ = to_client.shutdown().await;
+    let ended = task.await.expect("the connection's task does not panic");
+    let (most, all) = connection.shared.lock().buffered();
+    assert!(
+        most <= super::state::STREAM_WINDOW as usize
+            && all <= super::state::CONNECTION_WINDOW as usize,
+        "{most} bytes held for one stream, {all} for all"
+    );
+    for recv in &mut streams {
+        // An answer read whole, or an error of the Error enum: either way it ended.
+        let _ = read_to_end(recv).await;
+    }
+    let Poll::Ready(Err(_)) = now(|cx| connection.poll_ready(cx, &mut None)) else {
+        panic!("the connection ended ({ended:?}) but takes new streams");
+    };
+    drop((send, streams, connection));
+    reading.await.unwrap();
+}
+
+/// A stream id, most often of a stream open.
+fn any_stream() -> impl Strategy<Value = u32> {
+    prop_oneof![
+        6 => proptest::sample::select(&OPEN[..]),
+        1 => proptest::sample::select(&NOT_OPEN[..]),
+        1 => any::<u32>().prop_map(|id| id & 0x7fff_ffff),
+    ]
+}
+
+/// Flags as servers set them, or any.
+fn any_flags() -> impl Strategy<Value = u8> {
+    let set = [
+        0,
+        codec::END_STREAM,
+        codec::END_HEADERS,
+        codec::END_HEADERS | codec::END_STREAM,
+        codec::PADDED,
+        codec::PADDED | codec::END_HEADERS,
+        codec::PRIORITY | codec::END_HEADERS,
+    ];
+    prop_oneof![3 => proptest::sample::select(set.to_vec()), 1 => any::<u8>()]
+}
+
+/// One thing a server may send that the RFC allows, though in any order and number:
+/// heads and trailers, DATA (padded or not), settings in range, window updates, resets,
+/// GOAWAYs, PINGs, PRIORITY and frames of unknown types.
+fn lawful() -> impl Strategy<Value = Vec<u8>> {
+    let open = || proptest::sample::select(&OPEN[..]);
+    let status = block(&[(":status", "200")]);
+    let trailers = block(&[("grpc-status", "0"), ("grpc-message", "ok")]);
+    let meta = prop_oneof![Just(status), Just(trailers), Just(vec![0x88])];
+    let ends = prop_oneof![Just(0), Just(codec::END_STREAM)];
+    let setting = prop_oneof![
+        (Just(codec::SETTINGS_INITIAL_WINDOW_SIZE), 0..=i32::MAX as u32),
+        (Just(codec::SETTINGS_MAX_FRAME_SIZE), 16_384u32..=16_777_215),
+        (Just(codec::SETTINGS_MAX_CONCURRENT_STREAMS), any::<u32>()),
+        (Just(codec::SETTINGS_ENABLE_PUSH), Just(0)),
+        (prop_oneof![Just(1u16), Just(6), 7u16..], any::<u32>()),
+    ];
+    prop_oneof![
+        3 => (ends.clone(), open(), meta).prop_map(|(end, stream, b)| {
+            frame(codec::HEADERS, codec::END_HEADERS | end, stream, &b)
+        }),
+        3 => (ends, open(), 0..2_000usize, proptest::option::of(any::<u8>())).prop_map(
+            |(end, stream, len, pad)| match pad {
+                None => frame(codec::DATA, end, stream, &vec![1; len]),
+                Some(pad) => {
+                    let payload = [vec![pad], vec![1; len], vec![0; usize::from(pad)]].concat();
+                    frame(codec::DATA, end | codec::PADDED, stream, &payload)
+                }
+            }
+        ),
+        1 => proptest::collection::vec(setting, 0..4).prop_map(|pairs| settings(&pairs)),
+        1 => (prop_oneof![Just(0), open()], 1u32..1 << 20).prop_map(|(s, n)| window(s, n)),
+        1 => (open(), 0u32..16).prop_map(|(s, code)| reset(s, code)),
+        1 => (0u32..10, 0u32..16).prop_map(|(last, code)| go_away(last, code)),
+        1 => (any::<bool>(), any::<u64>()).prop_map(|(ack, p)| {
+            frame(codec::PING, if ack { codec::ACK } else { 0 }, 0, &p.to_be_bytes())
+        }),
+        1 => (open(), any::<[u8; 5]>()).prop_map(|(s, p)| frame(0x2, 0, s, &p)),
+        1 => (10u8.., any::<u8>(), any_stream(), proptest::collection::vec(any::<u8>(), 0..48))
+            .prop_map(|(kind, flags, s, p)| frame(kind, flags, s, &p)),
+    ]
+}
+
+/// A RST_STREAM frame.
+fn reset(stream: u32, code: u32) -> Vec<u8> {
+    frame(codec::RST_STREAM, 0, stream, &code.to_be_bytes())
+}
+
+/// A GOAWAY frame.
+fn go_away(last: u32, code: u32) -> Vec<u8> {
+    frame(codec::GOAWAY, 0, 0, &[last.to_be_bytes(), code.to_be_bytes()].concat())
+}
+
+/// One hostile thing a server may send: frames well formed as frames (their length is
+/// their payload's), their content anything; floods.
+fn hostile() -> impl Strategy<Value = Vec<u8>> {
+    let payload = || proptest::collection::vec(any::<u8>(), 0..48);
+    let blocks = prop_oneof![
+        Just(block(&[(":status", "200")])),
+        Just(vec![0x88]),
+        proptest::collection::vec(any::<u8>(), 0..32),
+    ];
+    let big = vec![0u8; codec::DEFAULT_MAX_FRAME];
+    let data = move |(stream, flags, len, count): (u32, u8, usize, usize)| {
+        frame(codec::DATA, flags, stream, &big[..len]).repeat(count)
+    };
+    let setting_value = prop_oneof![any::<u32>(), 0u32..4, Just(1 << 31), Just(16_384)];
+    prop_oneof![
+        // Any type, flags and payload, on any stream.
+        2 => (any::<u8>(), any::<u8>(), any_stream(), payload())
+            .prop_map(|(kind, flags, stream, p)| frame(kind, flags, stream, &p)),
+        // HEADERS of anything with any flags; a CONTINUATION of anything.
+        2 => (any_flags(), any_stream(), blocks)
+            .prop_map(|(flags, stream, b)| frame(codec::HEADERS, flags, stream, &b)),
+        1 => (any_flags(), any_stream(), payload())
+            .prop_map(|(flags, stream, p)| frame(codec::CONTINUATION, flags, stream, &p)),
+        // DATA with any flags (a padding length past the payload among them).
+        2 => (any_stream(), any_flags(), 0..=codec::DEFAULT_MAX_FRAME, 1..4usize)
+            .prop_map(data.clone()),
+        // SETTINGS of any ids and values, out of range too.
+        1 => proptest::collection::vec((0u16..10, setting_value), 0..4)
+            .prop_map(|pairs| settings(&pairs)),
+        // WINDOW_UPDATEs of any size; resets and GOAWAYs of any code, on any stream.
+        1 => (any_stream(), prop_oneof![any::<u32>(), Just(0), Just(i32::MAX as u32)])
+            .prop_map(|(stream, increment)| window(stream, increment)),
+        1 => (any_stream(), any::<u32>()).prop_map(|(stream, code)| reset(stream, code)),
+        1 => (any::<u32>(), any::<u32>()).prop_map(|(last, code)| go_away(last, code)),
+        // Floods: PINGs, SETTINGS, a header block that never ends, DATA past the windows.
+        1 => (1..5_000usize).prop_map(|n| frame(codec::PING, 0, 0, &[1; 8]).repeat(n)),
+        1 => (1..5_000usize).prop_map(|n| frame(codec::SETTINGS, 0, 0, &[]).repeat(n)),
+        1 => (any_stream(), 1..80usize).prop_map(|(stream, n)| {
+            let more = frame(codec::CONTINUATION, 0, stream, &[0; codec::DEFAULT_MAX_FRAME]);
+            [frame(codec::HEADERS, 0, stream, &[0; 100]), more.repeat(n)].concat()
+        }),
+        1 => (proptest::sample::select(&OPEN[..]), 1..1_100usize)
+            .prop_map(move |(stream, n)| data((stream, 0, codec::DEFAULT_MAX_FRAME, n))),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config {
+        cases: 128,
+        failure_persistence: None,
+        ..proptest::test_runner::Config::default()
+    })]
+
+    #[test]
+    fn the_reader_survives_any_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..4096)) {
+        feed(&bytes);
+    }
+
+    #[test]
+    fn the_reader_survives_hostile_frames(
+        answered in proptest::collection::vec(any::<bool>(), 4),
+        frames in proptest::collection::vec(prop_oneof![4 => lawful(), 1 => hostile()], 1..24),
+    ) {
+        // Some streams got their head first, so that what follows reaches their data.
+        let status = block(&[(":status", "200")]);
+        let mut bytes = Vec::new();
+        for (stream, _) in OPEN.iter().zip(answered).filter(|(_, a)| *a) {
+            bytes.extend(frame(codec::HEADERS, codec::END_HEADERS, *stream, &status));
+        }
+        bytes.extend(frames.concat());
+        feed(&bytes);
+    }
 }

@@ -1,126 +1,22 @@
-//! Resource figures of a run: every member's Prometheus `/metrics`, scraped at the start,
-//! every second and at the end ([`Sampler`]), and the etcdlat process's own CPU time and
-//! memory ([`Usage`]).
-//!
-//! Neither ever fails a run: a member that cannot be scraped is reported with what was
-//! sampled and why the rest was not, and a figure that is not exported stays `None`.
-
-use std::time::Duration;
+//! Scraping one member's Prometheus `/metrics`: fetching it over HTTP/1.0, reading the
+//! figures a report uses ([`Snapshot`]), and reducing a run's scrapes to the member's
+//! totals ([`Scrapes`]).
 
 use etcdlat_core::metrics::{Buckets, bucket_delta, counter_increase, histogram_quantile, metric};
-use etcdlat_core::{ClientBusy, ClientUsage, MemberMetrics};
+use etcdlat_core::{MemberMetrics, ResourceSeries};
 use prometheus_parse::{Scrape, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::sync::{oneshot, watch};
-use tokio::task::JoinHandle;
 
-use super::discovery::MemberInfo;
 use crate::transport::Dialer;
 
-/// Time between two scrapes of a member during a run.
-pub(crate) const SAMPLE_INTERVAL: Duration = Duration::from_secs(1);
-
 /// Longest one scrape may take, from connecting to the last byte.
-const FETCH_TIMEOUT: Duration = Duration::from_secs(2);
+const FETCH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Largest `/metrics` body read; etcd's is a few hundred kilobytes.
 const MAX_BODY: u64 = 16 << 20;
 
-/// Every member's name and `/metrics` URL (its first plain `http://` client URL, else its
-/// first, scraped over the run's TLS), from the member list the run already has.
-pub(crate) fn targets(members: &[MemberInfo]) -> Vec<(String, String)> {
-    let targets: Vec<(String, String)> = members
-        .iter()
-        .filter_map(|m| {
-            let urls = &m.client_urls;
-            let base = urls.iter().find(|u| u.starts_with("http://")).or(urls.first())?;
-            Some((m.name.clone(), format!("{}/metrics", base.trim_end_matches('/'))))
-        })
-        .collect();
-    if targets.is_empty() {
-        tracing::warn!("server metrics are not scraped: no member has a client URL");
-    }
-    targets
-}
-
-/// Scrapes members' `/metrics` on the caller's runtime, one task per member, from
-/// [`Sampler::start`] to [`Sampler::finish`].
-pub(crate) struct Sampler {
-    stop: watch::Sender<bool>,
-    members: Vec<JoinHandle<MemberMetrics>>,
-}
-
-impl Sampler {
-    /// Starts sampling `members` (name, metrics URL) every `interval`. Returns once every
-    /// member's first scrape is done (or has failed), so that the baseline precedes the load.
-    pub(crate) async fn start(
-        members: Vec<(String, String)>,
-        interval: Duration,
-        dialer: &Dialer,
-    ) -> Self {
-        let (stop, stop_rx) = watch::channel(false);
-        let mut first = Vec::with_capacity(members.len());
-        let members = members
-            .into_iter()
-            .map(|(name, url)| {
-                let (first_tx, first_rx) = oneshot::channel();
-                first.push(first_rx);
-                let series = Series::new(name, url);
-                tokio::spawn(sample(series, dialer.clone(), interval, first_tx, stop_rx.clone()))
-            })
-            .collect();
-        for scraped in first {
-            let _ = scraped.await;
-        }
-        Self { stop, members }
-    }
-
-    /// Takes the last scrape of every member and returns their figures, in the order given
-    /// to [`Sampler::start`].
-    pub(crate) async fn finish(self) -> Vec<MemberMetrics> {
-        let _ = self.stop.send(true);
-        let mut out = Vec::with_capacity(self.members.len());
-        for member in self.members {
-            match member.await {
-                Ok(metrics) => out.push(metrics),
-                Err(e) => tracing::warn!("a metrics sampler stopped: {e}"),
-            }
-        }
-        out
-    }
-}
-
-/// One member's sampling loop: a scrape now, one every `interval`, one when told to stop.
-/// When the [`Sampler`] is dropped instead (the run failed), it ends without the last scrape.
-async fn sample(
-    mut series: Series,
-    dialer: Dialer,
-    interval: Duration,
-    first: oneshot::Sender<()>,
-    mut stop: watch::Receiver<bool>,
-) -> MemberMetrics {
-    series.add(scrape(&dialer, &series.url).await);
-    let _ = first.send(());
-    let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tokio::select! {
-            biased;
-            changed = stop.changed() => {
-                if changed.is_err() {
-                    return series.finish();
-                }
-                break;
-            }
-            _ = tick.tick() => series.add(scrape(&dialer, &series.url).await),
-        }
-    }
-    series.add(scrape(&dialer, &series.url).await);
-    series.finish()
-}
-
 /// Fetches and reads one member's metrics.
-async fn scrape(dialer: &Dialer, url: &str) -> Result<Snapshot, String> {
+pub(super) async fn scrape(dialer: &Dialer, url: &str) -> Result<Snapshot, String> {
     let text = match tokio::time::timeout(FETCH_TIMEOUT, fetch(dialer, url)).await {
         Ok(fetched) => fetched?,
         Err(_) => return Err(format!("no answer within {FETCH_TIMEOUT:?}")),
@@ -157,18 +53,18 @@ async fn fetch(dialer: &Dialer, url: &str) -> Result<String, String> {
 
 /// The figures of one scrape that a report uses.
 #[derive(Debug, Clone, Default, PartialEq)]
-struct Snapshot {
-    rss: Option<f64>,
-    cpu: Option<f64>,
-    db_size: Option<f64>,
+pub(super) struct Snapshot {
+    pub rss: Option<f64>,
+    pub cpu: Option<f64>,
+    pub db_size: Option<f64>,
     committed: Option<f64>,
     failed: Option<f64>,
     pending: Option<f64>,
     leader_changes: Option<f64>,
-    peer_sent: Option<f64>,
-    peer_received: Option<f64>,
-    grpc_sent: Option<f64>,
-    grpc_received: Option<f64>,
+    pub peer_sent: Option<f64>,
+    pub peer_received: Option<f64>,
+    pub grpc_sent: Option<f64>,
+    pub grpc_received: Option<f64>,
     wal_fsync: Option<Buckets>,
     backend_commit: Option<Buckets>,
 }
@@ -249,7 +145,7 @@ fn buckets(scrape: &Scrape, name: &str) -> Option<Buckets> {
 }
 
 /// One member's scrapes so far: running figures and the first and last snapshot.
-struct Series {
+pub(super) struct Scrapes {
     name: String,
     url: String,
     samples: u32,
@@ -266,8 +162,8 @@ struct Series {
     last: Option<Snapshot>,
 }
 
-impl Series {
-    fn new(name: String, url: String) -> Self {
+impl Scrapes {
+    pub(super) fn new(name: String, url: String) -> Self {
         Self {
             name,
             url,
@@ -284,7 +180,8 @@ impl Series {
         }
     }
 
-    fn add(&mut self, scraped: Result<Snapshot, String>) {
+    /// Adds one scrape, or why it failed.
+    pub(super) fn add(&mut self, scraped: Result<Snapshot, String>) {
         let snapshot = match scraped {
             Ok(s) => s,
             Err(e) => {
@@ -315,7 +212,8 @@ impl Series {
         }
     }
 
-    fn finish(self) -> MemberMetrics {
+    /// The member's figures over the run (without its resource series).
+    pub(super) fn finish(self) -> MemberMetrics {
         let count = |x: f64| x.round().max(0.0) as u64;
         let end = self.last.as_ref().or(self.first.as_ref());
         let pair = self.first.as_ref().zip(self.last.as_ref());
@@ -364,70 +262,9 @@ impl Series {
                 .collect(),
             name: self.name,
             url: self.url,
+            resources: ResourceSeries::default(),
         }
     }
-}
-
-/// The etcdlat process's CPU time when a run started, to report what the run used.
-pub(crate) struct Usage {
-    start: Option<Rusage>,
-    since: std::time::Instant,
-}
-
-impl Usage {
-    /// Notes the CPU time used so far.
-    pub(crate) fn start() -> Self {
-        Self { start: rusage(), since: std::time::Instant::now() }
-    }
-
-    /// CPU time used since [`Usage::start`], and the process's peak memory; `None` where the
-    /// platform does not tell.
-    pub(crate) fn finish(&self) -> Option<ClientUsage> {
-        let (start, end) = (self.start.as_ref()?, rusage()?);
-        let user_cpu_s = (end.user_s - start.user_s).max(0.0);
-        let system_cpu_s = (end.system_s - start.system_s).max(0.0);
-        let wall_s = self.since.elapsed().as_secs_f64();
-        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get) as f64;
-        Some(ClientUsage {
-            user_cpu_s,
-            system_cpu_s,
-            max_rss_bytes: end.max_rss_bytes,
-            worker_cpu_s: None,
-            busy: (wall_s > 0.0).then(|| ClientBusy {
-                process: (user_cpu_s + system_cpu_s) / wall_s / cores,
-                worker_max: None,
-                worker_peak: None,
-            }),
-        })
-    }
-}
-
-/// `getrusage(RUSAGE_SELF)`: every thread of the process.
-struct Rusage {
-    user_s: f64,
-    system_s: f64,
-    max_rss_bytes: u64,
-}
-
-#[cfg(unix)]
-fn rusage() -> Option<Rusage> {
-    use nix::sys::resource::{UsageWho, getrusage};
-    use nix::sys::time::TimeValLike;
-    let usage = getrusage(UsageWho::RUSAGE_SELF).ok()?;
-    let secs = |t: nix::sys::time::TimeVal| t.num_microseconds() as f64 / 1e6;
-    let max_rss = u64::try_from(usage.max_rss()).unwrap_or(0);
-    // macOS counts bytes; Linux and the BSDs count kilobytes.
-    let max_rss_bytes = if cfg!(target_vendor = "apple") { max_rss } else { max_rss * 1024 };
-    Some(Rusage {
-        user_s: secs(usage.user_time()),
-        system_s: secs(usage.system_time()),
-        max_rss_bytes,
-    })
-}
-
-#[cfg(not(unix))]
-fn rusage() -> Option<Rusage> {
-    None
 }
 
 #[cfg(test)]
@@ -490,7 +327,7 @@ process_cpu_seconds_total 1.5
 
     #[test]
     fn a_series_reports_deltas_sums_and_peaks() {
-        let mut series = Series::new("m0".into(), "http://127.0.0.1:1/metrics".into());
+        let mut series = Scrapes::new("m0".into(), "http://127.0.0.1:1/metrics".into());
         series.add(Snapshot::parse(BEFORE));
         series.add(Err("connection refused".into()));
         series.add(Snapshot::parse(&after()));
@@ -520,7 +357,7 @@ process_cpu_seconds_total 1.5
 
     #[test]
     fn a_metric_one_scrape_had_is_exported() {
-        let mut series = Series::new("m0".into(), String::new());
+        let mut series = Scrapes::new("m0".into(), String::new());
         series.add(Snapshot::parse(BEFORE));
         let db = "etcd_mvcc_db_total_size_in_bytes 24576\n";
         series.add(Snapshot::parse(&format!("{}{db}", after())));
@@ -532,7 +369,7 @@ process_cpu_seconds_total 1.5
 
     #[test]
     fn one_scrape_gives_levels_but_no_deltas() {
-        let mut series = Series::new("m0".into(), String::new());
+        let mut series = Scrapes::new("m0".into(), String::new());
         series.add(Snapshot::parse(BEFORE));
         let m = series.finish();
         assert_eq!(m.rss_max_bytes, Some(25_000_000));
@@ -542,37 +379,5 @@ process_cpu_seconds_total 1.5
     #[test]
     fn text_without_metrics_is_an_error() {
         assert!(Snapshot::parse("<html>404 page not found</html>").is_err());
-    }
-
-    #[tokio::test]
-    async fn an_unreachable_member_is_reported_with_its_error() {
-        // A port nobody listens on: bind, note it, free it.
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let url = format!("http://127.0.0.1:{port}/metrics");
-        let dialer =
-            Dialer::new(&crate::transport::Security::default(), Duration::from_secs(1)).unwrap();
-        let members = vec![("gone".into(), url.clone())];
-        let sampler = Sampler::start(members, Duration::from_millis(20), &dialer).await;
-        tokio::time::sleep(Duration::from_millis(50)).await;
-        let got = sampler.finish().await;
-        assert_eq!(got.len(), 1);
-        assert_eq!((got[0].name.as_str(), got[0].url.as_str()), ("gone", url.as_str()));
-        assert_eq!(got[0].samples, 0);
-        assert!(got[0].failed_samples >= 2, "{got:?}");
-        assert!(got[0].last_error.is_some());
-        assert_eq!(got[0].rss_max_bytes, None);
-    }
-
-    #[test]
-    fn the_process_measures_itself() {
-        let usage = Usage::start();
-        let mut x = 0u64;
-        for i in 0..5_000_000u64 {
-            x = x.wrapping_mul(31).wrapping_add(i);
-        }
-        std::hint::black_box(x);
-        let used = usage.finish().unwrap();
-        assert!(used.user_cpu_s + used.system_cpu_s > 0.0, "{used:?}");
-        assert!(used.max_rss_bytes > 1 << 20, "{used:?}");
     }
 }

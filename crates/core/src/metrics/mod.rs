@@ -1,13 +1,19 @@
 //! Resource figures beside the latencies: what each etcd member's Prometheus `/metrics` said
 //! over the run ([`MemberMetrics`]), and what the etcdlat process itself used
-//! ([`ClientUsage`]).
+//! ([`ClientUsage`]); each with its resource series over time ([`series`]).
 //!
 //! Plain data, filled by the driver. A figure a member does not export (an older or newer
 //! etcd, a single member without peers) or that could not be scraped is `None`, never 0;
 //! the metrics a member did not export are named in [`MemberMetrics::not_exported`], so that
 //! reports say "unavailable on etcd X" for them ([`MemberMetrics::absent`]).
 
+pub mod series;
+
 use serde::{Deserialize, Serialize};
+
+pub use series::{
+    DiskDevice, MAX_SAMPLES, NotAvailable, ResourceSample, ResourceSeries, SeriesBuilder, source,
+};
 
 /// One etcd member's server metrics over a run, from its Prometheus `/metrics`, scraped just
 /// before the load starts (so warm-up is included), every second, and when it ends.
@@ -75,6 +81,12 @@ pub struct MemberMetrics {
     /// they could not be measured. Empty when nothing was scraped.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_exported: Vec<String>,
+    /// The member's resources over time, sampled with each scrape: CPU and memory (from
+    /// `/proc` for a member etcdlat started, else from `/metrics`), `/metrics`' database
+    /// size and traffic, and for a member etcdlat started its context switches, I/O, data
+    /// dir and disk. Absent in reports that predate it.
+    #[serde(default, skip_serializing_if = "ResourceSeries::is_empty")]
+    pub resources: ResourceSeries,
 }
 
 /// The Prometheus metrics [`MemberMetrics`]' figures are read from, as
@@ -145,6 +157,28 @@ pub struct ClientUsage {
     /// How busy the client was; `None` when not measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub busy: Option<ClientBusy>,
+    /// Bytes the load's connections wrote to their sockets over the run (HTTP/2 frames, TLS
+    /// records when encrypted); `None` when not counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent_bytes: Option<u64>,
+    /// Bytes the load's connections read from their sockets over the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub received_bytes: Option<u64>,
+    /// The highest CPU of one sampling period, all threads, percent of one core; `None`
+    /// when not sampled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_max_percent: Option<f64>,
+    /// The process's voluntary context switches over the run, all threads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub voluntary_ctxt_switches: Option<u64>,
+    /// The process's involuntary context switches over the run, all threads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nonvoluntary_ctxt_switches: Option<u64>,
+    /// The process's resources over time: CPU, resident memory, context switches and the
+    /// load connections' bytes. Empty in a merged report (each shard had its own) and in
+    /// reports that predate it.
+    #[serde(default, skip_serializing_if = "ResourceSeries::is_empty")]
+    pub resources: ResourceSeries,
 }
 
 /// How busy the client was, as shares of wall time (1.0: busy all the time). A worker thread

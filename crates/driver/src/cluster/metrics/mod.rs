@@ -1,0 +1,339 @@
+//! Resource figures of a run: every member's Prometheus `/metrics`, scraped at the start,
+//! every sampling period and at the end ([`Sampler`]), with each member's resource series
+//! (for a member etcdlat started, also its process, data dir and disk from the machine);
+//! and the etcdlat process's own CPU time, memory and load traffic ([`Usage`], and its
+//! series).
+//!
+//! - `scrape`: fetching and reading `/metrics`, and a member's totals over the run;
+//! - `host`: `/proc`, a data dir's size, `/proc/diskstats`, `getrusage`;
+//! - `resources`: readings turned into samples.
+//!
+//! Nothing here ever fails or slows a run: the sampler runs on the driver's own runtime,
+//! never on a worker thread, a member that cannot be scraped or read is reported with what
+//! was sampled and why the rest was not, and a figure that is not exported stays `None`.
+
+mod host;
+mod resources;
+mod scrape;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use etcdlat_core::{ClientBusy, ClientUsage, MemberMetrics, ResourceSeries};
+use tokio::sync::{oneshot, watch};
+use tokio::task::JoinHandle;
+
+use super::discovery::MemberInfo;
+use super::local::{MemberControl, MemberProcess};
+use crate::transport::{Dialer, Ledger};
+use resources::{ClientResources, MemberResources};
+use scrape::{Scrapes, scrape};
+
+/// Shortest time between two samples: a second, as dbtester and `top` sample.
+const SAMPLE_PERIOD: Duration = Duration::from_secs(1);
+
+/// The sampling period of a run whose report interval is `interval`: a second, or the
+/// interval when longer.
+pub(crate) fn period(interval: Duration) -> Duration {
+    interval.max(SAMPLE_PERIOD)
+}
+
+/// A member to sample: its name, its `/metrics` URL, and its process when etcdlat started
+/// it.
+pub(crate) struct Target {
+    name: String,
+    url: String,
+    local: Option<MemberProcess>,
+}
+
+/// Every member's name and `/metrics` URL (its first plain `http://` client URL, else its
+/// first, scraped over the run's TLS), from the member list the run already has; with its
+/// process and data dir when `control` (the local cluster's) has a member of that name.
+pub(crate) fn targets(members: &[MemberInfo], control: Option<&MemberControl>) -> Vec<Target> {
+    let targets: Vec<Target> = members
+        .iter()
+        .filter_map(|m| {
+            let urls = &m.client_urls;
+            let base = urls.iter().find(|u| u.starts_with("http://")).or(urls.first())?;
+            Some(Target {
+                name: m.name.clone(),
+                url: format!("{}/metrics", base.trim_end_matches('/')),
+                local: control.and_then(|c| c.member_process(&m.name)),
+            })
+        })
+        .collect();
+    if targets.is_empty() {
+        tracing::warn!("server metrics are not scraped: no member has a client URL");
+    }
+    targets
+}
+
+/// Samples members and the client on the caller's runtime, one task each, from
+/// [`Sampler::start`] to [`Sampler::finish`].
+pub(crate) struct Sampler {
+    stop: watch::Sender<bool>,
+    started: Instant,
+    members: Vec<JoinHandle<(MemberMetrics, MemberResources)>>,
+    client: JoinHandle<ClientResources>,
+}
+
+impl Sampler {
+    /// Starts sampling `members` and the client (whose load's bytes `traffic` counts) every
+    /// `period`. Returns once every first sample is taken (or has failed), so that the
+    /// baseline precedes the load.
+    pub(crate) async fn start(
+        members: Vec<Target>,
+        traffic: Arc<Ledger>,
+        period: Duration,
+        dialer: &Dialer,
+    ) -> Self {
+        let (stop, stop_rx) = watch::channel(false);
+        let started = Instant::now();
+        let mut first = Vec::with_capacity(members.len() + 1);
+        let mut baseline = || {
+            let (tx, rx) = oneshot::channel();
+            first.push(rx);
+            tx
+        };
+        let members = members
+            .into_iter()
+            .map(|target| {
+                let sampled = sample_member(target, dialer.clone(), period, started);
+                tokio::spawn(each_period(period, baseline(), stop_rx.clone(), sampled))
+            })
+            .collect();
+        let client = ClientResources::new(traffic, period, started);
+        let client = tokio::spawn(each_period(period, baseline(), stop_rx, client));
+        for sampled in first {
+            let _ = sampled.await;
+        }
+        Self { stop, started, members, client }
+    }
+
+    /// Takes the last samples and returns every member's figures, in the order given to
+    /// [`Sampler::start`], and the client's series; their times are seconds since `origin`,
+    /// when measurement started.
+    pub(crate) async fn finish(self, origin: Instant) -> (Vec<MemberMetrics>, ResourceSeries) {
+        let _ = self.stop.send(true);
+        let shift_s = if self.started >= origin {
+            (self.started - origin).as_secs_f64()
+        } else {
+            -(origin - self.started).as_secs_f64()
+        };
+        let mut out = Vec::with_capacity(self.members.len());
+        for member in self.members {
+            match member.await {
+                Ok((mut metrics, resources)) => {
+                    metrics.resources = resources.finish(shift_s);
+                    out.push(metrics);
+                }
+                Err(e) => tracing::warn!("a metrics sampler stopped: {e}"),
+            }
+        }
+        let client = match self.client.await {
+            Ok(client) => client.finish(shift_s),
+            Err(e) => {
+                tracing::warn!("the client's sampler stopped: {e}");
+                ResourceSeries::default()
+            }
+        };
+        (out, client)
+    }
+}
+
+/// Something sampled every period: [`Sampled::sample`] takes one sample, and
+/// [`Sampled::done`] hands over what was sampled.
+trait Sampled {
+    type Output;
+    async fn sample(&mut self);
+    fn done(self) -> Self::Output;
+}
+
+/// A sample now, one every `period`, one when told to stop; then what was sampled. When
+/// the [`Sampler`] is dropped instead (the run failed), it ends without the last sample.
+async fn each_period<S: Sampled>(
+    period: Duration,
+    first: oneshot::Sender<()>,
+    mut stop: watch::Receiver<bool>,
+    mut sampled: S,
+) -> S::Output {
+    // Periods count from the first sample's start, not its end (a first scrape dials).
+    let start = tokio::time::Instant::now();
+    sampled.sample().await;
+    let _ = first.send(());
+    let mut tick = tokio::time::interval_at(start + period, period);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            biased;
+            changed = stop.changed() => {
+                if changed.is_err() {
+                    return sampled.done();
+                }
+                break;
+            }
+            _ = tick.tick() => sampled.sample().await,
+        }
+    }
+    sampled.sample().await;
+    sampled.done()
+}
+
+/// One member's scrapes and resources.
+struct MemberSampling {
+    dialer: Dialer,
+    url: String,
+    scrapes: Scrapes,
+    resources: MemberResources,
+}
+
+fn sample_member(
+    target: Target,
+    dialer: Dialer,
+    period: Duration,
+    started: Instant,
+) -> MemberSampling {
+    MemberSampling {
+        dialer,
+        scrapes: Scrapes::new(target.name, target.url.clone()),
+        url: target.url,
+        resources: MemberResources::new(target.local, period, started),
+    }
+}
+
+impl Sampled for MemberSampling {
+    type Output = (MemberMetrics, MemberResources);
+
+    /// The machine's figures first, then the scrape, both as of the same moment (the
+    /// scrape's own cost lands in the next sample).
+    async fn sample(&mut self) {
+        let at = Instant::now();
+        let host = self.resources.read_host();
+        let scraped = scrape(&self.dialer, &self.url).await;
+        self.resources.add(at, host, scraped.as_ref().ok());
+        self.scrapes.add(scraped);
+    }
+
+    fn done(self) -> Self::Output {
+        (self.scrapes.finish(), self.resources)
+    }
+}
+
+impl Sampled for ClientResources {
+    type Output = ClientResources;
+
+    async fn sample(&mut self) {
+        self.add();
+    }
+
+    fn done(self) -> Self::Output {
+        self
+    }
+}
+
+/// The etcdlat process's CPU time and context switches when a run started, to report what
+/// the run used.
+pub(crate) struct Usage {
+    start: Option<host::Rusage>,
+    since: Instant,
+}
+
+impl Usage {
+    /// Notes the CPU time used so far.
+    pub(crate) fn start() -> Self {
+        Self { start: host::rusage(), since: Instant::now() }
+    }
+
+    /// CPU time and context switches since [`Usage::start`], the process's peak memory, and
+    /// from its resource series (`resources`) the load's bytes and the busiest period;
+    /// `None` where the platform does not tell.
+    pub(crate) fn finish(&self, resources: ResourceSeries) -> Option<ClientUsage> {
+        let (start, end) = (self.start.as_ref()?, host::rusage()?);
+        let user_cpu_s = (end.user_s - start.user_s).max(0.0);
+        let system_cpu_s = (end.system_s - start.system_s).max(0.0);
+        let wall_s = self.since.elapsed().as_secs_f64();
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get) as f64;
+        Some(ClientUsage {
+            user_cpu_s,
+            system_cpu_s,
+            max_rss_bytes: end.max_rss_bytes,
+            worker_cpu_s: None,
+            busy: (wall_s > 0.0).then(|| ClientBusy {
+                process: (user_cpu_s + system_cpu_s) / wall_s / cores,
+                worker_max: None,
+                worker_peak: None,
+            }),
+            sent_bytes: resources.total(|s| s.sent_bytes),
+            received_bytes: resources.total(|s| s.received_bytes),
+            cpu_max_percent: resources.cpu_max_percent(),
+            voluntary_ctxt_switches: Some(
+                end.ctxt_switches.0.saturating_sub(start.ctxt_switches.0),
+            ),
+            nonvoluntary_ctxt_switches: Some(
+                end.ctxt_switches.1.saturating_sub(start.ctxt_switches.1),
+            ),
+            resources,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn an_unreachable_member_is_reported_with_its_error() {
+        // A port nobody listens on: bind, note it, free it.
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let url = format!("http://127.0.0.1:{port}/metrics");
+        let dialer =
+            Dialer::new(&crate::transport::Security::default(), Duration::from_secs(1)).unwrap();
+        let members = vec![Target { name: "gone".into(), url: url.clone(), local: None }];
+        let traffic = Arc::new(Ledger::default());
+        let sampler = Sampler::start(members, traffic, Duration::from_millis(20), &dialer).await;
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let (got, client) = sampler.finish(Instant::now()).await;
+        assert_eq!(got.len(), 1);
+        assert_eq!((got[0].name.as_str(), got[0].url.as_str()), ("gone", url.as_str()));
+        assert_eq!(got[0].samples, 0);
+        assert!(got[0].failed_samples >= 2, "{got:?}");
+        assert!(got[0].last_error.is_some());
+        assert_eq!(got[0].rss_max_bytes, None);
+        // Sampled all the same, with nothing in its samples, and its /proc named as not
+        // available: etcdlat did not start it.
+        let series = &got[0].resources;
+        assert!(series.samples.len() >= 2, "{series:?}");
+        assert!(series.samples.iter().all(|s| s.cpu_percent.is_none() && s.rss_bytes.is_none()));
+        for source in [
+            etcdlat_core::metrics::source::PROCESS,
+            etcdlat_core::metrics::source::DATA_DIR,
+            etcdlat_core::metrics::source::DISK,
+        ] {
+            assert!(
+                series.why_not(source).is_some_and(|w| w.contains("did not start")),
+                "{series:?}"
+            );
+        }
+        // Times are on the measurement's clock: the last sample is taken at the end, before
+        // the origin given (now).
+        assert!(series.samples.last().unwrap().t_s <= 0.0, "{series:?}");
+        // The client sampled itself meanwhile: its CPU and (here, with no load) no bytes.
+        assert!(client.samples.len() >= 2, "{client:?}");
+        assert!(client.samples.iter().all(|s| s.sent_bytes == Some(0)), "{client:?}");
+        assert!(client.cpu_avg_percent().is_some(), "{client:?}");
+    }
+
+    #[test]
+    fn the_process_measures_itself() {
+        let usage = Usage::start();
+        let mut x = 0u64;
+        for i in 0..5_000_000u64 {
+            x = x.wrapping_mul(31).wrapping_add(i);
+        }
+        std::hint::black_box(x);
+        let used = usage.finish(ResourceSeries::default()).unwrap();
+        assert!(used.user_cpu_s + used.system_cpu_s > 0.0, "{used:?}");
+        assert!(used.max_rss_bytes > 1 << 20, "{used:?}");
+        assert!(used.voluntary_ctxt_switches.is_some(), "{used:?}");
+    }
+}

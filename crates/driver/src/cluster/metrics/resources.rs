@@ -1,0 +1,320 @@
+//! Turning what is read every sampling period into resource samples: a member's (its
+//! `/metrics`, and for a member etcdlat started its process, data dir and disk) and the
+//! client's own.
+//!
+//! Each source keeps the last reading it gave; a sample holds the difference from it, so a
+//! reading that failed (a scrape timed out, the process was being restarted) leaves its
+//! figures out of one sample and the next one counts from the last good reading: totals
+//! stay exact. A process whose pid changed (restarted) starts counting afresh.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use etcdlat_core::metrics::counter_increase;
+use etcdlat_core::metrics::{DiskDevice, ResourceSample, ResourceSeries, SeriesBuilder, source};
+
+use super::host::{self, DirSizes, DiskCounters, ProcessCounters};
+use super::scrape::Snapshot;
+use crate::cluster::local::MemberProcess;
+use crate::transport::Ledger;
+
+/// Why the `/proc` figures of a member etcdlat did not start are missing.
+const NOT_STARTED: &str =
+    "etcdlat did not start this member: its process and data dir are not known here";
+
+/// What was read from the machine about a member etcdlat started, at one moment.
+pub(super) struct HostReading {
+    pid: Option<u32>,
+    process: Result<ProcessCounters, String>,
+    dir: Result<DirSizes, String>,
+    disk: Option<Result<DiskCounters, String>>,
+}
+
+/// One member's resource samples so far.
+pub(super) struct MemberResources {
+    local: Option<MemberProcess>,
+    disk: Option<host::Disk>,
+    series: SeriesBuilder,
+    started: Instant,
+    last_at: Option<Instant>,
+    last_process: Option<(u32, ProcessCounters)>,
+    last_metrics: Option<(Instant, Snapshot)>,
+    last_disk: Option<DiskCounters>,
+    /// Per source, whether it ever gave figures, and why it last did not.
+    process: Outcome,
+    io: Outcome,
+    dir: Outcome,
+    disk_read: Outcome,
+}
+
+/// Whether a source ever gave figures, and why it last did not.
+#[derive(Default)]
+struct Outcome {
+    ok: bool,
+    error: Option<String>,
+}
+
+impl Outcome {
+    fn note<T>(&mut self, read: Result<T, String>) -> Option<T> {
+        match read {
+            Ok(v) => {
+                self.ok = true;
+                Some(v)
+            }
+            Err(e) => {
+                self.error = Some(e);
+                None
+            }
+        }
+    }
+
+    /// Why the source gave nothing over the whole series; `None` when it gave something.
+    fn never(&self) -> Option<&str> {
+        (!self.ok).then_some(self.error.as_deref()).flatten()
+    }
+}
+
+impl MemberResources {
+    /// A member's samples every `period` from `started`; `local` when etcdlat started it,
+    /// whose data dir's block device is looked up now.
+    pub(super) fn new(local: Option<MemberProcess>, period: Duration, started: Instant) -> Self {
+        let mut series = SeriesBuilder::new(period);
+        let mut disk = None;
+        match &local {
+            None => {
+                for s in [source::PROCESS, source::DATA_DIR, source::DISK] {
+                    series.not_available(s, NOT_STARTED);
+                }
+            }
+            Some(local) => match host::disk_of(local.data_dir()) {
+                Ok(d) => {
+                    series.disk(DiskDevice {
+                        name: d.name.clone(),
+                        device: format!("{}:{}", d.major, d.minor),
+                    });
+                    disk = Some(d);
+                }
+                Err(why) => series.not_available(source::DISK, why),
+            },
+        }
+        Self {
+            local,
+            disk,
+            series,
+            started,
+            last_at: None,
+            last_process: None,
+            last_metrics: None,
+            last_disk: None,
+            process: Outcome::default(),
+            io: Outcome::default(),
+            dir: Outcome::default(),
+            disk_read: Outcome::default(),
+        }
+    }
+
+    /// Reads the member's process, data dir and disk now; `None` for a member etcdlat did
+    /// not start. Plain reads of small files, quick enough for the sampler's runtime.
+    pub(super) fn read_host(&self) -> Option<HostReading> {
+        let local = self.local.as_ref()?;
+        let pid = local.pid();
+        let process = match pid {
+            Some(pid) => host::process(pid),
+            None => Err("the member's process was not running".to_owned()),
+        };
+        Some(HostReading {
+            pid,
+            process,
+            dir: host::dir_sizes(local.data_dir()),
+            disk: self.disk.as_ref().map(host::Disk::read),
+        })
+    }
+
+    /// Adds what was read at `at`: from the machine (`host`) and from `/metrics` (`scraped`,
+    /// `None` when the scrape failed). The first call only sets where counting starts.
+    pub(super) fn add(
+        &mut self,
+        at: Instant,
+        host: Option<HostReading>,
+        scraped: Option<&Snapshot>,
+    ) {
+        let previous = self.last_at.replace(at);
+        let span_s = previous.map_or(0.0, |p| at.saturating_duration_since(p).as_secs_f64());
+        let mut s = ResourceSample {
+            t_s: at.saturating_duration_since(self.started).as_secs_f64(),
+            span_s,
+            ..ResourceSample::default()
+        };
+        if let Some(host) = host {
+            self.add_host(&mut s, host);
+        }
+        if let Some(now) = scraped {
+            self.add_metrics(&mut s, at, now);
+        }
+        if previous.is_some() && span_s > 0.0 {
+            self.series.push(s);
+        }
+    }
+
+    fn add_host(&mut self, s: &mut ResourceSample, host: HostReading) {
+        let HostReading { pid, process, dir, disk } = host;
+        match (pid, self.process.note(process)) {
+            (Some(pid), Some(now)) => {
+                s.rss_bytes = Some(now.rss_bytes);
+                let io = self.io.note(now.io.clone());
+                if let Some((before_pid, before)) = &self.last_process
+                    && *before_pid == pid
+                {
+                    // A thread that ended takes its switches with it: never below 0.
+                    process_delta(
+                        s,
+                        now.cpu_s - before.cpu_s,
+                        now.ctxt_switches,
+                        before.ctxt_switches,
+                    );
+                    if let (Some(io), Ok(was)) = (&io, &before.io) {
+                        s.read_bytes = Some(io.read_bytes.saturating_sub(was.read_bytes));
+                        s.write_bytes = Some(io.write_bytes.saturating_sub(was.write_bytes));
+                        s.read_syscalls = Some(io.syscr.saturating_sub(was.syscr));
+                        s.write_syscalls = Some(io.syscw.saturating_sub(was.syscw));
+                        s.read_chars = Some(io.rchar.saturating_sub(was.rchar));
+                        s.write_chars = Some(io.wchar.saturating_sub(was.wchar));
+                    }
+                }
+                self.last_process = Some((pid, now));
+            }
+            // Not running (killed, restarting): the next process counts afresh.
+            (None, _) => self.last_process = None,
+            (Some(_), None) => {}
+        }
+        if let Some(sizes) = self.dir.note(dir) {
+            s.data_dir_bytes = Some(sizes.total);
+            s.wal_bytes = Some(sizes.wal);
+            s.snap_bytes = Some(sizes.snap);
+        }
+        if let Some(now) = disk.and_then(|d| self.disk_read.note(d))
+            && let Some(before) = self.last_disk.replace(now)
+        {
+            s.disk_reads_completed =
+                Some(now.reads_completed.saturating_sub(before.reads_completed));
+            s.disk_sectors_read = Some(now.sectors_read.saturating_sub(before.sectors_read));
+            s.disk_writes_completed =
+                Some(now.writes_completed.saturating_sub(before.writes_completed));
+            s.disk_sectors_written =
+                Some(now.sectors_written.saturating_sub(before.sectors_written));
+        }
+    }
+
+    fn add_metrics(&mut self, s: &mut ResourceSample, at: Instant, now: &Snapshot) {
+        let count = |x: f64| x.round().max(0.0) as u64;
+        s.rss_bytes = s.rss_bytes.or(now.rss.map(count));
+        s.db_size_bytes = now.db_size.map(count);
+        if let Some((then, before)) = &self.last_metrics {
+            let increase = |get: fn(&Snapshot) -> Option<f64>| {
+                Some(count(counter_increase(get(before)?, get(now)?)))
+            };
+            s.grpc_sent_bytes = increase(|m| m.grpc_sent);
+            s.grpc_received_bytes = increase(|m| m.grpc_received);
+            s.peer_sent_bytes = increase(|m| m.peer_sent);
+            s.peer_received_bytes = increase(|m| m.peer_received);
+            // The member's own CPU figure when /proc gives none (a member etcdlat did not
+            // start): over the time since the last good scrape.
+            let span = at.saturating_duration_since(*then).as_secs_f64();
+            if s.cpu_percent.is_none()
+                && span > 0.0
+                && let (Some(a), Some(b)) = (before.cpu, now.cpu)
+            {
+                let cpu = counter_increase(a, b) / span * 100.0;
+                s.cpu_percent = Some(cpu);
+                s.cpu_max_percent = Some(cpu);
+            }
+        }
+        self.last_metrics = Some((at, now.clone()));
+    }
+
+    /// The series, on the measurement's clock (`shift_s`, [`SeriesBuilder::finish`]), with
+    /// the sources that never gave a figure named, with why.
+    pub(super) fn finish(mut self, shift_s: f64) -> ResourceSeries {
+        if self.local.is_some() {
+            let io = self.io.never().map(|why| format!("I/O counters: {why}"));
+            let process = self.process.never().map(str::to_owned).or(io);
+            for (source, why) in [
+                (source::PROCESS, process),
+                (source::DATA_DIR, self.dir.never().map(str::to_owned)),
+                (source::DISK, self.disk_read.never().map(str::to_owned)),
+            ] {
+                if let Some(why) = why {
+                    self.series.not_available(source, why);
+                }
+            }
+        }
+        self.series.finish(shift_s)
+    }
+}
+
+/// The client's own resource samples so far: CPU and context switches (`getrusage`, every
+/// thread), resident memory, and the load connections' bytes.
+pub(super) struct ClientResources {
+    traffic: Arc<Ledger>,
+    series: SeriesBuilder,
+    started: Instant,
+    last: Option<(Instant, Option<host::Rusage>, (u64, u64))>,
+}
+
+impl ClientResources {
+    /// The client's samples every `period` from `started`, with the load's bytes from
+    /// `traffic`.
+    pub(super) fn new(traffic: Arc<Ledger>, period: Duration, started: Instant) -> Self {
+        let mut series = SeriesBuilder::new(period);
+        if host::own_rss_bytes().is_none() {
+            series.not_available(source::PROCESS, "resident memory needs Linux's /proc");
+        }
+        Self { traffic, series, started, last: None }
+    }
+
+    /// Reads the process's counters now and adds a sample; the first call only sets where
+    /// counting starts.
+    pub(super) fn add(&mut self) {
+        let at = Instant::now();
+        let usage = host::rusage();
+        let bytes = self.traffic.totals();
+        let rss = host::own_rss_bytes();
+        let Some((then, before, bytes_before)) = self.last.replace((at, usage, bytes)) else {
+            return;
+        };
+        let span_s = at.saturating_duration_since(then).as_secs_f64();
+        if span_s <= 0.0 {
+            return;
+        }
+        let mut s = ResourceSample {
+            t_s: at.saturating_duration_since(self.started).as_secs_f64(),
+            span_s,
+            rss_bytes: rss,
+            sent_bytes: Some(bytes.0.saturating_sub(bytes_before.0)),
+            received_bytes: Some(bytes.1.saturating_sub(bytes_before.1)),
+            ..ResourceSample::default()
+        };
+        if let (Some(now), Some(before)) = (usage, before) {
+            let cpu_s = (now.user_s + now.system_s) - (before.user_s + before.system_s);
+            process_delta(&mut s, cpu_s, now.ctxt_switches, before.ctxt_switches);
+        }
+        self.series.push(s);
+    }
+
+    /// The series, on the measurement's clock.
+    pub(super) fn finish(self, shift_s: f64) -> ResourceSeries {
+        self.series.finish(shift_s)
+    }
+}
+
+/// Sets `s`'s CPU (from `cpu_s` seconds used over its span) and context switches (from
+/// the counts `now` and `before`, voluntary and involuntary; never below 0).
+fn process_delta(s: &mut ResourceSample, cpu_s: f64, now: (u64, u64), before: (u64, u64)) {
+    if s.span_s > 0.0 {
+        let cpu = cpu_s.max(0.0) / s.span_s * 100.0;
+        s.cpu_percent = Some(cpu);
+        s.cpu_max_percent = Some(cpu);
+    }
+    s.voluntary_ctxt_switches = Some(now.0.saturating_sub(before.0));
+    s.nonvoluntary_ctxt_switches = Some(now.1.saturating_sub(before.1));
+}
