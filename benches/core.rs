@@ -76,6 +76,7 @@ fn sample_report() -> Report {
         },
         ops: [(kind, op)].into(),
         all: None,
+        steps: Vec::new(),
         watch: None,
         hashkv: None,
         audit: None,

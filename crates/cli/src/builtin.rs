@@ -7,6 +7,7 @@ pub const SCENARIOS: &[(&str, &str)] = &[
         "capacity-test-network",
         include_str!("../../../configs/scenarios/capacity-test-network.toml"),
     ),
+    ("client-steps", include_str!("../../../configs/scenarios/client-steps.toml")),
     ("delete", include_str!("../../../configs/scenarios/delete.toml")),
     ("dbtester-write-1m", include_str!("../../../configs/scenarios/dbtester-write-1m.toml")),
     ("etcd-perf-guide", include_str!("../../../configs/scenarios/etcd-perf-guide.toml")),

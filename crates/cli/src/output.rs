@@ -284,7 +284,7 @@ pub fn check_dir(dir: &Path, flag: &str) -> Result<()> {
 
 /// Writes the SVG plots of every run into `dir`, each file atomically: for run `n` (from 1,
 /// as the HTML page numbers them) `n-OP-latency.svg` and `n-OP-spectrum.svg` per operation
-/// kind, and `n-throughput.svg`.
+/// kind, `n-throughput.svg`, and `n-steps.svg` for a run with client steps.
 fn write_plots(dir: &Path, reports: &[Report]) -> Result<()> {
     for (i, report) in reports.iter().enumerate() {
         let n = i + 1;
@@ -296,6 +296,9 @@ fn write_plots(dir: &Path, reports: &[Report]) -> Result<()> {
         }
         Target::File(dir.join(format!("{n}-throughput.svg")))
             .write(&plot::throughput_over_time(report))?;
+        if !report.steps.is_empty() {
+            Target::File(dir.join(format!("{n}-steps.svg"))).write(&plot::steps(report))?;
+        }
     }
     Ok(())
 }

@@ -163,8 +163,8 @@ async fn run_one(
     let display = progress::Display::start(
         plan.print_text,
         driver.progress(),
-        scenario.load.total,
-        scenario.load.duration,
+        scenario.load.total_asked(),
+        scenario.load.duration_asked(),
     );
     let mut stop = stop;
     let shutdown = async move {

@@ -39,6 +39,7 @@ pub mod report;
 pub mod scenario;
 pub mod schedule;
 pub mod shard;
+pub mod step;
 pub mod threshold;
 pub mod unit;
 pub mod workload;
@@ -51,8 +52,8 @@ pub use op::{ErrorCode, OpKind};
 pub use recorder::Recorder;
 pub use report::{
     AlarmReport, Distribution, HashKvCheck, Interval, LeaderChange, LinkReport, MemberReport,
-    NetworkReport, OpReport, PacingReport, Params, Report, ReportSet, Row, ShardInfo, Study,
-    TargetInfo, WatchAccounting,
+    NetworkReport, OpReport, PacingReport, Params, Report, ReportSet, Row, ShardInfo, StepReport,
+    Study, TargetInfo, WatchAccounting,
 };
 pub use scenario::{
     Checks, Cluster, Compaction, Etcd, EtcdVersion, LinkSettings, Load, MatrixCell, Network,
@@ -60,6 +61,7 @@ pub use scenario::{
 };
 pub use schedule::{Arrivals, Pacer, Rate, Schedule, Stage};
 pub use shard::{Shard, ShardError};
+pub use step::{ClientStep, StepPlan};
 pub use threshold::{Threshold, ThresholdError, Violation};
 pub use workload::{
     Consistency, DeleteOp, Isolation, LeaseOp, Operation, PutOp, RangeOp, StmLocker, StmOp,

@@ -30,6 +30,9 @@
 //!   cannot be merged exactly: p50, p90 and p99 are the largest of the shards', an upper
 //!   bound of the true figure (which lies between the shards' smallest and largest);
 //! - `all` is merged from the shards' `all` rows the same way as each kind;
+//! - client steps are merged by position, as each kind: clients, requests and the total
+//!   summed, latency histograms added, the start the earliest shard's and the duration the
+//!   longest;
 //! - params: clients, conns, workers and the rate are summed, and the total when every shard
 //!   had one (else there is none); the rest, the target, the scenario and the server metrics (the same servers
 //!   over the same time) are the first shard's;
@@ -52,6 +55,7 @@ use hdrhistogram::Histogram;
 use crate::op::OpKind;
 use crate::report::{
     Distribution, Interval, OpReport, PacingReport, Report, ReportSet, SCHEMA_VERSION, ShardInfo,
+    StepReport,
 };
 
 /// Why reports cannot be merged. Shards are named by their labels (file names, for the CLI);
@@ -263,6 +267,7 @@ fn merge_run(index: usize, shards: &[(&str, &Report)]) -> Result<Report, MergeEr
         shards.iter().map(|&(label, r)| r.all.as_ref().map(|a| (label, a))).collect();
     out.all =
         alls.map(|alls| merge_op(&alls, &factors, interval_s)).transpose().map_err(range_error)?;
+    out.steps = merge_steps(shards).map_err(range_error)?;
 
     if shards.iter().any(|(_, r)| r.watch.is_some()) {
         let mut w = crate::report::WatchAccounting::default();
@@ -399,6 +404,33 @@ fn merge_op<'a>(
     out.throughput = per_second(out.ok, out.duration_s);
     let series = ops.iter().zip(factors).map(|((_, op), &f)| (op.intervals.as_slice(), f));
     out.intervals = merge_intervals(series, interval_s);
+    Ok(out)
+}
+
+/// Merges the shards' client steps by position (the shards ran the same steps side by
+/// side); the label of a shard whose histogram could not be added when one cannot.
+fn merge_steps<'a>(shards: &[(&'a str, &Report)]) -> Result<Vec<StepReport>, &'a str> {
+    let (_, first) = shards[0];
+    let mut out = first.steps.clone();
+    for &(label, r) in &shards[1..] {
+        for (k, theirs) in r.steps.iter().enumerate() {
+            let Some(step) = out.get_mut(k) else {
+                out.push(theirs.clone());
+                continue;
+            };
+            step.clients += theirs.clients;
+            step.active_clients += theirs.active_clients;
+            step.total = step.total.zip(theirs.total).map(|(a, b)| a + b);
+            step.start_s = step.start_s.min(theirs.start_s);
+            step.duration_s = step.duration_s.max(theirs.duration_s);
+            step.ok += theirs.ok;
+            step.errors_total += theirs.errors_total;
+            step.latency = add(&step.latency, &theirs.latency).ok_or(label)?;
+        }
+    }
+    for step in &mut out {
+        step.throughput = per_second(step.ok, step.duration_s);
+    }
     Ok(out)
 }
 

@@ -35,7 +35,9 @@
 //! - `load`: `clients`, `conns`, `total`, `rate` and every stage's rate are split; the
 //!   duration, warm-up, schedule and arrivals are every shard's (the shards run side by
 //!   side). Open-loop Poisson arrivals stay Poisson: the sum of independent Poisson streams
-//!   is one of the summed rate.
+//!   is one of the summed rate. Each client step's clients and total are split too (a step
+//!   of one client cannot be sharded); its duration is every shard's. Each shard moves to
+//!   its next counted step when its own part is answered, not waiting for the others.
 //! - `setup`: `total` is split and its keys are split like put's; its clients are split
 //!   too (at least one each: setup is not measured).
 //! - keys, per operation:
@@ -255,6 +257,12 @@ impl Shard {
         out.rate = self.rate("load.rate", load.rate)?;
         for (i, stage) in out.stages.iter_mut().enumerate() {
             stage.rate = self.rate(&format!("load.stages.{i}.rate"), stage.rate)?;
+        }
+        for (i, step) in out.client_steps.iter_mut().enumerate() {
+            let at = format!("load.client-steps.{i}");
+            step.clients = self.required_u32(&format!("{at}.clients"), step.clients)?;
+            step.total =
+                step.total.map(|t| self.required(&format!("{at}.total"), t)).transpose()?;
         }
         Ok(out)
     }
@@ -568,6 +576,38 @@ interval = "1s"
             Shard::new(0, 2).unwrap().part(&latency),
             Err(ShardError::Unsupported { op: "watch-latency", .. })
         ));
+    }
+
+    #[test]
+    fn client_steps_split_their_clients_and_totals() {
+        let whole = Scenario::from_toml_str(
+            "[load]\nclients = 10\nclient-steps = [{ clients = 4, total = 100 }, { clients = 10, duration = \"1s\" }]\n[op.put]\n",
+        )
+        .unwrap();
+        let parts: Vec<Scenario> =
+            (0..3).map(|i| Shard::new(i, 3).unwrap().part(&whole).unwrap()).collect();
+        let steps = |k: usize| -> Vec<(u32, Option<u64>)> {
+            parts
+                .iter()
+                .map(|p| (p.load.client_steps[k].clients, p.load.client_steps[k].total))
+                .collect()
+        };
+        assert_eq!(steps(0), [(2, Some(34)), (1, Some(33)), (1, Some(33))]);
+        assert_eq!(steps(1), [(4, None), (3, None), (3, None)]);
+        assert!(
+            parts
+                .iter()
+                .all(|p| p.load.client_steps[1].duration == whole.load.client_steps[1].duration)
+        );
+        let err = Shard::new(0, 5).unwrap().part(&whole).unwrap_err();
+        assert_eq!(
+            err,
+            ShardError::TooSmall {
+                field: "load.client-steps.0.clients".into(),
+                whole: 4,
+                shards: 5
+            }
+        );
     }
 
     #[test]

@@ -33,6 +33,13 @@ pub struct LoadArgs {
     /// Open-loop arrivals as a Poisson process instead of evenly spaced.
     #[arg(long, requires = "open_loop")]
     pub poisson: bool,
+
+    /// Run in client steps: how many clients send, one step after another on the same
+    /// cluster, keys continuing (dbtester's connection_client_numbers), e.g. "1,10,100".
+    /// --total is split evenly over the steps, or with --duration (and no --total) the time;
+    /// --clients defaults to the largest step. Each step is reported on its own.
+    #[arg(long, value_delimiter = ',', value_name = "N,N,...")]
+    pub client_steps: Option<Vec<u32>>,
 }
 
 /// `etcdlat put`.

@@ -223,7 +223,8 @@ pub struct Global {
 
     /// Write SVG plots into DIR (created if missing): per run N (from 1) and operation kind OP,
     /// N-OP-latency.svg (percentiles per interval) and N-OP-spectrum.svg (latency and service
-    /// time by percentile), and N-throughput.svg.
+    /// time by percentile), N-throughput.svg, and for client steps N-steps.svg (throughput and
+    /// p99 by clients).
     #[arg(long, global = true, value_name = "DIR")]
     pub plots: Option<PathBuf>,
 

@@ -4,11 +4,13 @@
 
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
+use std::time::Duration;
 
 use anyhow::{Result, anyhow, bail};
 use etcdlat_core::{
-    Arrivals, Compaction, Isolation, LeaseOp, Load, Operation, PutOp, RangeOp, Scenario, Schedule,
-    StmLocker, StmOp, TxnMixedOp, TxnPutOp, WatchGetOp, WatchLatencyOp, WatchOp, escape_key,
+    Arrivals, ClientStep, Compaction, Isolation, LeaseOp, Load, Operation, PutOp, RangeOp,
+    Scenario, Schedule, StmLocker, StmOp, TxnMixedOp, TxnPutOp, WatchGetOp, WatchLatencyOp,
+    WatchOp, escape_key,
 };
 
 use super::flag::{consistency_flag, duration_flag, flag_error, positive, size_flag};
@@ -17,6 +19,9 @@ use crate::command_line::{
     WatchGetArgs, WatchLatencyArgs,
 };
 
+/// etcd's default `--total`.
+const DEFAULT_TOTAL: u64 = 10_000;
+
 /// The load flags of a request command, with etcd's default total unless --duration replaces it.
 fn load_from(args: &LoadArgs) -> Result<Load> {
     let duration = duration_flag("--duration", args.duration.as_deref())?;
@@ -24,19 +29,61 @@ fn load_from(args: &LoadArgs) -> Result<Load> {
     if args.total == 0 {
         bail!("--total: must be more than 0");
     }
-    Ok(Load {
+    // With --duration the run stops at whichever comes first; etcd's default total still
+    // applies unless --total was raised.
+    let total =
+        if duration.is_some() && args.total == DEFAULT_TOTAL { None } else { Some(args.total) };
+    let mut load = Load {
         conns: None,
         clients: 1,
-        // With --duration the run stops at whichever comes first; etcd's default total still
-        // applies unless --total was raised.
-        total: if duration.is_some() && args.total == 10_000 { None } else { Some(args.total) },
+        total,
         duration,
         rate: args.rate,
         warmup: warmup.unwrap_or_default(),
         schedule: if args.open_loop { Schedule::Open } else { Schedule::Closed },
         arrivals: if args.poisson { Arrivals::Poisson } else { Arrivals::Constant },
         stages: Vec::new(),
-    })
+        client_steps: Vec::new(),
+    };
+    if let Some(clients) = &args.client_steps {
+        load.client_steps = client_steps(clients, total, duration)?;
+        load.clients = clients.iter().copied().max().unwrap_or(1);
+        (load.total, load.duration) = (None, None);
+    }
+    Ok(load)
+}
+
+/// `--client-steps`: a step per number of clients, each with an even share of the total
+/// (as dbtester split its request number), or of the duration when that is what was given.
+fn client_steps(
+    clients: &[u32],
+    total: Option<u64>,
+    duration: Option<Duration>,
+) -> Result<Vec<ClientStep>> {
+    let n = clients.len() as u64;
+    let step = |clients: u32| ClientStep { clients, total: None, duration: None };
+    match (total, duration) {
+        (Some(_), Some(_)) => {
+            bail!("--client-steps: split --total or --duration over the steps, not both")
+        }
+        (Some(total), None) => {
+            if total < n {
+                bail!(
+                    "--client-steps: --total {total} cannot give each of the {n} steps a request"
+                );
+            }
+            let shares = etcdlat_core::step::split(total, &vec![1; clients.len()]);
+            Ok(clients
+                .iter()
+                .zip(shares)
+                .map(|(&c, (_, share))| ClientStep { total: Some(share), ..step(c) })
+                .collect())
+        }
+        (None, duration) => {
+            let each = duration.unwrap_or_default() / u32::try_from(n).unwrap_or(u32::MAX);
+            Ok(clients.iter().map(|&c| ClientStep { duration: Some(each), ..step(c) }).collect())
+        }
+    }
 }
 
 /// `etcdlat put`.

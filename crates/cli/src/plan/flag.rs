@@ -41,6 +41,8 @@ pub fn flag_error(e: ScenarioError) -> anyhow::Error {
     match &e {
         ScenarioError::Invalid { field, message, .. } => {
             let flag = match field.rsplit('.').next().unwrap_or(field) {
+                // A step of `load.client-steps`, which came from one flag.
+                _ if field.starts_with("load.client-steps") => "client-steps",
                 // The scenario's list is `thresholds`; its flag, repeatable, is `--threshold`.
                 "thresholds" => "threshold",
                 other => other,

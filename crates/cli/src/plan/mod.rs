@@ -365,6 +365,47 @@ mod tests {
     }
 
     #[test]
+    fn client_steps_split_the_total_or_the_duration() {
+        let steps = |args: &[&str]| -> Vec<(u32, Option<u64>, Option<Duration>)> {
+            let p = plan(args).unwrap();
+            let load = &p.scenarios[0].load;
+            assert_eq!((load.total, load.duration), (None, None), "the steps say how long");
+            load.client_steps.iter().map(|s| (s.clients, s.total, s.duration)).collect()
+        };
+        // etcd's default total, split as dbtester split its request number.
+        let p = plan(&["put", "--client-steps=1,10,100"]).unwrap();
+        assert_eq!(p.scenarios[0].load.clients, 100, "--clients defaults to the largest step");
+        assert_eq!(
+            steps(&["put", "--client-steps=1,10,100"]),
+            [(1, Some(3333), None), (10, Some(3333), None), (100, Some(3334), None)]
+        );
+        let second = Some(Duration::from_secs(1));
+        assert_eq!(
+            steps(&["range", "foo", "--client-steps", "2,4", "--duration=2s"]),
+            [(2, None, second), (4, None, second)]
+        );
+        assert_eq!(
+            plan(&["--clients=200", "put", "--client-steps=1,10"]).unwrap().scenarios[0]
+                .load
+                .clients,
+            200
+        );
+
+        let msg = |args: &[&str]| format!("{:#}", plan(args).unwrap_err());
+        let line = msg(&["--clients=5", "put", "--client-steps=1,10"]);
+        assert!(line.starts_with("--client-steps: 10 is more than load.clients (5)"), "{line}");
+        let line = msg(&["put", "--client-steps=1,10", "--rate=100"]);
+        assert!(line.starts_with("--client-steps: measure each number of clients"), "{line}");
+        let line = msg(&["put", "--client-steps=1,2,3", "--total=2"]);
+        assert_eq!(line, "--client-steps: --total 2 cannot give each of the 3 steps a request");
+        let line = msg(&["put", "--client-steps=1,2", "--total=20", "--duration=1s"]);
+        assert!(line.contains("not both"), "{line}");
+        let line = msg(&["put", "--client-steps=1,0"]);
+        assert!(line.starts_with("--client-steps: must be more than 0"), "{line}");
+        assert!(msg(&["put", "--client-steps=1,x"]).contains("invalid value 'x'"));
+    }
+
+    #[test]
     fn etcd_benchmark_command_lines_work() {
         let p = plan(&[
             "--conns=100",

@@ -3,11 +3,13 @@
 //! itself). Reports are read as JSON; numbers in the text output are never matched.
 //!
 //! - `put`: `etcdlat put`, in etcdlat's and etcd benchmark's argument orders; the server
-//!   holds exactly what the report says was written.
+//!   holds exactly what the report says was written; `--client-steps` reported step by
+//!   step in the JSON, text, markdown and plots.
 //! - `range`: `etcdlat range` with `--prefix`, a `key end` range and `--count-only`; the
 //!   report counts exactly the keys the server holds under the range.
-//! - `run`: `etcdlat run` with shipped and own scenario files, `etcdlat scenarios`, and the
-//!   report files (`--json`, `--markdown`, `--csv`).
+//! - `run`: `etcdlat run` with shipped (`client-steps` on three members among them) and own
+//!   scenario files, `etcdlat scenarios`, and the report files (`--json`, `--markdown`,
+//!   `--csv`).
 //! - `capacity`: a throwaway member with a small `--quota-backend-bytes` fills up mid-run:
 //!   puts counted as ResourceExhausted with etcd's message, the NOSPACE alarm in the report.
 //! - `cluster`: `[matrix]` scenarios (one run and one markdown row per combination, then

@@ -103,3 +103,66 @@ async fn etcd_benchmark_argument_order_works() {
     assert_eq!(etcd.revision().await - before, 100);
     assert_eq!(etcd.key_count().await, 100);
 }
+
+#[tokio::test]
+async fn client_steps_from_the_command_line_are_reported_each_on_its_own() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    let etcd = Etcd::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let (json, plots, markdown) =
+        (dir.path().join("r.json"), dir.path().join("plots"), dir.path().join("r.md"));
+    let before = etcd.revision().await;
+
+    // etcd's tool's flags, and --client-steps: --total split over the steps.
+    let assert = etcdlat()
+        .arg(format!("--endpoints={}", etcd.endpoint()))
+        .args(["--conns=4", "put", "--client-steps=1,4,16", "--total=1200"])
+        .args(["--key-space-size=100000", "--sequential-keys", "--json"])
+        .arg(&json)
+        .arg("--plots")
+        .arg(&plots)
+        .arg("--markdown")
+        .arg(&markdown)
+        .assert()
+        .success();
+
+    let report = read_report(&json);
+    let run = only_run(&report);
+    assert_eq!(count(run, "/params/clients"), 16, "the largest step's clients");
+    let steps = run["steps"].as_array().expect("a step list");
+    let figures: Vec<[u64; 4]> = steps
+        .iter()
+        .map(|s| ["/clients", "/active_clients", "/total", "/ok"].map(|field| count(s, field)))
+        .collect();
+    assert_eq!(figures, [[1, 1, 400, 400], [4, 4, 400, 400], [16, 16, 400, 400]]);
+    assert!(steps.iter().all(|s| count(s, "/errors_total") == 0));
+    assert_eq!(count(run, "/ops/put/ok"), 1200);
+    assert_eq!(etcd.revision().await - before, 1200, "one revision per put of every step");
+    assert_eq!(etcd.key_count().await, 1200, "keys continue from step to step");
+
+    // The text has the steps' table: its header, then a line per step.
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    let table: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| *l != "Client steps (latency in secs.):")
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_eq!(table.len(), 4, "a header and three steps:\n{stdout}");
+    assert!(table[0].split_whitespace().eq([
+        "Clients",
+        "Requests",
+        "Errors",
+        "Requests/sec",
+        "p50",
+        "p90",
+        "p99",
+        "p99.9"
+    ]));
+    let markdown = std::fs::read_to_string(&markdown).unwrap();
+    assert_eq!(markdown.lines().filter(|l| l.starts_with("| put | ")).count(), 4, "{markdown}");
+    let svg = std::fs::read_to_string(plots.join("1-steps.svg")).expect("the steps' plot");
+    assert!(svg.contains("throughput and p99 latency by clients"));
+}

@@ -51,6 +51,38 @@ async fn shipped_scenario_runs_on_a_throwaway_etcd_from_any_directory() {
 }
 
 #[tokio::test]
+async fn shipped_client_steps_run_each_step_on_three_members() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("r.json");
+    // dbtester's eight steps of 1 to 1,000 clients, 125 writes each.
+    etcdlat()
+        .args(["run", "client-steps", "--scale=0.01", "--quiet", "--json"])
+        .arg(&json)
+        .assert()
+        .success();
+    let report = read_report(&json);
+    let run = only_run(&report);
+    assert_eq!(count(run, "/target/members"), 3);
+    let steps = run["steps"].as_array().expect("a step list");
+    let clients: Vec<u64> = steps.iter().map(|s| count(s, "/clients")).collect();
+    assert_eq!(clients, [1, 10, 50, 100, 300, 500, 700, 1000]);
+    for s in steps {
+        assert_eq!((count(s, "/ok"), count(s, "/errors_total")), (125, 0), "{s}");
+        // Never more than the step's clients, and a step of 125 requests has no work for
+        // some of 300 or more.
+        let (clients, active) = (count(s, "/clients"), count(s, "/active_clients"));
+        assert!(active > 0 && active <= clients.min(125), "{s}");
+        if clients <= 10 {
+            assert_eq!(active, clients, "{s}");
+        }
+    }
+    assert_eq!(count(run, "/ops/put/ok"), 1000);
+}
+
+#[tokio::test]
 async fn own_scenario_file_runs_against_its_endpoints() {
     if etcdlat_testkit::skip() {
         return;

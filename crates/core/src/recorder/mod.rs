@@ -10,6 +10,7 @@
 
 mod interval;
 mod pacing;
+mod step;
 mod timeline;
 
 use std::time::{Duration, Instant};
@@ -22,6 +23,7 @@ pub use interval::IntervalSample;
 pub(crate) use interval::IntervalSum;
 use interval::new_interval_histogram;
 pub use pacing::{LATE_AFTER, Pacing};
+pub use step::StepRecord;
 pub use timeline::Timeline;
 
 /// Lowest trackable value, in microseconds.
@@ -227,6 +229,8 @@ pub struct Recorder {
     ops: Vec<Option<OpRecord>>,
     members: Vec<MemberRecord>,
     pacing: Option<Box<Pacing>>,
+    /// One record per client step, when the run has steps ([`Recorder::with_steps`]).
+    steps: Vec<StepRecord>,
     start: Instant,
     /// The interval length now: `base` doubled `shift` times.
     interval: Duration,
@@ -270,6 +274,7 @@ impl Recorder {
             ops,
             members: Vec::new(),
             pacing: None,
+            steps: Vec::new(),
             start,
             interval,
             base: interval,
@@ -287,10 +292,21 @@ impl Recorder {
         self
     }
 
+    /// Keeps a record of each of `steps` client steps besides the run's
+    /// ([`Recorder::record_step_ok`]): requests, errors, latency, the clients that sent.
+    #[must_use]
+    pub fn with_steps(mut self, steps: usize) -> Self {
+        self.steps = (0..steps).map(|_| StepRecord::new()).collect();
+        self
+    }
+
     /// Forgets everything recorded and starts counting intervals from `start` (after warm-up).
     pub fn reset(&mut self, start: Instant) {
         for op in self.ops.iter_mut().flatten() {
             *op = OpRecord::new();
+        }
+        for step in &mut self.steps {
+            *step = StepRecord::new();
         }
         self.members.clear();
         self.pacing = None;
@@ -432,6 +448,45 @@ impl Recorder {
         }
     }
 
+    /// Marks the start of client step `step`, at the same instant on every worker.
+    pub fn start_step(&mut self, step: usize, at: Instant) {
+        if let Some(s) = self.steps.get_mut(step) {
+            s.started = Some(at);
+        }
+    }
+
+    /// Records a successful request in the client step that started it, besides
+    /// [`Recorder::record_ok`] (a recorder without steps ignores it).
+    #[inline]
+    pub fn record_step_ok(&mut self, step: usize, intended: Instant, done: Instant) {
+        if let Some(s) = self.steps.get_mut(step) {
+            s.ok(intended, done);
+        }
+    }
+
+    /// Records `n` failed requests in the client step that started them, besides their
+    /// codes ([`Recorder::record_error`]).
+    #[inline]
+    pub fn record_step_errors(&mut self, step: usize, n: u64, done: Instant) {
+        if let Some(s) = self.steps.get_mut(step) {
+            s.errors(n, done);
+        }
+    }
+
+    /// Counts a logical client that sends its first request of client step `step`.
+    #[inline]
+    pub fn record_step_client(&mut self, step: usize) {
+        if let Some(s) = self.steps.get_mut(step) {
+            s.clients += 1;
+        }
+    }
+
+    /// What each client step recorded, in order (empty without steps).
+    #[must_use]
+    pub fn steps(&self) -> &[StepRecord] {
+        &self.steps
+    }
+
     /// Records `n` failures of one code at once (requests abandoned at a hard stop).
     pub fn record_errors(&mut self, kind: OpKind, code: ErrorCode, n: u64, done: Instant) {
         if n == 0 {
@@ -486,6 +541,12 @@ impl Recorder {
         other.coarsen(shift - other.shift);
         if let Some(theirs) = &other.pacing {
             self.pacing.get_or_insert_with(|| Box::new(Pacing::new())).merge(theirs);
+        }
+        if self.steps.len() < other.steps.len() {
+            self.steps.resize_with(other.steps.len(), StepRecord::new);
+        }
+        for (mine, theirs) in self.steps.iter_mut().zip(&other.steps) {
+            mine.merge(theirs);
         }
         for theirs in other.members {
             match self.members.iter_mut().find(|m| m.id == theirs.id) {
@@ -782,6 +843,39 @@ mod tests {
         assert_eq!(p.paced, 11);
         assert_eq!(p.late, 1);
         assert!((p.start_rate() - 100.0).abs() < 1e-6, "{}", p.start_rate());
+    }
+
+    #[test]
+    fn steps_are_recorded_on_their_own_and_merged() {
+        let t0 = Instant::now();
+        let mut a = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1)).with_steps(2);
+        let mut b = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1)).with_steps(2);
+        a.start_step(0, t0);
+        b.start_step(0, t0);
+        a.record_step_client(0);
+        a.record_step_ok(0, t0, at(t0, 2));
+        b.record_step_client(0);
+        b.record_step_ok(0, at(t0, 1), at(t0, 5));
+        b.record_step_errors(0, 2, at(t0, 6));
+        a.start_step(1, at(t0, 10));
+        b.start_step(1, at(t0, 10));
+        a.record_step_ok(1, at(t0, 10), at(t0, 30));
+        // A step past the last is no step: ignored.
+        a.record_step_ok(7, t0, t0);
+        a.merge(b);
+        let [first, second] = a.steps() else { panic!("two steps") };
+        assert_eq!((first.ok, first.errors, first.clients), (2, 2, 2));
+        assert_eq!((first.started, first.last_done), (Some(t0), Some(at(t0, 6))));
+        assert_eq!(first.latency.len(), 2);
+        assert!((3_990..=4_010).contains(&first.latency.max()));
+        assert_eq!((second.requests(), second.started), (1, Some(at(t0, 10))));
+        a.reset(at(t0, 40));
+        assert!(a.steps().iter().all(|s| s.requests() == 0 && s.started.is_none()));
+        assert_eq!(a.steps().len(), 2, "the steps are kept, emptied");
+        let plain = Recorder::new(&[], t0, Duration::from_secs(1));
+        let mut merged = plain.clone();
+        merged.merge(a);
+        assert_eq!(merged.steps().len(), 2, "a recorder without steps takes the other's");
     }
 
     #[test]

@@ -52,7 +52,10 @@ const MISSING: &str = "-";
 /// - *Scale* (last) appears only when a run was scaled (`--scale`): its factor, `1` for a
 ///   run as written.
 ///
-/// When a run was audited, a second table follows, a row per audited run: requests audited,
+/// When a run had client steps, a table of them follows, a row per step: its clients,
+/// requests, errors, throughput and latency p50, p90, p99 and p99.9.
+///
+/// When a run was audited, another table follows, a row per audited run: requests audited,
 /// writes acknowledged, lost writes, order violations, duplicate revisions, stale
 /// linearizable reads, and serializable staleness p99 in revisions and milliseconds.
 #[must_use]
@@ -103,8 +106,45 @@ pub fn markdown(runs: &[Report]) -> String {
             out.push('\n');
         }
     }
+    steps_table(&mut out, runs);
     audit_table(&mut out, runs);
     out
+}
+
+/// The client steps' table, after the main one: a row per step of every run that had steps
+/// (nothing when none had).
+fn steps_table(out: &mut String, runs: &[Report]) {
+    if runs.iter().all(|r| r.steps.is_empty()) {
+        return;
+    }
+    out.push_str(
+        "\n| Test | Clients | Requests | Errors | Average QPS | p50 | p90 | p99 | p99.9 |\n\
+         | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n",
+    );
+    for run in runs {
+        for step in &run.steps {
+            let latency = |q: f64| {
+                if step.ok == 0 {
+                    missing()
+                } else {
+                    human_latency(step.latency.quantile_us(q) as f64)
+                }
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                run.name.replace('|', "\\|"),
+                thousands(u64::from(step.clients)),
+                thousands(step.requests()),
+                thousands(step.errors_total),
+                qps(step.throughput),
+                latency(0.5),
+                latency(0.9),
+                latency(0.99),
+                latency(0.999),
+            );
+        }
+    }
 }
 
 /// The audited runs' table, after the main one (nothing when no run was audited).

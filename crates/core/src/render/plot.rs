@@ -1,6 +1,6 @@
 //! SVG plots of a run: latency percentiles and throughput per interval, the percentile
-//! spectrum of latency against service time, and the members' and client's resources over
-//! time.
+//! spectrum of latency against service time, the members' and client's resources over
+//! time, and for a run in client steps, throughput and p99 latency against clients.
 //!
 //! Each function returns one standalone SVG document. They are drawn with `plotters`' SVG
 //! backend, which writes text as SVG `<text>` elements for the viewer to lay out, so no font
@@ -19,7 +19,7 @@
 
 use std::ops::Range;
 
-use plotters::coord::Shift;
+use plotters::coord::{CoordTranslate, Shift};
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
@@ -468,6 +468,126 @@ pub fn percentile_spectrum(report: &Report, kind: OpKind) -> String {
     })
 }
 
+/// A run's client steps ([`crate::step`]): throughput (successful requests per second) and
+/// p99 latency of each step against its number of clients, one point per step, on a
+/// logarithmic clients axis (dbtester's steps go from 1 to 1,000). Throughput is read on
+/// the left axis, latency on the right.
+///
+/// A run without steps, or whose steps had no success, is still drawn, with a note saying
+/// so.
+#[must_use]
+pub fn steps(report: &Report) -> String {
+    let steps = &report.steps;
+    let throughput: Vec<(f64, f64)> =
+        steps.iter().map(|s| (f64::from(s.clients), s.throughput)).collect();
+    let p99: Vec<(f64, f64)> = steps
+        .iter()
+        .filter(|s| s.ok > 0)
+        .map(|s| (f64::from(s.clients), s.latency.quantile_us(0.99) as f64))
+        .collect();
+    let max_us = p99.iter().map(|&(_, us)| us).fold(0.0, f64::max);
+    let unit = TimeUnit::for_max_us(max_us);
+    let p99: Vec<(f64, f64)> = p99.into_iter().map(|(x, us)| (x, unit.scale(us))).collect();
+    let clients = |f: fn(f64, f64) -> f64, init| throughput.iter().map(|&(x, _)| x).fold(init, f);
+    // A little room either side of the first and last step, on the log axis.
+    let (low, high) = (clients(f64::min, f64::INFINITY), clients(f64::max, 0.0));
+    let x = if low.is_finite() && high > 0.0 { low / 1.5..high * 1.5 } else { 1.0..10.0 };
+    let note = if steps.is_empty() {
+        Some("the run had no client steps".to_owned())
+    } else if steps.iter().all(|s| s.ok == 0) {
+        Some("no request succeeded in any step".to_owned())
+    } else {
+        None
+    };
+    let chart = StepsChart {
+        title: titled(report, None, "throughput and p99 latency by clients"),
+        x,
+        throughput_max: headroom(throughput.iter().map(|&(_, y)| y).fold(0.0, f64::max)),
+        latency_max: headroom(unit.scale(max_us)),
+        latency_desc: format!("p99 latency ({})", unit.name),
+        throughput,
+        p99,
+        note,
+    };
+    svg(|root| draw_steps_on(root, &chart))
+}
+
+/// What the client steps plot shows: two lines on two value axes over one clients axis.
+struct StepsChart {
+    title: String,
+    x: Range<f64>,
+    throughput_max: f64,
+    latency_max: f64,
+    latency_desc: String,
+    /// (clients, requests per second) of each step.
+    throughput: Vec<(f64, f64)>,
+    /// (clients, p99 in the latency axis' unit) of each step with a success.
+    p99: Vec<(f64, f64)>,
+    note: Option<String>,
+}
+
+fn draw_steps_on(root: &DrawingArea<SVGBackend<'_>, Shift>, c: &StepsChart) -> DrawResult {
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(root)
+        .caption(&c.title, (FONT, 20))
+        .margin(12)
+        .x_label_area_size(45)
+        .y_label_area_size(65)
+        .right_y_label_area_size(65)
+        .build_cartesian_2d(c.x.clone().log_scale(), 0.0..c.throughput_max)?
+        .set_secondary_coord(c.x.clone().log_scale(), 0.0..c.latency_max);
+    let (throughput_span, latency_span) = (c.throughput_max, c.latency_max);
+    let throughput_number = move |v: &f64| axis_number(*v, throughput_span);
+    let latency_number = move |v: &f64| axis_number(*v, latency_span);
+    // The clients axis is labelled at the steps' own numbers of clients, below, rather than
+    // at plotters' points of a log axis.
+    let unlabelled = |_: &f64| String::new();
+    chart
+        .configure_mesh()
+        .x_labels(0)
+        .x_label_formatter(&unlabelled)
+        .x_desc("clients")
+        .y_desc("requests per second")
+        .label_style((FONT, 13))
+        .axis_desc_style((FONT, 15))
+        .light_line_style(RGBColor(235, 235, 235))
+        .bold_line_style(RGBColor(200, 200, 200))
+        .max_light_lines(4)
+        .y_label_formatter(&throughput_number)
+        .draw()?;
+    let tick = TextStyle::from((FONT, 13).into_font()).pos(Pos::new(HPos::Center, VPos::Top));
+    chart.draw_series(c.throughput.iter().map(|&(clients, _)| {
+        EmptyElement::at((clients, 0.0))
+            + PathElement::new(vec![(0, 0), (0, 5)], BLACK)
+            + Text::new(format!("{clients}"), (0, 8), tick.clone())
+    }))?;
+    chart
+        .configure_secondary_axes()
+        .y_desc(c.latency_desc.as_str())
+        .label_style((FONT, 13))
+        .axis_desc_style((FONT, 15))
+        .y_label_formatter(&latency_number)
+        .draw()?;
+    let style =
+        |color: RGBColor| ShapeStyle { color: color.to_rgba(), filled: true, stroke_width: 2 };
+    chart
+        .draw_series(LineSeries::new(c.throughput.iter().copied(), style(TAB_BLUE)).point_size(4))?
+        .label("throughput (ok/s, left)")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], TAB_BLUE.stroke_width(3)));
+    chart
+        .draw_secondary_series(
+            LineSeries::new(c.p99.iter().copied(), style(TAB_ORANGE)).point_size(4),
+        )?
+        .label("p99 latency (right)")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], TAB_ORANGE.stroke_width(3)));
+    draw_legend(&mut chart)?;
+    if let Some(note) = &c.note {
+        let (w, h) = root.dim_in_pixel();
+        root.draw(&Text::new(note.clone(), (w as i32 / 2, h as i32 / 2), note_style()))?;
+    }
+    Ok(())
+}
+
 /// A plot's title: the run's name, then what the plot shows, of `kind` if one; the kind is
 /// said once when the run is named after it (`put latency per interval`, not `put: put ...`).
 fn titled(report: &Report, kind: Option<OpKind>, what: &str) -> String {
@@ -624,15 +744,38 @@ pub(super) struct Chart {
 }
 
 pub(super) fn draw(chart: &Chart) -> String {
+    svg(|root| draw_on(root, chart))
+}
+
+/// One SVG document of [`SIZE`], drawn by `draw`.
+fn svg(draw: impl FnOnce(&DrawingArea<SVGBackend<'_>, Shift>) -> DrawResult) -> String {
     let mut svg = String::new();
     {
         let root = SVGBackend::with_string(&mut svg, SIZE).into_drawing_area();
         // The SVG backend writes into a String and never fails; nor do plotters' text
         // estimates, which read no fonts.
-        draw_on(&root, chart).expect("drawing an SVG into a String cannot fail");
+        draw(&root).expect("drawing an SVG into a String cannot fail");
         root.present().expect("drawing an SVG into a String cannot fail");
     }
     svg
+}
+
+/// The legend, at the upper left of the plot.
+fn draw_legend<'a, CT: CoordTranslate>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, CT>,
+) -> DrawResult {
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .label_font((FONT, 13))
+        .background_style(WHITE.mix(0.85))
+        .border_style(RGBColor(160, 160, 160))
+        .draw()
+}
+
+/// How a note across an empty plot is written, centred on its point.
+fn note_style() -> TextStyle<'static> {
+    TextStyle::from((FONT, 18).into_font()).color(&GREY).pos(Pos::new(HPos::Center, VPos::Center))
 }
 
 type DrawResult = Result<(), DrawingAreaErrorKind<std::io::Error>>;
@@ -690,20 +833,11 @@ fn draw_on(root: &DrawingArea<SVGBackend<'_>, Shift>, c: &Chart) -> DrawResult {
             .legend(move |(x, y)| Cross::new((x + 10, y), 5, style));
     }
     if !c.series.is_empty() {
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .label_font((FONT, 13))
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(160, 160, 160))
-            .draw()?;
+        draw_legend(&mut chart)?;
     }
     if let Some(note) = &c.note {
         let center = ((c.x.start + c.x.end) / 2.0, (c.y.start + c.y.end) / 2.0);
-        let style = TextStyle::from((FONT, 18).into_font())
-            .color(&GREY)
-            .pos(Pos::new(HPos::Center, VPos::Center));
-        chart.plotting_area().draw(&Text::new(note.clone(), center, style))?;
+        chart.plotting_area().draw(&Text::new(note.clone(), center, note_style()))?;
     }
     Ok(())
 }

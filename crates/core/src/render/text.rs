@@ -40,6 +40,17 @@
 //! Target:    leader (member m1 at http://127.0.0.1:2379)
 //! ```
 //!
+//! A run in client steps (`load.client-steps`) has a line per step, in columns:
+//!
+//! ```text
+//!
+//! Client steps (latency in secs.):
+//!   Clients  Requests  Errors  Requests/sec     p50     p90     p99   p99.9
+//!         1       200       0     1000.0000  0.0014  0.0018  0.0019  0.0019
+//!         4       800       0     2500.0000  0.0020  0.0024  0.0025  0.0025
+//!        16      1601       1     6666.6667  0.0029  0.0033  0.0034  0.0034
+//! ```
+//!
 //! A report merged from shards (`etcdlat merge`) lists each shard's own figures:
 //!
 //! ```text
@@ -100,7 +111,7 @@ use std::time::{Duration, UNIX_EPOCH};
 
 use crate::metrics::{self, MemberMetrics, ResourceSample, ResourceSeries, metric};
 use crate::render::{decimal_bytes, go};
-use crate::report::{Distribution, OpReport, Report, Row, TargetInfo, Unit};
+use crate::report::{Distribution, OpReport, Report, Row, StepReport, TargetInfo, Unit};
 
 /// Choices of the text report, as etcd's tool's flags of the same names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -195,6 +206,9 @@ impl Writer<'_> {
                 all.latency.mean_us() / 1e6,
                 all.latency.quantile_us(0.99) as f64 / 1e6,
             );
+        }
+        if !report.steps.is_empty() {
+            self.steps(&report.steps);
         }
         if let Some(w) = &report.watch {
             let _ = writeln!(
@@ -350,6 +364,46 @@ impl Writer<'_> {
         }
     }
 
+    /// A line per client step, in columns: its clients, requests, errors, successful
+    /// requests per second and latency percentiles (`-` for a step without a success).
+    fn steps(&mut self, steps: &[StepReport]) {
+        const HEADER: [&str; 8] =
+            ["Clients", "Requests", "Errors", "Requests/sec", "p50", "p90", "p99", "p99.9"];
+        let mut rows = vec![HEADER.map(str::to_owned)];
+        for s in steps {
+            let latency = |q: f64| {
+                if s.ok == 0 {
+                    MISSING.to_owned()
+                } else {
+                    self.formatted(s.latency.quantile_us(q) as f64 / 1e6)
+                }
+            };
+            rows.push([
+                s.clients.to_string(),
+                s.requests().to_string(),
+                s.errors_total.to_string(),
+                self.formatted(s.throughput),
+                latency(0.5),
+                latency(0.9),
+                latency(0.99),
+                latency(0.999),
+            ]);
+        }
+        let mut widths = [0; HEADER.len()];
+        for row in &rows {
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(cell.chars().count());
+            }
+        }
+        self.out.push_str("\nClient steps (latency in secs.):\n");
+        for row in rows {
+            for (w, cell) in widths.iter().zip(row) {
+                let _ = write!(self.out, "  {cell:>w$}");
+            }
+            self.out.push('\n');
+        }
+    }
+
     /// The audit's counts, serializable staleness (all members, then each), and the first
     /// offending requests.
     fn audit(&mut self, a: &crate::audit::AuditReport) {
@@ -489,11 +543,19 @@ impl Writer<'_> {
 
     /// A number as etcd's `%4.4f`, or `%g` with `--precise`.
     fn number(&mut self, x: f64) {
+        let text = self.formatted(x);
+        self.out.push_str(&text);
+    }
+
+    /// [`Writer::number`]'s text.
+    fn formatted(&self, x: f64) -> String {
+        let mut text = String::new();
         if self.precise || !x.is_finite() {
-            go::write_g(self.out, x);
+            go::write_g(&mut text, x);
         } else {
-            let _ = write!(self.out, "{x:4.4}");
+            let _ = write!(text, "{x:4.4}");
         }
+        text
     }
 
     /// `<number> secs`, microseconds given.

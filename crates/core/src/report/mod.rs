@@ -5,6 +5,7 @@
 
 mod distribution;
 mod network;
+mod step;
 pub mod study;
 
 use std::collections::BTreeMap;
@@ -23,6 +24,7 @@ pub(crate) use distribution::round3;
 
 pub use distribution::{Distribution, QUANTILES};
 pub use network::{LinkReport, NetworkReport};
+pub use step::StepReport;
 pub use study::{Row, Study, Unit};
 
 /// Version of the JSON layout; bumped on any incompatible change.
@@ -84,6 +86,10 @@ pub struct Report {
     /// Every operation together, when the run has more than one kind.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub all: Option<OpReport>,
+    /// Each client step on its own, in order, when the run had steps
+    /// (`load.client-steps`, [`crate::step`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepReport>,
     /// Watch accounting (watch workloads).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub watch: Option<WatchAccounting>,
@@ -425,9 +431,9 @@ pub struct Params {
     pub workers: u32,
     /// Target rate in requests per second; 0 = unlimited.
     pub rate: u64,
-    /// Requests asked for, if bounded by count.
+    /// Requests asked for, if bounded by count (client steps: theirs together).
     pub total: Option<u64>,
-    /// Time asked for in seconds, if bounded by time.
+    /// Time asked for in seconds, if bounded by time (client steps: theirs together).
     pub duration_s: Option<f64>,
     /// Warm-up, seconds.
     pub warmup_s: f64,
@@ -678,6 +684,7 @@ mod tests {
             )]
             .into(),
             all: None,
+            steps: Vec::new(),
             watch: Some(WatchAccounting { expected: 10, received: 10, ..Default::default() }),
             audit: None,
             hashkv: Some(HashKvCheck {

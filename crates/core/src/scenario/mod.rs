@@ -374,6 +374,10 @@ impl Scenario {
         s.load.total = s.load.total.map(scale_n);
         s.load.duration = s.load.duration.map(|d| scale_d(d).max(Duration::from_millis(1)));
         s.load.warmup = scale_d(s.load.warmup);
+        for step in &mut s.load.client_steps {
+            step.total = step.total.map(scale_n);
+            step.duration = step.duration.map(|d| scale_d(d).max(Duration::from_millis(1)));
+        }
         if let Some(setup) = &mut s.setup {
             setup.total = scale_n(setup.total);
         }
@@ -412,7 +416,8 @@ impl Scenario {
 
     /// How the time series is cut: `[report] interval` when set; 1 s with `sample` (etcd's
     /// per-second samples); otherwise, when the run's
-    /// length is known in advance (a duration, stages, or a total at a rate), the 1-2-5 length
+    /// length is known in advance (a duration, stages, timed client steps, or a total at a
+    /// rate), the 1-2-5 length
     /// that gives 80 to 200 intervals (at least [`MIN_INTERVAL`]); otherwise
     /// [`MIN_INTERVAL`], doubled as the run goes (1 s for the watch family).
     #[must_use]
@@ -431,8 +436,10 @@ impl Scenario {
             }
             _ => None,
         };
-        let known =
-            [load.duration, load.rate_shape().length(), at_rate].into_iter().flatten().min();
+        let known = [load.duration_asked(), load.rate_shape().length(), at_rate]
+            .into_iter()
+            .flatten()
+            .min();
         match known {
             Some(run) => SeriesInterval { length: interval_for(run), adaptive: false },
             // The watch family's recorders are not the workers'; they keep 1 s.
@@ -468,11 +475,13 @@ impl Scenario {
             ("report.interval", self.report.interval),
         ];
         let stages = l.stages.iter().enumerate().map(|(i, st)| (i, st.duration));
+        let steps = l.client_steps.iter().enumerate().map(|(i, st)| (i, st.duration));
         let faults = self.faults.iter().enumerate();
         for (field, d) in durations
             .into_iter()
             .map(|(f, d)| (f.to_owned(), d))
             .chain(stages.map(|(i, d)| (format!("load.stages.{i}.duration"), Some(d))))
+            .chain(steps.map(|(i, d)| (format!("load.client-steps.{i}.duration"), d)))
             .chain(faults.clone().map(|(i, f)| (format!("faults.{i}.at"), Some(f.at))))
             .chain(faults.clone().map(|(i, f)| (format!("faults.{i}.for"), f.pause_for)))
             .chain(faults.map(|(i, f)| (format!("faults.{i}.latency"), f.latency)))

@@ -10,9 +10,10 @@ use etcdlat_core::metrics::{
     DiskDevice, NotAvailable, ResourceSample, ResourceSeries, metric, source,
 };
 use etcdlat_core::{
-    ClientUsage, Consistency, Distribution, ErrorCode, HashKvCheck, LeaderChange, LinkReport,
-    MemberMetrics, MemberReport, NetworkReport, OpKind, OpReport, Operation, PacingReport, Params,
-    PutOp, RangeOp, Recorder, Report, Scenario, ShardInfo, TargetInfo, Targeting, WatchAccounting,
+    ClientStep, ClientUsage, Consistency, Distribution, ErrorCode, HashKvCheck, LeaderChange,
+    LinkReport, MemberMetrics, MemberReport, NetworkReport, OpKind, OpReport, Operation,
+    PacingReport, Params, PutOp, RangeOp, Recorder, Report, Scenario, ShardInfo, StepReport,
+    TargetInfo, Targeting, WatchAccounting,
 };
 
 /// When measurement started in every fixture.
@@ -106,6 +107,7 @@ pub fn put_report() -> Report {
         },
         ops: [(OpKind::Put, op_report(rec, OpKind::Put, duration))].into(),
         all: None,
+        steps: Vec::new(),
         watch: None,
         hashkv: None,
         audit: None,
@@ -177,6 +179,7 @@ pub fn range_report() -> Report {
         },
         ops: [(OpKind::Range, op_report(rec, OpKind::Range, duration))].into(),
         all: None,
+        steps: Vec::new(),
         watch: None,
         hashkv: None,
         audit: None,
@@ -495,12 +498,70 @@ pub fn mixed_interrupted_report() -> Report {
     report
 }
 
+/// A put run in three client steps of 1, 4 and 16 clients (200, 800 and 1,600 puts), each
+/// faster and slower to answer than the one before; the last step has one `Unavailable`
+/// error.
+pub fn steps_report() -> Report {
+    let t0 = Instant::now();
+    let mut rec = Recorder::new(&[OpKind::Put], t0, Duration::from_millis(100)).with_steps(3);
+    // (clients, puts, one completion every, base latency), us.
+    let shape: [(u32, u64, u64, u64); 3] =
+        [(1, 200, 1_000, 900), (4, 800, 400, 1_500), (16, 1_600, 150, 2_400)];
+    let mut start = t0;
+    for (k, &(clients, n, every_us, base_us)) in shape.iter().enumerate() {
+        rec.start_step(k, start);
+        for _ in 0..clients {
+            rec.record_step_client(k);
+        }
+        for i in 0..n {
+            let done = start + Duration::from_micros((i + 1) * every_us);
+            let intended = done - Duration::from_micros(base_us + (i * 37) % 100 * 10);
+            rec.record_ok(OpKind::Put, intended, intended, done);
+            rec.record_payload(OpKind::Put, 1, 256);
+            rec.record_step_ok(k, intended, done);
+        }
+        // The next step starts once every worker has had its last answer.
+        start += Duration::from_micros(n * every_us + 300);
+    }
+    let last = start - Duration::from_micros(300);
+    rec.record_error(OpKind::Put, ErrorCode::Unavailable, last);
+    rec.record_step_errors(2, 1, last);
+    let duration = last - t0;
+
+    let mut report = put_report();
+    report.name = "client-steps".to_owned();
+    report.scenario.name = report.name.clone();
+    report.duration_s = duration.as_secs_f64();
+    report.interval_s = 0.1;
+    report.pacing = None;
+    let steps: Vec<ClientStep> = shape
+        .iter()
+        .map(|&(clients, n, ..)| ClientStep {
+            clients,
+            total: Some(n + u64::from(clients == 16)),
+            duration: None,
+        })
+        .collect();
+    report.scenario.load.clients = 16;
+    report.scenario.load.total = None;
+    report.scenario.load.client_steps.clone_from(&steps);
+    report.params.clients = 16;
+    report.params.total = Some(2_601);
+    report.steps = steps
+        .iter()
+        .zip(rec.steps())
+        .map(|(step, record)| StepReport::from_record(step, record, t0))
+        .collect();
+    report.ops = [(OpKind::Put, op_report(rec, OpKind::Put, duration))].into();
+    report
+}
+
 /// A report with every part the JSON leaves out when empty present, so that its output holds
 /// every field of the contract: [`mixed_interrupted_report`] (error messages, now for the
 /// failed ranges too; pacing with a verdict) with an `all` row, a HashKV check, a watch
-/// accounting with uncertain puts, two shards, a place in a matrix, and [`range_report`]'s
-/// members, leader change, server metrics (a scrape of each member failed), client usage and
-/// fault step (which could not resume its member).
+/// accounting with uncertain puts, two shards, a place in a matrix, [`steps_report`]'s steps,
+/// and [`range_report`]'s members, leader change, server metrics (a scrape of each member
+/// failed), client usage and fault step (which could not resume its member).
 pub fn full_report() -> Report {
     let mut report = mixed_interrupted_report();
     let range = range_report();
@@ -587,6 +648,7 @@ pub fn full_report() -> Report {
         ..WatchAccounting::default()
     });
     report.audit = Some(audit());
+    report.steps = steps_report().steps;
     // Axes out of alphabetical order, so that a sorted map would show.
     let axes: toml::Table =
         toml::from_str("\"op.put.val-size\" = 256\n\"load.clients\" = 10\n").expect("a TOML table");

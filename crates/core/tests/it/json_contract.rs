@@ -15,7 +15,9 @@ use etcdlat_core::{Distribution, OpKind, ReportSet, WatchAccounting};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::fixture::{full_report, mixed_interrupted_report, put_report, range_report};
+use crate::fixture::{
+    full_report, mixed_interrupted_report, put_report, range_report, steps_report,
+};
 
 /// A field that is always written, possibly as `null`. A plain `Option` field would read a
 /// missing field as `None`, and so hide its removal.
@@ -48,6 +50,8 @@ struct Run {
     ops: BTreeMap<String, Op>,
     /// Every operation together, in runs of more than one kind.
     all: Nullable<Op>,
+    /// Each client step on its own, in runs with steps.
+    steps: Vec<Step>,
     /// Watch accounting, in watch runs.
     watch: Nullable<Watch>,
     /// The HashKV comparison, when asked for.
@@ -186,6 +190,24 @@ struct Matrix {
     axes: serde_json::Map<String, Value>,
     repetition: u32,
     repeat: u32,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Step {
+    clients: u32,
+    active_clients: u64,
+    /// Requests asked for, in a step that ends by count.
+    total: Nullable<u64>,
+    /// Seconds given, in a step that ends by time.
+    planned_s: Nullable<f64>,
+    start_s: f64,
+    duration_s: f64,
+    ok: u64,
+    errors_total: u64,
+    throughput: f64,
+    latency_us: Dist,
 }
 
 #[derive(Debug, Deserialize)]
@@ -559,6 +581,33 @@ fn sample_set() -> ReportSet {
     ReportSet::new(vec![put_report(), range_report(), mixed_interrupted_report()])
 }
 
+#[test]
+fn client_steps_are_written_each_on_its_own_and_read_back() {
+    let set = ReportSet::new(vec![steps_report()]);
+    let top = parse(&set);
+    let steps = &top.runs[0].steps;
+    let figures: Vec<(u32, u64, Option<u64>, u64, u64)> = steps
+        .iter()
+        .map(|s| (s.clients, s.active_clients, s.total.0, s.ok, s.errors_total))
+        .collect();
+    assert_eq!(
+        figures,
+        [(1, 1, Some(200), 200, 0), (4, 4, Some(800), 800, 0), (16, 16, Some(1_601), 1_600, 1)]
+    );
+    assert!(steps.iter().all(|s| s.planned_s.0.is_none() && s.latency_us.count == s.ok));
+    // Each step's figures are its own: throughput over its own time, from its own start.
+    assert!(
+        steps.windows(2).all(|w| w[1].throughput > w[0].throughput && w[1].start_s > w[0].start_s)
+    );
+    assert!((steps[0].throughput - 1_000.0).abs() < 1.0, "{}", steps[0].throughput);
+    assert_eq!(steps[0].start_s, 0.0);
+    assert!(steps.windows(2).all(|w| w[1].latency_us.p99 > w[0].latency_us.p99));
+    let back: ReportSet = serde_json::from_str(&render::json(&set)).expect("the output reads back");
+    assert_eq!(back, set);
+    // A run without steps writes none, so its layout is unchanged.
+    assert!(!render::json(&sample_set()).contains("\"steps\""));
+}
+
 /// The fields the output leaves out when they hold nothing (`None`, empty, a count of 0), by
 /// the object they belong to; [`empty`] is what each stands for then.
 const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 13] = [
@@ -568,6 +617,7 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 13] = [
             "scale",
             "matrix",
             "all",
+            "steps",
             "watch",
             "hashkv",
             "audit",
@@ -640,7 +690,9 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 13] = [
 fn empty(field: &str) -> Value {
     match field {
         "members" | "leader_changes" | "alarms" | "faults" | "server" | "shards" | "targeted"
-        | "violations" | "source_addresses" | "not_exported" | "not_available" => json!([]),
+        | "violations" | "source_addresses" | "not_exported" | "not_available" | "steps" => {
+            json!([])
+        }
         "error_messages" => json!({}),
         "uncertain_puts" | "uncertain_events" | "unexplained" => json!(0),
         _ => Value::Null,
@@ -930,6 +982,7 @@ fn removing_any_field_fails_the_parse() {
         .unwrap_or_else(|e| panic!("a report with every part has every field: {e}"));
     let run = &full.runs[0];
     assert!(run.all.0.is_some() && run.watch.0.is_some() && !run.shards.is_empty());
+    assert!(!run.steps.is_empty());
 
     let mut every = Vec::new();
     fields(&json, "", &mut every);
@@ -959,6 +1012,8 @@ fn removing_any_field_fails_the_parse() {
         "read_back_error",
         "p99_ms",
         "other_revision",
+        "active_clients",
+        "planned_s",
         "disk_sectors_written",
         "sent_bytes",
         "not_available",

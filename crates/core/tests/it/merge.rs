@@ -15,7 +15,7 @@ use etcdlat_core::{
     Threshold, WatchAccounting,
 };
 
-use crate::fixture::{mixed_interrupted_report, put_report};
+use crate::fixture::{mixed_interrupted_report, put_report, steps_report};
 
 /// The measured time of every run here.
 const DURATION: Duration = Duration::from_secs(3);
@@ -428,4 +428,37 @@ fn scenario_thresholds_are_validated_and_checked() {
     let v: Vec<String> = report.violations().iter().map(ToString::to_string).collect();
     assert_eq!(v.len(), 2, "{v:?}");
     assert!(v[0].starts_with("put p99 < 1us (was ") && v[1] == "put errors == 0 (was 5)");
+}
+
+#[test]
+fn client_steps_merge_by_position() {
+    let mut a = steps_report();
+    let mut b = steps_report();
+    // The second shard's last step took longer.
+    b.steps[2].duration_s *= 2.0;
+    a.steps[1].start_s = 0.3;
+    b.steps[1].start_s = 0.2;
+    let whole = merge::merge(&[ReportSet::new(vec![a.clone()]), ReportSet::new(vec![b.clone()])])
+        .expect("shards of one run merge");
+    let steps = &whole.runs[0].steps;
+    assert_eq!(steps.len(), 3);
+    for (k, step) in steps.iter().enumerate() {
+        assert_eq!(step.clients, a.steps[k].clients * 2, "step {k}");
+        assert_eq!(step.active_clients, a.steps[k].active_clients * 2, "step {k}");
+        assert_eq!(step.total, a.steps[k].total.map(|t| t * 2), "step {k}");
+        assert_eq!((step.ok, step.errors_total), (a.steps[k].ok * 2, a.steps[k].errors_total * 2));
+        assert_eq!(step.latency.count(), step.ok, "step {k}: every success's latency");
+        assert_eq!(
+            step.latency.quantile_us(0.99),
+            a.steps[k].latency.quantile_us(0.99),
+            "step {k}: twice the same samples"
+        );
+    }
+    assert_eq!(steps[1].start_s, 0.2, "the earliest shard's start");
+    assert_eq!(steps[2].duration_s, b.steps[2].duration_s, "the longest shard's time");
+    assert!(
+        (steps[2].throughput - a.steps[2].throughput).abs() < 1e-9,
+        "twice the ok in twice the time"
+    );
+    assert!((steps[0].throughput - 2.0 * a.steps[0].throughput).abs() < 1e-9);
 }

@@ -12,11 +12,14 @@ use std::fmt::Write;
 use etcdlat_core::render::{self, plot};
 use etcdlat_core::{HashKvCheck, OpKind, Report, ReportSet, WatchAccounting};
 
-use crate::fixture::{mixed_interrupted_report, put_report, range_report};
+use crate::fixture::{mixed_interrupted_report, put_report, range_report, steps_report};
 
 /// The colors plot.rs draws latency and service time in, as the SVG writes them.
 const LATENCY_STROKE: &str = "#D62728";
 const SERVICE_STROKE: &str = "#1F77B4";
+/// The colors of the client steps' throughput and p99 latency.
+const THROUGHPUT_STROKE: &str = "#1F77B4";
+const P99_STROKE: &str = "#FF7F0E";
 
 /// Parses a document as XML, failing the test with the parser's message.
 pub(crate) fn parse(doc: &str) -> roxmltree::Document<'_> {
@@ -182,6 +185,7 @@ fn empty_plots_are_drawn_with_a_note() {
         (plot::latency_over_time(&empty, OpKind::Put), "the run sent no put requests"),
         (plot::percentile_spectrum(&empty, OpKind::Put), "the run sent no put requests"),
         (plot::throughput_over_time(&empty), "no request completed"),
+        (plot::steps(&empty), "the run had no client steps"),
         // Ranges that all failed: there are intervals, but no latency.
         (
             plot::latency_over_time(&mixed_interrupted_report(), OpKind::Range),
@@ -198,6 +202,38 @@ fn empty_plots_are_drawn_with_a_note() {
         assert!(texts.iter().any(|t| t == note), "{note:?} in {texts:?}");
         assert!(texts.iter().any(|t| t.starts_with("latency (") || t == "requests per second"));
     }
+}
+
+#[test]
+fn steps_outline() {
+    insta::assert_snapshot!(svg_outline(&plot::steps(&steps_report())));
+}
+
+#[test]
+fn steps_plot_throughput_and_p99_against_clients() {
+    let report = steps_report();
+    let svg = plot::steps(&report);
+    let doc = parse(&svg);
+    let texts = texts(&doc);
+    for label in ["clients", "requests per second", "p99 latency (ms)", "throughput (ok/s, left)"] {
+        assert!(texts.iter().any(|t| t == label), "{label:?} in {texts:?}");
+    }
+    // One point per step on each line, left to right as the clients grow; both rise (SVG's
+    // y grows downwards): more throughput, and a longer tail.
+    for color in [THROUGHPUT_STROKE, P99_STROKE] {
+        // The first line of its color; the legend's sample is the second.
+        let lines = polylines(&doc, color);
+        assert_eq!(lines.len(), 2, "{color}: {lines:?}");
+        let points = &lines[0];
+        assert_eq!(points.len(), 3, "{color}: {points:?}");
+        assert!(
+            points.windows(2).all(|w| w[1].0 > w[0].0 && w[1].1 < w[0].1),
+            "{color}: {points:?}"
+        );
+    }
+    // Clients on a log axis: 4 is as far from 1 as 16 from 4.
+    let x: Vec<f64> = polylines(&doc, THROUGHPUT_STROKE)[0].iter().map(|p| p.0).collect();
+    assert!(((x[1] - x[0]) - (x[2] - x[1])).abs() < 2.0, "{x:?}");
 }
 
 #[test]

@@ -9,6 +9,7 @@ use etcdlat_core::{ErrorCode, OpKind, OpReport, Recorder, Report, ReportSet, Wat
 
 use crate::fixture::{
     audit, external_member_report, full_report, mixed_interrupted_report, put_report, range_report,
+    steps_report,
 };
 
 #[test]
@@ -263,6 +264,49 @@ fn text_audit_section() {
     let section: Vec<&str> =
         text.lines().skip_while(|l| *l != "Audit:").take_while(|l| !l.is_empty()).collect();
     insta::assert_snapshot!(section.join("\n"));
+}
+
+#[test]
+fn text_client_steps_have_a_line_each() {
+    let text = render::text(&steps_report(), &TextOptions::default());
+    let section: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Client steps"))
+        .take_while(|l| !l.is_empty())
+        .collect();
+    insta::assert_snapshot!(section.join("\n"));
+    // Columns line up whatever the numbers: every line as long as the header.
+    assert!(section[1..].iter().all(|l| l.len() == section[1].len()), "{section:#?}");
+    let precise =
+        render::text(&steps_report(), &TextOptions { precise: true, ..TextOptions::default() });
+    let lines: Vec<&str> = precise
+        .lines()
+        .skip_while(|l| !l.starts_with("Client steps"))
+        .skip(1)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_eq!(lines.len(), 4, "{precise}");
+    assert!(lines.iter().all(|l| l.len() == lines[0].len()), "{lines:#?}");
+    assert!(!render::text(&put_report(), &TextOptions::default()).contains("Client steps"));
+}
+
+#[test]
+fn markdown_client_steps_table_follows_the_runs() {
+    let table = render::markdown(&[put_report(), steps_report()]);
+    let steps: Vec<&str> =
+        table.lines().skip_while(|l| !l.starts_with("| Test | Clients |")).collect();
+    insta::assert_snapshot!(steps.join("\n"));
+    assert!(!render::markdown(&[put_report()]).contains("| Clients |"), "no steps, no table");
+}
+
+#[test]
+fn html_client_steps_have_a_table_and_a_plot() {
+    let page = render::html(&ReportSet::new(vec![steps_report()]));
+    assert!(page.contains(">Client steps</h3>"), "a heading");
+    assert!(page.contains("throughput and p99 latency by clients"), "the plot");
+    assert!(page.contains("<th class=\"n\">Clients that sent</th>"), "a table");
+    let plain = render::html(&ReportSet::new(vec![put_report()]));
+    assert!(!plain.contains("Client steps"));
 }
 
 #[test]

@@ -13,5 +13,6 @@ pub(crate) mod progress;
 pub(crate) mod report;
 mod request;
 mod run;
+mod step;
 mod stm;
 pub(crate) mod worker;

@@ -116,8 +116,8 @@ pub(super) fn params(scenario: &Scenario, conns: u32, workers: usize, seed: u64)
         clients: load.clients,
         workers: u32::try_from(workers).unwrap_or(u32::MAX),
         rate: load.rate,
-        total: load.total,
-        duration_s: load.duration.map(|d| d.as_secs_f64()),
+        total: load.total_asked(),
+        duration_s: load.duration_asked().map(|d| d.as_secs_f64()),
         warmup_s: load.warmup.as_secs_f64(),
         seed,
         ..Params::default()

@@ -23,9 +23,10 @@ use std::time::{Duration, Instant, SystemTime};
 
 use etcdlat_core::audit::AuditReport;
 use etcdlat_core::recorder::{MemberRecord, OpRecord, Pacing as RecordedPacing, Recorder};
+use etcdlat_core::step::{self, StepPlan};
 use etcdlat_core::{
     AlarmReport, ClientUsage, HashKvCheck, LeaderChange, MemberMetrics, NetworkReport, OpKind,
-    OpReport, Operation, Report, Scenario, Setup, TargetInfo, Targeting,
+    OpReport, Operation, Report, Scenario, Setup, StepReport, TargetInfo, Targeting,
 };
 use tokio::sync::{MutexGuard, oneshot, watch};
 use tokio::task::JoinHandle;
@@ -35,7 +36,8 @@ use super::compaction;
 use super::driver::{Driver, Pool};
 use super::report::{Measured, member_reports, op_seed, pacing_report, params};
 use super::request::Work;
-use super::worker::{Job, JobResult, Pacing};
+use super::step::{Gate, StepJob};
+use super::worker::{Client, Job, JobResult, Pacing};
 use crate::cluster::alarm;
 use crate::cluster::discovery::{self, Discovery};
 use crate::cluster::fault::{self, Applied};
@@ -312,12 +314,15 @@ impl<'a> Run<'a> {
 
         // Logical client i uses connection i % conns, which lives on worker
         // (i % conns) % workers at local index (i % conns) / workers.
-        let mut clients: Vec<Vec<usize>> = vec![Vec::new(); workers];
-        for i in 0..load.clients as usize {
-            let c = i % pool.conns as usize;
-            clients[c % workers].push(c / workers);
+        let mut clients: Vec<Vec<Client>> = vec![Vec::new(); workers];
+        for id in 0..load.clients {
+            let c = id as usize % pool.conns as usize;
+            clients[c % workers].push(Client { id, conn: c / workers });
         }
-        let quotas = load.total.map(|t| split(t, &clients, load.clients));
+        let counts: Vec<u64> = clients.iter().map(|c| c.len() as u64).collect();
+        let quotas = load.total.map(|t| step::split(t, &counts));
+        let mut steps = load.step_plan().map(|plan| step_parts(plan, &clients));
+        let gate = Gate::new(workers, steps.as_ref().map_or(0, |(plan, _)| plan.len()));
 
         let interval = scenario.series_interval();
         let series = self.stream.then(|| (interval.length, kinds.clone()));
@@ -351,6 +356,11 @@ impl<'a> Run<'a> {
                     placement: (w, workers),
                     dialer: self.driver.dialer.clone(),
                     audit,
+                    steps: steps.as_mut().map(|(plan, parts)| StepJob {
+                        plan: plan.clone(),
+                        parts: std::mem::take(&mut parts[w]),
+                        gate: Arc::clone(&gate),
+                    }),
                 }
             })
             .collect()
@@ -485,6 +495,13 @@ impl<'a> Run<'a> {
         let duration = c.last_done.saturating_duration_since(c.measure_start);
         // The workers' recorders may have doubled theirs as the run went.
         let interval = c.recorder.interval();
+        let steps = scenario
+            .load
+            .client_steps
+            .iter()
+            .zip(c.recorder.steps())
+            .map(|(step, record)| StepReport::from_record(step, record, c.measure_start))
+            .collect();
         let records = c.recorder.finish();
         // Background compaction is not part of the load: `all` combines the workload's kinds.
         let load: Vec<&OpRecord> =
@@ -509,6 +526,7 @@ impl<'a> Run<'a> {
             target: c.target,
             ops,
             all,
+            steps,
             watch: c.watch,
             hashkv: c.hashkv,
             audit: c.audit,
@@ -694,34 +712,41 @@ fn audit_share(scenario: &Scenario, clients: usize, parts: u64) -> usize {
     usize::try_from(share).unwrap_or(usize::MAX)
 }
 
-/// Splits `total` request indices over the workers in proportion to their clients, as
-/// contiguous ranges, so that together they issue exactly `0..total`.
-fn split(total: u64, clients: &[Vec<usize>], all_clients: u32) -> Vec<(u64, u64)> {
-    let mut out = Vec::with_capacity(clients.len());
-    let mut start = 0;
-    let mut assigned_clients = 0u64;
-    for c in clients {
-        assigned_clients += c.len() as u64;
-        let end =
-            (u128::from(total) * u128::from(assigned_clients) / u128::from(all_clients)) as u64;
-        out.push((start, end - start));
-        start = end;
+/// Each worker's request indices of each client step, `parts[worker][step]`: a counted
+/// step's indices split over the workers in proportion to the clients each has sending in
+/// it, as contiguous ranges from the step's first, so that together they issue exactly the
+/// step's; nothing for a timed step.
+fn step_parts(plan: StepPlan, clients: &[Vec<Client>]) -> (StepPlan, Vec<Vec<(u64, u64)>>) {
+    let mut parts = vec![Vec::with_capacity(plan.len()); clients.len()];
+    for (k, s) in plan.steps().iter().enumerate() {
+        let (first, count) = plan.indices(k);
+        let sending: Vec<u64> =
+            clients.iter().map(|c| c.iter().filter(|c| s.has(c.id)).count() as u64).collect();
+        let split = step::split(count.unwrap_or(0), &sending);
+        for (worker, (start, n)) in parts.iter_mut().zip(split) {
+            worker.push((first + start, n));
+        }
     }
-    out
+    (plan, parts)
 }
 
 #[cfg(test)]
 mod tests {
+    use etcdlat_core::ClientStep;
+
     use super::*;
 
     #[test]
-    fn split_is_exact_and_contiguous() {
-        let clients = vec![vec![0; 3], vec![0; 3], vec![0; 1]];
-        let q = split(1000, &clients, 7);
-        assert_eq!(q.iter().map(|x| x.1).sum::<u64>(), 1000);
-        assert_eq!(q[0].0, 0);
-        assert_eq!(q[1].0, q[0].1);
-        assert_eq!(q[2].0, q[1].0 + q[1].1);
-        assert_eq!(split(5, &[vec![], vec![0]], 1), vec![(0, 0), (0, 5)]);
+    fn each_counted_step_is_split_over_the_workers_that_send_in_it() {
+        let plan = StepPlan::new(&[
+            ClientStep { clients: 1, total: Some(10), duration: None },
+            ClientStep { clients: 3, total: None, duration: Some(Duration::from_secs(1)) },
+            ClientStep { clients: 4, total: Some(100), duration: None },
+        ]);
+        // Four clients on one connection each, over two workers: 0 and 2 on the first.
+        let on = |ids: &[u32]| ids.iter().map(|&id| Client { id, conn: 0 }).collect::<Vec<_>>();
+        let (_, parts) = step_parts(plan, &[on(&[0, 2]), on(&[1, 3])]);
+        assert_eq!(parts[0], [(0, 10), (10, 0), (10, 50)]);
+        assert_eq!(parts[1], [(10, 0), (10, 0), (60, 50)], "client 1 sends from the third step");
     }
 }

@@ -36,6 +36,7 @@ use super::audit_log::{AuditLog, Recording};
 use super::cpu::{BusyMeter, parking, pin_to, thread_cpu};
 use super::progress::WorkerProgress;
 use super::request::{ClientState, Ops, Work};
+use super::step::{Claim, StepJob, StepState};
 use crate::error::DriverError;
 use crate::transport::{Conn, Dialer};
 
@@ -53,8 +54,8 @@ pub(crate) struct Job {
     pub kinds: Vec<OpKind>,
     /// Seed of this worker's random choices.
     pub seed: u64,
-    /// Local connection index of each logical client on this worker.
-    pub clients: Vec<usize>,
+    /// The logical clients on this worker.
+    pub clients: Vec<Client>,
     /// Request indices `[start, start + count)` this worker issues, if bounded by count.
     pub quota: Option<(u64, u64)>,
     /// The schedule and this worker's share of its rate.
@@ -76,6 +77,17 @@ pub(crate) struct Job {
     /// With the audit on, the most entries this worker records, and the most one request
     /// makes.
     pub audit: Option<(usize, usize)>,
+    /// This worker's part of the run's client steps, when it has them.
+    pub steps: Option<StepJob>,
+}
+
+/// One logical client of a worker.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Client {
+    /// Its number in the run, from 0: which client steps it sends in.
+    pub id: u32,
+    /// Its connection, as an index into this worker's.
+    pub conn: usize,
 }
 
 /// A run's schedule as one worker paces it.
@@ -289,28 +301,44 @@ struct Shared {
     busy: RefCell<BusyMeter>,
     /// How far finished intervals have been published, in first intervals.
     published: Cell<u64>,
+    /// The client steps as this worker follows them, when the run has them.
+    steps: Option<StepState>,
 }
 
 impl Shared {
-    /// The index of the next request, or `None` when the phase is over.
+    /// What logical client `id` does next: the index of its next request, or wait for the
+    /// next client step, or stop (the phase is over).
     #[inline]
-    fn claim(&self) -> Option<u64> {
+    fn claim(&self, id: u32) -> Claim {
         if self.stop.get() {
-            return None;
+            return Claim::Over;
+        }
+        if let Some(steps) = self.steps.as_ref().filter(|s| s.begun()) {
+            return steps.claim(id);
         }
         let i = self.next_index.get();
         if i >= self.end_index.get() {
-            return None;
+            return Claim::Over;
         }
         // With a schedule the pacer ends the phase at the deadline by slot, not by clock: in
         // an open loop a backlog of slots due before the deadline is still sent after it.
         if let (Some(deadline), None) = (self.deadline.get(), &self.pacer)
             && Instant::now() >= deadline
         {
-            return None;
+            return Claim::Over;
         }
         self.next_index.set(i + 1);
-        Some(i)
+        Claim::Request { index: i, step: None }
+    }
+
+    /// Records a request of client step `step` (its outcome `ok`, answered at `done`) in
+    /// the step's own figures, besides the run's.
+    #[inline]
+    fn record_step(&self, rec: &mut Recorder, step: usize, ok: Option<Instant>, done: Instant) {
+        match ok {
+            Some(intended) => rec.record_step_ok(step, intended, done),
+            None => rec.record_step_errors(step, 1, done),
+        }
     }
 
     /// Waits for the request's slot when a rate is set; returns (intended start, send
@@ -338,12 +366,29 @@ impl Shared {
     }
 }
 
-async fn client_loop(shared: Rc<Shared>, index: usize) {
+async fn client_loop(shared: Rc<Shared>, client: Client) {
+    let index = client.conn;
     let mut generation = shared.generation.get();
     let mut conns = Rc::clone(&shared.conns.borrow());
     let mut kv = conns[index].kv.clone();
     let mut state = ClientState::default();
-    while let Some(i) = shared.claim() {
+    // The last client step this client sent in, to count it once per step.
+    let mut sent_in = None;
+    loop {
+        let (i, step) = match shared.claim(client.id) {
+            Claim::Request { index, step } => (index, step),
+            Claim::Idle => {
+                if let Some(steps) = &shared.steps {
+                    steps.changed().await;
+                }
+                continue;
+            }
+            Claim::Over => break,
+        };
+        if let Some(k) = step.filter(|&k| sent_in != Some(k)) {
+            sent_in = Some(k);
+            shared.recorder.borrow_mut().record_step_client(k);
+        }
         if shared.generation.get() != generation {
             // The target moved: continue on the new connections.
             generation = shared.generation.get();
@@ -358,9 +403,17 @@ async fn client_loop(shared: Rc<Shared>, index: usize) {
             // The request cannot be sent (its lease could not be granted): a failure of it.
             let issued = &shared.issued[kind.index()];
             issued.set(issued.get() + 1);
+            let done = Instant::now();
             let mut rec = shared.recorder.borrow_mut();
-            rec.record_error(kind, code(&status), Instant::now());
+            rec.record_error(kind, code(&status), done);
             rec.record_error_message(kind, code(&status), status.message());
+            if let Some(k) = step {
+                shared.record_step(&mut rec, k, None, done);
+                drop(rec);
+                if let Some(steps) = &shared.steps {
+                    steps.answered(k);
+                }
+            }
             continue;
         }
         let Some((intended, sent)) = shared.pace().await else { break };
@@ -374,7 +427,7 @@ async fn client_loop(shared: Rc<Shared>, index: usize) {
             audit.finish(&result, done);
         }
         let mut rec = shared.recorder.borrow_mut();
-        match result {
+        let ok = match result {
             Ok(d) => {
                 rec.record_ok(kind, intended, sent, done);
                 rec.record_member(d.member, intended, done);
@@ -382,10 +435,19 @@ async fn client_loop(shared: Rc<Shared>, index: usize) {
                 if d.retries > 0 {
                     rec.record_retries(kind, d.retries);
                 }
+                Some(intended)
             }
             Err(status) => {
                 rec.record_error(kind, code(&status), done);
                 rec.record_error_message(kind, code(&status), status.message());
+                None
+            }
+        };
+        if let Some(k) = step {
+            shared.record_step(&mut rec, k, ok, done);
+            drop(rec);
+            if let Some(steps) = &shared.steps {
+                steps.answered(k);
             }
         }
     }
@@ -507,10 +569,12 @@ impl Running {
 /// [`STOP_GRACE`] for in-flight requests, then abandons them (counted as cancelled).
 async fn phase(
     shared: &Rc<Shared>,
-    clients: &[usize],
+    clients: &[Client],
     stop: &mut watch::Receiver<bool>,
     progress: Option<&Arc<WorkerProgress>>,
 ) -> bool {
+    // Client steps, once begun, end the phase: it lasts until the last is over.
+    let steps = shared.steps.as_ref().filter(|s| s.begun());
     // Plain tasks and their handles rather than a JoinSet, whose bookkeeping per task is
     // as large as a small client's; `running` counts those not finished.
     let running = Rc::new(Running::default());
@@ -537,25 +601,42 @@ async fn phase(
             }
         })
     });
-    // A stop signal, or the phase's deadline: a request that a server holds past it (a
-    // stalled stream) must not hold the run; it gets the same grace as at a stop.
+    // A stop signal, or the phase's deadline (the end of the steps): a request that a
+    // server holds past it (a stalled stream) must not hold the run; it gets the same grace
+    // as at a stop.
     let stopped = async {
         let signal = async {
             let _ = stop.wait_for(|s| *s).await;
             shared.stop.set(true);
+            // Idle clients look again, and see the stop.
+            if let Some(steps) = &shared.steps {
+                steps.finish();
+            }
         };
-        match shared.deadline.get() {
-            Some(deadline) => tokio::select! {
+        match (steps, shared.deadline.get()) {
+            (Some(steps), _) => tokio::select! {
+                () = signal => {}
+                () = steps.over() => {}
+            },
+            (None, Some(deadline)) => tokio::select! {
                 () = signal => {}
                 () = tokio::time::sleep_until(deadline.into()) => {}
             },
-            None => signal.await,
+            (None, None) => signal.await,
         }
         tokio::time::sleep(STOP_GRACE).await;
     };
     tokio::pin!(stopped);
+    // Every client done; with steps, once the last step is over (a worker whose clients
+    // send in no step still follows them, to meet the others at their ends).
+    let finished = async {
+        if let Some(steps) = steps {
+            steps.over().await;
+        }
+        running.all_done().await;
+    };
     tokio::select! {
-        () = running.all_done() => {}
+        () = finished => {}
         () = &mut stopped => {
             for handle in &handles {
                 handle.abort();
@@ -588,7 +669,8 @@ async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> JobResult {
         conns: RefCell::new(Rc::clone(conns)),
         generation: Cell::new(0),
         recorder: RefCell::new({
-            let recorder = Recorder::new(&job.kinds, job.start_at, job.interval.length);
+            let recorder = Recorder::new(&job.kinds, job.start_at, job.interval.length)
+                .with_steps(job.steps.as_ref().map_or(0, |s| s.plan.len()));
             if job.interval.adaptive { recorder.adaptive() } else { recorder }
         }),
         next_index: Cell::new(0),
@@ -602,6 +684,7 @@ async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> JobResult {
             .map(|(capacity, parts)| AuditLog::new(capacity, parts, job.start_at + job.warmup)),
         busy: RefCell::new(BusyMeter::default()),
         published: Cell::new(0),
+        steps: job.steps.take().map(StepState::new),
     });
 
     let retargeting = tokio::task::spawn_local(follow_target(
@@ -613,9 +696,14 @@ async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> JobResult {
     ));
 
     tokio::time::sleep_until(job.start_at.into()).await;
-    if !job.warmup.is_zero() && !job.clients.is_empty() {
+    // Warm-up with the clients of the first client step, when there are steps.
+    let warming: Vec<Client> = match &shared.steps {
+        Some(steps) => job.clients.iter().copied().filter(|c| steps.first_has(c.id)).collect(),
+        None => job.clients.clone(),
+    };
+    if !job.warmup.is_zero() && !warming.is_empty() {
         shared.deadline.set(Some(job.start_at + job.warmup));
-        phase(&shared, &job.clients, &mut job.stop, None).await;
+        phase(&shared, &warming, &mut job.stop, None).await;
     }
 
     // The intended start, even when this thread woke later for it: the report, the fault
@@ -637,11 +725,26 @@ async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> JobResult {
     if let Some(p) = &shared.pacer {
         p.borrow_mut().restart(measure_start);
     }
-    let interrupted = if job.clients.is_empty() || count == 0 {
+    // The steps begin at measurement's start, and a task of their own takes them from one
+    // to the next; a worker without clients in them follows them all the same.
+    let stepping = shared.steps.as_ref().map(|steps| {
+        steps.start(measure_start, &shared.recorder);
+        let shared = Rc::clone(&shared);
+        tokio::task::spawn_local(async move {
+            if let Some(steps) = &shared.steps {
+                steps.run(&shared.recorder).await;
+            }
+        })
+    });
+    let interrupted = if stepping.is_none() && (job.clients.is_empty() || count == 0) {
         shared.stop.get()
     } else {
         phase(&shared, &job.clients, &mut job.stop, Some(&job.progress)).await
     };
+    if let Some(stepping) = stepping {
+        stepping.abort();
+        let _ = stepping.await;
+    }
     let last_done = Instant::now();
     let cpu = thread_cpu().zip(cpu_at_start).map(|(end, start)| end.saturating_sub(start));
     let busy = shared.busy.borrow_mut().finish();
@@ -656,6 +759,16 @@ async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> JobResult {
             recorder.record_errors(k, ErrorCode::Cancelled, abandoned, last_done);
             if abandoned > 0 {
                 recorder.record_error_message(k, ErrorCode::Cancelled, ABANDONED);
+            }
+        }
+        // In the steps that sent them too.
+        if let Some(steps) = &shared.steps {
+            for k in 0..steps.len() {
+                let recorded = recorder.steps().get(k).map_or(0, |s| s.requests());
+                let abandoned = steps.issued(k).saturating_sub(recorded);
+                if abandoned > 0 {
+                    recorder.record_step_errors(k, abandoned, last_done);
+                }
             }
         }
     }

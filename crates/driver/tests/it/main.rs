@@ -25,6 +25,9 @@
 //! - `put`: puts change the store as the report says (revision, keys, big values).
 //! - `range`: reads return the data put; consistency, limit, count-only.
 //! - `run`: how runs connect and stop (connections, rate, duration, shutdown, bad endpoints).
+//! - `step`: client steps: each step's total sent by exactly its clients, the steps apart,
+//!   keys continuing, timed steps ending at their time from the start, warm-up before them,
+//!   a stop ending them.
 //! - `security`: TLS, mutual TLS and auth against etcd started with them; an untrusted
 //!   certificate, a refused client certificate, plaintext against TLS (and back), a wrong
 //!   password and a missing user each fail naming the cause; one token per run, renewed
@@ -52,6 +55,7 @@ mod range;
 mod run;
 mod schedule;
 mod security;
+mod step;
 mod toxiproxy;
 mod watch;
 mod workload;

@@ -88,7 +88,8 @@ footer { margin-top: 3rem; color: #59636e; font-size: .85rem; }
 /// parameters); a results table with a row per operation kind (requests, errors by code
 /// with the server's message for each when there was one, throughput, latency
 /// min/mean/p50/p90/p99/p99.9/p99.99/max and service time p50/p99); per kind, its latency
-/// per interval and percentile spectrum; the throughput per interval; then, when present,
+/// per interval and percentile spectrum; the throughput per interval; the client steps, a
+/// row each and their plot against clients, when the run had them; then, when present,
 /// requests by member, leader changes, server metrics, etcdlat's own usage, each member's
 /// and the client's resources (a table, and plots over time of CPU, memory, context
 /// switches, storage I/O, disk requests and sectors, network and data dir size), watch

@@ -1,5 +1,5 @@
-//! One run's section of the page: what ran, its results, latency plots, members, faults,
-//! audit and notes.
+//! One run's section of the page: what ran, its results, latency plots, client steps,
+//! members, faults, audit and notes.
 
 use super::*;
 
@@ -60,6 +60,9 @@ impl Page {
         self.raw("<div class=\"plots\">\n");
         self.figure(&plot::throughput_over_time(run));
         self.raw("</div>\n");
+        if !run.steps.is_empty() {
+            self.steps(run);
+        }
 
         if !run.members.is_empty() {
             self.heading(3, "Requests by member");
@@ -199,6 +202,53 @@ impl Page {
             .unwrap_or_default();
         self.text(&scenario);
         self.raw("</pre>\n</details>\n</section>\n");
+    }
+
+    /// The client steps: a row per step (its errors flagged), and throughput and p99
+    /// latency against clients.
+    fn steps(&mut self, run: &Report) {
+        self.heading(3, "Client steps");
+        let rows = run
+            .steps
+            .iter()
+            .map(|s| {
+                let latency = |q: f64| {
+                    num(if s.ok == 0 { MISSING.to_owned() } else { ms(s.latency.quantile_us(q)) })
+                };
+                vec![
+                    num(thousands(u64::from(s.clients))),
+                    num(thousands(s.active_clients)),
+                    num(format!("{:.3}", s.start_s)),
+                    num(format!("{:.3}", s.duration_s)),
+                    num(thousands(s.requests())),
+                    fault(s.errors_total),
+                    num(qps(s.throughput)),
+                    latency(0.5),
+                    latency(0.9),
+                    latency(0.99),
+                    latency(0.999),
+                ]
+            })
+            .collect();
+        self.table(
+            &[
+                "Clients",
+                "Clients that sent",
+                "Start (s)",
+                "Duration (s)",
+                "Requests",
+                "Errors",
+                "Throughput (ops/s)",
+                "p50 (ms)",
+                "p90 (ms)",
+                "p99 (ms)",
+                "p99.9 (ms)",
+            ],
+            rows,
+        );
+        self.raw("<div class=\"plots\">\n");
+        self.figure(&plot::steps(run));
+        self.raw("</div>\n");
     }
 
     /// The audit: its counts (violations flagged), serializable staleness per member, and
