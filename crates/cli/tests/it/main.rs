@@ -7,6 +7,10 @@
 //!   step in the JSON, text, markdown and plots.
 //! - `range`: `etcdlat range` with `--prefix`, a `key end` range and `--count-only`; the
 //!   report counts exactly the keys the server holds under the range.
+//! - `benchmark37`: etcd 3.7's benchmark tool's documented command lines and new flags
+//!   (`range --stream`, `--paginate`, `--prefix` without a key, `--auto-sync-interval`,
+//!   `--report-perfdash`, `mvcc put` refused) with `etcdlat` in its place against etcd 3.7.3;
+//!   `--stream` refused in one line by an older etcd.
 //! - `run`: `etcdlat run` with shipped (`client-steps` on three members among them) and own
 //!   scenario files, `etcdlat scenarios`, and the report files (`--json`, `--markdown`,
 //!   `--csv`).
@@ -63,6 +67,7 @@
 
 mod audit;
 mod bad_input;
+mod benchmark37;
 mod capacity;
 mod cluster;
 // A heatmap's cells read back from its SVG, as core's tests read them.

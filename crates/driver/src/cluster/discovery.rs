@@ -195,9 +195,7 @@ pub(crate) async fn auto_sync(
         let mut synced: Vec<String> = members.into_iter().flat_map(|m| m.client_urls).collect();
         synced.sort();
         synced.dedup();
-        let mut was = current.clone();
-        was.sort();
-        if synced.is_empty() || synced == was {
+        if synced.is_empty() || authorities(&synced) == authorities(&current) {
             continue;
         }
         tracing::info!(endpoints = ?synced, "auto-sync: the members changed");
@@ -206,6 +204,22 @@ pub(crate) async fn auto_sync(
             return;
         }
     }
+}
+
+/// The `host:port`s of `endpoints`, sorted: an endpoint given as `127.0.0.1:2379` is the
+/// member list's `http://127.0.0.1:2379` (or `https://`, with TLS), and must not look like a
+/// change that reopens every connection.
+fn authorities(endpoints: &[String]) -> Vec<&str> {
+    let mut hosts: Vec<&str> = endpoints
+        .iter()
+        .map(|e| {
+            let e = e.strip_prefix("http://").or_else(|| e.strip_prefix("https://")).unwrap_or(e);
+            e.trim_end_matches('/')
+        })
+        .collect();
+    hosts.sort_unstable();
+    hosts.dedup();
+    hosts
 }
 
 /// How often the leader is asked for during a run.
@@ -272,5 +286,19 @@ pub(crate) async fn watch_leader(
             }
             None => current = Some(leader),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_given_without_a_scheme_are_the_member_lists_urls() {
+        let given = ["127.0.0.1:2379".to_owned(), "127.0.0.1:2381".to_owned()];
+        let listed = ["http://127.0.0.1:2381".to_owned(), "https://127.0.0.1:2379/".to_owned()];
+        assert_eq!(authorities(&given), authorities(&listed));
+        let moved = ["http://127.0.0.1:2381".to_owned(), "http://127.0.0.1:2383".to_owned()];
+        assert_ne!(authorities(&given), authorities(&moved));
     }
 }
