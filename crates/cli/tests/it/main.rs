@@ -20,7 +20,7 @@
 //!   the runs side by side, a column each, in text and markdown), `--target`, and
 //!   `etcdlat cluster`.
 //! - `etcd`: etcd versions as a parameter of throwaway clusters: a matrix over
-//!   `cluster.etcd` and `--etcd` run on the etcd asked for (the system's and v3.6.14, built
+//!   `cluster.etcd` and `--etcd` run on the etcd asked for (the system's and v3.6.16, built
 //!   by `.ci/deps --tests`); unknown versions, bad paths and versions against `--endpoints`
 //!   exit 2 in one line before anything starts.
 //! - `bad_input`: a table of bad scenario files, flags, output paths and endpoints, each
