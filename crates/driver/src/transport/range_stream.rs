@@ -22,8 +22,6 @@ use super::unary::grpc_fields;
 pub(crate) struct Streamed {
     /// When its first message arrived (`None`: the stream ended without one).
     pub first: Option<Instant>,
-    /// Messages received.
-    pub messages: u64,
     /// Keys received, or with `count_only` the count of the last message.
     pub keys: u64,
     /// Value bytes received.
@@ -60,7 +58,6 @@ impl Kv {
                 let chunk: RangeStreamResponse = prost::Message::decode(message)
                     .map_err(|e| Status::internal(format!("undecodable range stream: {e}")))?;
                 got.first.get_or_insert_with(Instant::now);
-                got.messages += 1;
                 let Some(range) = chunk.range_response else { continue };
                 got.keys += range.kvs.len() as u64;
                 got.value_bytes += range.kvs.iter().map(|kv| kv.value.len() as u64).sum::<u64>();
