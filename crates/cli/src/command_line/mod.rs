@@ -222,8 +222,8 @@ pub struct Global {
     pub perfdash: Option<PathBuf>,
 
     /// Write the perfdash JSON (as --perfdash) to $ARTIFACTS, or ./_artifacts, named
-    /// EtcdAPI_benchmark_<command>_<RFC 3339 time>.json, as etcd benchmark's --report-perfdash
-    /// names it.
+    /// `EtcdAPI_benchmark_<command>_<RFC 3339 time>.json`, as etcd benchmark's
+    /// --report-perfdash names it.
     #[arg(long, global = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false", conflicts_with = "perfdash")]
     pub report_perfdash: bool,
 
