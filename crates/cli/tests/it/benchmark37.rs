@@ -174,6 +174,19 @@ async fn the_3_7_tools_command_lines_run_with_etcdlat_in_its_place() {
     assert_eq!(perfdash["version"], "v1");
     assert_eq!(perfdash["dataItems"][0]["labels"]["Operation"], "RANGE");
     assert_eq!(perfdash["dataItems"][0]["unit"], "ms");
+    // Without $ARTIFACTS: ./_artifacts, made in the current directory.
+    let out = etcdlat()
+        .current_dir(artifacts.path())
+        .env_remove("ARTIFACTS")
+        .args([&all, "--report-perfdash", "put", "--total=5", "--quiet"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let made: Vec<_> =
+        std::fs::read_dir(artifacts.path().join("_artifacts")).unwrap().flatten().collect();
+    assert_eq!(made.len(), 1, "{made:?}");
+    let name = made[0].file_name().into_string().unwrap();
+    assert!(name.starts_with("EtcdAPI_benchmark_put_") && name.ends_with("Z.json"), "{name}");
 
     // mvcc put: refused in one line, nothing sent.
     let before = etcd.revision().await;
