@@ -6,6 +6,9 @@
 //! `.ci/deps --tests`), each checked against what the server then holds or answered. Totals
 //! are scaled down from the documented ones; the flags are theirs, written as they are.
 //!
+//! `--paginate` under concurrent writes reads each key once per request, every page at the
+//! first page's revision (without the pin, its check fails the requests).
+//!
 //! And against the tests' own etcd (`ETCD_BIN`, Debian's 3.4 by default), `range --stream`
 //! is refused in one line naming 3.7 when that etcd is older, and streams when it is not.
 
@@ -241,4 +244,32 @@ async fn stream_needs_etcd_3_7() {
         let run = only_run(&parse_report(&out.stdout)).clone();
         assert_eq!(count(&run, "/ops/range/keys"), 3);
     }
+}
+
+/// `range --paginate` under writes: every page is read at the first page's revision, so a
+/// key rewritten while the pages go is read as it was then; a page showing a later write
+/// would fail the request (etcdlat checks each page's keys against the pinned revision).
+#[tokio::test]
+async fn paginate_pins_its_pages_to_the_first_pages_revision_under_writes() {
+    let Some(bin) = etcd_3_7() else { return };
+    let etcd = Etcd::start_bin(&bin, 1).await;
+    let endpoints = format!("--endpoints={}", etcd.endpoint());
+    let keys = ["put", "--prefix=p/", "--sequential-keys", "--key-space-size=1000"];
+    run(&[&endpoints, keys[0], keys[1], keys[2], keys[3], "--total=1000"]);
+    // The same keys rewritten as fast as one client goes, while the pages are read.
+    let mut writer = std::process::Command::new(env!("CARGO_BIN_EXE_etcdlat"))
+        .args([&endpoints, keys[0], keys[1], keys[2], keys[3], "--duration=20s", "--quiet"])
+        .spawn()
+        .unwrap();
+    let before = etcd.revision().await;
+    let paged = run(&[&endpoints, "range", "p/", "--prefix", "--paginate", "--page-size=10"]
+        .into_iter()
+        .chain(["--total=20"])
+        .collect::<Vec<_>>());
+    let written = etcd.revision().await - before;
+    let _ = writer.kill();
+    let _ = writer.wait();
+    assert!(written > 100, "the keys were rewritten while the pages went: {written}");
+    assert_eq!(count(&paged, "/ops/range/errors_total"), 0, "{paged:#}");
+    assert_eq!(count(&paged, "/ops/range/keys"), 20 * 1000, "each key once per request");
 }

@@ -9,8 +9,9 @@
 //!   report counts exactly the keys the server holds under the range.
 //! - `benchmark37`: etcd 3.7's benchmark tool's documented command lines and new flags
 //!   (`range --stream`, `--paginate`, `--prefix` without a key, `--auto-sync-interval`,
-//!   `--report-perfdash`, `mvcc put` refused) with `etcdlat` in its place against etcd 3.7.3;
-//!   `--stream` refused in one line by an older etcd.
+//!   `--report-perfdash`, `mvcc put` refused) with `etcdlat` in its place against etcd 3.7.3,
+//!   `--paginate`'s pages pinned to one revision under writes; `--stream` refused in one line
+//!   by an older etcd.
 //! - `run`: `etcdlat run` with shipped (`client-steps` on three members among them) and own
 //!   scenario files, `etcdlat scenarios`, and the report files (`--json`, `--markdown`,
 //!   `--csv`).
