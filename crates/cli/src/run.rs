@@ -121,6 +121,9 @@ async fn run_one(
     if let Some(w) = plan.workers {
         builder = builder.workers(w);
     }
+    if let Some(every) = plan.auto_sync_interval {
+        builder = builder.auto_sync_interval(every);
+    }
     if !plan.pin_cpus.is_empty() {
         builder = builder.pin_cpus(plan.pin_cpus.iter().copied());
     }

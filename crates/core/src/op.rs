@@ -10,8 +10,12 @@ use serde::{Deserialize, Serialize};
 pub enum OpKind {
     /// A Put request.
     Put,
-    /// A Range request.
+    /// A Range request; with a streamed range (RangeStream, etcd 3.7+), from the request to
+    /// its last response message.
     Range,
+    /// A streamed range's first response message: from the request to the first message
+    /// (its last is [`OpKind::Range`]).
+    RangeFirst,
     /// A DeleteRange request.
     Delete,
     /// A transaction of puts (txn-put).
@@ -40,9 +44,10 @@ pub enum OpKind {
 
 impl OpKind {
     /// Every kind, in report order.
-    pub const ALL: [OpKind; 14] = [
+    pub const ALL: [OpKind; 15] = [
         OpKind::Put,
         OpKind::Range,
+        OpKind::RangeFirst,
         OpKind::Delete,
         OpKind::TxnPut,
         OpKind::TxnRead,
@@ -66,6 +71,7 @@ impl OpKind {
         match self {
             Self::Put => "put",
             Self::Range => "range",
+            Self::RangeFirst => "range-first",
             Self::Delete => "delete",
             Self::TxnPut => "txn-put",
             Self::TxnRead => "txn-read",

@@ -148,6 +148,17 @@ pub enum DriverError {
     #[error(transparent)]
     Toxiproxy(#[from] ToxiproxyError),
 
+    /// The workload needs a newer etcd than the cluster runs.
+    #[error("{what} needs etcd {needs} or later; the cluster runs etcd {version}")]
+    ServerTooOld {
+        /// What needs it.
+        what: String,
+        /// The first etcd release that has it, `MAJOR.MINOR`.
+        needs: String,
+        /// The cluster's version, as Status says it.
+        version: String,
+    },
+
     /// This build cannot run the workload.
     #[error("{what} is not supported yet")]
     Unsupported {

@@ -35,7 +35,7 @@ mod null;
 pub mod pki;
 mod toxiproxy;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
@@ -68,6 +68,17 @@ pub fn etcd_version() -> &'static str {
         let version = first.as_deref().and_then(|l| l.strip_prefix("etcd Version: "));
         format!("etcd {} ({})", version.unwrap_or("of unknown version"), bin.display())
     })
+}
+
+/// The etcd release `version` (`v3.7.3`) as `.ci/deps --tests` builds it, into
+/// `${ETCD_CACHE:-~/.cache/etcdlat/etcd}/<version>/etcd`, when it is there.
+#[must_use]
+pub fn built_etcd(version: &str) -> Option<PathBuf> {
+    let cache = std::env::var_os("ETCD_CACHE").map(PathBuf::from).or_else(|| {
+        std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache/etcdlat/etcd"))
+    })?;
+    let bin = cache.join(version).join("etcd");
+    bin.is_file().then_some(bin)
 }
 
 /// True when the caller asked to skip tests that need etcd (`ETCDLAT_SKIP_ETCD=1`).
@@ -114,6 +125,16 @@ impl Etcd {
         Self::start_secured(options, Security::default()).await
     }
 
+    /// A fresh cluster of `members` running the etcd binary `bin` instead of the tests' own
+    /// (`ETCD_BIN`): for what only some versions have ([`built_etcd`]).
+    ///
+    /// # Panics
+    /// As [`Etcd::start`].
+    pub async fn start_bin(bin: &Path, members: u32) -> Self {
+        let options = LocalCluster::options().members(members);
+        Self::start_from(options.etcd_bin(bin.to_owned()), bin, Security::default()).await
+    }
+
     /// One member serving clients over TLS with `pki`'s server certificate; with `mtls`,
     /// clients must show a certificate signed by `pki`'s authority.
     ///
@@ -152,15 +173,29 @@ impl Etcd {
         options: etcdlat_driver::LocalClusterOptions,
         security: Security,
     ) -> Self {
-        match options.etcd_bin(etcd_bin()).start().await {
+        let bin = etcd_bin();
+        Self::start_from(options.etcd_bin(bin.clone()), &bin, security).await
+    }
+
+    async fn start_from(
+        options: etcdlat_driver::LocalClusterOptions,
+        bin: &Path,
+        security: Security,
+    ) -> Self {
+        let what = if bin == etcd_bin() {
+            etcd_version().to_owned()
+        } else {
+            format!("etcd {}", bin.display())
+        };
+        match options.start().await {
             Ok(cluster) => {
-                eprintln!("started {} at {}", etcd_version(), cluster.endpoints().join(","));
+                eprintln!("started {what} at {}", cluster.endpoints().join(","));
                 Self { cluster, security }
             }
             Err(e @ DriverError::EtcdNotFound { .. }) => panic!(
                 "{e}\n(these tests need a real etcd >= 3.4; set ETCDLAT_SKIP_ETCD=1 only to skip them deliberately)"
             ),
-            Err(e) => panic!("{} did not start: {e}", etcd_version()),
+            Err(e) => panic!("{what} did not start: {e}"),
         }
     }
 

@@ -294,9 +294,9 @@ pub struct StmArgs {
 #[derive(Debug, Args)]
 pub struct RangeArgs {
     /// The key, or the start of the range: any bytes (`range $'\001' $'\377'`); `\xNN` also
-    /// names byte NN.
-    #[arg(id = "range_key", value_name = "KEY")]
-    pub key: OsString,
+    /// names byte NN. With --prefix it may be left out: every key in the store.
+    #[arg(id = "range_key", value_name = "KEY", required_unless_present = "prefix")]
+    pub key: Option<OsString>,
 
     /// End of the range (exclusive), any bytes.
     #[arg(id = "range_end", value_name = "END")]
@@ -318,9 +318,24 @@ pub struct RangeArgs {
     #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
     pub keys_only: bool,
 
-    /// Read every key starting with KEY.
-    #[arg(long)]
+    /// Read every key starting with KEY (without KEY: every key in the store).
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
     pub prefix: bool,
+
+    /// Use RangeStream instead of unary Range (etcd 3.7+): the answer comes as a stream of
+    /// messages; reported are the time to the last message (range) and to the first
+    /// (range-first), and the keys and value bytes received.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
+    pub stream: bool,
+
+    /// Read in pages of --page-size keys, every page pinned to the first page's revision
+    /// (how Kubernetes' watch cache lists), all the pages timed as one request.
+    #[arg(long, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
+    pub paginate: bool,
+
+    /// Keys per page of --paginate (etcd's tool: 10,000, Kubernetes' watch cache's).
+    #[arg(long, value_name = "N", requires = "paginate")]
+    pub page_size: Option<u64>,
 
     /// Read one key per request, in order, of the keys `put --prefix KEY --sequential-keys`
     /// wrote (from --key-starts, --key-space-size of them, --key-size long).
@@ -347,6 +362,14 @@ pub struct RangeArgs {
 /// `etcdlat cluster`.
 #[derive(Debug, Args)]
 pub struct ClusterArgs {}
+
+/// `etcdlat mvcc ...`: etcd benchmark's `mvcc`, taken only to be refused with the reason.
+#[derive(Debug, Args)]
+pub struct MvccArgs {
+    /// Whatever follows (`put --total 10000`).
+    #[arg(id = "mvcc_args", trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<OsString>,
+}
 
 /// `etcdlat merge`.
 #[derive(Debug, Args)]

@@ -56,6 +56,12 @@ pub struct Global {
     #[arg(long, global = true, value_name = "DURATION")]
     pub dial_timeout: Option<String>,
 
+    /// Refresh the endpoints from the cluster's member list this often while running, e.g.
+    /// "30s" (etcd benchmark's --auto-sync-interval): connections lost to a member that left
+    /// are dialled again to the members the list then names; 0 never.
+    #[arg(long, global = true, value_name = "DURATION")]
+    pub auto_sync_interval: Option<String>,
+
     /// Connect only to the leader (the same as --target=leader).
     #[arg(long, global = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
     pub target_leader: bool,
@@ -215,6 +221,12 @@ pub struct Global {
     #[arg(long, global = true, value_name = "FILE")]
     pub perfdash: Option<PathBuf>,
 
+    /// Write the perfdash JSON (as --perfdash) to $ARTIFACTS, or ./_artifacts, named
+    /// `EtcdAPI_benchmark_<command>_<RFC 3339 time>.json`, as etcd benchmark's
+    /// --report-perfdash names it.
+    #[arg(long, global = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false", conflicts_with = "perfdash")]
+    pub report_perfdash: bool,
+
     /// Stream the run as JSON lines to FILE ("-" for standard output): one line per interval
     /// of the time series as it ends (per operation: count, errors, throughput, p50, p90,
     /// p99, max), then the run's summary.
@@ -373,6 +385,9 @@ pub enum Command {
     /// (throughput, p50, p99, p99.9, errors) marking the changes beyond the run-to-run noise
     /// seen in their intervals.
     Compare(CompareArgs),
+    /// etcd benchmark's `mvcc put`, refused: it benchmarks etcd's storage in-process, in Go.
+    #[command(hide = true)]
+    Mvcc(MvccArgs),
 }
 
 /// clap's message on one line, like every other error: what is wrong and clap's tip, without

@@ -7,6 +7,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::time::Duration;
 
 use anyhow::{Result, anyhow, bail};
+use etcdlat_core::workload::DEFAULT_PAGE_SIZE;
 use etcdlat_core::{
     Arrivals, ClientStep, Compaction, Isolation, LeaseOp, Load, Operation, PutOp, RangeOp,
     Scenario, Schedule, StmLocker, StmOp, TxnMixedOp, TxnPutOp, WatchGetOp, WatchLatencyOp,
@@ -267,8 +268,18 @@ pub fn range(args: &RangeArgs) -> Result<Scenario> {
             }
         }
     }
+    // etcd's tool's own words for what it refuses.
+    if args.paginate && args.limit > 0 {
+        bail!("--paginate and --limit are mutually exclusive");
+    }
+    if args.count_only && args.keys_only {
+        bail!("`--keys-only` and `--count-only` cannot be set at the same time");
+    }
+    if args.paginate && args.stream {
+        bail!("--paginate and --stream are mutually exclusive: a stream is one request");
+    }
     let op = RangeOp {
-        key: key_text(&args.key),
+        key: args.key.as_deref().map(key_text).unwrap_or_default(),
         range_end: args.end.as_deref().map(key_text),
         prefix: args.prefix,
         consistency,
@@ -279,6 +290,9 @@ pub fn range(args: &RangeArgs) -> Result<Scenario> {
         key_size: args.key_size.unwrap_or(8),
         sequential_keys: args.sequential_keys,
         key_starts: args.key_starts.unwrap_or(0),
+        stream: args.stream,
+        paginate: args.paginate,
+        page_size: args.page_size.unwrap_or(DEFAULT_PAGE_SIZE),
         ..RangeOp::default()
     };
     request_scenario(Operation::Range(op), &args.load)

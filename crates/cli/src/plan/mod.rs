@@ -55,6 +55,9 @@ pub struct RunPlan {
     pub target: Option<Targeting>,
     /// Dial timeout given on the command line.
     pub dial_timeout: Option<Duration>,
+    /// How often the endpoints are refreshed from the member list while running
+    /// (`--auto-sync-interval`); `None`: never.
+    pub auto_sync_interval: Option<Duration>,
     /// Each scenario's TLS and credentials, in the order of `scenarios` (their `Debug`
     /// hides the passwords).
     pub securities: Vec<Security>,
@@ -148,6 +151,9 @@ impl Action {
             Command::WatchLatency(a) => at_default_endpoint(benchmark::watch_latency(a)?),
             Command::LeaseKeepalive(a) => at_default_endpoint(benchmark::lease_keepalive(a)?),
             Command::Stm(a) => at_default_endpoint(benchmark::stm(a)?),
+            Command::Mvcc(_) => bail!(
+                "mvcc benchmarks etcd's storage (its MVCC store on a bbolt file) in-process, in Go, with no server and no gRPC; etcdlat measures a server over gRPC: use etcd's tool (go run ./tools/benchmark mvcc put) for it"
+            ),
         };
         let (cluster, default_endpoint) = Cluster::from_flags(g, default_cluster)?;
         let quota = quota_backend_bytes(g, &cluster)?;
@@ -167,6 +173,7 @@ impl Action {
             if quota.is_some() {
                 s.cluster.quota_backend_bytes = quota;
             }
+            network_flags.check_members(s, &cluster)?;
             network_flags.apply(&mut s.network);
             apply_global(s, g).map_err(flag::flag_error)?;
         }
@@ -186,7 +193,7 @@ impl Action {
             let runs = scenarios.iter().map(|s| (s.name.as_str(), s.matrix_cell.as_ref()));
             heatmap::axes(runs).map_err(|e| anyhow!("--heatmap: {e}"))?;
         }
-        let outputs = outputs(g)?;
+        let outputs = outputs(g, command_name(&cli.command))?;
         // Before a password is asked for: every etcd the runs need is there.
         let etcd_bins = etcd::binaries(&scenarios, &cluster, etcd_flag.is_some(), sources)?;
         let env_password = std::env::var("ETCDLAT_PASSWORD").ok();
@@ -204,6 +211,9 @@ impl Action {
             }
             None => None,
         };
+        let auto_sync_interval =
+            flag::duration_flag("--auto-sync-interval", g.auto_sync_interval.as_deref())?
+                .filter(|d| !d.is_zero());
         if g.workers == Some(0) {
             bail!("--workers must be at least 1");
         }
@@ -212,6 +222,7 @@ impl Action {
             cluster,
             target,
             dial_timeout,
+            auto_sync_interval,
             securities,
             workers: g.workers,
             pin_cpus: g.pin_cpus.clone().unwrap_or_default(),
@@ -232,13 +243,16 @@ impl Action {
 
 /// A run's report files (`--json`, `--markdown`, `--csv`, `--html`, `--perfdash`,
 /// `--jsonl`, `--plots`, `--heatmap`), checked.
-fn outputs(g: &Global) -> Result<Outputs> {
+fn outputs(g: &Global, command: &str) -> Result<Outputs> {
+    let report_perfdash = g.report_perfdash.then(|| {
+        perfdash_path(std::env::var_os("ARTIFACTS"), command, std::time::SystemTime::now())
+    });
     let [json, markdown, csv, html, perfdash, jsonl] = targets([
         ("--json", g.json.as_deref()),
         ("--markdown", g.markdown.as_deref()),
         ("--csv", g.csv.as_deref()),
         ("--html", g.html.as_deref()),
-        ("--perfdash", g.perfdash.as_deref()),
+        ("--perfdash", g.perfdash.as_deref().or(report_perfdash.as_deref())),
         ("--jsonl", g.jsonl.as_deref()),
     ])?;
     if let Some(dir) = &g.plots {
@@ -246,6 +260,38 @@ fn outputs(g: &Global) -> Result<Outputs> {
     }
     let heatmap = g.heatmap.as_deref().map(Heatmaps::new).transpose()?;
     Ok(Outputs { json, markdown, csv, html, perfdash, jsonl, plots: g.plots.clone(), heatmap })
+}
+
+/// The file etcd benchmark's `--report-perfdash` writes for `command` at `now`: in
+/// `artifacts` (`$ARTIFACTS`) unless it is unset or empty, else in `./_artifacts`,
+/// `EtcdAPI_benchmark_<command>_<RFC 3339 time, UTC, in seconds>.json`.
+fn perfdash_path(
+    artifacts: Option<std::ffi::OsString>,
+    command: &str,
+    now: std::time::SystemTime,
+) -> PathBuf {
+    let dir = artifacts
+        .filter(|d| !d.is_empty())
+        .map_or_else(|| PathBuf::from("./_artifacts"), PathBuf::from);
+    let time = humantime::format_rfc3339_seconds(now);
+    dir.join(format!("EtcdAPI_benchmark_{command}_{time}.json"))
+}
+
+/// The name of the command that runs load, as etcd benchmark names it (`txn-put`), for
+/// `--report-perfdash`'s file.
+fn command_name(command: &Command) -> &'static str {
+    match command {
+        Command::Put(_) => "put",
+        Command::Range(_) => "range",
+        Command::TxnPut(_) => "txn-put",
+        Command::TxnMixed(_) => "txn-mixed",
+        Command::Watch(_) => "watch",
+        Command::WatchGet(_) => "watch-get",
+        Command::WatchLatency(_) => "watch-latency",
+        Command::LeaseKeepalive(_) => "lease-keepalive",
+        Command::Stm(_) => "stm",
+        _ => "run",
+    }
 }
 
 /// Applies the global load flags to a scenario and validates it, naming flags in errors.
@@ -445,6 +491,86 @@ mod tests {
         let p = plan(&["put", "--sequential-keys=false"]).unwrap();
         let Some(Operation::Put(put)) = &p.scenarios[0].op else { panic!() };
         assert!(!put.sequential_keys);
+    }
+
+    /// etcd 3.7's tool's flags: `range --stream`, `--paginate` (with etcdlat's
+    /// `--page-size`), `--prefix` without a key, `--auto-sync-interval`, `--report-perfdash`,
+    /// and what they refuse in its words.
+    #[test]
+    fn etcd_3_7_benchmark_flags() {
+        let range = |args: &[&str]| {
+            let p = plan(args).unwrap_or_else(|e| panic!("{args:?}: {e:#}"));
+            let Some(Operation::Range(r)) = &p.scenarios[0].op else { panic!() };
+            r.clone()
+        };
+        let r = range(&["range", "--prefix", "--stream"]);
+        assert!(r.stream && r.prefix && r.key.is_empty() && !r.paginate);
+        assert_eq!(
+            r.target(),
+            etcdlat_core::workload::KeyTarget::Fixed { key: vec![0], range_end: vec![0] },
+            "every key in the store"
+        );
+        let r = range(&["range", "--prefix", "--paginate"]);
+        assert!(r.paginate && r.page_size == 10_000);
+        let r = range(&["range", "k/", "--prefix=true", "--paginate=true", "--page-size=7"]);
+        assert_eq!((r.paginate, r.page_size, r.key.as_str()), (true, 7, "k/"));
+        assert!(!range(&["range", "k"]).stream);
+
+        let msg = |args: &[&str]| format!("{:#}", plan(args).unwrap_err());
+        assert!(msg(&["range"]).contains("<KEY>"), "a key, unless --prefix");
+        assert_eq!(
+            msg(&["range", "k", "--paginate", "--limit=5"]),
+            "--paginate and --limit are mutually exclusive"
+        );
+        assert_eq!(
+            msg(&["range", "k", "--count-only", "--keys-only"]),
+            "`--keys-only` and `--count-only` cannot be set at the same time"
+        );
+        assert!(
+            msg(&["range", "k", "--paginate", "--stream"]).starts_with("--paginate and --stream")
+        );
+        assert!(msg(&["range", "k", "--page-size=5"]).contains("--paginate"), "needs --paginate");
+        assert!(msg(&["range", "k", "--paginate", "--page-size=0"]).starts_with("--page-size:"));
+
+        let p = plan(&["--auto-sync-interval=30s", "put"]).unwrap();
+        assert_eq!(p.auto_sync_interval, Some(Duration::from_secs(30)));
+        assert_eq!(plan(&["--auto-sync-interval=0s", "put"]).unwrap().auto_sync_interval, None);
+        assert!(msg(&["--auto-sync-interval=soon", "put"]).starts_with("--auto-sync-interval:"));
+
+        let mvcc = msg(&["mvcc", "put", "--total=10", "--batch-interval=100"]);
+        assert!(mvcc.starts_with("mvcc benchmarks etcd's storage") && mvcc.contains("in Go"));
+        assert!(!mvcc.contains('\n'), "{mvcc}");
+    }
+
+    #[test]
+    fn report_perfdash_names_its_file_as_etcds_tool_does() {
+        // (Not through a plan, which would make ./_artifacts here: the integration test
+        // benchmark37 runs the binary in a directory of its own.)
+        let at = std::time::UNIX_EPOCH + Duration::from_secs(1_764_187_200);
+        let name = "EtcdAPI_benchmark_txn-put_2025-11-26T20:00:00Z.json";
+        let path =
+            |artifacts: Option<&str>| perfdash_path(artifacts.map(Into::into), "txn-put", at);
+        assert_eq!(path(None), PathBuf::from("./_artifacts").join(name));
+        assert_eq!(path(Some("")), PathBuf::from("./_artifacts").join(name), "empty: unset");
+        assert_eq!(path(Some("/ci/out")), PathBuf::from("/ci/out").join(name));
+        let err = plan(&["--report-perfdash", "--perfdash=p.json", "put"]).unwrap_err();
+        assert!(err.to_string().contains("cannot be used with"), "{err}");
+    }
+
+    #[test]
+    fn bandwidth_with_one_member_is_refused_naming_client_bandwidth() {
+        let msg = |args: &[&str]| format!("{:#}", plan(args).unwrap_err());
+        for args in [
+            &["--members=1", "--bandwidth=2MB/s", "put", "--total=4"][..],
+            &["--local", "--bandwidth=2MB/s", "put"],
+            &["--bandwidth=2MB/s", "run", "put-1mb"],
+        ] {
+            let m = msg(args);
+            assert!(m.starts_with("--bandwidth limits the links between members"), "{args:?}: {m}");
+            assert!(m.contains("--client-bandwidth"), "{m}");
+        }
+        assert!(plan(&["--members=3", "--bandwidth=2MB/s", "put"]).is_ok());
+        assert!(plan(&["--members=1", "--client-bandwidth=2MB/s", "put"]).is_ok());
     }
 
     #[test]

@@ -72,6 +72,28 @@ impl NetworkFlags {
         .collect()
     }
 
+    /// Refuses `--bandwidth` for a scenario whose throwaway cluster has one member:
+    /// it shapes the links between members, and one member has none, so the run would go as
+    /// fast as without it and nothing would say so. (Refused rather than warned of: a
+    /// benchmark's figures taken with a limit that did nothing are wrong figures.) A
+    /// scenario's own `[network] bandwidth` is left alone, as a matrix over members may
+    /// give it one member in some of its runs.
+    pub fn check_members(&self, s: &Scenario, cluster: &Cluster) -> Result<()> {
+        if self.bandwidth.is_none() || cluster.endpoints_for(s).is_some() {
+            return Ok(());
+        }
+        let members = match cluster {
+            Cluster::Local(Some(m)) => *m,
+            _ => s.cluster.members.unwrap_or(1),
+        };
+        if members == 1 {
+            bail!(
+                "--bandwidth limits the links between members, and one member has none; --client-bandwidth limits the client's links to the members (or start more with --members N)"
+            );
+        }
+        Ok(())
+    }
+
     /// Puts the given flags into `network`, each replacing its key.
     pub fn apply(&self, network: &mut Network) {
         let set = |to: &mut Duration, from: Option<Duration>| {

@@ -1,5 +1,5 @@
 //! etcd versions as a parameter of throwaway local clusters: a matrix over `cluster.etcd`
-//! and `--etcd` run each on the etcd asked for (the system's and v3.6.14, which
+//! and `--etcd` run each on the etcd asked for (the system's and v3.6.16, which
 //! `.ci/deps --tests` builds into `~/.cache/etcdlat/etcd`), as each report's version from
 //! Status shows; and bad versions, paths and `cluster.etcd` against `--endpoints` are
 //! refused before anything starts: exit 2, one line naming the problem, no etcd run, no temp
@@ -14,7 +14,7 @@ use crate::bad_input::error_line;
 use crate::{count, etcdlat, only_run, parse_report, read_report, text};
 
 /// The built version the tests run beside the system's etcd.
-const BUILT: &str = "v3.6.14";
+const BUILT: &str = "v3.6.16";
 
 /// The version the system's etcd (`ETCD_BIN`, or `etcd` on `PATH`) says it is: `3.4.23`.
 fn system_version() -> String {
@@ -58,7 +58,7 @@ fn a_matrix_over_versions_runs_each_on_the_etcd_asked_for() {
     let system = system_version();
     for (run, (name, asked, version)) in runs.iter().zip([
         ("v [etcd=debian]", "system", system.as_str()),
-        ("v [etcd=v3.6.14]", BUILT, "3.6.14"),
+        ("v [etcd=v3.6.16]", BUILT, "3.6.16"),
     ]) {
         assert_eq!(text(run, "/name"), name);
         assert!(run["target"]["local"].as_bool().unwrap(), "{name}: a throwaway cluster");
@@ -67,21 +67,21 @@ fn a_matrix_over_versions_runs_each_on_the_etcd_asked_for() {
         assert_eq!(count(run, "/ops/put/ok"), 20, "{name}");
     }
     // The text says which run is which, and on which etcd; the table has a column for the
-    // versions when they differ (not when ETCD_BIN is v3.6.14 itself).
+    // versions when they differ (not when ETCD_BIN is v3.6.16 itself).
     let stdout = String::from_utf8_lossy(&out.stdout);
     for line in [
         format!("Run 1 of 2: v [etcd=debian] (etcd {system})"),
-        "Run 2 of 2: v [etcd=v3.6.14] (etcd 3.6.14)".to_owned(),
+        "Run 2 of 2: v [etcd=v3.6.16] (etcd 3.6.16)".to_owned(),
     ] {
         assert!(stdout.contains(&line), "{line:?} in:\n{stdout}");
     }
     let table = std::fs::read_to_string(dir.path().join("t.md")).unwrap();
     let rows: Vec<&str> = table.lines().skip(2).collect();
-    assert!(rows[1].starts_with("| v [etcd=v3.6.14] |"), "{table}");
-    if system != "3.6.14" {
+    assert!(rows[1].starts_with("| v [etcd=v3.6.16] |"), "{table}");
+    if system != "3.6.16" {
         assert!(table.lines().next().unwrap().contains("| etcd |"), "{table}");
         assert!(rows[0].contains(&format!("| {system} |")), "{table}");
-        assert!(rows[1].contains("| 3.6.14 |"), "{table}");
+        assert!(rows[1].contains("| 3.6.16 |"), "{table}");
     }
 }
 
@@ -95,7 +95,7 @@ fn the_etcd_flag_starts_a_throwaway_cluster_of_that_etcd_and_overrides_the_file(
     let report = parse_report(&out.stdout);
     let run = only_run(&report);
     assert!(run["target"]["local"].as_bool().unwrap(), "--etcd alone: a throwaway cluster");
-    assert_eq!(ran_on(run), "3.6.14");
+    assert_eq!(ran_on(run), "3.6.16");
     assert_eq!(text(run, "/scenario/cluster/etcd"), BUILT);
     assert_eq!(count(run, "/ops/put/ok"), 10);
 
@@ -135,7 +135,7 @@ fn unknown_versions_bad_paths_and_versions_against_endpoints_start_nothing() {
     let spy = dir.path().join("etcd");
     std::fs::write(&spy, format!("#!/bin/sh\ntouch '{}'\nexit 1\n", ran.display())).unwrap();
     std::fs::set_permissions(&spy, std::fs::Permissions::from_mode(0o755)).unwrap();
-    // A cache that holds v3.6.14 (any file that can be run will do: nothing runs it).
+    // A cache that holds v3.6.16 (any file that can be run will do: nothing runs it).
     let cache = dir.path().join("cache");
     std::fs::create_dir_all(cache.join(BUILT)).unwrap();
     std::fs::copy(&spy, cache.join(BUILT).join("etcd")).unwrap();
@@ -147,8 +147,8 @@ fn unknown_versions_bad_paths_and_versions_against_endpoints_start_nothing() {
     let put = "[load]\ntotal = 10\n[op.put]\n";
     let matrix = |axis: &str| format!("name = \"m\"\n{put}[matrix]\n\"cluster.etcd\" = {axis}\n");
     // The first run's etcd is there; the last's is not.
-    let missing_last = write("missing-last.toml", matrix("[\"debian\", \"v3.6.14\", \"v3.5.9\"]"));
-    let versions = write("versions.toml", matrix("[\"debian\", \"v3.6.14\"]"));
+    let missing_last = write("missing-last.toml", matrix("[\"debian\", \"v3.6.16\", \"v3.5.9\"]"));
+    let versions = write("versions.toml", matrix("[\"debian\", \"v3.6.16\"]"));
     let relative = write("relative.toml", format!("[cluster]\netcd = \"bin/etcd\"\n{put}"));
     let short = write("short.toml", format!("[cluster]\netcd = \"v3.6\"\n{put}"));
     let not_a_file = dir.path().display().to_string();
@@ -161,7 +161,7 @@ fn unknown_versions_bad_paths_and_versions_against_endpoints_start_nothing() {
             vec!["run", &missing_last],
             vec![
                 format!("m [etcd=v3.5.9]: cluster.etcd: etcd v3.5.9: {v359}: no such file"),
-                format!("{cache_dir} holds v3.6.14"),
+                format!("{cache_dir} holds v3.6.16"),
                 format!(
                     "go get go.etcd.io/etcd/server/v3@v3.5.9 && CGO_ENABLED=0 go build -o {v359}"
                 ),
@@ -180,8 +180,8 @@ fn unknown_versions_bad_paths_and_versions_against_endpoints_start_nothing() {
         ),
         (
             "--etcd not a version",
-            vec!["--etcd=3.6.14", "put"],
-            vec!["--etcd: etcd version \"3.6.14\": a version starts with v".to_owned()],
+            vec!["--etcd=3.6.16", "put"],
+            vec!["--etcd: etcd version \"3.6.16\": a version starts with v".to_owned()],
         ),
         (
             "cluster.etcd not a version",
@@ -214,7 +214,7 @@ fn unknown_versions_bad_paths_and_versions_against_endpoints_start_nothing() {
         ),
         (
             "--etcd with --endpoints",
-            vec![endpoints, "--etcd=v3.6.14", "put"],
+            vec![endpoints, "--etcd=v3.6.16", "put"],
             vec![
                 "--etcd applies to a throwaway local cluster; it cannot be used with --endpoints"
                     .to_owned(),
@@ -240,7 +240,7 @@ fn unknown_versions_bad_paths_and_versions_against_endpoints_start_nothing() {
 }
 
 /// The shipped `dbtester-write-1m`, scaled down: one run per etcd version of its matrix
-/// (3.5.21 and 3.6.14, built by `.ci/deps --tests`), each on the version asked for, every
+/// (3.5.21 and 3.6.16, built by `.ci/deps --tests`), each on the version asked for, every
 /// one of dbtester's figures known (the members were started here, so their /proc and disk
 /// are read), and the text ending with dbtester's table: a column per version.
 #[test]
@@ -259,7 +259,7 @@ fn dbtester_write_1m_prints_dbtesters_table_with_a_column_per_version() {
     let report = read_report(&dir.path().join("r.json"));
     let runs = report["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 2);
-    for (run, version) in runs.iter().zip(["3.5.21", "3.6.14"]) {
+    for (run, version) in runs.iter().zip(["3.5.21", "3.6.16"]) {
         assert_eq!(ran_on(run), version);
         assert_eq!(count(run, "/ops/put/ok"), 20_000, "every write of the scaled run");
         let study = run["study"].as_object().unwrap();
@@ -274,7 +274,7 @@ fn dbtester_write_1m_prints_dbtesters_table_with_a_column_per_version() {
     let table = &stdout[stdout.rfind("2 runs side by side").expect("the side-by-side table")..];
     assert_eq!(table.matches('┌').count(), 1);
     let header = table.lines().find(|l| l.contains("dbtester-write-1m")).unwrap();
-    assert!(header.contains("etcd=v3.5.21") && header.contains("etcd=v3.6.14"), "{header}");
+    assert!(header.contains("etcd=v3.5.21") && header.contains("etcd=v3.6.16"), "{header}");
     for label in ["TOTAL-SECONDS", "AVG-THROUGHPUT", "Latency p99.9", "SERVER-MAX-CPU-USAGE"] {
         assert!(table.lines().any(|l| l.contains(label)), "no {label} row:\n{table}");
     }

@@ -7,6 +7,11 @@
 //!   step in the JSON, text, markdown and plots.
 //! - `range`: `etcdlat range` with `--prefix`, a `key end` range and `--count-only`; the
 //!   report counts exactly the keys the server holds under the range.
+//! - `benchmark37`: etcd 3.7's benchmark tool's documented command lines and new flags
+//!   (`range --stream`, `--paginate`, `--prefix` without a key, `--auto-sync-interval`,
+//!   `--report-perfdash`, `mvcc put` refused) with `etcdlat` in its place against etcd 3.7.3,
+//!   `--paginate`'s pages pinned to one revision under writes; `--stream` refused in one line
+//!   by an older etcd.
 //! - `run`: `etcdlat run` with shipped (`client-steps` on three members among them) and own
 //!   scenario files, `etcdlat scenarios`, and the report files (`--json`, `--markdown`,
 //!   `--csv`).
@@ -16,7 +21,7 @@
 //!   the runs side by side, a column each, in text and markdown), `--target`, and
 //!   `etcdlat cluster`.
 //! - `etcd`: etcd versions as a parameter of throwaway clusters: a matrix over
-//!   `cluster.etcd` and `--etcd` run on the etcd asked for (the system's and v3.6.14, built
+//!   `cluster.etcd` and `--etcd` run on the etcd asked for (the system's and v3.6.16, built
 //!   by `.ci/deps --tests`); unknown versions, bad paths and versions against `--endpoints`
 //!   exit 2 in one line before anything starts.
 //! - `bad_input`: a table of bad scenario files, flags, output paths and endpoints, each
@@ -63,6 +68,7 @@
 
 mod audit;
 mod bad_input;
+mod benchmark37;
 mod capacity;
 mod cluster;
 // A heatmap's cells read back from its SVG, as core's tests read them.

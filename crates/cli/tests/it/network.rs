@@ -144,6 +144,12 @@ fn bad_network_input_exits_2_with_one_line_and_starts_nothing() {
             vec!["--bandwidth", "at least 1 byte"],
         ),
         (
+            // The new user: it ran as fast as without the flag, and nothing said so.
+            "--bandwidth with one member, which has no links between members",
+            vec!["--members=1", "--bandwidth=2MB/s", "put", "--total=4", "--val-size=1MB"],
+            vec!["--bandwidth limits the links between members", "--client-bandwidth"],
+        ),
+        (
             "more zones than members",
             vec!["--local", "--members=2", "--zones=a,b,c", "put"],
             vec!["3 zones for 2 member"],

@@ -499,10 +499,16 @@ impl Recorder {
         op.current_errors += n;
     }
 
-    /// Requests recorded so far, ok and failed, all kinds.
+    /// Requests recorded so far, ok and failed, all kinds; a streamed range's first message
+    /// is part of its request (`range`), not one more.
     #[must_use]
     pub fn requests(&self) -> u64 {
-        self.ops.iter().flatten().map(|o| o.ok + o.errors_total()).sum()
+        OpKind::ALL
+            .into_iter()
+            .filter(|&k| k != OpKind::RangeFirst)
+            .filter_map(|k| self.ops[k.index()].as_ref())
+            .map(|o| o.ok + o.errors_total())
+            .sum()
     }
 
     /// Failed requests recorded so far, all kinds.

@@ -116,6 +116,26 @@ pub struct RangeOp {
     /// First key index for `key-space-size`.
     #[serde(default)]
     pub key_starts: u64,
+    /// Read through the RangeStream RPC (etcd 3.7+): the answer comes as a stream of
+    /// messages; the request is timed to the last (`range`) and to the first
+    /// (`range-first`).
+    #[serde(default)]
+    pub stream: bool,
+    /// Read in pages of `page-size` keys, every page at the first page's revision (how
+    /// Kubernetes' watch cache lists); all the pages are one request, timed as one.
+    #[serde(default)]
+    pub paginate: bool,
+    /// Keys per page of `paginate`. Default 10,000 (etcd's tool, and Kubernetes' watch
+    /// cache).
+    #[serde(default = "page_size")]
+    pub page_size: u64,
+}
+
+/// etcd's tool's page size for `range --paginate`: Kubernetes' watch cache's.
+pub const DEFAULT_PAGE_SIZE: u64 = 10_000;
+
+fn page_size() -> u64 {
+    DEFAULT_PAGE_SIZE
 }
 
 impl Default for RangeOp {
@@ -133,6 +153,9 @@ impl Default for RangeOp {
             sequential_keys: false,
             zipf: None,
             key_starts: 0,
+            stream: false,
+            paginate: false,
+            page_size: DEFAULT_PAGE_SIZE,
         }
     }
 }
@@ -161,6 +184,21 @@ impl RangeOp {
         self.spec().check(at)?;
         if i64::try_from(self.limit).is_err() {
             return Err(invalid(at, "limit", "is too large"));
+        }
+        if self.count_only && self.keys_only {
+            return Err(invalid(at, "count-only", "cannot be combined with keys-only"));
+        }
+        if self.paginate {
+            // As etcd's tool: the pages' own limit is the page size.
+            if self.limit > 0 {
+                return Err(invalid(at, "paginate", "cannot be combined with limit"));
+            }
+            if self.stream {
+                return Err(invalid(at, "paginate", "cannot be combined with stream"));
+            }
+            if self.page_size == 0 || i64::try_from(self.page_size).is_err() {
+                return Err(invalid(at, "page-size", "must be between 1 and 2^63 - 1"));
+            }
         }
         Ok(())
     }
@@ -264,6 +302,23 @@ mod tests {
             ..RangeOp::default()
         };
         assert!(bad.validate_at("op.range").is_err());
+    }
+
+    #[test]
+    fn streams_and_pages() {
+        let r: RangeOp = toml::from_str("key = \"k\"\nstream = true\n").unwrap();
+        assert!(r.stream && !r.paginate);
+        let r: RangeOp = toml::from_str("prefix = true\npaginate = true\n").unwrap();
+        assert_eq!((r.paginate, r.page_size), (true, DEFAULT_PAGE_SIZE));
+        assert!(r.validate_at("op.range").is_ok());
+        let bad = |r: RangeOp| r.validate_at("op.range").unwrap_err().field;
+        let paged = RangeOp { prefix: true, paginate: true, ..RangeOp::default() };
+        assert_eq!(bad(RangeOp { limit: 5, ..paged.clone() }), "op.range.paginate");
+        assert_eq!(bad(RangeOp { stream: true, ..paged.clone() }), "op.range.paginate");
+        assert_eq!(bad(RangeOp { page_size: 0, ..paged }), "op.range.page-size");
+        let both =
+            RangeOp { key: "k".into(), count_only: true, keys_only: true, ..RangeOp::default() };
+        assert_eq!(bad(both), "op.range.count-only");
     }
 
     #[test]

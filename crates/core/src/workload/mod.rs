@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 use crate::op::OpKind;
 
 pub use keyspace::{KeyTarget, escape_key, key_bytes, prefix_end, range_start};
-pub use kv::{Consistency, DeleteOp, PutOp, RangeOp};
+pub use kv::{Consistency, DEFAULT_PAGE_SIZE, DeleteOp, PutOp, RangeOp};
 pub use lease::LeaseOp;
 pub use stm::{Isolation, StmLocker, StmOp};
 pub use txn::{TxnMixedOp, TxnPutOp};
@@ -87,6 +87,7 @@ impl Operation {
     pub fn kinds(&self) -> &'static [OpKind] {
         match self {
             Self::Put(_) => &[OpKind::Put],
+            Self::Range(r) if r.stream => &[OpKind::Range, OpKind::RangeFirst],
             Self::Range(_) => &[OpKind::Range],
             Self::Delete(_) => &[OpKind::Delete],
             Self::TxnPut(_) => &[OpKind::TxnPut],

@@ -163,6 +163,65 @@ pub(super) fn not_answering(endpoint: &str, e: &etcd_client::Error) -> DriverErr
     DriverError::NotAnswering { endpoint: endpoint.to_owned(), reason: source_chain(e) }
 }
 
+/// Refreshes the load's endpoints from the member list every `every` until `stop` turns
+/// true (etcd benchmark's `--auto-sync-interval`, as etcd's client syncs: every member's
+/// client URLs, the first time one interval after the start): when the members' URLs
+/// differ from the endpoints the connections go to (`current`), they are sent on `retarget`
+/// and the workers reopen their connections there. The list is asked of the endpoints last
+/// synced, then of the ones given, so that the endpoint given can leave the cluster.
+pub(crate) async fn auto_sync(
+    given: Vec<String>,
+    dialer: Dialer,
+    every: Duration,
+    mut current: Vec<String>,
+    retarget: watch::Sender<Vec<String>>,
+    mut stop: watch::Receiver<bool>,
+) {
+    let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = tick.tick() => {}
+            _ = stop.wait_for(|s| *s) => return,
+        }
+        let ask: Vec<String> = current.iter().chain(&given).cloned().collect();
+        let members = match members(&ask, &dialer).await {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::warn!(error = %e, "auto-sync: the member list could not be read");
+                continue;
+            }
+        };
+        let mut synced: Vec<String> = members.into_iter().flat_map(|m| m.client_urls).collect();
+        synced.sort();
+        synced.dedup();
+        if synced.is_empty() || authorities(&synced) == authorities(&current) {
+            continue;
+        }
+        tracing::info!(endpoints = ?synced, "auto-sync: the members changed");
+        current.clone_from(&synced);
+        if retarget.send(synced).is_err() {
+            return;
+        }
+    }
+}
+
+/// The `host:port`s of `endpoints`, sorted: an endpoint given as `127.0.0.1:2379` is the
+/// member list's `http://127.0.0.1:2379` (or `https://`, with TLS), and must not look like a
+/// change that reopens every connection.
+fn authorities(endpoints: &[String]) -> Vec<&str> {
+    let mut hosts: Vec<&str> = endpoints
+        .iter()
+        .map(|e| {
+            let e = e.strip_prefix("http://").or_else(|| e.strip_prefix("https://")).unwrap_or(e);
+            e.trim_end_matches('/')
+        })
+        .collect();
+    hosts.sort_unstable();
+    hosts.dedup();
+    hosts
+}
+
 /// How often the leader is asked for during a run.
 const LEADER_POLL: Duration = Duration::from_millis(200);
 
@@ -227,5 +286,19 @@ pub(crate) async fn watch_leader(
             }
             None => current = Some(leader),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_given_without_a_scheme_are_the_member_lists_urls() {
+        let given = ["127.0.0.1:2379".to_owned(), "127.0.0.1:2381".to_owned()];
+        let listed = ["http://127.0.0.1:2381".to_owned(), "https://127.0.0.1:2379/".to_owned()];
+        assert_eq!(authorities(&given), authorities(&listed));
+        let moved = ["http://127.0.0.1:2381".to_owned(), "http://127.0.0.1:2383".to_owned()];
+        assert_ne!(authorities(&given), authorities(&moved));
     }
 }

@@ -1,5 +1,7 @@
 //! What a completed request did, as the operations report it to the worker's loop.
 
+use std::time::Instant;
+
 use crate::transport::message::ResponseHeader;
 
 /// What a successful request did.
@@ -17,6 +19,8 @@ pub(crate) struct Done {
     pub revision: i64,
     /// A single-key range's: the mod revision of the key it found (0: none): for the audit.
     pub mod_revision: i64,
+    /// A streamed range's: when its first message arrived.
+    pub first_message: Option<Instant>,
 }
 
 impl Done {

@@ -28,6 +28,8 @@ pub struct DriverBuilder {
     /// The local cluster's member processes, for fault steps ([`crate::cluster::fault`]).
     pub(super) control: Option<MemberControl>,
     cpus: Vec<usize>,
+    /// How often a run refreshes its endpoints from the member list, if at all.
+    pub(super) auto_sync: Option<Duration>,
 }
 
 impl Default for DriverBuilder {
@@ -42,6 +44,7 @@ impl Default for DriverBuilder {
             targeting: Targeting::Endpoints,
             control: None,
             cpus: Vec::new(),
+            auto_sync: None,
         }
     }
 }
@@ -105,6 +108,17 @@ impl DriverBuilder {
     /// through the endpoints; a scenario with a `target` of its own overrides this.
     pub fn target(mut self, targeting: Targeting) -> Self {
         self.targeting = targeting;
+        self
+    }
+
+    /// Refreshes the endpoints from the cluster's member list every `every` while a run goes
+    /// (etcd benchmark's `--auto-sync-interval`; as etcd's client, the first time one
+    /// interval after the start): when the members' client URLs change, every connection is
+    /// reopened to them, so that a load on members that left moves to the ones that joined.
+    /// Only for the endpoints as given: a run that targets the leader follows it instead,
+    /// and one that targets other members keeps them. Zero: never (the default).
+    pub fn auto_sync_interval(mut self, every: Duration) -> Self {
+        self.auto_sync = (!every.is_zero()).then_some(every);
         self
     }
 

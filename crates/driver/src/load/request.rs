@@ -24,7 +24,7 @@ use super::stm;
 use crate::transport::frame::{decode, frame, frame_put};
 use crate::transport::message::{
     DELETE_RANGE, DeleteRangeRequest, DeleteRangeResponse, Key, PUT, PutRequest, PutResponse,
-    RANGE, RangeRequest, RangeResponse, Request, Response, TxnRequest,
+    RANGE, RangeRequest, RangeResponse, Request, Response, ResponseHeader, TxnRequest,
 };
 use crate::transport::{Conn, Kv, status};
 
@@ -36,7 +36,7 @@ const MAX_HELD_LEASES: usize = 1024;
 /// `space` is the audit's number of the operation's key space ([`Spaces`]).
 enum Prepared {
     Put { keys: KeySpace, value: Vec<u8>, space: u16 },
-    Range { target: KeyTarget, template: RangeRequest, space: u16 },
+    Range { target: KeyTarget, template: RangeRequest, mode: RangeMode, space: u16 },
     Delete { target: KeyTarget, space: u16 },
     TxnPut { keys: KeySpace, ops: u64, value: Vec<u8>, space: u16 },
     TxnMixed { read: RangeRequest, keys: KeySpace, value: Vec<u8>, p_read: f64, space: u16 },
@@ -44,6 +44,15 @@ enum Prepared {
     LeaseRevoke { ttl: i64 },
     LeaseKeepalive { ttl: i64 },
     Stm(Arc<stm::Workload>),
+}
+
+/// How a range is read: one Range, one RangeStream, or Ranges a page at a time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum RangeMode {
+    Unary,
+    Stream,
+    /// Pages of this many keys, each at the first one's revision.
+    Paginate(i64),
 }
 
 /// The request operations of a run and their weights, shared read-only by the workers.
@@ -113,7 +122,14 @@ impl Work {
                 template.keys_only = r.keys_only;
                 template.count_only = r.count_only;
                 let target = r.target();
-                Prepared::Range { space: target_space(&target), target, template }
+                let mode = if r.stream {
+                    RangeMode::Stream
+                } else if r.paginate {
+                    RangeMode::Paginate(i64::try_from(r.page_size).unwrap_or(i64::MAX))
+                } else {
+                    RangeMode::Unary
+                };
+                Prepared::Range { space: target_space(&target), target, template, mode }
             }
             Operation::Delete(d) => {
                 let target = d.target();
@@ -154,6 +170,9 @@ impl Work {
             .iter()
             .flat_map(|(_, p)| match p {
                 Prepared::Put { .. } => &[OpKind::Put][..],
+                Prepared::Range { mode: RangeMode::Stream, .. } => {
+                    &[OpKind::Range, OpKind::RangeFirst][..]
+                }
                 Prepared::Range { .. } => &[OpKind::Range],
                 Prepared::Delete { .. } => &[OpKind::Delete],
                 Prepared::TxnPut { .. } => &[OpKind::TxnPut],
@@ -192,13 +211,18 @@ impl Work {
                         value: Bytes::copy_from_slice(value),
                         space: *space,
                     },
-                    Prepared::Range { target, template, space } => {
+                    Prepared::Range { target, template, mode, space } => {
                         let mut template = template.clone();
                         if let KeyTarget::Fixed { key, range_end } = target {
                             template.key = Bytes::copy_from_slice(key);
                             template.range_end = Bytes::copy_from_slice(range_end);
                         }
-                        Instance::Range { keygen: target_keygen(target), template, space: *space }
+                        Instance::Range {
+                            keygen: target_keygen(target),
+                            template,
+                            mode: *mode,
+                            space: *space,
+                        }
                     }
                     Prepared::Delete { target, space } => {
                         let template = match target {
@@ -242,7 +266,7 @@ impl Work {
 /// One operation as one worker runs it.
 enum Instance {
     Put { keygen: RefCell<KeyGen>, value: Bytes, space: u16 },
-    Range { keygen: Option<RefCell<KeyGen>>, template: RangeRequest, space: u16 },
+    Range { keygen: Option<RefCell<KeyGen>>, template: RangeRequest, mode: RangeMode, space: u16 },
     Delete { keygen: Option<RefCell<KeyGen>>, template: DeleteRangeRequest, space: u16 },
     TxnPut { keygen: RefCell<KeyGen>, ops: u64, value: Bytes, space: u16 },
     TxnMixed { read: RangeRequest, keygen: RefCell<KeyGen>, value: Bytes, p_read: f64, space: u16 },
@@ -330,6 +354,47 @@ fn keyless(audit: Audited<'_, '_>) {
 /// A range's access: linearizable or serializable read.
 fn read_access(req: &RangeRequest) -> Access {
     if req.serializable { Access::SerializableRead } else { Access::Read }
+}
+
+/// A range read a page of `page_size` keys at a time, every page at the revision the first
+/// was answered at (how Kubernetes' watch cache lists, and etcd's tool's `--paginate`): the
+/// next page starts just after the last key of the one before. A page that shows the range
+/// anywhere but at that revision (a key modified after it, or a header before it) fails the
+/// request, as etcd's pinning would be broken.
+async fn paginated(
+    kv: &mut Kv,
+    mut req: RangeRequest,
+    page_size: i64,
+) -> Result<Done, tonic::Status> {
+    req.limit = page_size;
+    let (mut keys, mut value_bytes) = (0, 0);
+    let mut pinned: Option<ResponseHeader> = None;
+    for page in 1u64.. {
+        let resp = kv.range(req.clone()).await?;
+        let revision = resp.header.as_ref().map_or(0, |h| h.revision);
+        let rev = *pinned.get_or_insert(resp.header.unwrap_or_default());
+        if let Some(late) = resp.kvs.iter().find(|kv| kv.mod_revision > rev.revision) {
+            return Err(tonic::Status::data_loss(format!(
+                "page {page} of a range pinned to revision {} holds a key modified at revision {}",
+                rev.revision, late.mod_revision
+            )));
+        }
+        if revision < rev.revision {
+            return Err(tonic::Status::data_loss(format!(
+                "page {page} of a range pinned to revision {} was answered at revision {revision}",
+                rev.revision
+            )));
+        }
+        keys += if req.count_only { resp.count.max(0) as u64 } else { resp.kvs.len() as u64 };
+        value_bytes += resp.kvs.iter().map(|kv| kv.value.len() as u64).sum::<u64>();
+        let Some(last) = resp.kvs.last().filter(|_| resp.more) else { break };
+        let mut next = Vec::with_capacity(last.key.len() + 1);
+        next.extend_from_slice(&last.key);
+        next.push(0);
+        req.key = Bytes::from(next);
+        req.revision = rev.revision;
+    }
+    Ok(Done::answered(pinned.as_ref(), keys, value_bytes))
 }
 
 impl Ops {
@@ -431,7 +496,7 @@ impl Ops {
                 let key = key_of(keygen, i, audit.map(|r| (r, kind, Access::Put, *space)));
                 (PUT, frame_put(&PutRequest { key, value: value.clone() }))
             }
-            Instance::Range { keygen, template, space } => {
+            Instance::Range { keygen, template, mode: RangeMode::Unary, space } => {
                 let mut req = template.clone();
                 let audit = audit.map(|r| (r, kind, read_access(template), *space));
                 match keygen {
@@ -497,8 +562,28 @@ impl Ops {
         audit: Option<&Recording<'_>>,
     ) -> Result<Done, tonic::Status> {
         match &self.items[op].1 {
-            Instance::Put { .. } | Instance::Range { .. } | Instance::Delete { .. } => {
+            Instance::Put { .. }
+            | Instance::Range { mode: RangeMode::Unary, .. }
+            | Instance::Delete { .. } => {
                 unreachable!("sent by execute")
+            }
+            Instance::Range { keygen, template, mode, space } => {
+                let mut req = template.clone();
+                let audit = audit.map(|r| (r, kind, read_access(template), *space));
+                match keygen {
+                    Some(keygen) => req.key = bytes_of(keygen, i, audit),
+                    None => keyless(audit),
+                }
+                match *mode {
+                    RangeMode::Paginate(page_size) => paginated(kv, req, page_size).await,
+                    _ => {
+                        let got = kv.range_stream(&req).await?;
+                        Ok(Done {
+                            first_message: got.first,
+                            ..Done::answered(got.header.as_ref(), got.keys, got.value_bytes)
+                        })
+                    }
+                }
             }
             Instance::TxnPut { keygen, ops, value, space } => {
                 let puts = (0..*ops).map(|j| {

@@ -114,6 +114,18 @@ impl<'a> Run<'a> {
     /// the last one.
     async fn prepare(driver: &'a Driver, scenario: &'a Scenario) -> Result<Self, DriverError> {
         let cluster = discovery::discover(&driver.config.endpoints, &driver.dialer).await?;
+        let streams = scenario
+            .workload()
+            .iter()
+            .any(|(_, op)| matches!(op, etcdlat_core::Operation::Range(r) if r.stream));
+        let version = &cluster.target.etcd_version;
+        if streams && before(version, (3, 7)) {
+            return Err(DriverError::ServerTooOld {
+                what: "a streamed range (RangeStream)".to_owned(),
+                needs: "3.7".to_owned(),
+                version: version.clone(),
+            });
+        }
         let faults = if scenario.faults.is_empty() {
             None
         } else {
@@ -237,12 +249,30 @@ impl<'a> Run<'a> {
             ))
         });
         let (retarget_tx, retarget_rx) = watch::channel(pool.endpoints.clone());
+        // The load follows the leader, or, with the endpoints as given, the member list
+        // when asked to sync with it; never both, which would move it back and forth.
+        let (follow_leader, sync) = match (&self.targeting, driver.config.auto_sync) {
+            (Targeting::Leader, _) => (Some(retarget_tx), None),
+            (Targeting::Endpoints, Some(every)) => (None, Some((every, retarget_tx))),
+            _ => (None, None),
+        };
+        // It ends when the run stops; nothing waits for it.
+        if let Some((every, retarget)) = sync {
+            tokio::spawn(discovery::auto_sync(
+                driver.config.endpoints.clone(),
+                driver.dialer.clone(),
+                every,
+                pool.endpoints.clone(),
+                retarget,
+                stop_rx.clone(),
+            ));
+        }
         let leader_watch = tokio::spawn(discovery::watch_leader(
             driver.config.endpoints.clone(),
             driver.dialer.clone(),
             self.cluster.leader().cloned(),
             start.measure_from,
-            (self.targeting == Targeting::Leader).then_some(retarget_tx),
+            follow_leader,
             stop_rx.clone(),
         ));
         let faults = self.faults.clone().map(|target| {
@@ -556,6 +586,17 @@ impl<'a> Run<'a> {
 
 /// Where `scenario`'s fault steps act: with toxiproxy's proxies when the cluster is not
 /// one etcdlat started and the scenario names a toxiproxy server.
+/// Whether etcd version `version` (`3.6.16`, as Status says) is before `major.minor`; a
+/// version that does not read as one is not (the server is then asked, and its answer
+/// counted).
+fn before(version: &str, (major, minor): (u64, u64)) -> bool {
+    let mut parts = version.split('.').map(str::parse::<u64>);
+    match (parts.next(), parts.next()) {
+        (Some(Ok(v_major)), Some(Ok(v_minor))) => (v_major, v_minor) < (major, minor),
+        _ => false,
+    }
+}
+
 fn fault_target(driver: &Driver, scenario: &Scenario) -> Result<fault::Target, DriverError> {
     let network = &scenario.network;
     let toxiproxy = match (&driver.config.control, &network.toxiproxy) {
@@ -743,6 +784,21 @@ mod tests {
     use etcdlat_core::ClientStep;
 
     use super::*;
+
+    #[test]
+    fn versions_before_a_release() {
+        for (version, is_before) in [
+            ("3.4.23", true),
+            ("3.6.16", true),
+            ("3.7.0", false),
+            ("3.7.3", false),
+            ("4.0.0", false),
+        ] {
+            assert_eq!(before(version, (3, 7)), is_before, "{version}");
+        }
+        assert!(!before("", (3, 7)), "unknown: the server is asked");
+        assert!(!before("3.x", (3, 7)), "unknown: the server is asked");
+    }
 
     #[test]
     fn each_counted_step_is_split_over_the_workers_that_send_in_it() {

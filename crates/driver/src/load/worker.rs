@@ -430,6 +430,9 @@ async fn client_loop(shared: Rc<Shared>, client: Client) {
         let ok = match result {
             Ok(d) => {
                 rec.record_ok(kind, intended, sent, done);
+                if let Some(first) = d.first_message {
+                    rec.record_ok(OpKind::RangeFirst, intended, sent, first);
+                }
                 rec.record_member(d.member, intended, done);
                 rec.record_payload(kind, d.keys, d.value_bytes);
                 if d.retries > 0 {

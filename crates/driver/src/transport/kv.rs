@@ -131,6 +131,18 @@ pub(super) fn fetch_token(conn: &Channel, stale: Option<u64>) -> TokenFetch {
 }
 
 impl Kv {
+    /// The run's token for a call made outside [`Kv::call`] (a stream): the cached one
+    /// while it is current, else fetched (none without auth).
+    pub(super) async fn token(&mut self) -> Result<Option<HeaderValue>, tonic::Status> {
+        if let Some(token) = cached_token(&self.conn, &self.token) {
+            return Ok(token.cloned());
+        }
+        let fetched = fetch_token(&self.conn, None).await?;
+        let token = fetched.1.clone();
+        self.token = Some(fetched);
+        Ok(token)
+    }
+
     pub(crate) async fn put(&mut self, req: PutRequest) -> Result<PutResponse, tonic::Status> {
         decode(&self.call(PUT, frame_put(&req)).await?)
     }

@@ -164,6 +164,15 @@ pub(crate) struct RangeResponse {
     pub count: i64,
 }
 
+/// `etcdserverpb.RangeStreamResponse` (etcd 3.7+): one message of a RangeStream answer.
+/// Each carries a disjoint slice of the keys, in order; the header, `more` and `count` come
+/// with the last only.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct RangeStreamResponse {
+    #[prost(message, optional, tag = "1")]
+    pub range_response: Option<RangeResponse>,
+}
+
 /// `etcdserverpb.DeleteRangeRequest`.
 #[derive(Clone, PartialEq, prost::Message)]
 pub(crate) struct DeleteRangeRequest {
@@ -336,6 +345,9 @@ pub(crate) struct WatchCreateRequest {
 /// The methods these messages go to.
 pub(crate) const PUT: &str = "/etcdserverpb.KV/Put";
 pub(crate) const RANGE: &str = "/etcdserverpb.KV/Range";
+/// The server-streamed range of etcd 3.7 ([`RangeStreamResponse`]); older servers answer
+/// UNIMPLEMENTED.
+pub(crate) const RANGE_STREAM: &str = "/etcdserverpb.KV/RangeStream";
 pub(crate) const DELETE_RANGE: &str = "/etcdserverpb.KV/DeleteRange";
 pub(crate) const TXN: &str = "/etcdserverpb.KV/Txn";
 pub(crate) const AUTHENTICATE: &str = "/etcdserverpb.Auth/Authenticate";
@@ -617,6 +629,43 @@ mod tests {
         let back = across::<PbRangeResponse>(&ours);
         assert_eq!(back.kvs.iter().map(|kv| kv.version).sum::<i64>(), 0, "not kept");
         assert_eq!(across::<RangeResponse>(&back), expected);
+    }
+
+    /// etcd-client has no RangeStream, and etcd's `RangeStreamResponse` is one field, a
+    /// `RangeResponse`: a message the server encodes is that field's tag and length before
+    /// the generated `RangeResponse`'s bytes, and ours encodes to the same bytes.
+    #[test]
+    fn range_stream_responses_decode_and_encode_as_the_server_does() {
+        let (a, pb_a) = kv(b"a", 5, b"1");
+        let (b, pb_b) = kv(b"b\x00\xff", 6, &[9; 300]);
+        let chunks = [
+            // A middle chunk: keys only.
+            (
+                PbRangeResponse { kvs: vec![pb_a.clone()], ..Default::default() },
+                RangeResponse { header: None, kvs: vec![a.clone()], more: false, count: 0 },
+            ),
+            // The last: header, more and count.
+            (
+                PbRangeResponse {
+                    header: Some(pb_header()),
+                    kvs: vec![pb_a, pb_b],
+                    more: true,
+                    count: 2,
+                },
+                RangeResponse { header: Some(header()), kvs: vec![a, b], more: true, count: 2 },
+            ),
+            // An empty range: an empty chunk.
+            (PbRangeResponse::default(), RangeResponse::default()),
+        ];
+        for (server, expected) in chunks {
+            let inner = server.encode_to_vec();
+            let mut wire = vec![0x0a]; // field 1, length-delimited
+            prost::encoding::encode_varint(inner.len() as u64, &mut wire);
+            wire.extend_from_slice(&inner);
+            let ours = RangeStreamResponse::decode(wire.as_slice()).expect("decodes");
+            assert_eq!(ours, RangeStreamResponse { range_response: Some(expected) });
+            assert_eq!(ours.encode_to_vec(), wire, "{server:?}");
+        }
     }
 
     #[test]

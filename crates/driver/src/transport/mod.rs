@@ -12,6 +12,8 @@
 //! - [`channel`]: one running HTTP/2 connection, redialled when lost;
 //! - [`unary`], [`service`]: a unary call on a channel, etcd-client's service on one;
 //! - [`kv`]: the hot path's client, one future per request;
+//! - [`range_stream`]: etcd 3.7's RangeStream on that client, its messages counted as they
+//!   arrive;
 //! - [`watch`]: a watch stream of the client's own, without etcd-client;
 //! - [`conn`]: [`Conn`], the one connection type the load opens, and control clients;
 //! - [`control`]: deadlines and errors of etcd-client's control requests.
@@ -31,6 +33,7 @@ mod http2;
 mod io;
 mod kv;
 pub(crate) mod message;
+mod range_stream;
 mod security;
 mod service;
 mod status;
