@@ -30,6 +30,7 @@
 pub mod audit;
 pub mod comparison;
 pub mod fault;
+pub mod invariant;
 pub mod merge;
 pub mod metrics;
 pub mod op;

@@ -8,6 +8,7 @@
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -20,7 +21,7 @@ use rand::{Rng, SeedableRng};
 
 use super::audit_log::{Recording, Spaces};
 use super::completion::Done;
-use super::stm;
+use super::{kubernetes, stm};
 use crate::transport::frame::{decode, frame, frame_put};
 use crate::transport::message::{
     DELETE_RANGE, DeleteRangeRequest, DeleteRangeResponse, Key, PUT, PutRequest, PutResponse,
@@ -44,6 +45,7 @@ enum Prepared {
     LeaseRevoke { ttl: i64 },
     LeaseKeepalive { ttl: i64 },
     Stm(Arc<stm::Workload>),
+    K8s(Arc<kubernetes::Workload>),
 }
 
 /// The request operations of a run and their weights, shared read-only by the workers.
@@ -72,7 +74,13 @@ impl Work {
             .workload()
             .into_iter()
             .filter(|(_, op)| !op.is_stream())
-            .map(|(weight, op)| (weight, Self::prepare_one(op, seed, &mut spaces)))
+            .map(|(weight, op)| {
+                let prepared = match kubernetes::Workload::new(op, scenario, seed) {
+                    Some(k8s) => Prepared::K8s(Arc::new(k8s)),
+                    None => Self::prepare_one(op, seed, &mut spaces),
+                };
+                (weight, prepared)
+            })
             .collect();
         Self { ops, seed, spaces }
     }
@@ -141,9 +149,9 @@ impl Work {
             Operation::LeaseRevoke(l) => Prepared::LeaseRevoke { ttl: ttl(l.ttl) },
             Operation::LeaseKeepalive(l) => Prepared::LeaseKeepalive { ttl: ttl(l.ttl) },
             Operation::Stm(s) => Prepared::Stm(Arc::new(stm::Workload::new(s, seed))),
-            Operation::Watch(_) | Operation::WatchGet(_) | Operation::WatchLatency(_) => {
-                unreachable!("stream workloads are filtered out before")
-            }
+            // Stream workloads are filtered out before, the apiserver's prepared by
+            // `kubernetes::Workload`.
+            op => unreachable!("{} is not prepared here", op.name()),
         }
     }
 
@@ -162,6 +170,7 @@ impl Work {
                 Prepared::LeaseRevoke { .. } => &[OpKind::LeaseRevoke],
                 Prepared::LeaseKeepalive { .. } => &[OpKind::LeaseKeepalive],
                 Prepared::Stm(_) => &[OpKind::Stm],
+                Prepared::K8s(k8s) => std::slice::from_ref(k8s.kind()),
             })
             .copied()
             .collect();
@@ -174,6 +183,7 @@ impl Work {
     /// streams.
     pub(crate) fn instantiate(self: &Arc<Self>, worker_seed: u64) -> Ops {
         let mut total = 0;
+        let mut k8s = None::<kubernetes::WorkerCaches>;
         let items = self
             .ops
             .iter()
@@ -227,6 +237,10 @@ impl Work {
                     Prepared::LeaseRevoke { ttl } => Instance::LeaseRevoke { ttl: *ttl },
                     Prepared::LeaseKeepalive { ttl } => Instance::LeaseKeepalive { ttl: *ttl },
                     Prepared::Stm(plan) => Instance::Stm(stm::Runner::new(Arc::clone(plan), seed)),
+                    Prepared::K8s(plan) => Instance::K8s(kubernetes::Runner::new(
+                        Arc::clone(plan),
+                        k8s.get_or_insert_with(kubernetes::WorkerCaches::default),
+                    )),
                 };
                 (total, instance)
             })
@@ -235,6 +249,7 @@ impl Work {
             items,
             total,
             rng: RefCell::new(StdRng::seed_from_u64(worker_seed ^ self.seed ^ 0x4D49_5845)),
+            checks: k8s.map(|k| k.checks),
         }
     }
 }
@@ -250,6 +265,7 @@ enum Instance {
     LeaseRevoke { ttl: i64 },
     LeaseKeepalive { ttl: i64 },
     Stm(stm::Runner),
+    K8s(kubernetes::Runner),
 }
 
 /// The operations of one worker: a weighted choice per request.
@@ -258,16 +274,27 @@ pub(crate) struct Ops {
     items: Vec<(u32, Instance)>,
     total: u32,
     rng: RefCell<StdRng>,
+    /// What the apiserver's operations checked, when the worker runs any.
+    checks: Option<Rc<kubernetes::Checks>>,
 }
 
-/// What a logical client keeps between requests: nothing (one pointer) until an operation
-/// that needs state (leases, keep-alives, STM) first runs.
-#[derive(Default)]
-pub(crate) struct ClientState(Option<Box<State>>);
+/// What a logical client keeps between requests: its number, and nothing more (one
+/// pointer) until an operation that needs state (leases, keep-alives, STM, the apiserver's
+/// updates) first runs.
+pub(crate) struct ClientState {
+    /// The client's number in the run ([`super::worker::Client::id`]).
+    id: u32,
+    state: Option<Box<State>>,
+}
 
 impl ClientState {
+    /// The state of logical client `id`.
+    pub(crate) fn new(id: u32) -> Self {
+        Self { id, state: None }
+    }
+
     fn get(&mut self) -> &mut State {
-        self.0.get_or_insert_with(Box::default)
+        self.state.get_or_insert_with(Box::default)
     }
 }
 
@@ -278,6 +305,7 @@ struct State {
     leases: VecDeque<i64>,
     keepalive: Option<(etcd_client::LeaseKeeper, etcd_client::LeaseKeepAliveStream)>,
     stm: stm::ClientState,
+    k8s: kubernetes::ClientState,
 }
 
 impl State {
@@ -333,6 +361,12 @@ fn read_access(req: &RangeRequest) -> Access {
 }
 
 impl Ops {
+    /// The violations the apiserver's operations counted on this worker, by
+    /// [`etcdlat_core::invariant::Invariant::index`]; `None` when it runs none of them.
+    pub(crate) fn violations(&self) -> Option<[u64; etcdlat_core::invariant::Invariant::COUNT]> {
+        self.checks.as_ref().map(|c| c.counts())
+    }
+
     /// Which operation request `i` runs.
     #[inline]
     pub(crate) fn pick(&self) -> usize {
@@ -363,6 +397,7 @@ impl Ops {
             Instance::LeaseRevoke { .. } => OpKind::LeaseRevoke,
             Instance::LeaseKeepalive { .. } => OpKind::LeaseKeepalive,
             Instance::Stm(_) => OpKind::Stm,
+            Instance::K8s(k8s) => *k8s.kind(),
         }
     }
 
@@ -377,6 +412,7 @@ impl Ops {
             Instance::LeaseRevoke { .. } => state.get().leases.is_empty(),
             Instance::LeaseKeepalive { .. } => state.get().keepalive.is_none(),
             Instance::Stm(_) => true,
+            Instance::K8s(k8s) => k8s.needs_start(),
             _ => false,
         };
         if !needed {
@@ -405,6 +441,7 @@ impl Ops {
                 state.keepalive = Some(stream);
             }
             Instance::Stm(runner) => runner.prepare(conn, &mut state.stm).await?,
+            Instance::K8s(runner) => runner.start(conn).await?,
             _ => {}
         }
         Ok(())
@@ -429,7 +466,7 @@ impl Ops {
         let (path, body) = match &self.items[op].1 {
             Instance::Put { keygen, value, space } => {
                 let key = key_of(keygen, i, audit.map(|r| (r, kind, Access::Put, *space)));
-                (PUT, frame_put(&PutRequest { key, value: value.clone() }))
+                (PUT, frame_put(&PutRequest { key, value: value.clone(), lease: 0 }))
             }
             Instance::Range { keygen, template, space } => {
                 let mut req = template.clone();
@@ -450,7 +487,8 @@ impl Ops {
                 (DELETE_RANGE, frame(&req))
             }
             _ => {
-                return Box::pin(self.execute_other(op, kind, i, kv, conn, state.get(), audit))
+                let id = state.id;
+                return Box::pin(self.execute_other(op, kind, i, kv, conn, id, state.get(), audit))
                     .await;
             }
         };
@@ -493,6 +531,7 @@ impl Ops {
         i: u64,
         kv: &mut Kv,
         conn: &Conn,
+        id: u32,
         state: &mut State,
         audit: Option<&Recording<'_>>,
     ) -> Result<Done, tonic::Status> {
@@ -507,6 +546,7 @@ impl Ops {
                     Request::Put(PutRequest {
                         key: key_of(keygen, i * ops + j, audit),
                         value: value.clone(),
+                        lease: 0,
                     })
                 });
                 let resp = kv.txn(TxnRequest::unconditional(puts)).await?;
@@ -533,7 +573,7 @@ impl Ops {
                     Ok(Done::answered(resp.header.as_ref(), keys, value_bytes))
                 } else {
                     let key = key_of(keygen, i, audit.map(|r| (r, kind, Access::Put, *space)));
-                    let put = Request::Put(PutRequest { key, value: value.clone() });
+                    let put = Request::Put(PutRequest { key, value: value.clone(), lease: 0 });
                     let resp = kv.txn(TxnRequest::unconditional([put])).await?;
                     Ok(Done::answered(resp.header.as_ref(), 1, value.len() as u64))
                 }
@@ -579,6 +619,7 @@ impl Ops {
                 }
             }
             Instance::Stm(runner) => runner.execute(kv, conn, &mut state.stm).await,
+            Instance::K8s(runner) => runner.execute(kv, conn, i, id, &mut state.k8s).await,
         }
     }
 }
