@@ -505,8 +505,11 @@ impl<'a> Run<'a> {
         let invariants = c.recorder.invariants();
         let records = c.recorder.finish();
         // Background compaction is not part of the load: `all` combines the workload's kinds.
-        let load: Vec<&OpRecord> =
-            records.iter().filter(|(kind, _)| *kind != OpKind::Compact).map(|(_, r)| r).collect();
+        let load: Vec<&OpRecord> = records
+            .iter()
+            .filter(|(kind, _)| !matches!(kind, OpKind::Compact | OpKind::K8sCompactor))
+            .map(|(_, r)| r)
+            .collect();
         let all = (load.len() > 1)
             .then(|| OpReport::from_record(&OpRecord::combined(load), duration, interval));
         let ops = records

@@ -189,3 +189,41 @@ async fn events_share_leases_of_an_hour_and_a_minute_a_thousand_at_most() {
     run(&driver, 4, 10, "k8s-event", "").await;
     assert_eq!(keys(&etcd, "/registry/events/").await.len(), 2510);
 }
+
+#[tokio::test]
+async fn the_apiserver_compactor_claims_compact_rev_key_and_compacts_to_the_revision_before() {
+    if skip() {
+        return;
+    }
+    let etcd = Etcd::start_cluster(3).await;
+    let driver = etcd.driver(2).await;
+    run(&driver, 4, 50, "k8s-create", "objects = 50").await;
+    let before = etcd.revision().await;
+    let toml = "[load]\nclients = 4\nduration = \"2s\"\n[op.k8s-update]\nobjects = 50\n\
+        [compaction]\ninterval = \"300ms\"\nstyle = \"apiserver\"\n";
+    let report = driver.run(&scenario(toml)).await.expect("a run");
+    let (update, claims, compact) =
+        (report.op(OpKind::K8sUpdate), report.op(OpKind::K8sCompactor), report.op(OpKind::Compact));
+    assert_eq!((update.errors_total, claims.errors_total, compact.errors_total), (0, 0, 0));
+    // One compactor wins every claim, and compacts from its second on.
+    assert!(
+        claims.ok >= 3 && claims.keys == claims.ok,
+        "{} claims, {} won",
+        claims.ok,
+        claims.keys
+    );
+    assert!(compact.ok >= 2 && compact.ok < claims.ok, "{} compactions", compact.ok);
+    // The revision moved by the successful updates and the compactor's writes, nothing else.
+    assert_eq!(etcd.revision().await - before, (update.ok + claims.keys) as i64);
+    let mut client = etcd.client().await;
+    let key = client.get("compact_rev_key", None).await.unwrap();
+    let key = &key.kvs()[0];
+    assert_eq!(key.version(), claims.keys as i64, "a version per won claim");
+    // Its value is the revision its previous claim saw, which the last compaction took: a
+    // read below it is refused as compacted.
+    let seen: i64 = key.value_str().unwrap().parse().unwrap();
+    assert!(seen > before, "{seen}");
+    let old = client.get("compact_rev_key", Some(GetOptions::new().with_revision(before))).await;
+    assert!(old.is_err(), "revision {before} was compacted: {old:?}");
+    held(&report);
+}
