@@ -79,6 +79,18 @@ async fn creates_updates_and_deletes_write_as_the_apiserver_and_move_the_revisio
     let versions: i64 = keys(&etcd, "/registry/pods/").await.iter().map(|kv| kv.version()).sum();
     assert_eq!(versions, 200 + 800, "each update wrote its object once");
     held(&report);
+    // Even when each client updates one object back to back, faster than the watch
+    // delivers its own writes: the next update compares the revision the last returned.
+    let report = run(&driver, 8, 800, "k8s-update", "objects = 8\nnamespaces = 4").await;
+    let update = report.op(OpKind::K8sUpdate);
+    assert_eq!(
+        (update.ok, update.errors_total, update.conflicts),
+        (800, 0, 0),
+        "{:?} {:?}",
+        update.errors,
+        update.error_messages
+    );
+    held(&report);
 
     // Eight writers per object race on the same revisions: compares fail on the stale ones
     // and the retries carry the revision etcd's Else returned; still one revision per
