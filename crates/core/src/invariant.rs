@@ -26,17 +26,22 @@ pub enum Invariant {
     WatchOrder,
     /// A watch's progress notification named a revision older than one it had delivered.
     ProgressRegression,
+    /// At the end, a watch cache (a list at R plus the events from R + 1) held an object
+    /// at another revision than a fresh list at the cache's revision, or held one it does
+    /// not have, or missed one it has.
+    CacheDivergence,
 }
 
 impl Invariant {
     /// Every invariant, in report order.
-    pub const ALL: [Invariant; 6] = [
+    pub const ALL: [Invariant; 7] = [
         Self::UnexpectedConflict,
         Self::DuplicateCreate,
         Self::ListOrder,
         Self::ListCount,
         Self::WatchOrder,
         Self::ProgressRegression,
+        Self::CacheDivergence,
     ];
 
     /// Number of invariants, for fixed-size count arrays.
@@ -66,6 +71,9 @@ pub struct InvariantReport {
     /// Progress notifications older than what their watch had delivered (summed over the
     /// workers' watches).
     pub progress_regressions: u64,
+    /// Objects a watch cache held otherwise than a fresh list at its revision at the end
+    /// (summed over the workers' caches).
+    pub cache_divergences: u64,
 }
 
 impl InvariantReport {
@@ -80,6 +88,7 @@ impl InvariantReport {
             list_count_mismatches: of(Invariant::ListCount),
             watch_order_violations: of(Invariant::WatchOrder),
             progress_regressions: of(Invariant::ProgressRegression),
+            cache_divergences: of(Invariant::CacheDivergence),
         }
     }
 
@@ -92,6 +101,7 @@ impl InvariantReport {
             + self.list_count_mismatches
             + self.watch_order_violations
             + self.progress_regressions
+            + self.cache_divergences
     }
 
     /// Adds another shard's counts.
@@ -102,6 +112,7 @@ impl InvariantReport {
         self.list_count_mismatches += other.list_count_mismatches;
         self.watch_order_violations += other.watch_order_violations;
         self.progress_regressions += other.progress_regressions;
+        self.cache_divergences += other.cache_divergences;
     }
 
     /// What failed, in words: one line, or none when every invariant held.
@@ -111,13 +122,14 @@ impl InvariantReport {
             return Vec::new();
         }
         vec![format!(
-            "invariants: {} unexpected conflicts, {} duplicate creates, {} list order violations, {} list count mismatches, {} watch order violations, {} progress regressions",
+            "invariants: {} unexpected conflicts, {} duplicate creates, {} list order violations, {} list count mismatches, {} watch order violations, {} progress regressions, {} cache divergences",
             self.unexpected_conflicts,
             self.duplicate_creates,
             self.list_order_violations,
             self.list_count_mismatches,
             self.watch_order_violations,
-            self.progress_regressions
+            self.progress_regressions,
+            self.cache_divergences
         )]
     }
 }

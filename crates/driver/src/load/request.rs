@@ -8,7 +8,6 @@
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::rc::Rc;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -249,7 +248,7 @@ impl Work {
             items,
             total,
             rng: RefCell::new(StdRng::seed_from_u64(worker_seed ^ self.seed ^ 0x4D49_5845)),
-            checks: k8s.map(|k| k.checks),
+            k8s,
         }
     }
 }
@@ -274,8 +273,8 @@ pub(crate) struct Ops {
     items: Vec<(u32, Instance)>,
     total: u32,
     rng: RefCell<StdRng>,
-    /// What the apiserver's operations checked, when the worker runs any.
-    checks: Option<Rc<kubernetes::Checks>>,
+    /// The watch caches and checks of the apiserver's operations, when the worker runs any.
+    k8s: Option<kubernetes::WorkerCaches>,
 }
 
 /// What a logical client keeps between requests: its number, and nothing more (one
@@ -364,7 +363,14 @@ impl Ops {
     /// The violations the apiserver's operations counted on this worker, by
     /// [`etcdlat_core::invariant::Invariant::index`]; `None` when it runs none of them.
     pub(crate) fn violations(&self) -> Option<[u64; etcdlat_core::invariant::Invariant::COUNT]> {
-        self.checks.as_ref().map(|c| c.counts())
+        self.k8s.as_ref().map(|k| k.checks.counts())
+    }
+
+    /// Checks the worker's watch caches against etcd at the end of the run, if it has any.
+    pub(crate) async fn check_caches(&self, conn: &Conn) {
+        if let Some(k8s) = &self.k8s {
+            k8s.check_at_end(conn).await;
+        }
     }
 
     /// Which operation request `i` runs.

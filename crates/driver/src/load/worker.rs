@@ -753,6 +753,11 @@ async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> JobResult {
     let busy = shared.busy.borrow_mut().finish();
     retargeting.abort();
     let _ = retargeting.await;
+    // Unmeasured, after the worker's CPU time is read.
+    let conn = shared.conns.borrow().first().cloned();
+    if let Some(conn) = conn {
+        shared.ops.check_caches(&conn).await;
+    }
 
     {
         let mut recorder = shared.recorder.borrow_mut();

@@ -82,12 +82,7 @@ impl Cache {
 
     async fn fill_and_watch(self: &Rc<Self>, conn: &Conn) -> Result<(), tonic::Status> {
         let mut kv = conn.kv.clone();
-        let mut req = RangeRequest {
-            key: self.prefix.clone(),
-            range_end: Bytes::from(prefix_end(&self.prefix)),
-            limit: INITIAL_PAGE,
-            ..RangeRequest::default()
-        };
+        let mut req = RangeRequest { limit: INITIAL_PAGE, ..self.prefix_range() };
         loop {
             let resp = kv.range(req.clone()).await?;
             if req.revision == 0 {
@@ -158,6 +153,46 @@ impl Cache {
             }
         };
         tokio::time::timeout(FRESH_WAIT, wait).await.is_ok()
+    }
+
+    /// Checks the cache against etcd at the end of a run: once it has caught up to the
+    /// current revision, its objects as they stand (a list at R plus the events from R + 1,
+    /// and the worker's own writes) against a fresh list pinned to the revision it holds.
+    /// Returns the objects that differ; unmeasured, once per cache.
+    pub(super) async fn diverged(&self, conn: &Conn) -> Result<u64, tonic::Status> {
+        let mut kv = conn.kv.clone();
+        let limit_one = RangeRequest { limit: 1, ..self.prefix_range() };
+        let now = kv.range(limit_one).await?.header.map_or(0, |h| h.revision);
+        if !self.caught_up(now).await {
+            return Err(tonic::Status::deadline_exceeded("the watch cache did not catch up"));
+        }
+        // Taken at once, with no await between: the events after it do not move it.
+        let revision = self.revision.get();
+        let held: Vec<i64> = self.slots.iter().map(|s| s.get().max(0)).collect();
+        let mut fresh = vec![0; held.len()];
+        let mut req = RangeRequest { revision, keys_only: true, ..self.prefix_range() };
+        req.limit = INITIAL_PAGE;
+        loop {
+            let resp = kv.range(req.clone()).await?;
+            for found in &resp.kvs {
+                if let Some(o) = self.slot(&found.key).and(object_of(&found.key)) {
+                    fresh[o as usize] = found.mod_revision;
+                }
+            }
+            match resp.kvs.last() {
+                Some(last) if resp.more => req.key = next_key(&last.key),
+                _ => break,
+            }
+        }
+        Ok(held.iter().zip(&fresh).filter(|(held, fresh)| held != fresh).count() as u64)
+    }
+
+    fn prefix_range(&self) -> RangeRequest {
+        RangeRequest {
+            key: self.prefix.clone(),
+            range_end: Bytes::from(prefix_end(&self.prefix)),
+            ..RangeRequest::default()
+        }
     }
 
     /// The initial list's object `key` at `mod_revision`.

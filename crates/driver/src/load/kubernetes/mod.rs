@@ -200,6 +200,29 @@ pub(crate) struct WorkerCaches {
     pub(crate) checks: Rc<Checks>,
 }
 
+impl WorkerCaches {
+    /// Checks each of the worker's watch caches against a fresh list at the end of the run
+    /// ([`Invariant::CacheDivergence`]), within a bound: a cluster that no longer answers
+    /// leaves them unchecked, which is said in the log.
+    pub(crate) async fn check_at_end(&self, conn: &Conn) {
+        for cache in self.caches.values().filter(|c| c.started()) {
+            let checked = tokio::time::timeout(END_CHECK, cache.diverged(conn)).await;
+            match checked {
+                Ok(Ok(diverged)) => {
+                    for _ in 0..diverged {
+                        self.checks.violated(Invariant::CacheDivergence);
+                    }
+                }
+                Ok(Err(e)) => tracing::warn!(error = %e, "a watch cache could not be checked"),
+                Err(_) => tracing::warn!("a watch cache could not be checked in {END_CHECK:?}"),
+            }
+        }
+    }
+}
+
+/// How long the check of a watch cache at the end may take.
+const END_CHECK: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// One `k8s-*` operation as one worker runs it.
 pub(crate) struct Runner {
     plan: Arc<Workload>,
