@@ -26,6 +26,9 @@ pub enum Invariant {
     WatchOrder,
     /// A watch's progress notification named a revision older than one it had delivered.
     ProgressRegression,
+    /// A watch event of an update or delete came without the previous value its watch asked
+    /// for (prevKV): the apiserver fails such an event.
+    MissingPrevKv,
     /// At the end, a watch cache (a list at R plus the events from R + 1) held an object
     /// at another revision than a fresh list at the cache's revision, or held one it does
     /// not have, or missed one it has.
@@ -34,13 +37,14 @@ pub enum Invariant {
 
 impl Invariant {
     /// Every invariant, in report order.
-    pub const ALL: [Invariant; 7] = [
+    pub const ALL: [Invariant; 8] = [
         Self::UnexpectedConflict,
         Self::DuplicateCreate,
         Self::ListOrder,
         Self::ListCount,
         Self::WatchOrder,
         Self::ProgressRegression,
+        Self::MissingPrevKv,
         Self::CacheDivergence,
     ];
 
@@ -71,6 +75,9 @@ pub struct InvariantReport {
     /// Progress notifications older than what their watch had delivered (summed over the
     /// workers' watches).
     pub progress_regressions: u64,
+    /// Watch events of updates and deletes without the previous value asked for (summed
+    /// over the workers' watches).
+    pub missing_prev_kvs: u64,
     /// Objects a watch cache held otherwise than a fresh list at its revision at the end
     /// (summed over the workers' caches).
     pub cache_divergences: u64,
@@ -88,6 +95,7 @@ impl InvariantReport {
             list_count_mismatches: of(Invariant::ListCount),
             watch_order_violations: of(Invariant::WatchOrder),
             progress_regressions: of(Invariant::ProgressRegression),
+            missing_prev_kvs: of(Invariant::MissingPrevKv),
             cache_divergences: of(Invariant::CacheDivergence),
         }
     }
@@ -101,6 +109,7 @@ impl InvariantReport {
             + self.list_count_mismatches
             + self.watch_order_violations
             + self.progress_regressions
+            + self.missing_prev_kvs
             + self.cache_divergences
     }
 
@@ -112,6 +121,7 @@ impl InvariantReport {
         self.list_count_mismatches += other.list_count_mismatches;
         self.watch_order_violations += other.watch_order_violations;
         self.progress_regressions += other.progress_regressions;
+        self.missing_prev_kvs += other.missing_prev_kvs;
         self.cache_divergences += other.cache_divergences;
     }
 
@@ -122,13 +132,14 @@ impl InvariantReport {
             return Vec::new();
         }
         vec![format!(
-            "invariants: {} unexpected conflicts, {} duplicate creates, {} list order violations, {} list count mismatches, {} watch order violations, {} progress regressions, {} cache divergences",
+            "invariants: {} unexpected conflicts, {} duplicate creates, {} list order violations, {} list count mismatches, {} watch order violations, {} progress regressions, {} events without prevKV, {} cache divergences",
             self.unexpected_conflicts,
             self.duplicate_creates,
             self.list_order_violations,
             self.list_count_mismatches,
             self.watch_order_violations,
             self.progress_regressions,
+            self.missing_prev_kvs,
             self.cache_divergences
         )]
     }

@@ -331,6 +331,7 @@ struct Invariants {
     list_count_mismatches: u64,
     watch_order_violations: u64,
     progress_regressions: u64,
+    missing_prev_kvs: u64,
     cache_divergences: u64,
 }
 

@@ -236,6 +236,9 @@ impl Cache {
             self.last_event.set(self.last_event.get().max(rev));
             let Some(slot) = self.slot(kv.key()) else { continue };
             let deleted = event.event_type() == EventType::Delete;
+            if (deleted || kv.version() > 1) && event.prev_kv().is_none() {
+                self.checks.violated(Invariant::MissingPrevKv);
+            }
             // Created (version 1) over an object the cache holds, with no delete between.
             if !deleted && kv.version() == 1 && slot.get() > 0 && slot.get() < rev {
                 self.checks.violated(Invariant::DuplicateCreate);
