@@ -12,6 +12,7 @@
 //! never on a worker thread, a member that cannot be scraped or read is reported with what
 //! was sampled and why the rest was not, and a figure that is not exported stays `None`.
 
+mod exposition;
 mod host;
 mod resources;
 mod scrape;

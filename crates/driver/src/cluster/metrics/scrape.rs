@@ -4,9 +4,9 @@
 
 use etcdlat_core::metrics::{Buckets, bucket_delta, counter_increase, histogram_quantile, metric};
 use etcdlat_core::{MemberMetrics, ResourceSeries};
-use prometheus_parse::{Scrape, Value};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
+use super::exposition::{self, Wanted};
 use crate::transport::Dialer;
 
 /// Longest one scrape may take, from connecting to the last byte.
@@ -72,23 +72,54 @@ pub(super) struct Snapshot {
 impl Snapshot {
     /// Reads a Prometheus text exposition.
     fn parse(text: &str) -> Result<Self, String> {
-        let scrape = Scrape::parse(text.lines().map(|l| Ok(l.to_owned())))
-            .map_err(|e| format!("not Prometheus text: {e}"))?;
-        let scalar = |name: &str| scalar(&scrape, name);
+        const WANTED: Wanted<12, 2> = Wanted {
+            scalars: [
+                metric::RSS,
+                metric::CPU,
+                metric::DB_SIZE,
+                metric::DB_SIZE_BEFORE_3_5,
+                metric::PROPOSALS_COMMITTED,
+                metric::PROPOSALS_FAILED,
+                metric::PROPOSALS_PENDING,
+                metric::LEADER_CHANGES,
+                metric::PEER_SENT,
+                metric::PEER_RECEIVED,
+                metric::GRPC_SENT,
+                metric::GRPC_RECEIVED,
+            ],
+            histograms: [metric::WAL_FSYNC, metric::BACKEND_COMMIT],
+        };
+        let read =
+            exposition::read(text, &WANTED).map_err(|e| format!("not Prometheus text: {e}"))?;
+        let [
+            rss,
+            cpu,
+            db_size,
+            db_size_before_3_5,
+            committed,
+            failed,
+            pending,
+            leader_changes,
+            peer_sent,
+            peer_received,
+            grpc_sent,
+            grpc_received,
+        ] = read.scalars;
+        let [wal_fsync, backend_commit] = read.histograms;
         let snapshot = Self {
-            rss: scalar(metric::RSS),
-            cpu: scalar(metric::CPU),
-            db_size: scalar(metric::DB_SIZE).or_else(|| scalar(metric::DB_SIZE_BEFORE_3_5)),
-            committed: scalar(metric::PROPOSALS_COMMITTED),
-            failed: scalar(metric::PROPOSALS_FAILED),
-            pending: scalar(metric::PROPOSALS_PENDING),
-            leader_changes: scalar(metric::LEADER_CHANGES),
-            peer_sent: scalar(metric::PEER_SENT),
-            peer_received: scalar(metric::PEER_RECEIVED),
-            grpc_sent: scalar(metric::GRPC_SENT),
-            grpc_received: scalar(metric::GRPC_RECEIVED),
-            wal_fsync: buckets(&scrape, metric::WAL_FSYNC),
-            backend_commit: buckets(&scrape, metric::BACKEND_COMMIT),
+            rss,
+            cpu,
+            db_size: db_size.or(db_size_before_3_5),
+            committed,
+            failed,
+            pending,
+            leader_changes,
+            peer_sent,
+            peer_received,
+            grpc_sent,
+            grpc_received,
+            wal_fsync,
+            backend_commit,
         };
         if snapshot == Self::default() {
             return Err("no etcd or process metrics in the answer".to_owned());
@@ -115,33 +146,6 @@ impl Snapshot {
         ];
         had.into_iter().filter(|(_, had)| !had).map(|(name, _)| name).collect()
     }
-}
-
-/// The sum of a counter or gauge over all its label sets (peers, for the peer byte counts).
-fn scalar(scrape: &Scrape, name: &str) -> Option<f64> {
-    let mut sum = None;
-    for sample in scrape.samples.iter().filter(|s| s.metric == name) {
-        if let Value::Counter(v) | Value::Gauge(v) | Value::Untyped(v) = sample.value {
-            *sum.get_or_insert(0.0) += v;
-        }
-    }
-    sum
-}
-
-/// A histogram's buckets, summed over its label sets.
-fn buckets(scrape: &Scrape, name: &str) -> Option<Buckets> {
-    let mut out: Buckets = Vec::new();
-    for sample in scrape.samples.iter().filter(|s| s.metric == name) {
-        let Value::Histogram(counts) = &sample.value else { continue };
-        for c in counts {
-            match out.iter_mut().find(|(le, _)| *le == c.less_than) {
-                Some(bucket) => bucket.1 += c.count,
-                None => out.push((c.less_than, c.count)),
-            }
-        }
-    }
-    out.sort_by(|a, b| a.0.total_cmp(&b.0));
-    (!out.is_empty()).then_some(out)
 }
 
 /// One member's scrapes so far: running figures and the first and last snapshot.
