@@ -281,6 +281,39 @@ mod tests {
         assert_eq!(object_of(b"/registry/pods/ns-0/object-0000004x"), None);
     }
 
+    /// The apiserver's operations are read from a scenario like any, mixed by weight, with
+    /// thresholds on their kinds and the apiserver's compactor; a bad value is named with
+    /// its place.
+    #[test]
+    fn scenarios_mix_them_like_any_operation() {
+        use crate::{CompactionStyle, OpKind, Operation, Scenario};
+        let text = "thresholds = ['k8s-update.p99 < \"1s\"', 'k8s-list.p99 < \"30s\"']\n\
+            [load]\nclients = 4\ntotal = 10\n\
+            [[mix]]\nweight = 6\n[mix.op.k8s-update]\nresource = \"minions\"\nobjects = 5000\nobject-size = \"15KiB\"\n\
+            [[mix]]\nweight = 1\n[mix.op.k8s-list]\npage-size = 10000\n\
+            [[mix]]\nweight = 3\n[mix.op.k8s-event]\nttl = \"30m\"\n\
+            [compaction]\ninterval = \"5m\"\nstyle = \"apiserver\"\n";
+        let s = Scenario::from_toml_str(text).unwrap();
+        let ops: Vec<_> = s.workload().into_iter().map(|(w, op)| (w, op.clone())).collect();
+        let Operation::K8sUpdate(update) = &ops[0].1 else { panic!("{ops:?}") };
+        assert_eq!(
+            (ops[0].0, update.object_size, update.key(3).as_str()),
+            (6, 15 * 1024, "/registry/minions/ns-0/object-00000003")
+        );
+        assert_eq!(ops[1].1.kinds(), &[OpKind::K8sList]);
+        let Operation::K8sEvent(event) = &ops[2].1 else { panic!("{ops:?}") };
+        assert_eq!((event.ttl, event.lease_objects), (Duration::from_secs(1800), 1000));
+        assert!(ops.iter().all(|(_, op)| op.is_kubernetes()));
+        assert_eq!(s.compaction.unwrap().style, CompactionStyle::Apiserver);
+
+        let err = Scenario::from_toml_str(&text.replace("objects = 5000", "objects = 0"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("line 9, column 11: mix.0.op.k8s-update.objects"), "{err}");
+        let err = Scenario::from_toml_str(&text.replace("page-size", "page-sise")).unwrap_err();
+        assert!(err.to_string().contains("page-sise"), "{err}");
+    }
+
     #[test]
     fn bad_parameters_are_named() {
         let bad = |op: ObjectOp| op.validate_at("op.k8s-update").unwrap_err().field;
