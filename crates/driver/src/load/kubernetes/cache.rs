@@ -222,6 +222,15 @@ impl Cache {
     fn apply(&self, resp: &WatchResponse) {
         let header = resp.header().map_or(0, etcd_client::ResponseHeader::revision);
         if resp.events().is_empty() {
+            if resp.canceled() {
+                // Compacted past what it had delivered: the apiserver would list again;
+                // this cache stays where it was, and its consistent reads time out.
+                tracing::warn!(
+                    compact_revision = resp.compact_revision(),
+                    reason = resp.cancel_reason(),
+                    "a watch cache's watch was cancelled"
+                );
+            }
             if resp.created() || resp.canceled() {
                 return;
             }
