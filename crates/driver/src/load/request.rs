@@ -239,6 +239,7 @@ impl Work {
                     Prepared::K8s(plan) => Instance::K8s(kubernetes::Runner::new(
                         Arc::clone(plan),
                         k8s.get_or_insert_with(kubernetes::WorkerCaches::default),
+                        worker_seed,
                     )),
                 };
                 (total, instance)

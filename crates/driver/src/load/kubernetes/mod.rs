@@ -140,7 +140,8 @@ impl Workload {
             verb: Verb::Event,
             prefix: e.prefix(),
             namespaces: e.namespaces,
-            // A run's own names: events are never created twice, not even by another run.
+            // A run's own names: events are never created twice, not even by another run
+            // (each worker adds its own, see `Runner::new`).
             name_prefix: format!("event-{seed:016x}-"),
             objects: u64::MAX,
             cached_objects: 0,
@@ -231,6 +232,10 @@ pub(crate) struct Runner {
     checks: Rc<Checks>,
     /// The key being built, reused from request to request.
     key: RefCell<Vec<u8>>,
+    /// What its names start with: the plan's, and for events the worker's own besides.
+    name_prefix: String,
+    /// Events this worker created: the next one's number.
+    events: Cell<u64>,
 }
 
 /// A logical client's place in its group's objects.
@@ -240,8 +245,9 @@ pub(crate) struct ClientState {
 }
 
 impl Runner {
-    /// The worker's runner of `plan`, on the worker's cache of its resource.
-    pub(crate) fn new(plan: Arc<Workload>, shared: &mut WorkerCaches) -> Self {
+    /// The worker's runner of `plan`, on the worker's cache of its resource; `worker_seed`
+    /// tells its events' names from other workers'.
+    pub(crate) fn new(plan: Arc<Workload>, shared: &mut WorkerCaches, worker_seed: u64) -> Self {
         let cache = plan.cached().then(|| {
             let checks = Rc::clone(&shared.checks);
             let names = (plan.prefix.clone(), plan.name_prefix.clone());
@@ -250,7 +256,21 @@ impl Runner {
             }))
         });
         let leases = plan.lease.map(Leases::new);
-        Self { plan, cache, leases, checks: Rc::clone(&shared.checks), key: RefCell::default() }
+        // Request indices repeat from warm-up to measurement and, in a timed run, from one
+        // worker to the next: an event is named by its worker and its number there.
+        let name_prefix = match plan.verb {
+            Verb::Event => format!("{}{worker_seed:016x}-", plan.name_prefix),
+            _ => plan.name_prefix.clone(),
+        };
+        Self {
+            plan,
+            cache,
+            leases,
+            checks: Rc::clone(&shared.checks),
+            key: RefCell::default(),
+            name_prefix,
+            events: Cell::new(0),
+        }
     }
 
     /// The kind its requests are reported under.
@@ -275,7 +295,7 @@ impl Runner {
     fn key(&self, o: u64) -> Bytes {
         let mut key = self.key.borrow_mut();
         let p = &self.plan;
-        write_key(&mut key, &p.prefix, p.namespaces, &p.name_prefix, o);
+        write_key(&mut key, &p.prefix, p.namespaces, &self.name_prefix, o);
         Bytes::copy_from_slice(&key)
     }
 
@@ -301,7 +321,11 @@ impl Runner {
         let p = &self.plan;
         match p.verb {
             Verb::Create => self.create(kv, conn, i % p.objects).await,
-            Verb::Event => self.create(kv, conn, i).await,
+            Verb::Event => {
+                let n = self.events.get();
+                self.events.set(n + 1);
+                self.create(kv, conn, n).await
+            }
             Verb::Update => self.update(kv, self.owned(id, state), false).await,
             Verb::Delete => self.update(kv, self.owned(id, state), true).await,
             Verb::Get => {
@@ -494,7 +518,7 @@ mod tests {
             page_size: 0,
             lease: None,
         };
-        Runner::new(Arc::new(plan), &mut WorkerCaches::default())
+        Runner::new(Arc::new(plan), &mut WorkerCaches::default(), 0)
     }
 
     /// With one writer per object each client's objects are its own; with `w` writers per
