@@ -19,10 +19,13 @@
 //!   apiserver's cache.
 //! - event: a create of a new name on a lease reused as the apiserver reuses them ([`lease`]).
 //!
-//! Which object a request writes: creates, gets and the like take object `i % objects` of
+//! Each worker plays one apiserver: one watch cache per resource, one lease in use per
+//! operation. Which object a request writes: creates and gets take object `i % objects` of
 //! request `i`; updates and deletes take the next of their client's group's objects
-//! (`writers-per-object`), so that with one writer per object no two clients write one.
-//! The checks of [`etcdlat_core::invariant`] are counted in the worker's [`Checks`].
+//! (`writers-per-object`), so that with one writer per object no two clients write one;
+//! events are named by their worker and a count of its own. The checks of
+//! [`etcdlat_core::invariant`] are counted in the worker's [`Checks`], and its caches are
+//! checked against a fresh list when the run ends.
 
 mod cache;
 mod lease;
