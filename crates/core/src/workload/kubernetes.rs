@@ -98,10 +98,10 @@ impl ObjectOp {
         String::from_utf8(key).expect("written from strings and digits")
     }
 
-    /// The object a key names (its trailing number), if it is one of this layout's.
+    /// The object `key` is the key of, if it is one of this layout's.
     #[must_use]
-    pub fn object_of(key: &[u8]) -> Option<u64> {
-        object_of(key)
+    pub fn object_at(&self, key: &[u8]) -> Option<u64> {
+        object_at(key, &self.prefix(), self.namespaces, &self.name_prefix)
     }
 
     pub(crate) fn validate_at(&self, at: &str) -> Result<(), InvalidParam> {
@@ -192,15 +192,29 @@ pub fn write_key(out: &mut Vec<u8>, prefix: &str, namespaces: u64, name_prefix: 
     push_decimal(out, o, NAME_DIGITS);
 }
 
-/// The object a key names: its trailing [`NAME_DIGITS`] digits.
+/// The object whose key [`write_key`] writes as `key`, if any: its number from the name's
+/// [`NAME_DIGITS`] digits, then the whole key checked against the layout (resource prefix,
+/// the object's namespace, name prefix), without allocating (a watch cache reads every
+/// event's key with it).
 #[must_use]
-pub fn object_of(key: &[u8]) -> Option<u64> {
+pub fn object_at(key: &[u8], prefix: &str, namespaces: u64, name_prefix: &str) -> Option<u64> {
     let digits = key.get(key.len().checked_sub(NAME_DIGITS)?..)?;
-    digits.iter().try_fold(0u64, |n, &d| d.is_ascii_digit().then(|| n * 10 + u64::from(d - b'0')))
+    let o = digits
+        .iter()
+        .try_fold(0u64, |n, &d| d.is_ascii_digit().then(|| n * 10 + u64::from(d - b'0')))?;
+    let (namespace, n) = decimal(o % namespaces.max(1), 1);
+    let name = key
+        .strip_prefix(prefix.as_bytes())?
+        .strip_prefix(b"ns-")?
+        .strip_prefix(&namespace[n..])?
+        .strip_prefix(b"/")?
+        .strip_prefix(name_prefix.as_bytes())?;
+    (name.len() == NAME_DIGITS).then_some(o)
 }
 
-/// `n` in decimal, zero-padded to `width` digits, without formatting machinery.
-fn push_decimal(out: &mut Vec<u8>, mut n: u64, width: usize) {
+/// `n` in decimal, zero-padded to `width` digits, without formatting machinery: the digits
+/// are `.0[.1..]`.
+fn decimal(mut n: u64, width: usize) -> ([u8; 20], usize) {
     let mut digits = [b'0'; 20];
     let mut i = digits.len();
     while n > 0 || digits.len() - i < width {
@@ -208,6 +222,11 @@ fn push_decimal(out: &mut Vec<u8>, mut n: u64, width: usize) {
         digits[i] = b'0' + (n % 10) as u8;
         n /= 10;
     }
+    (digits, i)
+}
+
+fn push_decimal(out: &mut Vec<u8>, n: u64, width: usize) {
+    let (digits, i) = decimal(n, width);
     out.extend_from_slice(&digits[i..]);
 }
 
@@ -275,10 +294,19 @@ mod tests {
         assert_eq!(op.key(7), "/registry/pods/ns-1/object-00000007");
         assert_eq!(op.prefix(), "/registry/pods/");
         for o in [0, 7, 42, MAX_OBJECTS - 1] {
-            assert_eq!(object_of(op.key(o).as_bytes()), Some(o));
+            assert_eq!(op.object_at(op.key(o).as_bytes()), Some(o));
         }
-        assert_eq!(object_of(b"/registry/pods/ns-0/x"), None);
-        assert_eq!(object_of(b"/registry/pods/ns-0/object-0000004x"), None);
+        for other in [
+            &b"/registry/pods/ns-0/x"[..],
+            b"/registry/pods/ns-0/object-0000004x",
+            b"/registry/pods/ns-1/object-00000042",
+            b"/registry/pods/object-00000042",
+            b"/registry/pods/ns-0/more-00000042",
+            b"/registry/pods/ns-0/object-000000042",
+            b"/registry/pods2/ns-0/object-00000042",
+        ] {
+            assert_eq!(op.object_at(other), None, "{}", String::from_utf8_lossy(other));
+        }
     }
 
     /// The apiserver's operations are read from a scenario like any, mixed by weight, with

@@ -16,11 +16,11 @@ use std::time::Duration;
 use bytes::Bytes;
 use etcd_client::{EventType, WatchOptions, WatchResponse};
 use etcdlat_core::invariant::Invariant;
-use etcdlat_core::workload::kubernetes::{NAME_DIGITS, object_of};
+use etcdlat_core::workload::kubernetes::object_at;
 use etcdlat_core::workload::prefix_end;
 use tokio::sync::{Notify, OnceCell, oneshot};
 
-use super::Checks;
+use super::{Checks, Layout};
 use crate::transport::message::RangeRequest;
 use crate::transport::{Conn, status};
 
@@ -34,8 +34,10 @@ pub(super) const FRESH_WAIT: Duration = Duration::from_secs(3);
 /// One resource's watch cache on one worker.
 pub(crate) struct Cache {
     prefix: Bytes,
-    /// What the names of its objects start with: other names under the prefix are not its.
-    name_prefix: Box<[u8]>,
+    /// Its objects' layout: other keys under the prefix are not its.
+    prefix_text: String,
+    namespaces: u64,
+    name_prefix: String,
     /// Per object: its mod revision, or minus the revision it was deleted at, 0 unknown.
     slots: Box<[Cell<i64>]>,
     /// The revision the watch has delivered up to (events or progress notifications).
@@ -54,10 +56,13 @@ pub(crate) struct Cache {
 }
 
 impl Cache {
-    pub(super) fn new(prefix: &str, name_prefix: &str, objects: u64, checks: Rc<Checks>) -> Self {
+    /// The cache of `objects` objects of `layout`'s resource, names and namespaces.
+    pub(super) fn new(layout: &Layout, objects: u64, checks: Rc<Checks>) -> Self {
         Self {
-            prefix: Bytes::copy_from_slice(prefix.as_bytes()),
-            name_prefix: name_prefix.as_bytes().into(),
+            prefix: Bytes::copy_from_slice(layout.prefix.as_bytes()),
+            prefix_text: layout.prefix.clone(),
+            namespaces: layout.namespaces,
+            name_prefix: layout.name_prefix.clone(),
             slots: (0..objects).map(|_| Cell::new(0)).collect(),
             revision: Cell::new(0),
             last_event: Cell::new(0),
@@ -180,7 +185,7 @@ impl Cache {
         loop {
             let resp = kv.range(req.clone()).await?;
             for found in &resp.kvs {
-                if let Some(o) = self.slot(&found.key).and(object_of(&found.key)) {
+                if let Some(o) = self.object_at(&found.key).filter(|&o| o < fresh.len() as u64) {
                     fresh[o as usize] = found.mod_revision;
                 }
             }
@@ -209,13 +214,11 @@ impl Cache {
 
     /// The slot of the object `key` names, if it is one of the cache's.
     fn slot(&self, key: &[u8]) -> Option<&Cell<i64>> {
-        let name_end = key.len().checked_sub(NAME_DIGITS)?;
-        let name_start = name_end.checked_sub(self.name_prefix.len())?;
-        let after_namespace = name_start.checked_sub(1).and_then(|i| key.get(i));
-        if key[name_start..name_end] != *self.name_prefix || after_namespace != Some(&b'/') {
-            return None;
-        }
-        self.slots.get(object_of(key)? as usize)
+        self.slots.get(self.object_at(key)? as usize)
+    }
+
+    fn object_at(&self, key: &[u8]) -> Option<u64> {
+        object_at(key, &self.prefix_text, self.namespaces, &self.name_prefix)
     }
 
     /// One watch response: events applied in order and checked, or a progress notification.
@@ -231,35 +234,48 @@ impl Cache {
                     "a watch cache's watch was cancelled"
                 );
             }
-            if resp.created() || resp.canceled() {
-                return;
+            if !resp.created() && !resp.canceled() {
+                self.progressed(header);
             }
-            // A progress notification: everything up to its revision was delivered.
-            if header < self.last_event.get() {
-                self.checks.violated(Invariant::ProgressRegression);
-            }
-            self.advance(header);
             return;
         }
         for event in resp.events() {
             let Some(kv) = event.kv() else { continue };
-            let rev = kv.mod_revision();
-            if rev < self.last_event.get() {
-                self.checks.violated(Invariant::WatchOrder);
-            }
-            self.last_event.set(self.last_event.get().max(rev));
-            let Some(slot) = self.slot(kv.key()) else { continue };
-            let deleted = event.event_type() == EventType::Delete;
-            if (deleted || kv.version() > 1) && event.prev_kv().is_none() {
-                self.checks.violated(Invariant::MissingPrevKv);
-            }
-            // Created (version 1) over an object the cache holds, with no delete between.
-            if !deleted && kv.version() == 1 && slot.get() > 0 && slot.get() < rev {
-                self.checks.violated(Invariant::DuplicateCreate);
-            }
-            put_newer(slot, rev, deleted);
+            let seen = Seen {
+                key: kv.key(),
+                mod_revision: kv.mod_revision(),
+                version: kv.version(),
+                deleted: event.event_type() == EventType::Delete,
+                prev_kv: event.prev_kv().is_some(),
+            };
+            self.event(&seen);
         }
         self.advance(self.last_event.get());
+    }
+
+    /// A progress notification: everything up to `revision` was delivered.
+    fn progressed(&self, revision: i64) {
+        if revision < self.last_event.get() {
+            self.checks.violated(Invariant::ProgressRegression);
+        }
+        self.advance(revision);
+    }
+
+    /// One event, checked and applied.
+    fn event(&self, e: &Seen<'_>) {
+        if e.mod_revision < self.last_event.get() {
+            self.checks.violated(Invariant::WatchOrder);
+        }
+        self.last_event.set(self.last_event.get().max(e.mod_revision));
+        let Some(slot) = self.slot(e.key) else { return };
+        if (e.deleted || e.version > 1) && !e.prev_kv {
+            self.checks.violated(Invariant::MissingPrevKv);
+        }
+        // Created (version 1) over an object the cache holds, with no delete between.
+        if !e.deleted && e.version == 1 && slot.get() > 0 && slot.get() < e.mod_revision {
+            self.checks.violated(Invariant::DuplicateCreate);
+        }
+        put_newer(slot, e.mod_revision, e.deleted);
     }
 
     fn advance(&self, revision: i64) {
@@ -275,6 +291,16 @@ impl Drop for Cache {
         // Ends the watch task, which then drops its stream (and etcd its watcher).
         drop(self.end.take());
     }
+}
+
+/// What a watch event says of an object, as the cache reads it.
+struct Seen<'a> {
+    key: &'a [u8],
+    mod_revision: i64,
+    version: i64,
+    deleted: bool,
+    /// It carried the previous value.
+    prev_kv: bool,
 }
 
 /// `slot` takes `revision` (minus it when `deleted`) if that is newer than what it holds.
@@ -319,5 +345,83 @@ async fn watch(
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cache() -> Cache {
+        let layout = Layout {
+            prefix: "/registry/pods/".into(),
+            namespaces: 1,
+            name_prefix: "object-".into(),
+        };
+        Cache::new(&layout, 10, Rc::default())
+    }
+
+    fn put(key: &str, mod_revision: i64, version: i64) -> Seen<'_> {
+        Seen { key: key.as_bytes(), mod_revision, version, deleted: false, prev_kv: version > 1 }
+    }
+
+    fn violations(cache: &Cache) -> Vec<(Invariant, u64)> {
+        let counts = cache.checks.counts();
+        Invariant::ALL.into_iter().map(|i| (i, counts[i.index()])).filter(|(_, n)| *n > 0).collect()
+    }
+
+    /// Events move an object's revision forward only: the worker's own newer write stands,
+    /// a delete leaves minus its revision, and names not of the cache's layout are skipped.
+    #[test]
+    fn events_and_own_writes_keep_the_newest_revision() {
+        let c = cache();
+        let key = "/registry/pods/ns-0/object-00000003";
+        c.event(&put(key, 5, 1));
+        assert_eq!(c.revision_of(3), Some(5));
+        c.wrote(3, 9, false);
+        c.event(&put(key, 7, 2));
+        assert_eq!(c.revision_of(3), Some(9), "an event older than the worker's own write");
+        c.event(&Seen { deleted: true, ..put(key, 10, 3) });
+        assert_eq!(c.revision_of(3), None);
+        c.wrote(3, 8, false);
+        assert_eq!(c.revision_of(3), None, "a write older than the delete");
+        c.event(&put(key, 11, 1));
+        assert_eq!(c.revision_of(3), Some(11), "created again after the delete");
+        for other in [
+            "/registry/pods/ns-0/more-00000004",
+            "/registry/pods/object-00000004",
+            "/registry/pods/ns-1/object-00000004",
+        ] {
+            c.event(&put(other, 12, 1));
+        }
+        assert_eq!(c.revision_of(4), None);
+        assert!(violations(&c).is_empty(), "{:?}", violations(&c));
+    }
+
+    /// Each check the watch makes counts what breaks it.
+    #[test]
+    fn watch_checks_count_what_breaks_them() {
+        let c = cache();
+        let key = "/registry/pods/ns-0/object-00000001";
+        c.event(&put(key, 5, 1));
+        // Created again with no delete between.
+        c.event(&put(key, 6, 1));
+        // Back in revision.
+        c.event(&put(key, 4, 2));
+        // An update without its previous value.
+        c.event(&Seen { prev_kv: false, ..put(key, 7, 2) });
+        // Progress behind what was delivered, then ahead of it.
+        c.progressed(6);
+        c.progressed(9);
+        assert_eq!(c.revision(), 9);
+        assert_eq!(
+            violations(&c),
+            [
+                (Invariant::DuplicateCreate, 1),
+                (Invariant::WatchOrder, 1),
+                (Invariant::ProgressRegression, 1),
+                (Invariant::MissingPrevKv, 1),
+            ]
+        );
     }
 }

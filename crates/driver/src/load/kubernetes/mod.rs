@@ -68,14 +68,26 @@ enum Verb {
     Event,
 }
 
-/// One `k8s-*` operation, prepared from the scenario.
-#[derive(Debug)]
-pub(crate) struct Workload {
-    verb: Verb,
+/// Where a resource's objects are: `/registry/<resource>/ns-<n>/<name-prefix><o>`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Layout {
     /// `/registry/<resource>/`.
     prefix: String,
     namespaces: u64,
     name_prefix: String,
+}
+
+impl Layout {
+    fn of(o: &ObjectOp) -> Self {
+        Self { prefix: o.prefix(), namespaces: o.namespaces, name_prefix: o.name_prefix.clone() }
+    }
+}
+
+/// One `k8s-*` operation, prepared from the scenario.
+#[derive(Debug)]
+pub(crate) struct Workload {
+    verb: Verb,
+    layout: Layout,
     objects: u64,
     /// The objects of its names the scenario's operations use, all together: its cache's.
     cached_objects: u64,
@@ -107,8 +119,8 @@ impl Workload {
         };
         let o = op.objects()?;
         let clients = u64::from(scenario.load.clients);
-        let same_names =
-            |other: &ObjectOp| other.prefix() == o.prefix() && other.name_prefix == o.name_prefix;
+        let layout = Layout::of(o);
+        let same_names = |other: &ObjectOp| Layout::of(other) == layout;
         // One cache holds every object of these names that any operation writes or reads.
         let cached_objects = scenario
             .workload()
@@ -125,9 +137,7 @@ impl Workload {
             .any(|(_, other)| matches!(other, Operation::K8sCreate(c) if same_names(c)));
         Some(Self {
             verb,
-            prefix: o.prefix(),
-            namespaces: o.namespaces,
-            name_prefix: o.name_prefix.clone(),
+            layout,
             objects: o.objects,
             cached_objects,
             value: Bytes::from(random_value(o.object_size as usize, seed)),
@@ -141,11 +151,13 @@ impl Workload {
     fn events(e: &EventOp, seed: u64) -> Self {
         Self {
             verb: Verb::Event,
-            prefix: e.prefix(),
-            namespaces: e.namespaces,
-            // A run's own names: events are never created twice, not even by another run
-            // (each worker adds its own, see `Runner::new`).
-            name_prefix: format!("event-{seed:016x}-"),
+            layout: Layout {
+                prefix: e.prefix(),
+                namespaces: e.namespaces,
+                // A run's own names: events are never created twice, not even by another
+                // run (each worker adds its own, see `Runner::new`).
+                name_prefix: format!("event-{seed:016x}-"),
+            },
             objects: u64::MAX,
             cached_objects: 0,
             value: Bytes::from(random_value(e.object_size as usize, seed)),
@@ -199,8 +211,8 @@ impl Checks {
 /// prefix, and the checks' counts.
 #[derive(Default)]
 pub(crate) struct WorkerCaches {
-    /// By resource prefix and name prefix.
-    caches: HashMap<(String, String), Rc<Cache>>,
+    /// By the layout of the objects they hold.
+    caches: HashMap<Layout, Rc<Cache>>,
     pub(crate) checks: Rc<Checks>,
 }
 
@@ -251,19 +263,19 @@ impl Runner {
     /// The worker's runner of `plan`, on the worker's cache of its resource; `worker_seed`
     /// tells its events' names from other workers'.
     pub(crate) fn new(plan: Arc<Workload>, shared: &mut WorkerCaches, worker_seed: u64) -> Self {
-        let cache = plan.cached().then(|| {
-            let checks = Rc::clone(&shared.checks);
-            let names = (plan.prefix.clone(), plan.name_prefix.clone());
-            Rc::clone(shared.caches.entry(names).or_insert_with(|| {
-                Rc::new(Cache::new(&plan.prefix, &plan.name_prefix, plan.cached_objects, checks))
-            }))
-        });
+        let cache =
+            plan.cached().then(|| {
+                let checks = Rc::clone(&shared.checks);
+                Rc::clone(shared.caches.entry(plan.layout.clone()).or_insert_with(|| {
+                    Rc::new(Cache::new(&plan.layout, plan.cached_objects, checks))
+                }))
+            });
         let leases = plan.lease.map(Leases::new);
         // Request indices repeat from warm-up to measurement and, in a timed run, from one
         // worker to the next: an event is named by its worker and its number there.
         let name_prefix = match plan.verb {
-            Verb::Event => format!("{}{worker_seed:016x}-", plan.name_prefix),
-            _ => plan.name_prefix.clone(),
+            Verb::Event => format!("{}{worker_seed:016x}-", plan.layout.name_prefix),
+            _ => plan.layout.name_prefix.clone(),
         };
         Self {
             plan,
@@ -298,7 +310,7 @@ impl Runner {
     fn key(&self, o: u64) -> Bytes {
         let mut key = self.key.borrow_mut();
         let p = &self.plan;
-        write_key(&mut key, &p.prefix, p.namespaces, &self.name_prefix, o);
+        write_key(&mut key, &p.layout.prefix, p.layout.namespaces, &self.name_prefix, o);
         Bytes::copy_from_slice(&key)
     }
 
@@ -359,7 +371,7 @@ impl Runner {
     }
 
     fn prefix_range(&self) -> RangeRequest {
-        let prefix = self.plan.prefix.as_bytes();
+        let prefix = self.plan.layout.prefix.as_bytes();
         RangeRequest {
             key: Bytes::copy_from_slice(prefix),
             range_end: Bytes::from(prefix_end(prefix)),
@@ -510,9 +522,11 @@ mod tests {
     fn runner(objects: u64, groups: u64) -> Runner {
         let plan = Workload {
             verb: Verb::Update,
-            prefix: "/registry/pods/".into(),
-            namespaces: 1,
-            name_prefix: "object-".into(),
+            layout: Layout {
+                prefix: "/registry/pods/".into(),
+                namespaces: 1,
+                name_prefix: "object-".into(),
+            },
             objects,
             cached_objects: objects,
             value: Bytes::new(),
