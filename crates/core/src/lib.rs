@@ -52,9 +52,9 @@ pub use metrics::{ClientBusy, ClientUsage, MemberMetrics, ResourceSample, Resour
 pub use op::{ErrorCode, OpKind};
 pub use recorder::Recorder;
 pub use report::{
-    AlarmReport, Distribution, HashKvCheck, Interval, LeaderChange, LinkReport, MemberReport,
-    NetworkReport, OpReport, PacingReport, Params, Report, ReportSet, Row, ShardInfo, StepReport,
-    Study, TargetInfo, WatchAccounting,
+    AlarmReport, Distribution, EmulatorUsage, HashKvCheck, Interval, LeaderChange, LinkReport,
+    MemberReport, NetworkReport, OpReport, PacingReport, Params, Report, ReportSet, Row, ShardInfo,
+    StepReport, Study, TargetInfo, WatchAccounting,
 };
 pub use scenario::{
     Checks, Cluster, Compaction, CompactionStyle, Etcd, EtcdVersion, LinkSettings, Load,

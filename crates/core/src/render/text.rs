@@ -271,12 +271,23 @@ impl Writer<'_> {
         if let Some(network) = &report.target.network {
             let _ = writeln!(self.out, "\nNetwork:\t{}", network.summary);
             for link in network.links.iter().filter(|l| l.bytes > 0) {
-                let _ = writeln!(
+                let _ = write!(
                     self.out,
                     "  {} -> {}:\t{}",
                     link.from,
                     link.to,
                     decimal_bytes(link.bytes)
+                );
+                if let (Some(p50), Some(p99)) = (link.late_p50_us, link.late_p99_us) {
+                    let _ = write!(self.out, ", delivered late by p50 {p50} µs, p99 {p99} µs");
+                }
+                self.out.push('\n');
+            }
+            if let Some(e) = &network.emulator {
+                let _ = writeln!(
+                    self.out,
+                    "  emulator:\tCPU {:.2} s user, {:.2} s system (not in the client's figures)",
+                    e.user_cpu_s, e.system_cpu_s
                 );
             }
         }
@@ -360,6 +371,9 @@ impl Writer<'_> {
         }
         self.resources(report);
         if let Some(warning) = report.client_limit() {
+            let _ = writeln!(self.out, "\nWarning: {warning}.");
+        }
+        if let Some(warning) = report.network_limit() {
             let _ = writeln!(self.out, "\nWarning: {warning}.");
         }
     }

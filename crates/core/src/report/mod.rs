@@ -24,7 +24,7 @@ use crate::scenario::{MatrixCell, Scenario, Targeting};
 pub(crate) use distribution::round3;
 
 pub use distribution::{Distribution, QUANTILES};
-pub use network::{LinkReport, NetworkReport};
+pub use network::{EmulatorUsage, LATE_FLOOR_US, LinkReport, NetworkReport};
 pub use step::StepReport;
 pub use study::{Row, Study, Unit};
 
@@ -226,6 +226,35 @@ impl Report {
             "the figures may be the client's, not etcd's: {why}; add worker threads (--workers, \
              --pin-cpus), put fewer clients on each connection, or split the load over machines \
              (--shard, then `etcdlat merge`)"
+        ))
+    }
+
+    /// Why the figures may be the emulated network's rather than etcd's, when a link
+    /// delivered later than it should at p99 ([`NetworkReport::late_links`]), naming the
+    /// links.
+    #[must_use]
+    pub fn network_limit(&self) -> Option<String> {
+        let late = self.target.network.as_ref()?.late_links();
+        if late.is_empty() {
+            return None;
+        }
+        let links: Vec<String> = late
+            .iter()
+            .map(|l| {
+                format!(
+                    "{} -> {} {} µs late at p99 (bound {} µs)",
+                    l.from,
+                    l.to,
+                    l.late_p99_us.unwrap_or_default(),
+                    l.late_bound_us()
+                )
+            })
+            .collect();
+        Some(format!(
+            "the latency may be the emulated network's, not etcd's: it delivered later than its \
+             links' latency allows on {}; run fewer clients or connections through it, or \
+             shape a real network (toxiproxy with --endpoints)",
+            links.join(", ")
         ))
     }
 

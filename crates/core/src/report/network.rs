@@ -14,6 +14,50 @@ pub struct NetworkReport {
     /// Every emulated link, one entry per direction, in (from, to) order; empty when the
     /// network was not emulated by etcdlat.
     pub links: Vec<LinkReport>,
+    /// What the emulator itself spent during the run, on its own thread of the client's
+    /// process; the report's `client` figures leave it out. `None` when the network was
+    /// not emulated by etcdlat or the thread could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emulator: Option<EmulatorUsage>,
+}
+
+/// The network emulator's own CPU during a run ([`NetworkReport::emulator`]).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct EmulatorUsage {
+    /// CPU time in user mode, seconds (clock ticks of 10 ms).
+    pub user_cpu_s: f64,
+    /// CPU time in the kernel on its behalf, seconds.
+    pub system_cpu_s: f64,
+    /// Voluntary context switches.
+    pub voluntary_ctxt_switches: u64,
+    /// Involuntary context switches.
+    pub nonvoluntary_ctxt_switches: u64,
+}
+
+/// How late a link may deliver at p99 before its run is warned about
+/// ([`NetworkReport::late_links`]): a tenth of its latency, and never less than this.
+pub const LATE_FLOOR_US: u64 = 200;
+
+impl NetworkReport {
+    /// The links that delivered later than they should at p99: beyond a tenth of their
+    /// latency or [`LATE_FLOOR_US`], whichever is larger. The latency and its tail on
+    /// those links are the emulator's, not etcd's.
+    #[must_use]
+    pub fn late_links(&self) -> Vec<&LinkReport> {
+        self.links
+            .iter()
+            .filter(|l| l.late_p99_us.is_some_and(|p99| p99 > l.late_bound_us()))
+            .collect()
+    }
+}
+
+impl LinkReport {
+    /// The most this link may deliver late at p99 and still be on time
+    /// ([`NetworkReport::late_links`]), microseconds.
+    #[must_use]
+    pub fn late_bound_us(&self) -> u64 {
+        (self.latency_us / 10).max(LATE_FLOOR_US)
+    }
 }
 
 /// One direction of one emulated link.

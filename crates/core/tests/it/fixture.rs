@@ -11,10 +11,10 @@ use etcdlat_core::metrics::{
     DiskDevice, NotAvailable, ResourceSample, ResourceSeries, metric, source,
 };
 use etcdlat_core::{
-    ClientStep, ClientUsage, Consistency, Distribution, ErrorCode, HashKvCheck, LeaderChange,
-    LinkReport, MemberMetrics, MemberReport, NetworkReport, OpKind, OpReport, Operation,
-    PacingReport, Params, PutOp, RangeOp, Recorder, Report, Scenario, ShardInfo, StepReport,
-    TargetInfo, Targeting, WatchAccounting,
+    ClientStep, ClientUsage, Consistency, Distribution, EmulatorUsage, ErrorCode, HashKvCheck,
+    LeaderChange, LinkReport, MemberMetrics, MemberReport, NetworkReport, OpKind, OpReport,
+    Operation, PacingReport, Params, PutOp, RangeOp, Recorder, Report, Scenario, ShardInfo,
+    StepReport, TargetInfo, Targeting, WatchAccounting,
 };
 
 /// When measurement started in every fixture.
@@ -638,6 +638,12 @@ pub fn full_report() -> Report {
                 late_p99_us: None,
             },
         ],
+        emulator: Some(EmulatorUsage {
+            user_cpu_s: 0.42,
+            system_cpu_s: 0.17,
+            voluntary_ctxt_switches: 5_120,
+            nonvoluntary_ctxt_switches: 33,
+        }),
     });
     report.watch = Some(WatchAccounting {
         streams: 2,

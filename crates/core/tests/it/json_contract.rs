@@ -519,6 +519,19 @@ struct NetworkMirror {
     config: Value,
     summary: String,
     links: Vec<Link>,
+    /// The emulator's own CPU, left out of the client's; written when the network was
+    /// emulated by etcdlat.
+    emulator: Nullable<Emulator>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Emulator {
+    user_cpu_s: f64,
+    system_cpu_s: f64,
+    voluntary_ctxt_switches: u64,
+    nonvoluntary_ctxt_switches: u64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -630,7 +643,7 @@ fn client_steps_are_written_each_on_its_own_and_read_back() {
 
 /// The fields the output leaves out when they hold nothing (`None`, empty, a count of 0), by
 /// the object they belong to; [`empty`] is what each stands for then.
-const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 13] = [
+const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 14] = [
     (
         "run",
         &[
@@ -703,6 +716,7 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 13] = [
     ),
     ("busy", &["worker_max", "worker_peak"]),
     ("target", &["targeting", "targeted", "network", "source_addresses"]),
+    ("network", &["emulator"]),
     ("audit", &["read_back_error", "serializable_staleness", "members", "violations"]),
     ("violation", &["key"]),
 ];
@@ -743,6 +757,9 @@ fn with_left_out_fields(mut json: Value) -> Value {
         put_back("busy", run.get_mut("client").and_then(|c| c.get_mut("busy")));
         put_back_resources(run.get_mut("client").and_then(|c| c.get_mut("resources")));
         put_back("target", run.get_mut("target"));
+        if let Some(network) = run["target"].get_mut("network").filter(|n| n.is_object()) {
+            put_back("network", Some(network));
+        }
         if let Some(audit) = run.get_mut("audit").filter(|a| a.is_object()) {
             for violation in audit["violations"].as_array_mut().into_iter().flatten() {
                 put_back("violation", Some(violation));
@@ -1024,6 +1041,8 @@ fn removing_any_field_fails_the_parse() {
     assert!(every.len() > 150, "only {} fields found", every.len());
     for field in [
         "verdict",
+        "nonvoluntary_ctxt_switches",
+        "system_cpu_s",
         "worker_cpu_s",
         "worker_peak",
         "last_error",

@@ -430,3 +430,36 @@ fn text_resources_section() {
     insta::assert_snapshot!(section);
     assert!(!render::text(&put_report(), &TextOptions::default()).contains("resources:"));
 }
+
+/// The text's network section: each link's bytes and how late it delivered, and the
+/// emulator's own CPU; a link late beyond its bound at p99 ends the report with a warning
+/// naming it, and only that link.
+#[test]
+fn text_network_section_and_the_emulators_verdict() {
+    let mut report = full_report();
+    let text = render::text(&report, &TextOptions::default());
+    let section: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Network:"))
+        .take_while(|l| !l.is_empty())
+        .collect();
+    insta::assert_snapshot!(section.join("\n"));
+    // 95 µs late at p99 on a link of no latency: within the 200 µs floor.
+    assert!(!text.contains("emulated network's"), "{text}");
+
+    let network = report.target.network.as_mut().unwrap();
+    network.links[0].latency_us = 1_000;
+    network.links[0].late_p99_us = Some(4_031);
+    network.links[1].late_p50_us = Some(100);
+    // 2 ms of latency allows 200 µs, the floor as well.
+    network.links[1].late_p99_us = Some(200);
+    let text = render::text(&report, &TextOptions::default());
+    let warning = text.lines().last().unwrap();
+    assert!(warning.starts_with("Warning: the latency may be the emulated network's"), "{text}");
+    assert!(warning.contains("client -> m0 4031 µs late at p99 (bound 200 µs)"), "{warning}");
+    assert!(!warning.contains("m0 -> m1"), "{warning}");
+
+    report.target.network.as_mut().unwrap().links[1].late_p99_us = Some(201);
+    let text = render::text(&report, &TextOptions::default());
+    assert!(text.lines().last().unwrap().contains(", m0 -> m1 201 µs late"), "{text}");
+}

@@ -284,6 +284,12 @@ impl MemberControl {
         self.network.as_ref().map(|(_, emulator)| emulator.as_ref())
     }
 
+    /// The emulated network's thread, whose CPU is apart from the client's
+    /// ([`Emulator::thread_id`]).
+    pub(crate) fn network_thread(&self) -> Option<i32> {
+        self.network().and_then(Emulator::thread_id)
+    }
+
     /// Every emulated link as it is now, in [`Emulator::links`] order: taken before a run, so
     /// that the report counts what the run added.
     pub(crate) fn network_snapshot(&self) -> Vec<LinkState> {
@@ -323,7 +329,12 @@ impl MemberControl {
                 }
             })
             .collect();
-        Some(NetworkReport { config: config.clone(), summary: config.summary(), links })
+        Some(NetworkReport {
+            config: config.clone(),
+            summary: config.summary(),
+            links,
+            emulator: None,
+        })
     }
 
     /// The index of a member by name.

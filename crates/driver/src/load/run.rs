@@ -208,14 +208,18 @@ impl<'a> Run<'a> {
         let network_before = driver.config.control.as_ref().map(MemberControl::network_snapshot);
         // Every member's /metrics and resources, and our own, from just before the load to
         // its end.
+        // The emulated network's thread carries every proxied byte: its CPU is the
+        // network's (the report's `target.network.emulator`), not the client's.
+        let network_thread = driver.config.control.as_ref().and_then(MemberControl::network_thread);
         let sampler = Sampler::start(
             metrics::targets(&self.cluster.members, driver.config.control.as_ref()),
             Arc::clone(driver.dialer.load_traffic()),
+            network_thread,
             metrics::period(scenario.series_interval().length),
             &driver.dialer,
         )
         .await;
-        let usage = Usage::start();
+        let usage = Usage::start(network_thread);
 
         // Prepared before the start is set: a large value takes milliseconds to make.
         let work = (!scenario.is_stream()).then(|| Arc::new(Work::prepare(scenario, self.seed)));
@@ -411,6 +415,9 @@ impl<'a> Run<'a> {
         let leader_changes = loaded.leader_watch.await.unwrap_or_default();
         let mut target = loaded.target;
         target.network = self.network(loaded.network_before.as_deref());
+        if let Some(network) = &mut target.network {
+            network.emulator = loaded.usage.apart();
+        }
         let (server, client_resources) = loaded.sampler.finish(measured.measure_start).await;
         let mut client = loaded.usage.finish(client_resources);
         if let Some(c) = &mut client {
@@ -486,6 +493,7 @@ impl<'a> Run<'a> {
             config: network.clone(),
             summary: network.summary(),
             links: Vec::new(),
+            emulator: None,
         })
     }
 

@@ -2,8 +2,8 @@
 //! from the links' (a quorum round trip for writes and linearizable reads, none for
 //! serializable ones on the leader, two client hops for everything), a line rate caps large
 //! writes, a partition of the leader mid-run changes the leader and heals, the report names
-//! the network and the bytes its links carried, and nothing is left listening after the
-//! cluster is gone. Bounds are generous: the machine is small and shared.
+//! the network, the bytes its links carried and the emulator's own CPU (apart from the
+//! client's), and nothing is left listening after the cluster is gone. Bounds are generous: the machine is small and shared.
 
 use std::time::Duration;
 
@@ -98,6 +98,28 @@ async fn client_latency_adds_two_hops_to_every_request() {
     assert!(to_member.bytes > 30 * 10, "the requests crossed the client link: {to_member:?}");
     let (p50, p99) = (to_member.late_p50_us.unwrap(), to_member.late_p99_us.unwrap());
     assert!(p50 <= p99, "how late the link delivered is reported: {to_member:?}");
+}
+
+#[tokio::test]
+async fn the_emulators_cpu_is_reported_apart_from_the_clients() {
+    if skip() {
+        return;
+    }
+    let etcd = cluster(1, "client-latency = \"1ms\"\n").await;
+    let report =
+        run_on(&etcd, 1, "[load]\nclients = 50\ntotal = 3000\n[op.put]\nval-size = 256\n").await;
+    assert_eq!(report.op(OpKind::Put).ok, 3000);
+    let net = report.target.network.as_ref().unwrap();
+    let emulator = net.emulator.expect("the emulator's own CPU");
+    let client = report.client.as_ref().unwrap();
+    let (emulated, client_s) =
+        (emulator.user_cpu_s + emulator.system_cpu_s, client.user_cpu_s + client.system_cpu_s);
+    // Every byte of 3,000 requests and answers was copied through it: more than a tick.
+    assert!(emulated >= 0.01, "{emulator:?}");
+    assert!(emulator.voluntary_ctxt_switches > 0, "it waits for bytes and timers: {emulator:?}");
+    // The emulator's thread is not among the workers, whose CPU is part of the client's.
+    let workers = client.worker_cpu_s.unwrap();
+    assert!(workers <= client_s + 0.02, "workers {workers} s within the client's {client_s} s");
 }
 
 #[tokio::test]

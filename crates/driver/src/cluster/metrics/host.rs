@@ -98,8 +98,9 @@ pub(crate) fn process(pid: u32) -> Result<ProcessCounters, String> {
         std::fs::read_to_string(dir.join(name))
             .map_err(|e| format!("reading /proc/{pid}/{name}: {e}"))
     };
-    let cpu_s =
+    let (user_s, system_s) =
         cpu_seconds(&read("stat")?).ok_or_else(|| format!("/proc/{pid}/stat: unreadable"))?;
+    let cpu_s = user_s + system_s;
     let rss_bytes = field(&read("status")?, "VmRSS:")
         .map(|kb| kb * 1024)
         .ok_or_else(|| format!("/proc/{pid}/status: no VmRSS"))?;
@@ -185,16 +186,66 @@ fn field(text: &str, name: &str) -> Option<u64> {
     line[name.len()..].split_whitespace().next()?.parse().ok()
 }
 
-/// User plus system CPU time from a `/proc/PID/stat` line, seconds: fields 14 and 15, in
+/// User and system CPU time from a `/proc/PID/stat` line, seconds: fields 14 and 15, in
 /// clock ticks, counted after the command name (which may hold spaces and parentheses).
 #[cfg(target_os = "linux")]
-fn cpu_seconds(stat: &str) -> Option<f64> {
+fn cpu_seconds(stat: &str) -> Option<(f64, f64)> {
     let after_name = &stat[stat.rfind(')')? + 1..];
     let mut fields = after_name.split_whitespace();
     // Field 3 (the state) is the first after the name: utime is the 12th from there.
     let utime: u64 = fields.nth(11)?.parse().ok()?;
     let stime: u64 = fields.next()?.parse().ok()?;
-    Some((utime + stime) as f64 / clock_ticks_per_second())
+    let ticks = clock_ticks_per_second();
+    Some((utime as f64 / ticks, stime as f64 / ticks))
+}
+
+/// One thread of this process ([`own_thread`]): its CPU time and context switches.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct ThreadCounters {
+    pub user_s: f64,
+    pub system_s: f64,
+    /// Voluntary and involuntary context switches.
+    pub ctxt_switches: (u64, u64),
+}
+
+/// The counters of this process's thread `tid`, from `/proc/self/task/TID` (CPU time in
+/// clock ticks, 10 ms).
+#[cfg(target_os = "linux")]
+pub(crate) fn own_thread(tid: i32) -> Result<ThreadCounters, String> {
+    let dir = Path::new("/proc/self/task").join(tid.to_string());
+    let read = |name: &str| {
+        std::fs::read_to_string(dir.join(name))
+            .map_err(|e| format!("reading /proc/self/task/{tid}/{name}: {e}"))
+    };
+    let (user_s, system_s) = cpu_seconds(&read("stat")?)
+        .ok_or_else(|| format!("/proc/self/task/{tid}/stat: unreadable"))?;
+    let status = read("status")?;
+    Ok(ThreadCounters {
+        user_s,
+        system_s,
+        ctxt_switches: (
+            field(&status, "voluntary_ctxt_switches:").unwrap_or(0),
+            field(&status, "nonvoluntary_ctxt_switches:").unwrap_or(0),
+        ),
+    })
+}
+
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn own_thread(_tid: i32) -> Result<ThreadCounters, String> {
+    Err(NOT_LINUX.to_owned())
+}
+
+/// This process's [`Rusage`] without thread `apart`'s share, when there is one and it can
+/// be read (the network emulator's thread, whose work is not the client's).
+pub(crate) fn rusage_without(apart: Option<i32>) -> Option<Rusage> {
+    let mut usage = rusage()?;
+    if let Some(t) = apart.and_then(|tid| own_thread(tid).ok()) {
+        usage.user_s = (usage.user_s - t.user_s).max(0.0);
+        usage.system_s = (usage.system_s - t.system_s).max(0.0);
+        usage.ctxt_switches.0 = usage.ctxt_switches.0.saturating_sub(t.ctxt_switches.0);
+        usage.ctxt_switches.1 = usage.ctxt_switches.1.saturating_sub(t.ctxt_switches.1);
+    }
+    Some(usage)
 }
 
 /// `sysconf(_SC_CLK_TCK)`, the unit of `/proc/PID/stat`'s times (100 on Linux everywhere).
@@ -377,11 +428,42 @@ mod tests {
 
     #[cfg(target_os = "linux")]
     #[test]
+    fn a_busy_thread_is_read_and_taken_out_of_the_process_usage() {
+        let (tid_tx, tid_rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = std::sync::mpsc::channel::<()>();
+        let spinner = std::thread::spawn(move || {
+            tid_tx.send(nix::unistd::gettid().as_raw()).unwrap();
+            // 300 ms of this thread's own CPU, however busy the machine is; then idle.
+            let cpu = || nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID);
+            let mut x = 0u64;
+            while cpu().unwrap().tv_nsec() < 300_000_000 && cpu().unwrap().tv_sec() == 0 {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1);
+            }
+            tid_tx.send(0).unwrap();
+            let _ = stop_rx.recv();
+            x
+        });
+        let tid = tid_rx.recv().unwrap();
+        assert_eq!(tid_rx.recv().unwrap(), 0, "the spinner is done");
+        let thread = own_thread(tid).unwrap();
+        let (all, without) = (rusage().unwrap(), rusage_without(Some(tid)).unwrap());
+        stop_tx.send(()).unwrap();
+        spinner.join().unwrap();
+        let cpu = thread.user_s + thread.system_s;
+        // Clock ticks of 10 ms either side.
+        assert!((0.28..=0.33).contains(&cpu), "the spinner's CPU: {thread:?}");
+        let taken = (all.user_s + all.system_s) - (without.user_s + without.system_s);
+        assert!((taken - cpu).abs() < 0.05, "{taken} s taken out for a thread of {cpu} s");
+        assert_eq!(rusage_without(None).map(|u| u.max_rss_bytes > 0), Some(true));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
     fn a_stat_line_gives_cpu_time_whatever_the_command_name() {
         // utime 250 and stime 150 ticks; a name with spaces and a parenthesis.
         let stat = "4242 (etc d) x) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 150 0 0 20 0 9 0";
         let ticks = clock_ticks_per_second();
-        assert_eq!(cpu_seconds(stat), Some(400.0 / ticks));
+        assert_eq!(cpu_seconds(stat), Some((250.0 / ticks, 150.0 / ticks)));
     }
 
     #[cfg(target_os = "linux")]

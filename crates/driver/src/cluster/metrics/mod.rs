@@ -20,7 +20,7 @@ mod scrape;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use etcdlat_core::{ClientBusy, ClientUsage, MemberMetrics, ResourceSeries};
+use etcdlat_core::{ClientBusy, ClientUsage, EmulatorUsage, MemberMetrics, ResourceSeries};
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
@@ -79,12 +79,14 @@ pub(crate) struct Sampler {
 }
 
 impl Sampler {
-    /// Starts sampling `members` and the client (whose load's bytes `traffic` counts) every
-    /// `period`. Returns once every first sample is taken (or has failed), so that the
-    /// baseline precedes the load.
+    /// Starts sampling `members` and the client (whose load's bytes `traffic` counts, and
+    /// whose CPU leaves out thread `apart`, the network emulator's) every `period`. Returns
+    /// once every first sample is taken (or has failed), so that the baseline precedes the
+    /// load.
     pub(crate) async fn start(
         members: Vec<Target>,
         traffic: Arc<Ledger>,
+        apart: Option<i32>,
         period: Duration,
         dialer: &Dialer,
     ) -> Self {
@@ -103,7 +105,7 @@ impl Sampler {
                 tokio::spawn(each_period(period, baseline(), stop_rx.clone(), sampled))
             })
             .collect();
-        let client = ClientResources::new(traffic, period, started);
+        let client = ClientResources::new(traffic, apart, period, started);
         let client = tokio::spawn(each_period(period, baseline(), stop_rx, client));
         for sampled in first {
             let _ = sampled.await;
@@ -237,19 +239,41 @@ impl Sampled for ClientResources {
 pub(crate) struct Usage {
     start: Option<host::Rusage>,
     since: Instant,
+    /// The thread whose CPU is not the client's (the network emulator's), and its counters
+    /// at the start.
+    apart: Option<(i32, Option<host::ThreadCounters>)>,
 }
 
 impl Usage {
-    /// Notes the CPU time used so far.
-    pub(crate) fn start() -> Self {
-        Self { start: host::rusage(), since: Instant::now() }
+    /// Notes the CPU time used so far, by the client and by thread `apart` (the network
+    /// emulator's).
+    pub(crate) fn start(apart: Option<i32>) -> Self {
+        Self {
+            start: host::rusage_without(apart),
+            since: Instant::now(),
+            apart: apart.map(|tid| (tid, host::own_thread(tid).ok())),
+        }
     }
 
-    /// CPU time and context switches since [`Usage::start`], the process's peak memory, and
-    /// from its resource series (`resources`) the load's bytes and the busiest period;
-    /// `None` where the platform does not tell.
+    /// What thread `apart` of [`Usage::start`] spent since then; `None` without one, or
+    /// when it cannot be read.
+    pub(crate) fn apart(&self) -> Option<EmulatorUsage> {
+        let (tid, Some(start)) = self.apart.as_ref()? else { return None };
+        let end = host::own_thread(*tid).ok()?;
+        Some(EmulatorUsage {
+            user_cpu_s: (end.user_s - start.user_s).max(0.0),
+            system_cpu_s: (end.system_s - start.system_s).max(0.0),
+            voluntary_ctxt_switches: end.ctxt_switches.0.saturating_sub(start.ctxt_switches.0),
+            nonvoluntary_ctxt_switches: end.ctxt_switches.1.saturating_sub(start.ctxt_switches.1),
+        })
+    }
+
+    /// CPU time and context switches since [`Usage::start`] (without thread `apart`'s), the
+    /// process's peak memory, and from its resource series (`resources`) the load's bytes
+    /// and the busiest period; `None` where the platform does not tell.
     pub(crate) fn finish(&self, resources: ResourceSeries) -> Option<ClientUsage> {
-        let (start, end) = (self.start.as_ref()?, host::rusage()?);
+        let apart = self.apart.as_ref().map(|(tid, _)| *tid);
+        let (start, end) = (self.start.as_ref()?, host::rusage_without(apart)?);
         let user_cpu_s = (end.user_s - start.user_s).max(0.0);
         let system_cpu_s = (end.system_s - start.system_s).max(0.0);
         let wall_s = self.since.elapsed().as_secs_f64();
@@ -291,7 +315,8 @@ mod tests {
             Dialer::new(&crate::transport::Security::default(), Duration::from_secs(1)).unwrap();
         let members = vec![Target { name: "gone".into(), url: url.clone(), local: None }];
         let traffic = Arc::new(Ledger::default());
-        let sampler = Sampler::start(members, traffic, Duration::from_millis(20), &dialer).await;
+        let sampler =
+            Sampler::start(members, traffic, None, Duration::from_millis(20), &dialer).await;
         tokio::time::sleep(Duration::from_millis(50)).await;
         let (got, client) = sampler.finish(Instant::now()).await;
         assert_eq!(got.len(), 1);
@@ -326,7 +351,7 @@ mod tests {
 
     #[test]
     fn the_process_measures_itself() {
-        let usage = Usage::start();
+        let usage = Usage::start(None);
         let mut x = 0u64;
         for i in 0..5_000_000u64 {
             x = x.wrapping_mul(31).wrapping_add(i);

@@ -256,6 +256,9 @@ impl MemberResources {
 /// thread), resident memory, and the load connections' bytes.
 pub(super) struct ClientResources {
     traffic: Arc<Ledger>,
+    /// A thread whose CPU and context switches are not the client's (the network
+    /// emulator's).
+    apart: Option<i32>,
     series: SeriesBuilder,
     started: Instant,
     last: Option<(Instant, Option<host::Rusage>, (u64, u64))>,
@@ -263,20 +266,25 @@ pub(super) struct ClientResources {
 
 impl ClientResources {
     /// The client's samples every `period` from `started`, with the load's bytes from
-    /// `traffic`.
-    pub(super) fn new(traffic: Arc<Ledger>, period: Duration, started: Instant) -> Self {
+    /// `traffic`, leaving thread `apart` out.
+    pub(super) fn new(
+        traffic: Arc<Ledger>,
+        apart: Option<i32>,
+        period: Duration,
+        started: Instant,
+    ) -> Self {
         let mut series = SeriesBuilder::new(period);
         if host::own_rss_bytes().is_none() {
             series.not_available(source::PROCESS, "resident memory needs Linux's /proc");
         }
-        Self { traffic, series, started, last: None }
+        Self { traffic, apart, series, started, last: None }
     }
 
     /// Reads the process's counters now and adds a sample; the first call only sets where
     /// counting starts.
     pub(super) fn add(&mut self) {
         let at = Instant::now();
-        let usage = host::rusage();
+        let usage = host::rusage_without(self.apart);
         let bytes = self.traffic.totals();
         let rss = host::own_rss_bytes();
         let Some((then, before, bytes_before)) = self.last.replace((at, usage, bytes)) else {

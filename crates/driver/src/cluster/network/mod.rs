@@ -15,7 +15,7 @@ mod proxy;
 mod timer;
 
 use std::net::{SocketAddr, TcpListener};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::thread::JoinHandle;
 
 use link::Link;
@@ -103,6 +103,9 @@ pub(crate) struct Emulator {
     overlay: Mutex<Vec<Vec<Overlay>>>,
     stop: Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
     thread: Mutex<Option<JoinHandle<()>>>,
+    /// The emulator thread's kernel id, set as it starts: its CPU is read apart from the
+    /// client's.
+    tid: Arc<OnceLock<i32>>,
 }
 
 impl std::fmt::Debug for Emulator {
@@ -165,8 +168,14 @@ impl Emulator {
         }
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let tid = Arc::new(OnceLock::new());
+        let thread_tid = Arc::clone(&tid);
         let thread =
             std::thread::Builder::new().name("etcdlat-network".into()).spawn(move || {
+                #[cfg(target_os = "linux")]
+                let _ = thread_tid.set(nix::unistd::gettid().as_raw());
+                #[cfg(not(target_os = "linux"))]
+                drop(thread_tid);
                 runtime.block_on(async move {
                     for (listener, target, route) in proxies {
                         match tokio::net::TcpListener::from_std(listener) {
@@ -186,7 +195,14 @@ impl Emulator {
             links,
             stop: Mutex::new(Some(stop)),
             thread: Mutex::new(Some(thread)),
+            tid,
         })
+    }
+
+    /// The emulator thread's kernel id (Linux), once it has started: every proxied byte is
+    /// carried on it, so its CPU is the network's, not the client's.
+    pub(crate) fn thread_id(&self) -> Option<i32> {
+        self.tid.get().copied()
     }
 
     /// Changes the links of `member` (0-based), or of every member when `None`.
