@@ -169,7 +169,7 @@ impl Work {
                 Prepared::LeaseRevoke { .. } => &[OpKind::LeaseRevoke],
                 Prepared::LeaseKeepalive { .. } => &[OpKind::LeaseKeepalive],
                 Prepared::Stm(_) => &[OpKind::Stm],
-                Prepared::K8s(k8s) => std::slice::from_ref(k8s.kind()),
+                Prepared::K8s(k8s) => k8s.kinds(),
             })
             .copied()
             .collect();
@@ -404,7 +404,7 @@ impl Ops {
             Instance::LeaseRevoke { .. } => OpKind::LeaseRevoke,
             Instance::LeaseKeepalive { .. } => OpKind::LeaseKeepalive,
             Instance::Stm(_) => OpKind::Stm,
-            Instance::K8s(k8s) => *k8s.kind(),
+            Instance::K8s(k8s) => k8s.kind(),
         }
     }
 
