@@ -80,6 +80,7 @@ fn sample_report() -> Report {
         watch: None,
         hashkv: None,
         audit: None,
+        invariants: None,
         members: Vec::new(),
         leader_changes: Vec::new(),
         alarms: Vec::new(),

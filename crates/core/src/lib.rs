@@ -30,6 +30,7 @@
 pub mod audit;
 pub mod comparison;
 pub mod fault;
+pub mod invariant;
 pub mod merge;
 pub mod metrics;
 pub mod op;
@@ -56,8 +57,8 @@ pub use report::{
     StepReport, Study, TargetInfo, WatchAccounting,
 };
 pub use scenario::{
-    Checks, Cluster, Compaction, Etcd, EtcdVersion, LinkSettings, Load, MatrixCell, Network,
-    ReportOptions, Scenario, ScenarioError, SeriesInterval, Setup, Targeting,
+    Checks, Cluster, Compaction, CompactionStyle, Etcd, EtcdVersion, LinkSettings, Load,
+    MatrixCell, Network, ReportOptions, Scenario, ScenarioError, SeriesInterval, Setup, Targeting,
 };
 pub use schedule::{Arrivals, Pacer, Rate, Schedule, Stage};
 pub use shard::{Shard, ShardError};

@@ -18,7 +18,7 @@
 //!
 //! - latency, service time and per-member histograms are added (HDR `add`), so every
 //!   percentile of the merged report is that of one histogram of all the samples;
-//! - ok, errors (by code), keys, value bytes, retries, clamped values and the watch
+//! - ok, errors (by code), keys, value bytes, retries, conflicts, pages, clamped values and the watch
 //!   accounting are summed;
 //! - the sample message of each error code is the first shard's that has one;
 //! - the duration is the longest shard's (the shards ran concurrently), and throughput is
@@ -280,6 +280,10 @@ fn merge_run(index: usize, shards: &[(&str, &Report)]) -> Result<Report, MergeEr
     for a in shards.iter().filter_map(|(_, r)| r.audit.as_ref()) {
         out.audit.get_or_insert_with(Default::default).add(a);
     }
+    out.invariants = None;
+    for i in shards.iter().filter_map(|(_, r)| r.invariants.as_ref()) {
+        out.invariants.get_or_insert_with(Default::default).add(i);
+    }
     out.hashkv = shards
         .iter()
         .filter_map(|(_, r)| r.hashkv.as_ref())
@@ -399,6 +403,8 @@ fn merge_op<'a>(
         out.keys += op.keys;
         out.value_bytes += op.value_bytes;
         out.retries += op.retries;
+        out.conflicts += op.conflicts;
+        out.pages += op.pages;
     }
     out.duration_s = ops.iter().map(|(_, op)| op.duration_s).fold(0.0, f64::max);
     out.throughput = per_second(out.ok, out.duration_s);

@@ -40,11 +40,30 @@ pub enum OpKind {
     WatchEvent,
     /// A watch event: from the put's acknowledgement to the event's arrival.
     WatchEventAcked,
+    /// The apiserver's create (a Txn on mod revision 0), its lease grant when one is due.
+    K8sCreate,
+    /// The apiserver's optimistic update, from the first attempt to the one that wrote
+    /// (conflicts and retries included).
+    K8sUpdate,
+    /// The apiserver's optimistic delete, retries included.
+    K8sDelete,
+    /// The apiserver's get of one object from etcd.
+    K8sGet,
+    /// The apiserver's paginated list from etcd, every page in one sample.
+    K8sList,
+    /// The apiserver's count of a resource's objects.
+    K8sCount,
+    /// The apiserver's consistent read: the revision, then the watch cache caught up to it.
+    K8sConsistentList,
+    /// The apiserver's event create on a reused lease, its lease grant when one is due.
+    K8sEvent,
+    /// The apiserver's compactor's claim: a Txn on `compact_rev_key`'s version.
+    K8sCompactor,
 }
 
 impl OpKind {
     /// Every kind, in report order.
-    pub const ALL: [OpKind; 15] = [
+    pub const ALL: [OpKind; 24] = [
         OpKind::Put,
         OpKind::Range,
         OpKind::RangeFirst,
@@ -60,6 +79,15 @@ impl OpKind {
         OpKind::WatchCreate,
         OpKind::WatchEvent,
         OpKind::WatchEventAcked,
+        OpKind::K8sCreate,
+        OpKind::K8sUpdate,
+        OpKind::K8sDelete,
+        OpKind::K8sGet,
+        OpKind::K8sList,
+        OpKind::K8sCount,
+        OpKind::K8sConsistentList,
+        OpKind::K8sEvent,
+        OpKind::K8sCompactor,
     ];
 
     /// Number of kinds, for fixed-size per-kind arrays.
@@ -84,6 +112,15 @@ impl OpKind {
             Self::WatchCreate => "watch-create",
             Self::WatchEvent => "watch-event",
             Self::WatchEventAcked => "watch-event-acked",
+            Self::K8sCreate => "k8s-create",
+            Self::K8sUpdate => "k8s-update",
+            Self::K8sDelete => "k8s-delete",
+            Self::K8sGet => "k8s-get",
+            Self::K8sList => "k8s-list",
+            Self::K8sCount => "k8s-count",
+            Self::K8sConsistentList => "k8s-consistent-list",
+            Self::K8sEvent => "k8s-event",
+            Self::K8sCompactor => "k8s-compactor",
         }
     }
 

@@ -346,6 +346,14 @@ impl Shard {
                     reason: "every watcher catches up on one key's revisions, written by one process; run it unsharded",
                 });
             }
+            // The apiserver's operations (`k8s-*`), the only ones left.
+            _ => {
+                debug_assert!(op.is_kubernetes());
+                return Err(ShardError::Unsupported {
+                    op: op.name(),
+                    reason: "its objects' writers and names are given out by client number within one process; run it unsharded",
+                });
+            }
         })
     }
 }

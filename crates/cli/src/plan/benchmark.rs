@@ -9,9 +9,9 @@ use std::time::Duration;
 use anyhow::{Result, anyhow, bail};
 use etcdlat_core::workload::DEFAULT_PAGE_SIZE;
 use etcdlat_core::{
-    Arrivals, ClientStep, Compaction, Isolation, LeaseOp, Load, Operation, PutOp, RangeOp,
-    Scenario, Schedule, StmLocker, StmOp, TxnMixedOp, TxnPutOp, WatchGetOp, WatchLatencyOp,
-    WatchOp, escape_key,
+    Arrivals, ClientStep, Compaction, CompactionStyle, Isolation, LeaseOp, Load, Operation, PutOp,
+    RangeOp, Scenario, Schedule, StmLocker, StmOp, TxnMixedOp, TxnPutOp, WatchGetOp,
+    WatchLatencyOp, WatchOp, escape_key,
 };
 
 use super::flag::{consistency_flag, duration_flag, flag_error, positive, size_flag};
@@ -108,8 +108,11 @@ pub fn put(args: &PutArgs) -> Result<Scenario> {
     let compact_interval =
         duration_flag("--compact-interval", Some(&args.compact_interval))?.unwrap_or_default();
     if !compact_interval.is_zero() {
-        s.compaction =
-            Some(Compaction { interval: compact_interval, index_delta: args.compact_index_delta });
+        s.compaction = Some(Compaction {
+            interval: compact_interval,
+            index_delta: args.compact_index_delta,
+            style: CompactionStyle::Benchmark,
+        });
     }
     s.checks.hashkv = args.check_hashkv;
     s.validate().map_err(flag_error)?;

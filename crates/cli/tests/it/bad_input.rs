@@ -59,6 +59,13 @@ fn bad_input_exits_2_with_one_line_naming_the_problem() {
         ("too-big", file("too-big.toml", &scenario(total, "val-size = \"2MiB\"\n"))),
         ("no-op", file("no-op.toml", "name = \"x\"\n[load]\ntotal = 1\n")),
         (
+            "k8s-too-big",
+            file(
+                "k8s-too-big.toml",
+                "name = \"pods\"\n[load]\ntotal = 1\n[op.k8s-update]\nobject-size = \"1600KiB\"\n",
+            ),
+        ),
+        (
             "no-port",
             file(
                 "no-port.toml",
@@ -149,6 +156,11 @@ fn bad_input_exits_2_with_one_line_naming_the_problem() {
             vec!["bad:", "2097160 bytes", "request limit", "--max-request-bytes"],
         ),
         ("no operation", vec!["run", path("no-op")], vec!["op: missing"]),
+        (
+            "an apiserver object over a local etcd's request limit",
+            vec!["run", path("k8s-too-big")],
+            vec!["pods:", "a k8s object of 1638400 bytes", "request limit"],
+        ),
         (
             "endpoint without a port in a file",
             vec!["run", path("no-port")],

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
 
+use crate::invariant::{Invariant, InvariantReport};
 use crate::op::{ErrorCode, OpKind};
 
 pub use interval::IntervalSample;
@@ -67,6 +68,11 @@ pub struct OpRecord {
     pub value_bytes: u64,
     /// Attempts beyond the first within successful requests (STM conflicts).
     pub retries: u64,
+    /// Compares that failed within successful requests (an apiserver update's or delete's
+    /// stale revision, each followed by a retry).
+    pub conflicts: u64,
+    /// Pages read by the successful requests (an apiserver list's).
+    pub pages: u64,
     /// Finished intervals.
     pub intervals: Vec<IntervalSample>,
     /// Which milliseconds of measured time saw a success of this kind.
@@ -89,6 +95,8 @@ impl OpRecord {
             keys: 0,
             value_bytes: 0,
             retries: 0,
+            conflicts: 0,
+            pages: 0,
             intervals: Vec::new(),
             successes: Timeline::default(),
             current: new_interval_histogram(),
@@ -186,6 +194,8 @@ impl OpRecord {
         self.keys += other.keys;
         self.value_bytes += other.value_bytes;
         self.retries += other.retries;
+        self.conflicts += other.conflicts;
+        self.pages += other.pages;
         self.intervals.append(&mut other.intervals);
         self.successes.union(&other.successes);
     }
@@ -238,6 +248,9 @@ pub struct Recorder {
     shift: u32,
     /// Whether the interval doubles as the run goes (see [`Recorder::adaptive`]).
     adaptive: bool,
+    /// Violations of each invariant checked while the run went, once any was checked
+    /// ([`Recorder::record_checks`]).
+    invariants: Option<[u64; Invariant::COUNT]>,
 }
 
 /// The most intervals an adaptive recorder keeps before it doubles their length
@@ -280,6 +293,7 @@ impl Recorder {
             base: interval,
             shift: 0,
             adaptive: false,
+            invariants: None,
         }
     }
 
@@ -310,6 +324,9 @@ impl Recorder {
         }
         self.members.clear();
         self.pacing = None;
+        if let Some(counts) = &mut self.invariants {
+            *counts = [0; Invariant::COUNT];
+        }
         self.start = start;
         self.interval = self.base;
         self.shift = 0;
@@ -423,6 +440,29 @@ impl Recorder {
     #[inline]
     pub fn record_retries(&mut self, kind: OpKind, retries: u64) {
         self.op_mut(kind).retries += retries;
+    }
+
+    /// Adds the failed compares and the pages of a successful request.
+    #[inline]
+    pub fn record_conflicts_and_pages(&mut self, kind: OpKind, conflicts: u64, pages: u64) {
+        let op = self.op_mut(kind);
+        op.conflicts += conflicts;
+        op.pages += pages;
+    }
+
+    /// Adds `violations` of each invariant ([`crate::invariant`]), indexed by
+    /// [`Invariant::index`]: the recorder then reports its invariants as checked.
+    pub fn record_checks(&mut self, violations: &[u64; Invariant::COUNT]) {
+        let counts = self.invariants.get_or_insert([0; Invariant::COUNT]);
+        for (a, b) in counts.iter_mut().zip(violations) {
+            *a += b;
+        }
+    }
+
+    /// The invariants checked while the run went, if any were.
+    #[must_use]
+    pub fn invariants(&self) -> Option<InvariantReport> {
+        self.invariants.as_ref().map(InvariantReport::from_counts)
     }
 
     /// Records a failed request; it counts by code and in its interval, never in latency.
@@ -547,6 +587,9 @@ impl Recorder {
         other.coarsen(shift - other.shift);
         if let Some(theirs) = &other.pacing {
             self.pacing.get_or_insert_with(|| Box::new(Pacing::new())).merge(theirs);
+        }
+        if let Some(theirs) = &other.invariants {
+            self.record_checks(theirs);
         }
         if self.steps.len() < other.steps.len() {
             self.steps.resize_with(other.steps.len(), StepRecord::new);

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::audit::AuditReport;
 use crate::fault::FaultReport;
+use crate::invariant::InvariantReport;
 use crate::metrics::{ClientUsage, MemberMetrics};
 use crate::op::{ErrorCode, OpKind};
 use crate::recorder::{IntervalSample, IntervalSum, OpRecord};
@@ -99,6 +100,10 @@ pub struct Report {
     /// The consistency audit, when asked for ([`crate::audit`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub audit: Option<AuditReport>,
+    /// The invariants the apiserver's requests (`k8s-*`) checked while the run went
+    /// ([`crate::invariant`]); absent when it sent none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invariants: Option<InvariantReport>,
     /// Successful requests per member that answered them (from response headers).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub members: Vec<MemberReport>,
@@ -297,6 +302,9 @@ impl Report {
         }
         if let Some(a) = &self.audit {
             out.extend(a.failures());
+        }
+        if let Some(i) = &self.invariants {
+            out.extend(i.failures());
         }
         out
     }
@@ -570,6 +578,11 @@ pub struct OpReport {
     pub value_bytes: u64,
     /// Attempts beyond the first within the successful requests (STM conflicts).
     pub retries: u64,
+    /// Compares that failed within the successful requests (an apiserver update's or
+    /// delete's stale revision, each followed by a retry).
+    pub conflicts: u64,
+    /// Pages the successful requests read (an apiserver list's).
+    pub pages: u64,
     /// The time series, one entry per interval from the start of measurement.
     pub intervals: Vec<Interval>,
 }
@@ -606,6 +619,8 @@ impl OpReport {
             keys: record.keys,
             value_bytes: record.value_bytes,
             retries: record.retries,
+            conflicts: record.conflicts,
+            pages: record.pages,
             intervals: Interval::series(&record.intervals, interval),
         }
     }
@@ -716,6 +731,7 @@ mod tests {
             steps: Vec::new(),
             watch: Some(WatchAccounting { expected: 10, received: 10, ..Default::default() }),
             audit: None,
+            invariants: None,
             hashkv: Some(HashKvCheck {
                 revision: 7,
                 members: [("m0".to_owned(), 1), ("m1".to_owned(), 1)].into(),

@@ -158,7 +158,8 @@ impl Setup {
     }
 }
 
-/// Background compaction during a run, as etcd benchmark's `put --compact-interval`.
+/// Background compaction during a run, as etcd benchmark's `put --compact-interval`, or as
+/// kube-apiserver's compactor.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct Compaction {
@@ -166,8 +167,31 @@ pub struct Compaction {
     #[serde(with = "unit::duration")]
     pub interval: Duration,
     /// Keep this many revisions: compact at the current revision minus this. Default 1000.
+    /// Not used by the apiserver's compactor.
     #[serde(default = "thousand")]
     pub index_delta: u64,
+    /// Whose compaction: etcd benchmark's (the default) or the apiserver's.
+    #[serde(default, skip_serializing_if = "CompactionStyle::is_benchmark")]
+    pub style: CompactionStyle,
+}
+
+/// How background compaction chooses its revision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CompactionStyle {
+    /// etcd benchmark's: every interval, the current revision minus `index-delta`.
+    #[default]
+    Benchmark,
+    /// kube-apiserver's: every interval, a Txn on `compact_rev_key`'s version (the claim
+    /// that several apiservers make one compaction, measured as `k8s-compactor`), then, if
+    /// it won, Compact to the revision its claim saw one interval before.
+    Apiserver,
+}
+
+impl CompactionStyle {
+    fn is_benchmark(&self) -> bool {
+        *self == Self::Benchmark
+    }
 }
 
 impl Compaction {
@@ -516,8 +540,11 @@ impl Scenario {
         }
         let mut kinds: Vec<OpKind> =
             workload.iter().flat_map(|(_, op)| op.kinds().iter().copied()).collect();
-        if self.compaction.is_some() {
+        if let Some(c) = &self.compaction {
             kinds.push(OpKind::Compact);
+            if c.style == CompactionStyle::Apiserver {
+                kinds.push(OpKind::K8sCompactor);
+            }
         }
         for (t, text) in thresholds.iter().zip(texts) {
             if let Some(kind) = t.op.filter(|k| !kinds.contains(k)) {

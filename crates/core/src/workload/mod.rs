@@ -1,15 +1,16 @@
 //! Workloads: the operations a scenario runs, with their parameters, the keys they choose
 //! and how they are checked.
 //!
-//! Request operations (`put`, `range`, `delete`, `txn-put`, `txn-mixed`, `lease-*`, `stm`)
-//! run in the request loop of every logical client and can be mixed by weight; stream
+//! Request operations (`put`, `range`, `delete`, `txn-put`, `txn-mixed`, `lease-*`, `stm`,
+//! and the apiserver's `k8s-*`) run in the request loop of every logical client and can be mixed by weight; stream
 //! workloads (`watch`, `watch-get`, `watch-latency`) organise a run of their own.
 //! Names, flags and defaults follow etcd's benchmark tool.
 //!
-//! One file per family: `kv` (put, range, delete), `txn`, `lease`, `stm` and `watch`;
-//! [`keyspace`] makes their keys.
+//! One file per family: `kv` (put, range, delete), `txn`, `lease`, `stm`, `watch` and
+//! [`kubernetes`] (kube-apiserver's requests); [`keyspace`] makes their keys.
 
 pub mod keyspace;
+pub mod kubernetes;
 mod kv;
 mod lease;
 mod stm;
@@ -21,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::op::OpKind;
 
 pub use keyspace::{KeyTarget, escape_key, key_bytes, prefix_end, range_start};
+pub use kubernetes::{EventOp, ObjectOp};
 pub use kv::{Consistency, DEFAULT_PAGE_SIZE, DeleteOp, PutOp, RangeOp};
 pub use lease::LeaseOp;
 pub use stm::{Isolation, StmLocker, StmOp};
@@ -60,6 +62,27 @@ pub enum Operation {
     WatchGet(WatchGetOp),
     /// Put-to-event latency on many watchers of one key, as `benchmark watch-latency`.
     WatchLatency(WatchLatencyOp),
+    /// The apiserver's create: `Txn(If mod_revision(key) == 0, Then Put)`, the put on a
+    /// reused lease when the objects have a TTL.
+    K8sCreate(ObjectOp),
+    /// The apiserver's `GuaranteedUpdate`: `Txn(If mod_revision == r, Then Put, Else Get)`
+    /// with `r` from the watch cache, retried with the object from `Else` on a conflict.
+    K8sUpdate(ObjectOp),
+    /// The apiserver's delete: `Txn(If mod_revision == r, Then Delete, Else Get)`, retried as
+    /// an update.
+    K8sDelete(ObjectOp),
+    /// The apiserver's get from etcd: a linearizable Range of one key.
+    K8sGet(ObjectOp),
+    /// The apiserver's list from etcd: pages of `page-size`, the first at the current
+    /// revision, the others pinned to it, each from the last key + `\0`; one sample.
+    K8sList(ObjectOp),
+    /// The apiserver's object count: a count-only Range of the resource's prefix.
+    K8sCount(ObjectOp),
+    /// The apiserver's consistent read from its cache: Range(prefix, limit 1) for the
+    /// current revision, then watch progress requests until the cache has caught up.
+    K8sConsistentList(ObjectOp),
+    /// The apiserver's event create: a new name each, on a reused lease of the event TTL.
+    K8sEvent(EventOp),
 }
 
 impl Operation {
@@ -79,6 +102,14 @@ impl Operation {
             Self::Watch(_) => "watch",
             Self::WatchGet(_) => "watch-get",
             Self::WatchLatency(_) => "watch-latency",
+            Self::K8sCreate(_) => "k8s-create",
+            Self::K8sUpdate(_) => "k8s-update",
+            Self::K8sDelete(_) => "k8s-delete",
+            Self::K8sGet(_) => "k8s-get",
+            Self::K8sList(_) => "k8s-list",
+            Self::K8sCount(_) => "k8s-count",
+            Self::K8sConsistentList(_) => "k8s-consistent-list",
+            Self::K8sEvent(_) => "k8s-event",
         }
     }
 
@@ -101,6 +132,14 @@ impl Operation {
             Self::WatchLatency(_) => {
                 &[OpKind::Put, OpKind::WatchCreate, OpKind::WatchEvent, OpKind::WatchEventAcked]
             }
+            Self::K8sCreate(_) => &[OpKind::K8sCreate],
+            Self::K8sUpdate(_) => &[OpKind::K8sUpdate],
+            Self::K8sDelete(_) => &[OpKind::K8sDelete],
+            Self::K8sGet(_) => &[OpKind::K8sGet],
+            Self::K8sList(_) => &[OpKind::K8sList],
+            Self::K8sCount(_) => &[OpKind::K8sCount],
+            Self::K8sConsistentList(_) => &[OpKind::K8sConsistentList],
+            Self::K8sEvent(_) => &[OpKind::K8sEvent],
         }
     }
 
@@ -109,6 +148,28 @@ impl Operation {
     #[must_use]
     pub fn is_stream(&self) -> bool {
         matches!(self, Self::Watch(_) | Self::WatchGet(_) | Self::WatchLatency(_))
+    }
+
+    /// The apiserver's objects this operation works on, if it is one of its (`k8s-*` but
+    /// `k8s-event`).
+    #[must_use]
+    pub fn objects(&self) -> Option<&ObjectOp> {
+        match self {
+            Self::K8sCreate(o)
+            | Self::K8sUpdate(o)
+            | Self::K8sDelete(o)
+            | Self::K8sGet(o)
+            | Self::K8sList(o)
+            | Self::K8sCount(o)
+            | Self::K8sConsistentList(o) => Some(o),
+            _ => None,
+        }
+    }
+
+    /// Whether this is one of the apiserver's operations (`k8s-*`).
+    #[must_use]
+    pub fn is_kubernetes(&self) -> bool {
+        self.objects().is_some() || matches!(self, Self::K8sEvent(_))
     }
 
     /// Whether `[checks] audit` records its requests ([`crate::audit`]): the key-value
@@ -148,6 +209,9 @@ impl Operation {
             Self::Watch(w) => w.validate_at(&at),
             Self::WatchGet(w) => w.validate_at(&at),
             Self::WatchLatency(w) => w.validate_at(&at),
+            Self::K8sEvent(e) => e.validate_at(&at),
+            // The apiserver's operations on objects, all of one parameter type.
+            _ => self.objects().expect("the other operations have objects").validate_at(&at),
         }
     }
 }

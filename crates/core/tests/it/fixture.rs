@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use etcdlat_core::audit::{AuditReport, MemberStaleness, Staleness, Violation};
 use etcdlat_core::fault::{FaultAction, FaultReport, Window};
+use etcdlat_core::invariant::InvariantReport;
 use etcdlat_core::metrics::{
     DiskDevice, NotAvailable, ResourceSample, ResourceSeries, metric, source,
 };
@@ -111,6 +112,7 @@ pub fn put_report() -> Report {
         watch: None,
         hashkv: None,
         audit: None,
+        invariants: None,
         members: Vec::new(),
         leader_changes: Vec::new(),
         alarms: Vec::new(),
@@ -183,6 +185,7 @@ pub fn range_report() -> Report {
         watch: None,
         hashkv: None,
         audit: None,
+        invariants: None,
         members: served_by(),
         leader_changes: vec![LeaderChange {
             t_s: 1.25,
@@ -654,6 +657,8 @@ pub fn full_report() -> Report {
         ..WatchAccounting::default()
     });
     report.audit = Some(audit());
+    report.invariants =
+        Some(InvariantReport { list_count_mismatches: 1, ..InvariantReport::default() });
     report.steps = steps_report().steps;
     // Axes out of alphabetical order, so that a sorted map would show.
     let axes: toml::Table =

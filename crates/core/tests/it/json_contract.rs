@@ -58,6 +58,8 @@ struct Run {
     hashkv: Nullable<HashKv>,
     /// The consistency audit, when asked for.
     audit: Nullable<Audit>,
+    /// The invariants the apiserver's requests checked, in runs that sent them.
+    invariants: Nullable<Invariants>,
     /// Successful requests by the member that answered them.
     members: Vec<ServedBy>,
     /// Leader changes seen during the run.
@@ -322,6 +324,20 @@ struct HashKv {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Invariants {
+    unexpected_conflicts: u64,
+    duplicate_creates: u64,
+    list_order_violations: u64,
+    list_count_mismatches: u64,
+    watch_order_violations: u64,
+    progress_regressions: u64,
+    missing_prev_kvs: u64,
+    cache_divergences: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
 struct Audit {
     issued: u64,
     audited: u64,
@@ -549,6 +565,10 @@ struct Op {
     keys: u64,
     value_bytes: u64,
     retries: u64,
+    /// Failed compares of the apiserver's updates and deletes.
+    conflicts: u64,
+    /// Pages of the apiserver's lists.
+    pages: u64,
     intervals: Vec<Interval>,
 }
 
@@ -634,6 +654,7 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 14] = [
             "watch",
             "hashkv",
             "audit",
+            "invariants",
             "members",
             "leader_changes",
             "alarms",

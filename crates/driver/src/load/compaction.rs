@@ -1,6 +1,9 @@
 //! Background compaction during a run, as etcd benchmark's `put --compact-interval`: every
-//! interval, compact at the current revision minus `index-delta`. Each Compact is measured
-//! (kind `compact`) in a recorder of its own, merged into the run's at the end. Compaction
+//! interval, compact at the current revision minus `index-delta`; or as kube-apiserver's
+//! compactor (`style = "apiserver"`): every interval, a Txn on `compact_rev_key`'s version
+//! (measured as `k8s-compactor`, its write counted in its keys), and when it won, Compact
+//! to the revision the previous interval's Txn saw. Each Compact is measured (kind
+//! `compact`) in a recorder of its own, merged into the run's at the end. Compaction
 //! runs through warm-up too, but like the requests only what completes after it is counted,
 //! and none starts after the measured phase ends.
 //!
@@ -10,8 +13,8 @@
 
 use std::time::{Duration, Instant};
 
-use etcd_client::CompactionOptions;
-use etcdlat_core::{Compaction, ErrorCode, OpKind, Recorder};
+use etcd_client::{CompactionOptions, Compare, CompareOp, Txn, TxnOp, TxnOpResponse};
+use etcdlat_core::{Compaction, CompactionStyle, ErrorCode, OpKind, Recorder};
 use tokio::sync::watch;
 use tokio::time::MissedTickBehavior;
 
@@ -29,12 +32,18 @@ pub(crate) async fn run(
     interval: Duration,
     mut stop: watch::Receiver<bool>,
 ) -> Recorder {
-    let mut recorder = Recorder::new(&[OpKind::Compact], measure_start, interval);
+    let apiserver = cfg.style == CompactionStyle::Apiserver;
+    let kinds: &[OpKind] =
+        if apiserver { &[OpKind::Compact, OpKind::K8sCompactor] } else { &[OpKind::Compact] };
+    let mut recorder = Recorder::new(kinds, measure_start, interval);
     let Ok(mut client) = control_client_any(&dialer, &endpoints).await else {
         recorder.record_error(OpKind::Compact, ErrorCode::Unavailable, Instant::now());
         return recorder;
     };
     let mut last = 0;
+    // The apiserver's compactor's state: the version of `compact_rev_key` it expects, and
+    // the revision its last claim saw.
+    let (mut version, mut seen) = (0, 0);
     let mut tick = tokio::time::interval_at((Instant::now() + cfg.interval).into(), cfg.interval);
     tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
     let end = async {
@@ -52,37 +61,97 @@ pub(crate) async fn run(
             () = &mut end => return recorder,
             _ = tick.tick() => {}
         }
-        let revision = match client.get("\0etcdlat-compaction-probe", None).await {
-            Ok(resp) => resp.header().map_or(0, etcd_client::ResponseHeader::revision),
-            Err(e) => {
-                let done = Instant::now();
-                if done >= measure_start {
-                    let code = ErrorCode::from_grpc(status(e).code() as i32);
-                    recorder.record_error(OpKind::Compact, code, done);
+        let target = if apiserver {
+            let won;
+            (won, version, seen) =
+                claim(&mut client, version, seen, measure_start, &mut recorder).await;
+            let Some(target) = won else { continue };
+            target
+        } else {
+            match client.get("\0etcdlat-compaction-probe", None).await {
+                Ok(resp) => {
+                    let revision = resp.header().map_or(0, etcd_client::ResponseHeader::revision);
+                    revision - i64::try_from(cfg.index_delta).unwrap_or(i64::MAX)
                 }
-                continue;
+                Err(e) => {
+                    record_error(&mut recorder, OpKind::Compact, e, measure_start);
+                    continue;
+                }
             }
         };
-        let target = revision - i64::try_from(cfg.index_delta).unwrap_or(i64::MAX);
         if target <= last {
             continue;
         }
         let sent = Instant::now();
         let result = client.compact(target, None::<CompactionOptions>).await;
         let done = Instant::now();
-        let measured = done >= measure_start;
         match result {
             Ok(_) => {
-                if measured {
+                if done >= measure_start {
                     recorder.record_ok(OpKind::Compact, sent, sent, done);
                 }
                 last = target;
             }
-            Err(e) if measured => {
-                let code = ErrorCode::from_grpc(status(e).code() as i32);
-                recorder.record_error(OpKind::Compact, code, done);
-            }
-            Err(_) => {}
+            Err(e) => record_error(&mut recorder, OpKind::Compact, e, measure_start),
         }
     }
+}
+
+/// A failure of `kind` now, recorded if measured.
+fn record_error(
+    recorder: &mut Recorder,
+    kind: OpKind,
+    e: etcd_client::Error,
+    measure_start: Instant,
+) {
+    let done = Instant::now();
+    if done >= measure_start {
+        let code = ErrorCode::from_grpc(status(e).code() as i32);
+        recorder.record_error(kind, code, done);
+    }
+}
+
+/// Where the apiserver keeps the compactor's claim: at the root, outside `/registry`.
+const COMPACT_REV_KEY: &str = "compact_rev_key";
+
+/// One claim of the apiserver's compactor (k8s.io/apiserver's `compact`): `Txn(If
+/// version(compact_rev_key) == version, Then Put(compact_rev_key, seen), Else
+/// Get(compact_rev_key))`. Returns the revision to compact to (the one the previous claim
+/// saw) when it won and one was seen, and the version and revision the next claim starts
+/// from. Several compactors (apiservers) on one cluster thus compact once per interval.
+async fn claim(
+    client: &mut etcd_client::Client,
+    version: i64,
+    seen: i64,
+    measure_start: Instant,
+    recorder: &mut Recorder,
+) -> (Option<i64>, i64, i64) {
+    let txn = Txn::new()
+        .when([Compare::version(COMPACT_REV_KEY, CompareOp::Equal, version)])
+        .and_then([TxnOp::put(COMPACT_REV_KEY, seen.to_string(), None)])
+        .or_else([TxnOp::get(COMPACT_REV_KEY, None)]);
+    let sent = Instant::now();
+    let resp = match client.txn(txn).await {
+        Ok(resp) => resp,
+        Err(e) => {
+            record_error(recorder, OpKind::K8sCompactor, e, measure_start);
+            return (None, version, seen);
+        }
+    };
+    let done = Instant::now();
+    let revision = resp.header().map_or(0, etcd_client::ResponseHeader::revision);
+    if done >= measure_start {
+        recorder.record_ok(OpKind::K8sCompactor, sent, sent, done);
+        recorder.record_payload(OpKind::K8sCompactor, u64::from(resp.succeeded()), 0);
+    }
+    if !resp.succeeded() {
+        // Another compactor claimed this interval: follow its version.
+        let theirs = resp.op_responses().into_iter().find_map(|r| match r {
+            TxnOpResponse::Get(get) => get.kvs().first().map(etcd_client::KeyValue::version),
+            _ => None,
+        });
+        return (None, theirs.unwrap_or(version), revision);
+    }
+    // No compaction on the first claim: nothing was seen an interval before.
+    ((seen > 0).then_some(seen), version + 1, revision)
 }

@@ -11,8 +11,12 @@ pub(crate) struct Done {
     pub keys: u64,
     /// Value bytes written or read.
     pub value_bytes: u64,
-    /// Attempts beyond the first (STM conflicts).
+    /// Attempts beyond the first (STM conflicts, an apiserver update's retries).
     pub retries: u64,
+    /// Compares that failed (an apiserver update's or delete's stale revisions).
+    pub conflicts: u64,
+    /// Pages read (an apiserver list's).
+    pub pages: u64,
     /// The member that answered (from the response header; 0 when unknown).
     pub member: u64,
     /// The response header's revision (0 when none): for the audit.

@@ -147,6 +147,12 @@ pub(super) fn params(scenario: &Scenario, conns: u32, workers: usize, seed: u64)
                 p.val_size = Some(s.val_size);
                 p.key_space_size = Some(s.keys);
             }
+            Operation::K8sCreate(o) | Operation::K8sUpdate(o) if p.val_size.is_none() => {
+                p.key_size = Some(o.key(o.objects - 1).len() as u64);
+                p.val_size = Some(o.object_size);
+                p.key_space_size = Some(o.objects);
+            }
+            Operation::K8sEvent(e) if p.val_size.is_none() => p.val_size = Some(e.object_size),
             _ => {}
         }
     }

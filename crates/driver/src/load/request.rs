@@ -20,7 +20,7 @@ use rand::{Rng, SeedableRng};
 
 use super::audit_log::{Recording, Spaces};
 use super::completion::Done;
-use super::stm;
+use super::{kubernetes, stm};
 use crate::transport::frame::{decode, frame, frame_put};
 use crate::transport::message::{
     DELETE_RANGE, DeleteRangeRequest, DeleteRangeResponse, Key, PUT, PutRequest, PutResponse,
@@ -44,6 +44,7 @@ enum Prepared {
     LeaseRevoke { ttl: i64 },
     LeaseKeepalive { ttl: i64 },
     Stm(Arc<stm::Workload>),
+    K8s(Arc<kubernetes::Workload>),
 }
 
 /// How a range is read: one Range, one RangeStream, or Ranges a page at a time.
@@ -81,7 +82,13 @@ impl Work {
             .workload()
             .into_iter()
             .filter(|(_, op)| !op.is_stream())
-            .map(|(weight, op)| (weight, Self::prepare_one(op, seed, &mut spaces)))
+            .map(|(weight, op)| {
+                let prepared = match kubernetes::Workload::new(op, scenario, seed) {
+                    Some(k8s) => Prepared::K8s(Arc::new(k8s)),
+                    None => Self::prepare_one(op, seed, &mut spaces),
+                };
+                (weight, prepared)
+            })
             .collect();
         Self { ops, seed, spaces }
     }
@@ -157,9 +164,9 @@ impl Work {
             Operation::LeaseRevoke(l) => Prepared::LeaseRevoke { ttl: ttl(l.ttl) },
             Operation::LeaseKeepalive(l) => Prepared::LeaseKeepalive { ttl: ttl(l.ttl) },
             Operation::Stm(s) => Prepared::Stm(Arc::new(stm::Workload::new(s, seed))),
-            Operation::Watch(_) | Operation::WatchGet(_) | Operation::WatchLatency(_) => {
-                unreachable!("stream workloads are filtered out before")
-            }
+            // Stream workloads are filtered out before, the apiserver's prepared by
+            // `kubernetes::Workload`.
+            op => unreachable!("{} is not prepared here", op.name()),
         }
     }
 
@@ -181,6 +188,7 @@ impl Work {
                 Prepared::LeaseRevoke { .. } => &[OpKind::LeaseRevoke],
                 Prepared::LeaseKeepalive { .. } => &[OpKind::LeaseKeepalive],
                 Prepared::Stm(_) => &[OpKind::Stm],
+                Prepared::K8s(k8s) => k8s.kinds(),
             })
             .copied()
             .collect();
@@ -193,6 +201,7 @@ impl Work {
     /// streams.
     pub(crate) fn instantiate(self: &Arc<Self>, worker_seed: u64) -> Ops {
         let mut total = 0;
+        let mut k8s = None::<kubernetes::WorkerCaches>;
         let items = self
             .ops
             .iter()
@@ -251,6 +260,11 @@ impl Work {
                     Prepared::LeaseRevoke { ttl } => Instance::LeaseRevoke { ttl: *ttl },
                     Prepared::LeaseKeepalive { ttl } => Instance::LeaseKeepalive { ttl: *ttl },
                     Prepared::Stm(plan) => Instance::Stm(stm::Runner::new(Arc::clone(plan), seed)),
+                    Prepared::K8s(plan) => Instance::K8s(kubernetes::Runner::new(
+                        Arc::clone(plan),
+                        k8s.get_or_insert_with(kubernetes::WorkerCaches::default),
+                        worker_seed,
+                    )),
                 };
                 (total, instance)
             })
@@ -259,6 +273,7 @@ impl Work {
             items,
             total,
             rng: RefCell::new(StdRng::seed_from_u64(worker_seed ^ self.seed ^ 0x4D49_5845)),
+            k8s,
         }
     }
 }
@@ -274,6 +289,7 @@ enum Instance {
     LeaseRevoke { ttl: i64 },
     LeaseKeepalive { ttl: i64 },
     Stm(stm::Runner),
+    K8s(kubernetes::Runner),
 }
 
 /// The operations of one worker: a weighted choice per request.
@@ -282,16 +298,27 @@ pub(crate) struct Ops {
     items: Vec<(u32, Instance)>,
     total: u32,
     rng: RefCell<StdRng>,
+    /// The watch caches and checks of the apiserver's operations, when the worker runs any.
+    k8s: Option<kubernetes::WorkerCaches>,
 }
 
-/// What a logical client keeps between requests: nothing (one pointer) until an operation
-/// that needs state (leases, keep-alives, STM) first runs.
-#[derive(Default)]
-pub(crate) struct ClientState(Option<Box<State>>);
+/// What a logical client keeps between requests: its number, and nothing more (one
+/// pointer) until an operation that needs state (leases, keep-alives, STM, the apiserver's
+/// updates) first runs.
+pub(crate) struct ClientState {
+    /// The client's number in the run ([`super::worker::Client::id`]).
+    id: u32,
+    state: Option<Box<State>>,
+}
 
 impl ClientState {
+    /// The state of logical client `id`.
+    pub(crate) fn new(id: u32) -> Self {
+        Self { id, state: None }
+    }
+
     fn get(&mut self) -> &mut State {
-        self.0.get_or_insert_with(Box::default)
+        self.state.get_or_insert_with(Box::default)
     }
 }
 
@@ -302,6 +329,7 @@ struct State {
     leases: VecDeque<i64>,
     keepalive: Option<(etcd_client::LeaseKeeper, etcd_client::LeaseKeepAliveStream)>,
     stm: stm::ClientState,
+    k8s: kubernetes::ClientState,
 }
 
 impl State {
@@ -398,6 +426,19 @@ async fn paginated(
 }
 
 impl Ops {
+    /// The violations the apiserver's operations counted on this worker, by
+    /// [`etcdlat_core::invariant::Invariant::index`]; `None` when it runs none of them.
+    pub(crate) fn violations(&self) -> Option<[u64; etcdlat_core::invariant::Invariant::COUNT]> {
+        self.k8s.as_ref().map(|k| k.checks.counts())
+    }
+
+    /// Checks the worker's watch caches against etcd at the end of the run, if it has any.
+    pub(crate) async fn check_caches(&self, conn: &Conn) {
+        if let Some(k8s) = &self.k8s {
+            k8s.check_at_end(conn).await;
+        }
+    }
+
     /// Which operation request `i` runs.
     #[inline]
     pub(crate) fn pick(&self) -> usize {
@@ -428,6 +469,7 @@ impl Ops {
             Instance::LeaseRevoke { .. } => OpKind::LeaseRevoke,
             Instance::LeaseKeepalive { .. } => OpKind::LeaseKeepalive,
             Instance::Stm(_) => OpKind::Stm,
+            Instance::K8s(k8s) => k8s.kind(),
         }
     }
 
@@ -442,6 +484,7 @@ impl Ops {
             Instance::LeaseRevoke { .. } => state.get().leases.is_empty(),
             Instance::LeaseKeepalive { .. } => state.get().keepalive.is_none(),
             Instance::Stm(_) => true,
+            Instance::K8s(k8s) => k8s.needs_start(),
             _ => false,
         };
         if !needed {
@@ -470,6 +513,7 @@ impl Ops {
                 state.keepalive = Some(stream);
             }
             Instance::Stm(runner) => runner.prepare(conn, &mut state.stm).await?,
+            Instance::K8s(runner) => runner.start(conn).await?,
             _ => {}
         }
         Ok(())
@@ -494,7 +538,7 @@ impl Ops {
         let (path, body) = match &self.items[op].1 {
             Instance::Put { keygen, value, space } => {
                 let key = key_of(keygen, i, audit.map(|r| (r, kind, Access::Put, *space)));
-                (PUT, frame_put(&PutRequest { key, value: value.clone() }))
+                (PUT, frame_put(&PutRequest { key, value: value.clone(), lease: 0 }))
             }
             Instance::Range { keygen, template, mode: RangeMode::Unary, space } => {
                 let mut req = template.clone();
@@ -515,7 +559,8 @@ impl Ops {
                 (DELETE_RANGE, frame(&req))
             }
             _ => {
-                return Box::pin(self.execute_other(op, kind, i, kv, conn, state.get(), audit))
+                let id = state.id;
+                return Box::pin(self.execute_other(op, kind, i, kv, conn, id, state.get(), audit))
                     .await;
             }
         };
@@ -558,6 +603,7 @@ impl Ops {
         i: u64,
         kv: &mut Kv,
         conn: &Conn,
+        id: u32,
         state: &mut State,
         audit: Option<&Recording<'_>>,
     ) -> Result<Done, tonic::Status> {
@@ -592,6 +638,7 @@ impl Ops {
                     Request::Put(PutRequest {
                         key: key_of(keygen, i * ops + j, audit),
                         value: value.clone(),
+                        lease: 0,
                     })
                 });
                 let resp = kv.txn(TxnRequest::unconditional(puts)).await?;
@@ -618,7 +665,7 @@ impl Ops {
                     Ok(Done::answered(resp.header.as_ref(), keys, value_bytes))
                 } else {
                     let key = key_of(keygen, i, audit.map(|r| (r, kind, Access::Put, *space)));
-                    let put = Request::Put(PutRequest { key, value: value.clone() });
+                    let put = Request::Put(PutRequest { key, value: value.clone(), lease: 0 });
                     let resp = kv.txn(TxnRequest::unconditional([put])).await?;
                     Ok(Done::answered(resp.header.as_ref(), 1, value.len() as u64))
                 }
@@ -664,6 +711,7 @@ impl Ops {
                 }
             }
             Instance::Stm(runner) => runner.execute(kv, conn, &mut state.stm).await,
+            Instance::K8s(runner) => runner.execute(kv, conn, i, id, &mut state.k8s).await,
         }
     }
 }

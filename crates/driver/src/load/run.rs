@@ -540,10 +540,14 @@ impl<'a> Run<'a> {
             .zip(c.recorder.steps())
             .map(|(step, record)| StepReport::from_record(step, record, c.measure_start))
             .collect();
+        let invariants = c.recorder.invariants();
         let records = c.recorder.finish();
         // Background compaction is not part of the load: `all` combines the workload's kinds.
-        let load: Vec<&OpRecord> =
-            records.iter().filter(|(kind, _)| *kind != OpKind::Compact).map(|(_, r)| r).collect();
+        let load: Vec<&OpRecord> = records
+            .iter()
+            .filter(|(kind, _)| !matches!(kind, OpKind::Compact | OpKind::K8sCompactor))
+            .map(|(_, r)| r)
+            .collect();
         let all = (load.len() > 1)
             .then(|| OpReport::from_record(&OpRecord::combined(load), duration, interval));
         let ops = records
@@ -568,6 +572,7 @@ impl<'a> Run<'a> {
             watch: c.watch,
             hashkv: c.hashkv,
             audit: c.audit,
+            invariants,
             members: member_reports(&c.recorder_members, &self.cluster.members, duration),
             leader_changes: c.leader_changes,
             alarms: c.alarms,

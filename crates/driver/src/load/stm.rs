@@ -246,6 +246,7 @@ impl Runner {
                         request: Some(Request::Put(PutRequest {
                             key: Key::new(&r.key),
                             value: value.freeze(),
+                            lease: 0,
                         })),
                     }
                 })

@@ -371,7 +371,7 @@ async fn client_loop(shared: Rc<Shared>, client: Client) {
     let mut generation = shared.generation.get();
     let mut conns = Rc::clone(&shared.conns.borrow());
     let mut kv = conns[index].kv.clone();
-    let mut state = ClientState::default();
+    let mut state = ClientState::new(client.id);
     // The last client step this client sent in, to count it once per step.
     let mut sent_in = None;
     loop {
@@ -394,7 +394,7 @@ async fn client_loop(shared: Rc<Shared>, client: Client) {
             generation = shared.generation.get();
             conns = Rc::clone(&shared.conns.borrow());
             kv = conns[index].kv.clone();
-            state = ClientState::default();
+            state = ClientState::new(client.id);
         }
         let conn = &conns[index];
         let op = shared.ops.pick();
@@ -437,6 +437,9 @@ async fn client_loop(shared: Rc<Shared>, client: Client) {
                 rec.record_payload(kind, d.keys, d.value_bytes);
                 if d.retries > 0 {
                     rec.record_retries(kind, d.retries);
+                }
+                if d.conflicts + d.pages > 0 {
+                    rec.record_conflicts_and_pages(kind, d.conflicts, d.pages);
                 }
                 Some(intended)
             }
@@ -753,9 +756,17 @@ async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> JobResult {
     let busy = shared.busy.borrow_mut().finish();
     retargeting.abort();
     let _ = retargeting.await;
+    // Unmeasured, after the worker's CPU time is read.
+    let conn = shared.conns.borrow().first().cloned();
+    if let Some(conn) = conn {
+        shared.ops.check_caches(&conn).await;
+    }
 
     {
         let mut recorder = shared.recorder.borrow_mut();
+        if let Some(violations) = shared.ops.violations() {
+            recorder.record_checks(&violations);
+        }
         // Requests abandoned at a hard stop were issued but never completed: count them.
         for k in OpKind::ALL {
             let abandoned = shared.issued[k.index()].get().saturating_sub(recorder.requests_of(k));

@@ -52,7 +52,8 @@ pub(crate) fn frame_one<M: prost::Message>(message: &M) -> Bytes {
 /// Frames a put: large values go out as their own chunk, straight from the shared buffer.
 pub(crate) fn frame_put(req: &PutRequest) -> Body {
     use prost::Message;
-    if req.value.len() < ZERO_COPY_VALUE {
+    // A leased put's lease follows its value: framed whole (only transactions send one).
+    if req.value.len() < ZERO_COPY_VALUE || req.lease != 0 {
         return frame(req);
     }
     let len = req.encoded_len();
@@ -367,7 +368,7 @@ mod tests {
     fn large_put_values_are_not_copied() {
         use prost::Message;
         let value = Bytes::from(vec![7u8; 1 << 20]);
-        let req = PutRequest { key: Key::new(b"k"), value: value.clone() };
+        let req = PutRequest { key: Key::new(b"k"), value: value.clone(), lease: 0 };
         let Body::Split(head, sent) = frame_put(&req) else { panic!("1 MB value was copied") };
         assert_eq!(sent.as_ptr(), value.as_ptr(), "the value is sent from the shared buffer");
         let mut whole = head.to_vec();

@@ -48,11 +48,14 @@ impl Default for Key {
     }
 }
 
-/// `etcdserverpb.PutRequest` (key, value; lease and flags left at their defaults).
+/// `etcdserverpb.PutRequest` (key, value, lease; flags left at their defaults).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct PutRequest {
     pub key: Key,
     pub value: Bytes,
+    /// The lease the key is attached to; 0: none. Encoded after the value, as prost
+    /// orders fields, so a put without one is framed as before.
+    pub lease: i64,
 }
 
 impl PutRequest {
@@ -76,6 +79,9 @@ impl prost::Message for PutRequest {
     fn encode_raw(&self, buf: &mut impl BufMut) {
         self.encode_head(buf);
         buf.put_slice(&self.value);
+        if self.lease != 0 {
+            encoding::int64::encode(3, &self.lease, buf);
+        }
     }
 
     fn merge_field(
@@ -93,7 +99,9 @@ impl prost::Message for PutRequest {
         let key_len = if key == 0 { 0 } else { 1 + encoding::encoded_len_varint(key as u64) + key };
         let value_len =
             if self.value.is_empty() { 0 } else { encoding::bytes::encoded_len(2, &self.value) };
-        key_len + value_len
+        let lease_len =
+            if self.lease == 0 { 0 } else { encoding::int64::encoded_len(3, &self.lease) };
+        key_len + value_len + lease_len
     }
 
     fn clear(&mut self) {
@@ -436,16 +444,20 @@ mod tests {
 
     #[test]
     fn put_request_encodes_like_generated_code() {
-        let req = PutRequest { key: Key::new(b"k1"), value: Bytes::from_static(b"value") };
+        let req =
+            PutRequest { key: Key::new(b"k1"), value: Bytes::from_static(b"value"), lease: 0 };
         same_request(&req, &pb_put(b"k1", b"value"));
         // Long keys are shared, not inline; empty fields are left out.
-        let long = PutRequest { key: Key::new(&[7; 100]), value: Bytes::new() };
+        let long = PutRequest { key: Key::new(&[7; 100]), value: Bytes::new(), lease: 0 };
         same_request(&long, &pb_put(&[7; 100], b""));
         same_request(&PutRequest::default(), &PbPutRequest::default());
         // The head is everything but the value's bytes.
         let mut head = Vec::new();
         req.encode_head(&mut head);
         assert_eq!([head, b"value".to_vec()].concat(), req.encode_to_vec());
+        // The apiserver's puts of objects with a TTL carry their lease.
+        let leased = PutRequest { lease: 0x1234_5678_9abc, ..req };
+        same_request(&leased, &PbPutRequest { lease: 0x1234_5678_9abc, ..pb_put(b"k1", b"value") });
     }
 
     #[test]
@@ -519,6 +531,7 @@ mod tests {
                     request: Some(Request::Put(PutRequest {
                         key: Key::new(b"k"),
                         value: Bytes::from_static(b"v"),
+                        lease: 0,
                     })),
                 },
                 RequestOp {
@@ -552,8 +565,16 @@ mod tests {
         same_request(&ours, &reference);
 
         let puts = TxnRequest::unconditional([
-            Request::Put(PutRequest { key: Key::new(b"a"), value: Bytes::from_static(b"1") }),
-            Request::Put(PutRequest { key: Key::new(b"b"), value: Bytes::from_static(b"2") }),
+            Request::Put(PutRequest {
+                key: Key::new(b"a"),
+                value: Bytes::from_static(b"1"),
+                lease: 0,
+            }),
+            Request::Put(PutRequest {
+                key: Key::new(b"b"),
+                value: Bytes::from_static(b"2"),
+                lease: 0,
+            }),
         ]);
         let reference = PbTxnRequest {
             success: [pb_put(b"a", b"1"), pb_put(b"b", b"2")]

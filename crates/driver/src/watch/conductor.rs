@@ -85,8 +85,11 @@ async fn fill(
             if *stop.borrow() {
                 return Err(DriverError::Interrupted);
             }
-            let request =
-                PutRequest { key: Key::new(WATCH_GET_KEY), value: Bytes::from(i.to_string()) };
+            let request = PutRequest {
+                key: Key::new(WATCH_GET_KEY),
+                value: Bytes::from(i.to_string()),
+                lease: 0,
+            };
             match kv.put(request).await {
                 Ok(response) => {
                     let rev = response.header.map_or(0, |h| h.revision);

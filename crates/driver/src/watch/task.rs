@@ -252,7 +252,7 @@ async fn putter(
         let sent = Instant::now();
         let value = stamp.value(plan.since_base(sent));
         let value_bytes = value.len() as u64;
-        let result = kv.put(PutRequest { key: keys[key].clone(), value }).await;
+        let result = kv.put(PutRequest { key: keys[key].clone(), value, lease: 0 }).await;
         let done = Instant::now();
         local.put_done(result, key, sent, done, value_bytes);
         i += puts.putters;

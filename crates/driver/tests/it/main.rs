@@ -12,6 +12,13 @@
 //! - `fault`: scripted faults during a run (a killed follower, a paused leader, the only
 //!   server killed and restarted, compact / defrag / move-leader against endpoints), and the
 //!   report of what each did to the service.
+//! - `kubernetes`: the apiserver's requests (`k8s-*`) on 3 members, checked on the server:
+//!   creates once per name, updates and deletes whose compares fail only on stale revisions
+//!   (never with one writer per object), lists pinned to their first page's revision,
+//!   consistent reads, events on shared leases, the apiserver's compactor; of racing
+//!   creates one wins; after a churn every worker's watch cache is what a fresh list says;
+//!   the revision moved by exactly the successful mutating transactions and compactor
+//!   writes.
 //! - `load`: 10,000 watchers over 1,000 connections get every event, and 10,000 put clients
 //!   over 1,000 connections all complete (with timings printed).
 //! - `metrics`: every member's `/metrics` and the client's own CPU time and memory are in
@@ -47,6 +54,7 @@ mod barrier;
 mod busy;
 mod cluster;
 mod fault;
+mod kubernetes;
 mod load;
 mod metrics;
 mod network;

@@ -1,0 +1,367 @@
+//! The requests kube-apiserver sends etcd (k8s.io/apiserver's `storage/etcd3`), as request
+//! operations: `k8s-create`, `k8s-update`, `k8s-delete`, `k8s-get`, `k8s-list`,
+//! `k8s-count`, `k8s-consistent-list` on [`ObjectOp`]'s objects, and `k8s-event` on
+//! [`EventOp`]'s.
+//!
+//! Objects live at `/registry/<resource>/<namespace>/<name>`, as the apiserver keeps them:
+//! object `o` of `objects` is in namespace `ns-<o % namespaces>` and named
+//! `<name-prefix><o>`, its number written in [`NAME_DIGITS`] digits so that a watch event's
+//! key names its object without a lookup.
+//!
+//! Updates and deletes are optimistic as the apiserver's (`GuaranteedUpdate`): the
+//! revision they compare comes from a watch cache fed by a real watch, so cache lag causes
+//! real conflicts. Which clients write an object is a parameter (`writers-per-object`): with
+//! one, each object has one writer and a conflict is a fault (checked while the run goes).
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::{InvalidParam, check_positive, invalid};
+use crate::unit;
+
+/// Digits of an object's number in its name (`object-00000042`).
+pub const NAME_DIGITS: usize = 8;
+
+/// The most objects a resource may have: what [`NAME_DIGITS`] digits number.
+pub const MAX_OBJECTS: u64 = 100_000_000;
+
+/// Where the apiserver keeps everything, and the compactor its claim key
+/// (`compact_rev_key`) at the root.
+pub const REGISTRY: &str = "/registry";
+
+/// Parameters of the apiserver's requests on one resource's objects.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ObjectOp {
+    /// The resource, as in its key (`pods`, `minions`, `leases`, `configmaps`).
+    /// Default `pods`.
+    #[serde(default = "pods")]
+    pub resource: String,
+    /// Namespaces the objects are spread over (`ns-0`, `ns-1`, ...). Default 1.
+    #[serde(default = "one")]
+    pub namespaces: u64,
+    /// Objects of the resource: create, update, delete and get choose among them.
+    /// Default 1000.
+    #[serde(default = "thousand")]
+    pub objects: u64,
+    /// What every name starts with, before its number. Default `object-`.
+    #[serde(default = "object_prefix")]
+    pub name_prefix: String,
+    /// The size of an object's value as written (a pod is 4 to 15 KB, a node 15 KB, a
+    /// node lease about 0.5 KB). Default 1 KiB.
+    #[serde(default = "kibibyte", deserialize_with = "unit::size::deserialize")]
+    pub object_size: u64,
+    /// Logical clients that update and delete each object: client `c` writes the objects
+    /// of its group, `c % groups`, where `groups = clients / writers-per-object` (at most
+    /// `objects`). With 1 (the default) no two clients write one object.
+    #[serde(default = "one")]
+    pub writers_per_object: u64,
+    /// Page size of `k8s-list` (the apiserver's `limit`); 0 lists in one page.
+    /// Default 500 (kubectl's chunk size).
+    #[serde(default = "five_hundred")]
+    pub page_size: u64,
+    /// A created object's time to live: `k8s-create` attaches it to a lease reused as the
+    /// apiserver reuses them ([`EventOp`]). None by default.
+    #[serde(default, with = "unit::opt_duration", skip_serializing_if = "Option::is_none")]
+    pub ttl: Option<Duration>,
+}
+
+impl Default for ObjectOp {
+    fn default() -> Self {
+        Self {
+            resource: pods(),
+            namespaces: 1,
+            objects: 1000,
+            name_prefix: object_prefix(),
+            object_size: 1024,
+            writers_per_object: 1,
+            page_size: 500,
+            ttl: None,
+        }
+    }
+}
+
+impl ObjectOp {
+    /// The resource's prefix, `/registry/<resource>/`: what lists, counts and the watch
+    /// cache read.
+    #[must_use]
+    pub fn prefix(&self) -> String {
+        format!("{REGISTRY}/{}/", self.resource)
+    }
+
+    /// The key of object `o`: `/registry/<resource>/ns-<o % namespaces>/<name-prefix><o>`.
+    #[must_use]
+    pub fn key(&self, o: u64) -> String {
+        let mut key = Vec::new();
+        write_key(&mut key, &self.prefix(), self.namespaces, &self.name_prefix, o);
+        String::from_utf8(key).expect("written from strings and digits")
+    }
+
+    /// The object `key` is the key of, if it is one of this layout's.
+    #[must_use]
+    pub fn object_at(&self, key: &[u8]) -> Option<u64> {
+        object_at(key, &self.prefix(), self.namespaces, &self.name_prefix)
+    }
+
+    pub(crate) fn validate_at(&self, at: &str) -> Result<(), InvalidParam> {
+        check_name(at, "resource", &self.resource)?;
+        check_name(at, "name-prefix", &self.name_prefix)?;
+        check_positive(at, "namespaces", self.namespaces)?;
+        check_positive(at, "objects", self.objects)?;
+        check_positive(at, "writers-per-object", self.writers_per_object)?;
+        if self.objects > MAX_OBJECTS {
+            return Err(invalid(at, "objects", format!("more than {MAX_OBJECTS}")));
+        }
+        if self.namespaces > self.objects {
+            return Err(invalid(at, "namespaces", "more than objects: some would be empty"));
+        }
+        check_object_size(at, self.object_size)?;
+        if let Some(ttl) = self.ttl {
+            check_ttl(at, ttl)?;
+        }
+        Ok(())
+    }
+}
+
+/// Parameters of `k8s-event`: events created as the apiserver creates them, each a new
+/// name, with a time to live through a lease it reuses: a lease serves the objects created
+/// within `lease-reuse` of its grant, up to `lease-objects` of them, and is granted for the
+/// TTL plus that time; nothing keeps it alive, and its expiry deletes its events.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct EventOp {
+    /// Namespaces the events are spread over. Default 1.
+    #[serde(default = "one")]
+    pub namespaces: u64,
+    /// An event's size as written. Default 1 KiB.
+    #[serde(default = "kibibyte", deserialize_with = "unit::size::deserialize")]
+    pub object_size: u64,
+    /// An event's time to live (the apiserver's `--event-ttl`). Default 1 h.
+    #[serde(default = "hour", with = "unit::duration")]
+    pub ttl: Duration,
+    /// How long a lease is reused for new events. Default 60 s (the apiserver's, at most 5%
+    /// of the TTL).
+    #[serde(default = "minute", with = "unit::duration")]
+    pub lease_reuse: Duration,
+    /// The most events one lease carries. Default 1000.
+    #[serde(default = "thousand")]
+    pub lease_objects: u64,
+}
+
+impl Default for EventOp {
+    fn default() -> Self {
+        Self {
+            namespaces: 1,
+            object_size: 1024,
+            ttl: hour(),
+            lease_reuse: minute(),
+            lease_objects: 1000,
+        }
+    }
+}
+
+impl EventOp {
+    /// The key prefix of events, `/registry/events/`.
+    #[must_use]
+    pub fn prefix(&self) -> String {
+        format!("{REGISTRY}/events/")
+    }
+
+    pub(crate) fn validate_at(&self, at: &str) -> Result<(), InvalidParam> {
+        check_positive(at, "namespaces", self.namespaces)?;
+        check_positive(at, "lease-objects", self.lease_objects)?;
+        check_object_size(at, self.object_size)?;
+        check_ttl(at, self.ttl)?;
+        if self.lease_reuse > self.ttl {
+            return Err(invalid(at, "lease-reuse", "longer than the ttl"));
+        }
+        Ok(())
+    }
+}
+
+/// Writes the key of object `o` into `out` (cleared first): the one place the layout is
+/// written, for [`ObjectOp::key`] and the driver's reused buffers.
+pub fn write_key(out: &mut Vec<u8>, prefix: &str, namespaces: u64, name_prefix: &str, o: u64) {
+    out.clear();
+    out.extend_from_slice(prefix.as_bytes());
+    out.extend_from_slice(b"ns-");
+    push_decimal(out, o % namespaces.max(1), 1);
+    out.push(b'/');
+    out.extend_from_slice(name_prefix.as_bytes());
+    push_decimal(out, o, NAME_DIGITS);
+}
+
+/// The object whose key [`write_key`] writes as `key`, if any: its number from the name's
+/// [`NAME_DIGITS`] digits, then the whole key checked against the layout (resource prefix,
+/// the object's namespace, name prefix), without allocating (a watch cache reads every
+/// event's key with it).
+#[must_use]
+pub fn object_at(key: &[u8], prefix: &str, namespaces: u64, name_prefix: &str) -> Option<u64> {
+    let digits = key.get(key.len().checked_sub(NAME_DIGITS)?..)?;
+    let o = digits
+        .iter()
+        .try_fold(0u64, |n, &d| d.is_ascii_digit().then(|| n * 10 + u64::from(d - b'0')))?;
+    let (namespace, n) = decimal(o % namespaces.max(1), 1);
+    let name = key
+        .strip_prefix(prefix.as_bytes())?
+        .strip_prefix(b"ns-")?
+        .strip_prefix(&namespace[n..])?
+        .strip_prefix(b"/")?
+        .strip_prefix(name_prefix.as_bytes())?;
+    (name.len() == NAME_DIGITS).then_some(o)
+}
+
+/// `n` in decimal, zero-padded to `width` digits, without formatting machinery: the digits
+/// are `.0[.1..]`.
+fn decimal(mut n: u64, width: usize) -> ([u8; 20], usize) {
+    let mut digits = [b'0'; 20];
+    let mut i = digits.len();
+    while n > 0 || digits.len() - i < width {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+    }
+    (digits, i)
+}
+
+fn push_decimal(out: &mut Vec<u8>, n: u64, width: usize) {
+    let (digits, i) = decimal(n, width);
+    out.extend_from_slice(&digits[i..]);
+}
+
+fn check_name(at: &str, field: &str, name: &str) -> Result<(), InvalidParam> {
+    if name.is_empty() && field == "resource" {
+        return Err(invalid(at, field, "must not be empty"));
+    }
+    if name.bytes().any(|b| b == b'/' || b.is_ascii_control()) {
+        return Err(invalid(at, field, "must not hold '/' or control characters"));
+    }
+    if name.bytes().last().is_some_and(|b| b.is_ascii_digit()) && field == "name-prefix" {
+        return Err(invalid(at, field, "must not end in a digit: the object's number follows"));
+    }
+    Ok(())
+}
+
+fn check_object_size(at: &str, size: u64) -> Result<(), InvalidParam> {
+    super::check_val_size(at, size)
+        .map_err(|e| InvalidParam { field: format!("{at}.object-size"), message: e.message })
+}
+
+fn check_ttl(at: &str, ttl: Duration) -> Result<(), InvalidParam> {
+    if ttl < Duration::from_secs(1) {
+        return Err(invalid(at, "ttl", "must be at least 1s (a lease's TTL is in seconds)"));
+    }
+    if ttl.as_secs() > i64::MAX as u64 / 2 {
+        return Err(invalid(at, "ttl", "is too large"));
+    }
+    Ok(())
+}
+
+fn pods() -> String {
+    "pods".to_owned()
+}
+fn object_prefix() -> String {
+    "object-".to_owned()
+}
+fn one() -> u64 {
+    1
+}
+fn thousand() -> u64 {
+    1000
+}
+fn five_hundred() -> u64 {
+    500
+}
+fn kibibyte() -> u64 {
+    1024
+}
+fn hour() -> Duration {
+    Duration::from_secs(3600)
+}
+fn minute() -> Duration {
+    Duration::from_secs(60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_follow_the_apiserver_layout_and_name_their_object() {
+        let op = ObjectOp { namespaces: 3, ..ObjectOp::default() };
+        assert_eq!(op.key(42), "/registry/pods/ns-0/object-00000042");
+        assert_eq!(op.key(7), "/registry/pods/ns-1/object-00000007");
+        assert_eq!(op.prefix(), "/registry/pods/");
+        for o in [0, 7, 42, MAX_OBJECTS - 1] {
+            assert_eq!(op.object_at(op.key(o).as_bytes()), Some(o));
+        }
+        for other in [
+            &b"/registry/pods/ns-0/x"[..],
+            b"/registry/pods/ns-0/object-0000004x",
+            b"/registry/pods/ns-1/object-00000042",
+            b"/registry/pods/object-00000042",
+            b"/registry/pods/ns-0/more-00000042",
+            b"/registry/pods/ns-0/object-000000042",
+            b"/registry/pods2/ns-0/object-00000042",
+        ] {
+            assert_eq!(op.object_at(other), None, "{}", String::from_utf8_lossy(other));
+        }
+    }
+
+    /// The apiserver's operations are read from a scenario like any, mixed by weight, with
+    /// thresholds on their kinds and the apiserver's compactor; a bad value is named with
+    /// its place.
+    #[test]
+    fn scenarios_mix_them_like_any_operation() {
+        use crate::{CompactionStyle, OpKind, Operation, Scenario};
+        let text = "thresholds = ['k8s-update.p99 < \"1s\"', 'k8s-list.p99 < \"30s\"']\n\
+            [load]\nclients = 4\ntotal = 10\n\
+            [[mix]]\nweight = 6\n[mix.op.k8s-update]\nresource = \"minions\"\nobjects = 5000\nobject-size = \"15KiB\"\n\
+            [[mix]]\nweight = 1\n[mix.op.k8s-list]\npage-size = 10000\n\
+            [[mix]]\nweight = 3\n[mix.op.k8s-event]\nttl = \"30m\"\n\
+            [compaction]\ninterval = \"5m\"\nstyle = \"apiserver\"\n";
+        let s = Scenario::from_toml_str(text).unwrap();
+        let ops: Vec<_> = s.workload().into_iter().map(|(w, op)| (w, op.clone())).collect();
+        let Operation::K8sUpdate(update) = &ops[0].1 else { panic!("{ops:?}") };
+        assert_eq!(
+            (ops[0].0, update.object_size, update.key(3).as_str()),
+            (6, 15 * 1024, "/registry/minions/ns-0/object-00000003")
+        );
+        assert_eq!(ops[1].1.kinds(), &[OpKind::K8sList]);
+        let Operation::K8sEvent(event) = &ops[2].1 else { panic!("{ops:?}") };
+        assert_eq!((event.ttl, event.lease_objects), (Duration::from_secs(1800), 1000));
+        assert!(ops.iter().all(|(_, op)| op.is_kubernetes()));
+        assert_eq!(s.compaction.unwrap().style, CompactionStyle::Apiserver);
+
+        let err = Scenario::from_toml_str(&text.replace("objects = 5000", "objects = 0"))
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("line 9, column 11: mix.0.op.k8s-update.objects"), "{err}");
+        let err = Scenario::from_toml_str(&text.replace("page-size", "page-sise")).unwrap_err();
+        assert!(err.to_string().contains("page-sise"), "{err}");
+    }
+
+    #[test]
+    fn bad_parameters_are_named() {
+        let bad = |op: ObjectOp| op.validate_at("op.k8s-update").unwrap_err().field;
+        assert_eq!(bad(ObjectOp { objects: 0, ..ObjectOp::default() }), "op.k8s-update.objects");
+        assert_eq!(
+            bad(ObjectOp { resource: "a/b".into(), ..ObjectOp::default() }),
+            "op.k8s-update.resource"
+        );
+        assert_eq!(
+            bad(ObjectOp { name_prefix: "p1".into(), ..ObjectOp::default() }),
+            "op.k8s-update.name-prefix"
+        );
+        assert_eq!(
+            bad(ObjectOp { ttl: Some(Duration::from_millis(10)), ..ObjectOp::default() }),
+            "op.k8s-update.ttl"
+        );
+        let event = EventOp { lease_reuse: Duration::from_secs(7200), ..EventOp::default() };
+        assert_eq!(
+            event.validate_at("op.k8s-event").unwrap_err().field,
+            "op.k8s-event.lease-reuse"
+        );
+    }
+}

@@ -1,0 +1,427 @@
+//! A worker's watch cache of one resource, as the apiserver's: its objects' revisions, from
+//! a list at one revision (pages of 10,000, pinned), then a watch on the resource's prefix
+//! from the next revision (prevKV, progress notify), and the revision it has caught up to.
+//!
+//! One cache per resource per worker, shared by that worker's operations on it, so a
+//! request reads it with a `Cell` read: no lock, no allocation. The watch task on the
+//! worker's thread writes it, event by event; the worker's own successful writes write
+//! through (a revision only ever replaces an older one), as the apiserver's GuaranteedUpdate
+//! keeps the object its last write returned. An object's slot holds its mod revision, or
+//! minus the revision it was deleted at (0: never seen).
+
+use std::cell::Cell;
+use std::rc::{Rc, Weak};
+use std::time::Duration;
+
+use bytes::Bytes;
+use etcd_client::{EventType, WatchOptions, WatchResponse};
+use etcdlat_core::invariant::Invariant;
+use etcdlat_core::workload::kubernetes::object_at;
+use etcdlat_core::workload::prefix_end;
+use tokio::sync::{Notify, OnceCell, oneshot};
+
+use super::{Checks, Layout};
+use crate::transport::message::RangeRequest;
+use crate::transport::{Conn, status};
+
+/// The apiserver's page size for its watch cache's initial list.
+const INITIAL_PAGE: i64 = 10_000;
+
+/// How long a consistent read waits for the cache, as the apiserver's
+/// `waitUntilFreshAndBlock` (3 s), before it fails with `DeadlineExceeded`.
+pub(super) const FRESH_WAIT: Duration = Duration::from_secs(3);
+
+/// One resource's watch cache on one worker.
+pub(crate) struct Cache {
+    prefix: Bytes,
+    /// Its objects' layout: other keys under the prefix are not its.
+    prefix_text: String,
+    namespaces: u64,
+    name_prefix: String,
+    /// Per object: its mod revision, or minus the revision it was deleted at, 0 unknown.
+    slots: Box<[Cell<i64>]>,
+    /// The revision the watch has delivered up to (events or progress notifications).
+    revision: Cell<i64>,
+    /// The highest event revision delivered, to check their order and progress against.
+    last_event: Cell<i64>,
+    /// Woken whenever `revision` moves, for consistent reads waiting on it.
+    moved: Notify,
+    /// Tells the watch task to ask etcd for a progress notification (the task holds it, not
+    /// the cache).
+    progress: Rc<Notify>,
+    started: OnceCell<()>,
+    /// Dropped with the cache: its watch task then ends.
+    end: Cell<Option<oneshot::Sender<()>>>,
+    checks: Rc<Checks>,
+}
+
+impl Cache {
+    /// The cache of `objects` objects of `layout`'s resource, names and namespaces.
+    pub(super) fn new(layout: &Layout, objects: u64, checks: Rc<Checks>) -> Self {
+        Self {
+            prefix: Bytes::copy_from_slice(layout.prefix.as_bytes()),
+            prefix_text: layout.prefix.clone(),
+            namespaces: layout.namespaces,
+            name_prefix: layout.name_prefix.clone(),
+            slots: (0..objects).map(|_| Cell::new(0)).collect(),
+            revision: Cell::new(0),
+            last_event: Cell::new(0),
+            moved: Notify::new(),
+            progress: Rc::default(),
+            started: OnceCell::new(),
+            end: Cell::new(None),
+            checks,
+        }
+    }
+
+    /// Whether the cache is filled and watching.
+    pub(super) fn started(&self) -> bool {
+        self.started.initialized()
+    }
+
+    /// Fills the cache and starts its watch, once: the first of the worker's clients does,
+    /// the others wait for it. Unmeasured, before the client's first request.
+    pub(super) async fn start(self: &Rc<Self>, conn: &Conn) -> Result<(), tonic::Status> {
+        self.started.get_or_try_init(|| self.fill_and_watch(conn)).await.map(|_| ())
+    }
+
+    async fn fill_and_watch(self: &Rc<Self>, conn: &Conn) -> Result<(), tonic::Status> {
+        let mut kv = conn.kv.clone();
+        let mut req = RangeRequest { limit: INITIAL_PAGE, ..self.prefix_range() };
+        loop {
+            let resp = kv.range(req.clone()).await?;
+            if req.revision == 0 {
+                req.revision = resp.header.map_or(0, |h| h.revision);
+            }
+            for kv in &resp.kvs {
+                self.saw(&kv.key, kv.mod_revision);
+            }
+            match resp.kvs.last() {
+                Some(last) if resp.more => req.key = next_key(&last.key),
+                _ => break,
+            }
+        }
+        let listed = req.revision;
+        self.revision.set(listed);
+        self.last_event.set(listed);
+        let options = WatchOptions::new()
+            .with_prefix()
+            .with_start_revision(listed + 1)
+            .with_prev_key()
+            .with_progress_notify();
+        let mut client = conn.client().await.map_err(status)?.watch_client();
+        let stream = client.watch(self.prefix.to_vec(), Some(options)).await.map_err(status)?;
+        let (end, ended) = oneshot::channel();
+        self.end.set(Some(end));
+        tokio::task::spawn_local(watch(
+            Rc::downgrade(self),
+            Rc::clone(&self.progress),
+            stream,
+            ended,
+        ));
+        Ok(())
+    }
+
+    /// The revision object `o` was last seen at, if it exists as far as the cache knows.
+    #[inline]
+    pub(super) fn revision_of(&self, o: u64) -> Option<i64> {
+        let rev = self.slots.get(o as usize)?.get();
+        (rev > 0).then_some(rev)
+    }
+
+    /// Object `o` was written (`deleted` false) or deleted at `revision` by this worker.
+    #[inline]
+    pub(super) fn wrote(&self, o: u64, revision: i64, deleted: bool) {
+        if let Some(slot) = self.slots.get(o as usize) {
+            put_newer(slot, revision, deleted);
+        }
+    }
+
+    /// The revision the watch has delivered up to.
+    pub(super) fn revision(&self) -> i64 {
+        self.revision.get()
+    }
+
+    /// Waits until the watch has delivered `revision`, asking etcd for progress
+    /// notifications meanwhile; false when [`FRESH_WAIT`] passed first.
+    pub(super) async fn caught_up(&self, revision: i64) -> bool {
+        // A cache that keeps up answers with a Cell read; only a wait registers with the
+        // `Notify` (whose list of waiters is behind a lock, uncontended on this thread).
+        if self.revision.get() >= revision {
+            return true;
+        }
+        let wait = async {
+            loop {
+                let moved = self.moved.notified();
+                tokio::pin!(moved);
+                moved.as_mut().enable();
+                if self.revision.get() >= revision {
+                    return;
+                }
+                self.progress.notify_one();
+                moved.await;
+            }
+        };
+        tokio::time::timeout(FRESH_WAIT, wait).await.is_ok()
+    }
+
+    /// Checks the cache against etcd at the end of a run: once it has caught up to the
+    /// current revision, its objects as they stand (a list at R plus the events from R + 1,
+    /// and the worker's own writes) against a fresh list pinned to the revision it holds.
+    /// Returns the objects that differ; unmeasured, once per cache.
+    pub(super) async fn diverged(&self, conn: &Conn) -> Result<u64, tonic::Status> {
+        let mut kv = conn.kv.clone();
+        let limit_one = RangeRequest { limit: 1, ..self.prefix_range() };
+        let now = kv.range(limit_one).await?.header.map_or(0, |h| h.revision);
+        if !self.caught_up(now).await {
+            return Err(tonic::Status::deadline_exceeded("the watch cache did not catch up"));
+        }
+        // Taken at once, with no await between: the events after it do not move it.
+        let revision = self.revision.get();
+        let held: Vec<i64> = self.slots.iter().map(|s| s.get().max(0)).collect();
+        let mut fresh = vec![0; held.len()];
+        let mut req = RangeRequest { revision, keys_only: true, ..self.prefix_range() };
+        req.limit = INITIAL_PAGE;
+        loop {
+            let resp = kv.range(req.clone()).await?;
+            for found in &resp.kvs {
+                if let Some(o) = self.object_at(&found.key).filter(|&o| o < fresh.len() as u64) {
+                    fresh[o as usize] = found.mod_revision;
+                }
+            }
+            match resp.kvs.last() {
+                Some(last) if resp.more => req.key = next_key(&last.key),
+                _ => break,
+            }
+        }
+        Ok(held.iter().zip(&fresh).filter(|(held, fresh)| held != fresh).count() as u64)
+    }
+
+    fn prefix_range(&self) -> RangeRequest {
+        RangeRequest {
+            key: self.prefix.clone(),
+            range_end: Bytes::from(prefix_end(&self.prefix)),
+            ..RangeRequest::default()
+        }
+    }
+
+    /// The initial list's object `key` at `mod_revision`.
+    fn saw(&self, key: &[u8], mod_revision: i64) {
+        if let Some(slot) = self.slot(key) {
+            put_newer(slot, mod_revision, false);
+        }
+    }
+
+    /// The slot of the object `key` names, if it is one of the cache's.
+    fn slot(&self, key: &[u8]) -> Option<&Cell<i64>> {
+        self.slots.get(self.object_at(key)? as usize)
+    }
+
+    fn object_at(&self, key: &[u8]) -> Option<u64> {
+        object_at(key, &self.prefix_text, self.namespaces, &self.name_prefix)
+    }
+
+    /// One watch response: events applied in order and checked, or a progress notification.
+    fn apply(&self, resp: &WatchResponse) {
+        let header = resp.header().map_or(0, etcd_client::ResponseHeader::revision);
+        if resp.events().is_empty() {
+            if resp.canceled() {
+                // Compacted past what it had delivered: the apiserver would list again;
+                // this cache stays where it was, and its consistent reads time out.
+                tracing::warn!(
+                    compact_revision = resp.compact_revision(),
+                    reason = resp.cancel_reason(),
+                    "a watch cache's watch was cancelled"
+                );
+            }
+            if !resp.created() && !resp.canceled() {
+                self.progressed(header);
+            }
+            return;
+        }
+        for event in resp.events() {
+            let Some(kv) = event.kv() else { continue };
+            let seen = Seen {
+                key: kv.key(),
+                mod_revision: kv.mod_revision(),
+                version: kv.version(),
+                deleted: event.event_type() == EventType::Delete,
+                prev_kv: event.prev_kv().is_some(),
+            };
+            self.event(&seen);
+        }
+        self.advance(self.last_event.get());
+    }
+
+    /// A progress notification: everything up to `revision` was delivered.
+    fn progressed(&self, revision: i64) {
+        if revision < self.last_event.get() {
+            self.checks.violated(Invariant::ProgressRegression);
+        }
+        self.advance(revision);
+    }
+
+    /// One event, checked and applied.
+    fn event(&self, e: &Seen<'_>) {
+        if e.mod_revision < self.last_event.get() {
+            self.checks.violated(Invariant::WatchOrder);
+        }
+        self.last_event.set(self.last_event.get().max(e.mod_revision));
+        let Some(slot) = self.slot(e.key) else { return };
+        if (e.deleted || e.version > 1) && !e.prev_kv {
+            self.checks.violated(Invariant::MissingPrevKv);
+        }
+        // Created (version 1) over an object the cache holds, with no delete between.
+        if !e.deleted && e.version == 1 && slot.get() > 0 && slot.get() < e.mod_revision {
+            self.checks.violated(Invariant::DuplicateCreate);
+        }
+        put_newer(slot, e.mod_revision, e.deleted);
+    }
+
+    fn advance(&self, revision: i64) {
+        if revision > self.revision.get() {
+            self.revision.set(revision);
+            self.moved.notify_waiters();
+        }
+    }
+}
+
+impl Drop for Cache {
+    fn drop(&mut self) {
+        // Ends the watch task, which then drops its stream (and etcd its watcher).
+        drop(self.end.take());
+    }
+}
+
+/// What a watch event says of an object, as the cache reads it.
+struct Seen<'a> {
+    key: &'a [u8],
+    mod_revision: i64,
+    version: i64,
+    deleted: bool,
+    /// It carried the previous value.
+    prev_kv: bool,
+}
+
+/// `slot` takes `revision` (minus it when `deleted`) if that is newer than what it holds.
+fn put_newer(slot: &Cell<i64>, revision: i64, deleted: bool) {
+    if revision > slot.get().abs() {
+        slot.set(if deleted { -revision } else { revision });
+    }
+}
+
+/// The key after `key`: `key + "\0"`, where the apiserver's next page starts.
+pub(super) fn next_key(key: &[u8]) -> Bytes {
+    let mut next = Vec::with_capacity(key.len() + 1);
+    next.extend_from_slice(key);
+    next.push(0);
+    Bytes::from(next)
+}
+
+/// The watch task: applies what the stream delivers to the cache and sends the progress
+/// requests it asks for, until the cache is dropped or the stream ends. It holds the cache
+/// weakly, so the cache and its task do not keep each other alive.
+async fn watch(
+    cache: Weak<Cache>,
+    progress: Rc<Notify>,
+    stream: etcd_client::WatchStream,
+    mut ended: oneshot::Receiver<()>,
+) {
+    let (mut requests, mut responses) = stream.split();
+    loop {
+        tokio::select! {
+            _ = &mut ended => return,
+            message = responses.message() => {
+                let Ok(Some(resp)) = message else {
+                    tracing::warn!("a watch cache's watch ended; its consistent reads will time out");
+                    return;
+                };
+                let Some(cache) = cache.upgrade() else { return };
+                cache.apply(&resp);
+            }
+            () = progress.notified() => {
+                if requests.request_progress().await.is_err() {
+                    return;
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cache() -> Cache {
+        let layout = Layout {
+            prefix: "/registry/pods/".into(),
+            namespaces: 1,
+            name_prefix: "object-".into(),
+        };
+        Cache::new(&layout, 10, Rc::default())
+    }
+
+    fn put(key: &str, mod_revision: i64, version: i64) -> Seen<'_> {
+        Seen { key: key.as_bytes(), mod_revision, version, deleted: false, prev_kv: version > 1 }
+    }
+
+    fn violations(cache: &Cache) -> Vec<(Invariant, u64)> {
+        let counts = cache.checks.counts();
+        Invariant::ALL.into_iter().map(|i| (i, counts[i.index()])).filter(|(_, n)| *n > 0).collect()
+    }
+
+    /// Events move an object's revision forward only: the worker's own newer write stands,
+    /// a delete leaves minus its revision, and names not of the cache's layout are skipped.
+    #[test]
+    fn events_and_own_writes_keep_the_newest_revision() {
+        let c = cache();
+        let key = "/registry/pods/ns-0/object-00000003";
+        c.event(&put(key, 5, 1));
+        assert_eq!(c.revision_of(3), Some(5));
+        c.wrote(3, 9, false);
+        c.event(&put(key, 7, 2));
+        assert_eq!(c.revision_of(3), Some(9), "an event older than the worker's own write");
+        c.event(&Seen { deleted: true, ..put(key, 10, 3) });
+        assert_eq!(c.revision_of(3), None);
+        c.wrote(3, 8, false);
+        assert_eq!(c.revision_of(3), None, "a write older than the delete");
+        c.event(&put(key, 11, 1));
+        assert_eq!(c.revision_of(3), Some(11), "created again after the delete");
+        for other in [
+            "/registry/pods/ns-0/more-00000004",
+            "/registry/pods/object-00000004",
+            "/registry/pods/ns-1/object-00000004",
+        ] {
+            c.event(&put(other, 12, 1));
+        }
+        assert_eq!(c.revision_of(4), None);
+        assert!(violations(&c).is_empty(), "{:?}", violations(&c));
+    }
+
+    /// Each check the watch makes counts what breaks it.
+    #[test]
+    fn watch_checks_count_what_breaks_them() {
+        let c = cache();
+        let key = "/registry/pods/ns-0/object-00000001";
+        c.event(&put(key, 5, 1));
+        // Created again with no delete between.
+        c.event(&put(key, 6, 1));
+        // Back in revision.
+        c.event(&put(key, 4, 2));
+        // An update without its previous value.
+        c.event(&Seen { prev_kv: false, ..put(key, 7, 2) });
+        // Progress behind what was delivered, then ahead of it.
+        c.progressed(6);
+        c.progressed(9);
+        assert_eq!(c.revision(), 9);
+        assert_eq!(
+            violations(&c),
+            [
+                (Invariant::DuplicateCreate, 1),
+                (Invariant::WatchOrder, 1),
+                (Invariant::ProgressRegression, 1),
+                (Invariant::MissingPrevKv, 1),
+            ]
+        );
+    }
+}

@@ -1,0 +1,566 @@
+//! The apiserver's requests (`k8s-*`, [`etcdlat_core::workload::kubernetes`]) as
+//! k8s.io/apiserver's `storage/etcd3` sends them: prepared once per run ([`Workload`]), run
+//! by one [`Runner`] per worker, executed once per request.
+//!
+//! - create: `Txn(If mod_revision(key) == 0, Then Put [lease])`; not succeeded is the
+//!   apiserver's AlreadyExists.
+//! - update (`GuaranteedUpdate`): `Txn(If mod_revision(key) == r, Then Put, Else Get)`, `r`
+//!   from the worker's watch cache ([`cache`]), or from a Get when the cache does not hold
+//!   the object (as the apiserver reads etcd when it has no cached object); on a conflict
+//!   it retries with the revision the Else's Get returned. Conflicts and retries are
+//!   counted.
+//! - delete: as update, with Delete in Then.
+//! - get: a linearizable Range of the key; absent is NotFound.
+//! - list: Range with `page-size`, the first page at the current revision and the others
+//!   pinned to it, each from the last key + `\0`; one sample, its pages counted.
+//! - count: a count-only Range of the resource's prefix.
+//! - consistent list: Range(prefix, limit 1) for the current revision, then the watch cache
+//!   caught up to it (progress requests meanwhile), as a consistent read from the
+//!   apiserver's cache.
+//! - event: a create of a new name on a lease reused as the apiserver reuses them ([`lease`]).
+//!
+//! Each worker plays one apiserver: one watch cache per resource, one lease in use per
+//! operation. Which object a request writes: creates and gets take object `i % objects` of
+//! request `i`; updates and deletes take the next of their client's group's objects
+//! (`writers-per-object`), so that with one writer per object no two clients write one;
+//! events are named by their worker and a count of its own. The checks of
+//! [`etcdlat_core::invariant`] are counted in the worker's [`Checks`], and its caches are
+//! checked against a fresh list when the run ends.
+
+mod cache;
+mod lease;
+
+use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
+use std::rc::Rc;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use etcdlat_core::invariant::Invariant;
+use etcdlat_core::workload::keyspace::random_value;
+use etcdlat_core::workload::kubernetes::{EventOp, ObjectOp, write_key};
+use etcdlat_core::workload::{Operation, prefix_end};
+use etcdlat_core::{OpKind, Scenario};
+
+use super::completion::Done;
+use crate::transport::message::{
+    Compare, DeleteRangeRequest, Key, PutRequest, RangeRequest, RangeResponse, Request, RequestOp,
+    Response, TxnRequest, TxnResponse,
+};
+use crate::transport::{Conn, Kv};
+use cache::{Cache, next_key};
+use lease::Leases;
+
+/// The most attempts an update or delete makes before it gives up with `Aborted` (the
+/// apiserver retries without bound; a run that needs this many is measuring a livelock).
+const MAX_ATTEMPTS: u64 = 1000;
+
+/// What a request does to its object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Verb {
+    Create,
+    Update,
+    Delete,
+    Get,
+    List,
+    Count,
+    ConsistentList,
+    Event,
+}
+
+/// Where a resource's objects are: `/registry/<resource>/ns-<n>/<name-prefix><o>`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct Layout {
+    /// `/registry/<resource>/`.
+    prefix: String,
+    namespaces: u64,
+    name_prefix: String,
+}
+
+impl Layout {
+    fn of(o: &ObjectOp) -> Self {
+        Self { prefix: o.prefix(), namespaces: o.namespaces, name_prefix: o.name_prefix.clone() }
+    }
+}
+
+/// One `k8s-*` operation, prepared from the scenario.
+#[derive(Debug)]
+pub(crate) struct Workload {
+    verb: Verb,
+    layout: Layout,
+    objects: u64,
+    /// The objects of its names the scenario's operations use, all together: its cache's.
+    cached_objects: u64,
+    value: Bytes,
+    /// Writer groups: client `c` updates and deletes the objects `o` with
+    /// `o % groups == c % groups`.
+    groups: u64,
+    /// No other client writes an object this operation writes: a conflict is a fault.
+    single_writer: bool,
+    page_size: i64,
+    /// Lease time to live and reuse, when objects are created with a TTL.
+    lease: Option<lease::Plan>,
+}
+
+impl Workload {
+    /// The operation `op` of `scenario` if it is one of the apiserver's; `seed` tells this
+    /// run's event names from another's.
+    pub(crate) fn new(op: &Operation, scenario: &Scenario, seed: u64) -> Option<Self> {
+        let verb = match op {
+            Operation::K8sCreate(_) => Verb::Create,
+            Operation::K8sUpdate(_) => Verb::Update,
+            Operation::K8sDelete(_) => Verb::Delete,
+            Operation::K8sGet(_) => Verb::Get,
+            Operation::K8sList(_) => Verb::List,
+            Operation::K8sCount(_) => Verb::Count,
+            Operation::K8sConsistentList(_) => Verb::ConsistentList,
+            Operation::K8sEvent(e) => return Some(Self::events(e, seed)),
+            _ => return None,
+        };
+        let o = op.objects()?;
+        let clients = u64::from(scenario.load.clients);
+        let layout = Layout::of(o);
+        let same_names = |other: &ObjectOp| Layout::of(other) == layout;
+        // One cache holds every object of these names that any operation writes or reads.
+        let cached_objects = scenario
+            .workload()
+            .iter()
+            .filter_map(|(_, other)| other.objects().filter(|other| same_names(other)))
+            .map(|other| other.objects)
+            .max()
+            .unwrap_or(o.objects);
+        let groups = (clients / o.writers_per_object).clamp(1, o.objects);
+        // Creates of the same resource write objects whatever client owns them.
+        let created = scenario
+            .workload()
+            .iter()
+            .any(|(_, other)| matches!(other, Operation::K8sCreate(c) if same_names(c)));
+        Some(Self {
+            verb,
+            layout,
+            objects: o.objects,
+            cached_objects,
+            value: Bytes::from(random_value(o.object_size as usize, seed)),
+            groups,
+            single_writer: o.writers_per_object == 1 && groups == clients && !created,
+            page_size: i64::try_from(o.page_size).unwrap_or(i64::MAX),
+            // Objects with a TTL share leases as events do, on the apiserver's defaults.
+            lease: o.ttl.map(|ttl| lease::Plan::new(ttl, &EventOp::default())),
+        })
+    }
+
+    fn events(e: &EventOp, seed: u64) -> Self {
+        Self {
+            verb: Verb::Event,
+            layout: Layout {
+                prefix: e.prefix(),
+                namespaces: e.namespaces,
+                // A run's own names: events are never created twice, not even by another
+                // run (each worker adds its own, see `Runner::new`).
+                name_prefix: format!("event-{seed:016x}-"),
+            },
+            objects: u64::MAX,
+            cached_objects: 0,
+            value: Bytes::from(random_value(e.object_size as usize, seed)),
+            groups: 1,
+            single_writer: false,
+            page_size: 0,
+            lease: Some(lease::Plan::new(e.ttl, e)),
+        }
+    }
+
+    /// The kind its requests are reported under, as a slice of one.
+    pub(crate) fn kinds(&self) -> &'static [OpKind] {
+        match self.verb {
+            Verb::Create => &[OpKind::K8sCreate],
+            Verb::Update => &[OpKind::K8sUpdate],
+            Verb::Delete => &[OpKind::K8sDelete],
+            Verb::Get => &[OpKind::K8sGet],
+            Verb::List => &[OpKind::K8sList],
+            Verb::Count => &[OpKind::K8sCount],
+            Verb::ConsistentList => &[OpKind::K8sConsistentList],
+            Verb::Event => &[OpKind::K8sEvent],
+        }
+    }
+
+    /// Whether its requests need the worker's watch cache of its resource.
+    fn cached(&self) -> bool {
+        matches!(self.verb, Verb::Update | Verb::Delete | Verb::ConsistentList)
+    }
+}
+
+/// Violations of [`Invariant`]s one worker counted, handed to its recorder at the end.
+#[derive(Default)]
+pub(crate) struct Checks {
+    counts: [Cell<u64>; Invariant::COUNT],
+}
+
+impl Checks {
+    fn violated(&self, invariant: Invariant) {
+        self.violated_times(invariant, 1);
+    }
+
+    /// Counted, not logged at warn: the report says how many, and a fault that repeats
+    /// would fill the terminal.
+    fn violated_times(&self, invariant: Invariant, times: u64) {
+        let count = &self.counts[invariant.index()];
+        count.set(count.get() + times);
+        tracing::debug!(?invariant, times, "an invariant of the apiserver's requests was violated");
+    }
+
+    /// The counts, indexed by [`Invariant::index`].
+    pub(crate) fn counts(&self) -> [u64; Invariant::COUNT] {
+        std::array::from_fn(|i| self.counts[i].get())
+    }
+}
+
+/// What the `k8s-*` operations of one worker share: one watch cache per resource and name
+/// prefix, and the checks' counts.
+#[derive(Default)]
+pub(crate) struct WorkerCaches {
+    /// By the layout of the objects they hold.
+    caches: HashMap<Layout, Rc<Cache>>,
+    pub(crate) checks: Rc<Checks>,
+}
+
+impl WorkerCaches {
+    /// Checks each of the worker's watch caches against a fresh list at the end of the run
+    /// ([`Invariant::CacheDivergence`]), within a bound: a cluster that no longer answers
+    /// leaves them unchecked, which is said in the log.
+    pub(crate) async fn check_at_end(&self, conn: &Conn) {
+        for cache in self.caches.values().filter(|c| c.started()) {
+            let checked = tokio::time::timeout(END_CHECK, cache.diverged(conn)).await;
+            match checked {
+                Ok(Ok(diverged)) => {
+                    self.checks.violated_times(Invariant::CacheDivergence, diverged)
+                }
+                Ok(Err(e)) => tracing::warn!(error = %e, "a watch cache could not be checked"),
+                Err(_) => tracing::warn!("a watch cache could not be checked in {END_CHECK:?}"),
+            }
+        }
+    }
+}
+
+/// How long the check of a watch cache at the end may take.
+const END_CHECK: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// One `k8s-*` operation as one worker runs it.
+pub(crate) struct Runner {
+    plan: Arc<Workload>,
+    cache: Option<Rc<Cache>>,
+    leases: Option<Leases>,
+    checks: Rc<Checks>,
+    /// The key being built, reused from request to request.
+    key: RefCell<Vec<u8>>,
+    /// What its names start with: the plan's, and for events the worker's own besides.
+    name_prefix: String,
+    /// Events this worker created: the next one's number.
+    events: Cell<u64>,
+}
+
+/// A logical client's place in its group's objects.
+#[derive(Default)]
+pub(crate) struct ClientState {
+    next: u64,
+}
+
+impl Runner {
+    /// The worker's runner of `plan`, on the worker's cache of its resource; `worker_seed`
+    /// tells its events' names from other workers'.
+    pub(crate) fn new(plan: Arc<Workload>, shared: &mut WorkerCaches, worker_seed: u64) -> Self {
+        let cache =
+            plan.cached().then(|| {
+                let checks = Rc::clone(&shared.checks);
+                Rc::clone(shared.caches.entry(plan.layout.clone()).or_insert_with(|| {
+                    Rc::new(Cache::new(&plan.layout, plan.cached_objects, checks))
+                }))
+            });
+        let leases = plan.lease.map(Leases::new);
+        // Request indices repeat from warm-up to measurement and, in a timed run, from one
+        // worker to the next: an event is named by its worker and its number there.
+        let name_prefix = match plan.verb {
+            Verb::Event => format!("{}{worker_seed:016x}-", plan.layout.name_prefix),
+            _ => plan.layout.name_prefix.clone(),
+        };
+        Self {
+            plan,
+            cache,
+            leases,
+            checks: Rc::clone(&shared.checks),
+            key: RefCell::default(),
+            name_prefix,
+            events: Cell::new(0),
+        }
+    }
+
+    /// The kind its requests are reported under.
+    pub(crate) fn kind(&self) -> OpKind {
+        self.plan.kinds()[0]
+    }
+
+    /// Whether the client must wait for the cache to be filled before its request.
+    pub(crate) fn needs_start(&self) -> bool {
+        self.cache.as_ref().is_some_and(|c| !c.started())
+    }
+
+    /// Fills the worker's cache and starts its watch (once per worker), unmeasured.
+    pub(crate) async fn start(&self, conn: &Conn) -> Result<(), tonic::Status> {
+        match &self.cache {
+            Some(cache) => cache.start(conn).await,
+            None => Ok(()),
+        }
+    }
+
+    /// The key of object `o`.
+    fn key(&self, o: u64) -> Bytes {
+        let mut key = self.key.borrow_mut();
+        let p = &self.plan;
+        write_key(&mut key, &p.layout.prefix, p.layout.namespaces, &self.name_prefix, o);
+        Bytes::copy_from_slice(&key)
+    }
+
+    /// The object client `id` writes next.
+    fn owned(&self, id: u32, state: &mut ClientState) -> u64 {
+        let groups = self.plan.groups;
+        let group = u64::from(id) % groups;
+        let in_group = (self.plan.objects - group).div_ceil(groups);
+        let o = group + groups * (state.next % in_group);
+        state.next += 1;
+        o
+    }
+
+    /// Request `i` of logical client `id`.
+    pub(crate) async fn execute(
+        &self,
+        kv: &mut Kv,
+        conn: &Conn,
+        i: u64,
+        id: u32,
+        state: &mut ClientState,
+    ) -> Result<Done, tonic::Status> {
+        let p = &self.plan;
+        match p.verb {
+            Verb::Create => self.create(kv, conn, i % p.objects).await,
+            Verb::Event => {
+                let n = self.events.get();
+                self.events.set(n + 1);
+                self.create(kv, conn, n).await
+            }
+            Verb::Update => self.update(kv, self.owned(id, state), false).await,
+            Verb::Delete => self.update(kv, self.owned(id, state), true).await,
+            Verb::Get => {
+                let resp = kv.range(get(self.key(i % p.objects))).await?;
+                let found = resp.kvs.first().ok_or_else(not_found)?;
+                Ok(Done::answered(resp.header.as_ref(), 1, found.value.len() as u64))
+            }
+            Verb::List => self.list(kv).await,
+            Verb::Count => {
+                let req = RangeRequest { count_only: true, ..self.prefix_range() };
+                let resp = kv.range(req).await?;
+                Ok(Done::answered(resp.header.as_ref(), resp.count.max(0) as u64, 0))
+            }
+            Verb::ConsistentList => {
+                let resp = kv.range(RangeRequest { limit: 1, ..self.prefix_range() }).await?;
+                let revision = resp.header.map_or(0, |h| h.revision);
+                let cache = self.cache.as_ref().expect("a consistent list has its cache");
+                if !cache.caught_up(revision).await {
+                    return Err(tonic::Status::deadline_exceeded(format!(
+                        "the watch cache stayed at revision {} behind {revision} for {:?}",
+                        cache.revision(),
+                        cache::FRESH_WAIT
+                    )));
+                }
+                Ok(Done::answered(resp.header.as_ref(), resp.count.max(0) as u64, 0))
+            }
+        }
+    }
+
+    fn prefix_range(&self) -> RangeRequest {
+        let prefix = self.plan.layout.prefix.as_bytes();
+        RangeRequest {
+            key: Bytes::copy_from_slice(prefix),
+            range_end: Bytes::from(prefix_end(prefix)),
+            ..RangeRequest::default()
+        }
+    }
+
+    async fn create(&self, kv: &mut Kv, conn: &Conn, o: u64) -> Result<Done, tonic::Status> {
+        let key = self.key(o);
+        let lease = match &self.leases {
+            Some(leases) => leases.lease(conn).await?,
+            None => 0,
+        };
+        let put = PutRequest { key: Key::new(&key), value: self.plan.value.clone(), lease };
+        let txn = TxnRequest {
+            compare: vec![Compare::mod_revision(key, 0, false)],
+            success: vec![op(Request::Put(put))],
+            failure: Vec::new(),
+        };
+        let resp = kv.txn(txn).await?;
+        if !resp.succeeded {
+            return Err(tonic::Status::already_exists("the object exists"));
+        }
+        let revision = resp.header.map_or(0, |h| h.revision);
+        if let Some(cache) = &self.cache {
+            cache.wrote(o, revision, false);
+        }
+        Ok(Done::answered(resp.header.as_ref(), 1, self.plan.value.len() as u64))
+    }
+
+    /// GuaranteedUpdate (or the conditional delete with `delete`) of object `o`.
+    async fn update(&self, kv: &mut Kv, o: u64, delete: bool) -> Result<Done, tonic::Status> {
+        let cache = self.cache.as_ref().expect("an update has its cache");
+        let key = self.key(o);
+        let mut expected = match cache.revision_of(o) {
+            Some(rev) => rev,
+            None => {
+                // Not in the cache: the apiserver reads the object from etcd first.
+                let resp = kv.range(get(key.clone())).await?;
+                resp.kvs.first().ok_or_else(not_found)?.mod_revision
+            }
+        };
+        let write = if delete {
+            Request::DeleteRange(DeleteRangeRequest { key: key.clone(), range_end: Bytes::new() })
+        } else {
+            Request::Put(PutRequest {
+                key: Key::new(&key),
+                value: self.plan.value.clone(),
+                lease: 0,
+            })
+        };
+        let mut conflicts = 0;
+        loop {
+            let txn = TxnRequest {
+                compare: vec![Compare::mod_revision(key.clone(), expected, false)],
+                success: vec![op(write.clone())],
+                failure: vec![op(Request::Range(get(key.clone())))],
+            };
+            let resp = kv.txn(txn).await?;
+            if resp.succeeded {
+                let revision = resp.header.map_or(0, |h| h.revision);
+                cache.wrote(o, revision, delete);
+                let value_bytes = if delete { 0 } else { self.plan.value.len() as u64 };
+                return Ok(Done {
+                    retries: conflicts,
+                    conflicts,
+                    ..Done::answered(resp.header.as_ref(), 1, value_bytes)
+                });
+            }
+            conflicts += 1;
+            let Some(current) = else_revision(&resp) else {
+                // Deleted by someone else meanwhile.
+                return Err(not_found());
+            };
+            // One writer compared what it last wrote, so nobody else can have moved it; and
+            // a compare that failed on the revision the object still has is etcd's fault.
+            if self.plan.single_writer || current == expected {
+                self.checks.violated(Invariant::UnexpectedConflict);
+            }
+            expected = current;
+            if conflicts >= MAX_ATTEMPTS {
+                return Err(tonic::Status::aborted(format!(
+                    "{conflicts} conflicts in a row on one object"
+                )));
+            }
+        }
+    }
+
+    async fn list(&self, kv: &mut Kv) -> Result<Done, tonic::Status> {
+        let mut req = RangeRequest { limit: self.plan.page_size, ..self.prefix_range() };
+        let (mut keys, mut value_bytes, mut pages) = (0u64, 0u64, 0u64);
+        let mut first: Option<RangeResponse> = None;
+        let mut last_key = Bytes::new();
+        loop {
+            let resp = kv.range(req.clone()).await?;
+            pages += 1;
+            for kv in &resp.kvs {
+                if kv.key <= last_key && !last_key.is_empty() {
+                    self.checks.violated(Invariant::ListOrder);
+                }
+                last_key = kv.key.clone();
+                value_bytes += kv.value.len() as u64;
+            }
+            keys += resp.kvs.len() as u64;
+            let more = resp.more && !resp.kvs.is_empty();
+            if first.is_none() {
+                req.revision = resp.header.map_or(0, |h| h.revision);
+                first = Some(resp);
+            }
+            if !more {
+                break;
+            }
+            req.key = next_key(&last_key);
+        }
+        let first = first.expect("one page at least");
+        if keys != first.count.max(0) as u64 {
+            self.checks.violated(Invariant::ListCount);
+        }
+        Ok(Done { pages, ..Done::answered(first.header.as_ref(), keys, value_bytes) })
+    }
+}
+
+/// A linearizable Range of one key.
+fn get(key: Bytes) -> RangeRequest {
+    RangeRequest { key, ..RangeRequest::default() }
+}
+
+fn op(request: Request) -> RequestOp {
+    RequestOp { request: Some(request) }
+}
+
+fn not_found() -> tonic::Status {
+    tonic::Status::not_found("the object does not exist")
+}
+
+/// The mod revision of the object a failed transaction's Else read, if it exists.
+fn else_revision(resp: &TxnResponse) -> Option<i64> {
+    resp.responses.iter().find_map(|r| match &r.response {
+        Some(Response::Range(range)) => range.kvs.first().map(|kv| kv.mod_revision),
+        _ => None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn runner(objects: u64, groups: u64) -> Runner {
+        let plan = Workload {
+            verb: Verb::Update,
+            layout: Layout {
+                prefix: "/registry/pods/".into(),
+                namespaces: 1,
+                name_prefix: "object-".into(),
+            },
+            objects,
+            cached_objects: objects,
+            value: Bytes::new(),
+            groups,
+            single_writer: groups > 1,
+            page_size: 0,
+            lease: None,
+        };
+        Runner::new(Arc::new(plan), &mut WorkerCaches::default(), 0)
+    }
+
+    /// With one writer per object each client's objects are its own; with `w` writers per
+    /// object each object is written by `w` clients.
+    #[test]
+    fn writer_groups_share_objects_as_asked() {
+        let writers_of = |objects: u64, clients: u32, groups: u64| {
+            let r = runner(objects, groups);
+            let mut writers = vec![std::collections::BTreeSet::new(); objects as usize];
+            for id in 0..clients {
+                let mut state = ClientState::default();
+                for _ in 0..3 * objects {
+                    writers[r.owned(id, &mut state) as usize].insert(id);
+                }
+            }
+            writers.iter().map(std::collections::BTreeSet::len).collect::<Vec<_>>()
+        };
+        assert!(writers_of(10, 10, 10).iter().all(|&n| n == 1));
+        assert!(writers_of(100, 10, 10).iter().all(|&n| n == 1));
+        assert!(writers_of(10, 10, 5).iter().all(|&n| n == 2));
+        assert!(writers_of(7, 12, 3).iter().all(|&n| n == 4));
+    }
+}
