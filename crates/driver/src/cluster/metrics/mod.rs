@@ -348,9 +348,10 @@ mod tests {
                 "{series:?}"
             );
         }
-        // Times are on the measurement's clock: the last sample is taken at the end, before
-        // the origin given (now).
-        assert!(series.samples.last().unwrap().t_s <= 0.0, "{series:?}");
+        // Times are on the measurement's clock, whose origin is given to `finish` (now): the
+        // samples before it are negative, the last one is taken as it stops, at about 0.
+        assert!(series.samples[0].t_s < 0.0, "{series:?}");
+        assert!(series.samples.last().unwrap().t_s.abs() < 0.5, "{series:?}");
         // The client sampled itself meanwhile: its CPU and (here, with no load) no bytes.
         assert!(client.samples.len() >= 2, "{client:?}");
         assert!(client.samples.iter().all(|s| s.sent_bytes == Some(0)), "{client:?}");
