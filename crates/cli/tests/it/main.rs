@@ -82,6 +82,7 @@ mod hostile;
 mod html;
 mod interrupt;
 mod jsonl;
+mod k8s_scenarios;
 mod kubernetes;
 mod network;
 mod put;

@@ -52,13 +52,15 @@ const STORED_OVERHEAD_BYTES: u64 = 128;
 pub struct Kubernetes {
     /// Nodes of the cluster: everything else defaults from it.
     pub nodes: u64,
-    /// Pods per node, preloaded. Default 30 (the scalability tests' density).
+    /// Pods per node, preloaded. Default 30 (the scalability tests' density); 0: no pods,
+    /// and no pod updates.
     #[serde(default = "thirty")]
     pub pods_per_node: u64,
-    /// How often each node renews its lease. Default 10 s.
+    /// How often each node renews its lease. Default 10 s; 0 s: never.
     #[serde(default = "ten_seconds", with = "unit::duration")]
     pub node_lease_interval: Duration,
-    /// How often each node writes its status when nothing changed. Default 5 min.
+    /// How often each node writes its status when nothing changed. Default 5 min; 0 s:
+    /// never.
     #[serde(default = "five_minutes", with = "unit::duration")]
     pub node_status_interval: Duration,
     /// Pods created and deleted a second. Default one per 250 nodes.
@@ -70,6 +72,10 @@ pub struct Kubernetes {
     /// Events a pod's life records. Default 5.
     #[serde(default = "five")]
     pub events_per_pod: u64,
+    /// Writers racing on each pod's updates (the kubelet, controllers, several
+    /// apiservers): `k8s-update`'s `writers-per-object`. Default 1, which never conflicts.
+    #[serde(default = "one")]
+    pub writers_per_pod: u64,
     /// Apiservers, each listing and counting on its own. Default 3.
     #[serde(default = "three")]
     pub apiservers: u64,
@@ -117,6 +123,7 @@ impl Kubernetes {
             pod_churn: None,
             updates_per_pod: 6,
             events_per_pod: 5,
+            writers_per_pod: 1,
             apiservers: 3,
             lists_per_minute: 1,
             counts_per_minute: 1,
@@ -178,20 +185,24 @@ impl Kubernetes {
         let (nodes, leases) = (&preload[0], &preload[1]);
         let per_minute = |n: u64| (self.apiservers * n) as f64 / 60.0;
         let churn = self.pod_churn_per_second();
+        let every = |interval: Duration| {
+            if interval.is_zero() { 0.0 } else { self.nodes as f64 / interval.as_secs_f64() }
+        };
         let mut flows = vec![
             Flow {
                 op: Operation::K8sUpdate(leases.clone()),
-                rate_per_second: self.nodes as f64 / self.node_lease_interval.as_secs_f64(),
+                rate_per_second: every(self.node_lease_interval),
             },
             Flow {
                 op: Operation::K8sUpdate(nodes.clone()),
-                rate_per_second: self.nodes as f64 / self.node_status_interval.as_secs_f64(),
+                rate_per_second: every(self.node_status_interval),
             },
         ];
         let mut counted = vec![nodes.clone(), leases.clone()];
         if let Some(pods) = preload.get(2) {
+            let racing = ObjectOp { writers_per_object: self.writers_per_pod, ..pods.clone() };
             flows.push(Flow {
-                op: Operation::K8sUpdate(pods.clone()),
+                op: Operation::K8sUpdate(racing),
                 rate_per_second: churn * self.updates_per_pod as f64,
             });
             flows.push(Flow {
@@ -243,7 +254,7 @@ impl Kubernetes {
         for (field, n) in [
             ("apiservers", self.apiservers),
             ("namespaces", self.namespaces),
-            ("pods-per-node", self.pods_per_node),
+            ("writers-per-pod", self.writers_per_pod),
         ] {
             if n == 0 {
                 return Err(ScenarioError::invalid(&at(field), "must be more than 0"));
@@ -259,8 +270,8 @@ impl Kubernetes {
             ("node-lease-interval", self.node_lease_interval),
             ("node-status-interval", self.node_status_interval),
         ] {
-            if interval < Duration::from_millis(1) {
-                return Err(ScenarioError::invalid(&at(field), "must be at least 1ms"));
+            if !interval.is_zero() && interval < Duration::from_millis(1) {
+                return Err(ScenarioError::invalid(&at(field), "must be 0 s or at least 1ms"));
             }
         }
         if self.pod_churn.is_some_and(|c| !(c.is_finite() && c >= 0.0)) {
@@ -280,6 +291,9 @@ impl Kubernetes {
                     ),
                 ));
             }
+        }
+        if self.flows().is_empty() {
+            return Err(ScenarioError::invalid("kubernetes", "every flow's rate is 0"));
         }
         let quota = quota_bytes.unwrap_or(ETCD_DEFAULT_QUOTA_BYTES);
         if self.preload_bytes() > quota {
@@ -388,6 +402,27 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("kubernetes"), "{err}");
+    }
+
+    /// A flow at 0 is left out of the mix (a scenario about one flow), and a model with
+    /// every flow at 0 is refused.
+    #[test]
+    fn flows_at_zero_are_left_out() {
+        let leases = Kubernetes {
+            pods_per_node: 0,
+            node_status_interval: Duration::ZERO,
+            pod_churn: Some(0.0),
+            lists_per_minute: 0,
+            counts_per_minute: 0,
+            ..Kubernetes::with_nodes(5000)
+        };
+        let (mix, rate) = leases.mix();
+        assert_eq!((mix.len(), rate, leases.preload().len()), (1, 500, 2));
+        let Operation::K8sUpdate(op) = &mix[0].op else { panic!("{mix:?}") };
+        assert_eq!((op.resource.as_str(), op.objects, op.object_size), ("leases", 5000, 512));
+        let none = Kubernetes { node_lease_interval: Duration::ZERO, ..leases };
+        let err = none.validate(None).unwrap_err().to_string();
+        assert!(err.contains("every flow's rate is 0"), "{err}");
     }
 
     #[test]
