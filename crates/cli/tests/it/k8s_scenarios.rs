@@ -2,7 +2,8 @@
 //! counts with them), each run on the throwaway 3-member etcd it asks for: every request of
 //! every flow succeeds and the flows the scenario is about were sent; a threshold may fail
 //! only for a flow too rare to come up in a scaled-down run (a list a minute). With one
-//! writer per pod no update conflicts, and with 8 they do.
+//! writer per pod no update conflicts, and with 8 they do; the text report holds each
+//! run's SLO verdict, as its p99 in the JSON report says, and its conflicts per update.
 
 use serde_json::Value;
 
@@ -11,6 +12,11 @@ use crate::{count, etcdlat, read_report};
 /// Runs shipped scenario `name` at `scale` and returns its runs. Exit 0, or 1 for
 /// thresholds on a kind of request the scaled run made none of.
 fn run(name: &str, scale: &str) -> Vec<Value> {
+    run_with_text(name, scale).0
+}
+
+/// As [`run`], with the text report.
+fn run_with_text(name: &str, scale: &str) -> (Vec<Value>, String) {
     let dir = tempfile::tempdir().unwrap();
     let out = etcdlat()
         .current_dir(dir.path())
@@ -34,7 +40,7 @@ fn run(name: &str, scale: &str) -> Vec<Value> {
             assert_eq!(count(op, "/errors_total"), 0, "{name}: {kind}: {op:#}");
         }
     }
-    runs
+    (runs, String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 /// Successful requests of `kind` in `run`, 0 when it made none.
@@ -75,9 +81,20 @@ fn optimistic_contention_conflicts_only_with_more_than_one_writer_per_pod() {
     if etcdlat_testkit::skip() {
         return;
     }
-    let runs = run("k8s-optimistic-contention", "0.1");
+    let (runs, text) = run_with_text("k8s-optimistic-contention", "0.1");
     assert_eq!(runs.len(), 4, "one run per writers-per-pod");
     let conflicts: Vec<u64> = runs.iter().map(|r| count(r, "/ops/k8s-update/conflicts")).collect();
     assert_eq!(conflicts[0], 0, "one writer per pod: {conflicts:?}");
     assert!(conflicts[3] > 0, "eight writers per pod: {conflicts:?}");
+
+    let slo_lines: Vec<&str> =
+        text.lines().filter(|l| l.starts_with("  k8s-update:\tp99")).collect();
+    assert_eq!(slo_lines.len(), 4, "{text}");
+    for ((line, run), conflicts) in slo_lines.iter().zip(&runs).zip(&conflicts) {
+        let p99_us = count(run, "/ops/k8s-update/latency_us/p99");
+        let verdict = if p99_us <= 1_000_000 { "(mutating): met" } else { "(mutating): missed" };
+        assert!(line.contains(verdict), "{line} at p99 {p99_us} us");
+        let per_update = *conflicts as f64 / count(run, "/ops/k8s-update/ok") as f64;
+        assert!(line.ends_with(&format!("{per_update:.3} conflicts per update")), "{line}");
+    }
 }
