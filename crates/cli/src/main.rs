@@ -15,6 +15,7 @@
 
 mod builtin;
 mod command_line;
+mod exporter;
 #[cfg(test)]
 mod fuzz;
 mod output;

@@ -4,10 +4,12 @@
 
 use anyhow::{Context, Result, bail};
 use etcdlat_core::render::columns::Columns;
+use etcdlat_core::schedule::Rate;
 use etcdlat_core::{Report, ReportSet, Scenario, render};
 use etcdlat_driver::{Driver, DriverError, LocalCluster};
 use tokio::sync::watch;
 
+use crate::exporter::Exporter;
 use crate::output::Lines;
 use crate::plan::network::needs_emulation;
 use crate::plan::{Cluster, DEFAULT_ENDPOINT, RunPlan, preflight};
@@ -25,13 +27,18 @@ pub async fn execute(plan: &RunPlan) -> Result<Verdict> {
         remove_abandoned_clusters();
     }
     let stop = shutdown_signal();
+    let exporter = match &plan.metrics_addr {
+        Some(addr) => Some(Exporter::bind(addr).await?),
+        None => None,
+    };
     let mut lines = plan.outputs.jsonl.as_ref().map(Lines::open).transpose()?;
     let mut reports = Vec::new();
     for (round, scenario) in plan.scenarios.iter().enumerate() {
         if *stop.borrow() {
             break;
         }
-        let Some(report) = run_one(plan, round, scenario, stop.clone(), &mut lines).await? else {
+        let run = run_one(plan, round, scenario, stop.clone(), &mut lines, exporter.as_ref());
+        let Some(report) = run.await? else {
             // Stopped before measuring started: nothing of this run to report.
             break;
         };
@@ -63,6 +70,9 @@ pub async fn execute(plan: &RunPlan) -> Result<Verdict> {
     let interrupted = reports.iter().any(|r| r.interrupted) || *stop.borrow();
     let set = ReportSet::new(reports);
     plan.outputs.write(&set)?;
+    if let Some(exporter) = exporter {
+        exporter.stop();
+    }
     // A shard's thresholds are held against the whole, by `etcdlat merge`.
     let passed = if plan.shard.is_some() {
         verdict::checks_passed(&set.runs)
@@ -100,6 +110,7 @@ async fn run_one(
     scenario: &Scenario,
     stop: watch::Receiver<bool>,
     lines: &mut Option<Lines>,
+    exporter: Option<&Exporter>,
 ) -> Result<Option<Report>> {
     // A shard runs its part of the scenario, and its report carries the whole.
     let whole = scenario;
@@ -163,6 +174,10 @@ async fn run_one(
         }
         Err(e) => return Err(e.into()),
     };
+    if let Some(exporter) = exporter {
+        let rate = Some(scenario.load.rate_shape()).filter(|r| *r != Rate::Unlimited);
+        exporter.follow(&scenario.name, &driver.progress(), rate);
+    }
     let display = progress::Display::start(
         plan.print_text,
         driver.progress(),

@@ -73,10 +73,11 @@ mod watch;
 
 pub use cluster::barrier::{Barrier, BarrierError, DEFAULT_BARRIER_TIMEOUT, LEASE_TTL};
 pub use cluster::local::{LocalCluster, LocalClusterOptions, LocalMember, LocalTls};
+pub use cluster::metrics::own_usage;
 pub use cluster::toxiproxy::ToxiproxyError;
 pub use error::DriverError;
 pub use load::driver::{Driver, DriverBuilder};
-pub use load::progress::{LiveInterval, Progress};
+pub use load::progress::{LiveInterval, LiveKind, Progress};
 pub use transport::{Credentials, DEFAULT_DIAL_TIMEOUT, Security, TlsOptions};
 
 /// An etcd-client connected to the first of `endpoints` that answers, with `security`'s TLS

@@ -62,6 +62,12 @@ pub struct Global {
     #[arg(long, global = true, value_name = "DURATION")]
     pub auto_sync_interval: Option<String>,
 
+    /// Serve Prometheus metrics of the run at http://HOST:PORT/metrics while etcdlat runs
+    /// (requests by operation and gRPC code, latency histograms, requests in flight, target
+    /// and achieved rates, the client's CPU and memory), until the last report is written.
+    #[arg(long, global = true, value_name = "HOST:PORT")]
+    pub metrics_addr: Option<String>,
+
     /// Connect only to the leader (the same as --target=leader).
     #[arg(long, global = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
     pub target_leader: bool,

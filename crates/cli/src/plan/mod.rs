@@ -58,6 +58,8 @@ pub struct RunPlan {
     /// How often the endpoints are refreshed from the member list while running
     /// (`--auto-sync-interval`); `None`: never.
     pub auto_sync_interval: Option<Duration>,
+    /// Where to serve Prometheus metrics while running (`--metrics-addr`).
+    pub metrics_addr: Option<String>,
     /// Each scenario's TLS and credentials, in the order of `scenarios` (their `Debug`
     /// hides the passwords).
     pub securities: Vec<Security>,
@@ -225,6 +227,7 @@ impl Action {
             target,
             dial_timeout,
             auto_sync_interval,
+            metrics_addr: g.metrics_addr.clone(),
             securities,
             workers: g.workers,
             pin_cpus: g.pin_cpus.clone().unwrap_or_default(),

@@ -33,6 +33,8 @@
 //!   HashKV check; each report checked against the server.
 //! - `jsonl`: `--jsonl` to a file and to standard output: a line per interval while the run
 //!   goes, adding up to the summary line last and to the JSON report.
+//! - `prometheus`: `--metrics-addr` scraped every second by a real Prometheus during a paced
+//!   run, read back through its HTTP API against the run's report.
 //! - `report_tool`: `etcdlat merge` and `etcdlat compare` (of two reports, and of three side
 //!   by side) on reports of real runs, and
 //!   thresholds (`--threshold`, a scenario's `thresholds`): exit 1 naming the threshold not
@@ -85,6 +87,7 @@ mod jsonl;
 mod k8s_scenarios;
 mod kubernetes;
 mod network;
+mod prometheus;
 mod put;
 mod range;
 mod report_tool;

@@ -570,6 +570,12 @@ impl Recorder {
             .unwrap_or(0)
     }
 
+    /// Every kind recorded so far, with its record: for a live view of the run (latency
+    /// of the successes so far, failures by code).
+    pub fn records(&self) -> impl Iterator<Item = (OpKind, &OpRecord)> {
+        OpKind::ALL.iter().filter_map(|&k| self.ops[k.index()].as_ref().map(|r| (k, r)))
+    }
+
     /// Requests of one kind recorded so far, ok and failed.
     #[must_use]
     pub fn requests_of(&self, kind: OpKind) -> u64 {

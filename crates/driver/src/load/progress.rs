@@ -5,12 +5,13 @@
 //! the last one into its slot and then says how far it has passed. [`Progress::take_intervals`]
 //! merges the intervals every worker has passed, each once, in order.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use etcdlat_core::recorder::IntervalSample;
-use etcdlat_core::{Interval, OpKind};
+use etcdlat_core::{ErrorCode, Interval, OpKind};
+use hdrhistogram::Histogram;
 
 /// Live progress of the current run, for a progress display: requests completed so far,
 /// published by each worker a few times a second (never per request).
@@ -18,6 +19,42 @@ use etcdlat_core::{Interval, OpKind};
 pub struct Progress {
     workers: Arc<Mutex<Vec<Arc<WorkerProgress>>>>,
     series: Arc<Mutex<Series>>,
+    /// Whether workers publish their kinds' totals ([`Progress::keep_live`]).
+    live: Arc<AtomicBool>,
+}
+
+/// What one kind of request has done so far in the measured run, every worker together:
+/// for a live view (a Prometheus endpoint) while the run goes ([`Progress::live`]).
+#[derive(Debug, Clone)]
+pub struct LiveKind {
+    /// The kind.
+    pub kind: OpKind,
+    /// Requests sent (started), answered or not.
+    pub sent: u64,
+    /// Successes.
+    pub ok: u64,
+    /// Failures by code, in [`ErrorCode::ALL`] order.
+    pub errors: [u64; ErrorCode::COUNT],
+    /// Latency of the successes, microseconds.
+    pub latency: Histogram<u64>,
+}
+
+impl LiveKind {
+    fn add(&mut self, other: &LiveKind) {
+        self.sent += other.sent;
+        self.ok += other.ok;
+        for (mine, theirs) in self.errors.iter_mut().zip(other.errors) {
+            *mine += theirs;
+        }
+        // Both come from the recorder's histograms, of one range: adding cannot fail.
+        let _ = self.latency.add(&other.latency);
+    }
+
+    /// Requests sent and not answered yet.
+    #[must_use]
+    pub fn in_flight(&self) -> u64 {
+        self.sent.saturating_sub(self.ok + self.errors.iter().sum::<u64>())
+    }
 }
 
 /// One worker's published progress.
@@ -34,6 +71,10 @@ pub(crate) struct WorkerProgress {
     pub passed: AtomicU64,
     /// Once its run is over, the worker's last completion, nanoseconds from its start.
     pub ended_ns: AtomicU64,
+    /// Whether to publish `live` ([`Progress::keep_live`]).
+    pub keep_live: bool,
+    /// Each kind's totals so far, when a live view asked for them.
+    pub live: Mutex<Vec<LiveKind>>,
 }
 
 /// One interval of the run in progress, every worker's samples merged.
@@ -78,6 +119,33 @@ impl Progress {
     #[must_use]
     pub fn errors(&self) -> u64 {
         self.sum(|p| p.errors.load(Ordering::Relaxed))
+    }
+
+    /// Has the workers publish each kind's totals (requests sent, successes and their
+    /// latency histogram, failures by code) with their progress, for [`Progress::live`]:
+    /// a copy of each kind's histogram per worker a few times a second, never per request.
+    pub fn keep_live(&self) {
+        self.live.store(true, Ordering::Relaxed);
+    }
+
+    /// Each kind's totals so far in the measured part of the current or last run, every
+    /// worker's together, in kind order; empty unless [`Progress::keep_live`] was called
+    /// before the run.
+    #[must_use]
+    pub fn live(&self) -> Vec<LiveKind> {
+        let Ok(workers) = self.workers.lock() else { return Vec::new() };
+        let mut out: Vec<LiveKind> = Vec::new();
+        for w in workers.iter() {
+            let Ok(kinds) = w.live.lock() else { continue };
+            for k in kinds.iter() {
+                match out.iter_mut().find(|o| o.kind == k.kind) {
+                    Some(o) => o.add(k),
+                    None => out.push(k.clone()),
+                }
+            }
+        }
+        out.sort_by_key(|k| k.kind.index());
+        out
     }
 
     /// The worst p99 latency of the current interval across workers, microseconds.
@@ -147,8 +215,10 @@ impl Progress {
         workers: usize,
         series: Option<(Duration, Vec<OpKind>)>,
     ) -> Vec<Arc<WorkerProgress>> {
-        let counters: Vec<Arc<WorkerProgress>> =
-            (0..workers).map(|_| Arc::new(WorkerProgress::default())).collect();
+        let keep_live = self.live.load(Ordering::Relaxed);
+        let counters: Vec<Arc<WorkerProgress>> = (0..workers)
+            .map(|_| Arc::new(WorkerProgress { keep_live, ..WorkerProgress::default() }))
+            .collect();
         if let Ok(mut w) = self.workers.lock() {
             w.clone_from(&counters);
         }

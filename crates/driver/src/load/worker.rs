@@ -34,7 +34,7 @@ use tokio::task::JoinSet;
 
 use super::audit_log::{AuditLog, Recording};
 use super::cpu::{BusyMeter, parking, pin_to, thread_cpu};
-use super::progress::WorkerProgress;
+use super::progress::{LiveKind, WorkerProgress};
 use super::request::{ClientState, Ops, Work};
 use super::step::{Claim, StepJob, StepState};
 use crate::error::DriverError;
@@ -508,6 +508,21 @@ fn publish(shared: &Shared, progress: &WorkerProgress, ended: Option<Instant>) {
     progress.requests.store(recorder.requests(), Ordering::Relaxed);
     progress.errors.store(recorder.errors(), Ordering::Relaxed);
     progress.p99_us.store(recorder.current_p99_us(), Ordering::Relaxed);
+    if progress.keep_live {
+        let kinds = recorder
+            .records()
+            .map(|(kind, r)| LiveKind {
+                kind,
+                sent: shared.issued[kind.index()].get(),
+                ok: r.ok,
+                errors: r.errors,
+                latency: r.latency.clone(),
+            })
+            .collect();
+        if let Ok(mut live) = progress.live.lock() {
+            *live = kinds;
+        }
+    }
     // Nothing is recorded after the last publish: the interval in progress is over too.
     let now = Instant::now() + if last { recorder.interval() } else { Duration::ZERO };
     let index = recorder.close_intervals(now);

@@ -302,6 +302,14 @@ impl Usage {
     }
 }
 
+/// This process's CPU time so far (user and system, every thread, seconds) and resident
+/// memory (bytes), for a live view of the client; `None` where the platform does not tell.
+#[must_use]
+pub fn own_usage() -> Option<(f64, u64)> {
+    let usage = host::rusage()?;
+    Some((usage.user_s + usage.system_s, host::own_rss_bytes()?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
