@@ -11,6 +11,15 @@ pub const SCENARIOS: &[(&str, &str)] = &[
     ("delete", include_str!("../../../configs/scenarios/delete.toml")),
     ("dbtester-write-1m", include_str!("../../../configs/scenarios/dbtester-write-1m.toml")),
     ("etcd-perf-guide", include_str!("../../../configs/scenarios/etcd-perf-guide.toml")),
+    ("k8s-cluster", include_str!("../../../configs/scenarios/k8s-cluster.toml")),
+    ("k8s-events", include_str!("../../../configs/scenarios/k8s-events.toml")),
+    ("k8s-list-watch", include_str!("../../../configs/scenarios/k8s-list-watch.toml")),
+    ("k8s-node-heartbeat", include_str!("../../../configs/scenarios/k8s-node-heartbeat.toml")),
+    (
+        "k8s-optimistic-contention",
+        include_str!("../../../configs/scenarios/k8s-optimistic-contention.toml"),
+    ),
+    ("k8s-pod-churn", include_str!("../../../configs/scenarios/k8s-pod-churn.toml")),
     ("lease-keepalive", include_str!("../../../configs/scenarios/lease-keepalive.toml")),
     ("mix-80-15-5", include_str!("../../../configs/scenarios/mix-80-15-5.toml")),
     (

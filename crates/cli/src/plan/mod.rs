@@ -174,6 +174,8 @@ impl Action {
             }
             if quota.is_some() {
                 s.cluster.quota_backend_bytes = quota;
+                // A `[kubernetes]` preload must fit the flag's quota, named as the model's.
+                s.validate().map_err(|e| anyhow!("{}: {e}", s.name))?;
             }
             network_flags.check_members(s, &cluster)?;
             network_flags.apply(&mut s.network);

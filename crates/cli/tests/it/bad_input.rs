@@ -35,6 +35,11 @@ fn scenario(load: &str, rest: &str) -> String {
     format!("name = \"bad\"\n\n[load]\n{load}\n\n[op.put]\nkey-space-size = 10\n{rest}")
 }
 
+/// A scenario of a Kubernetes model, `model` its `[kubernetes]` table.
+fn k8s(model: &str) -> String {
+    format!("name = \"k8s\"\n[load]\nduration = \"1s\"\n[kubernetes]\n{model}\n")
+}
+
 #[test]
 fn bad_input_exits_2_with_one_line_naming_the_problem() {
     let dir = tempfile::tempdir().unwrap();
@@ -65,6 +70,9 @@ fn bad_input_exits_2_with_one_line_naming_the_problem() {
                 "name = \"pods\"\n[load]\ntotal = 1\n[op.k8s-update]\nobject-size = \"1600KiB\"\n",
             ),
         ),
+        ("k8s-no-nodes", file("k8s-no-nodes.toml", &k8s("nodes = 0"))),
+        ("k8s-big-pods", file("k8s-big-pods.toml", &k8s("nodes = 10\npod-size = \"2MiB\""))),
+        ("k8s-100-nodes", file("k8s-100-nodes.toml", &k8s("nodes = 100"))),
         (
             "no-port",
             file(
@@ -160,6 +168,21 @@ fn bad_input_exits_2_with_one_line_naming_the_problem() {
             "an apiserver object over a local etcd's request limit",
             vec!["run", path("k8s-too-big")],
             vec!["pods:", "a k8s object of 1638400 bytes", "request limit"],
+        ),
+        (
+            "a Kubernetes model of no nodes",
+            vec!["run", path("k8s-no-nodes")],
+            vec!["kubernetes.nodes: must be more than 0"],
+        ),
+        (
+            "a Kubernetes model's pods over etcd's request limit",
+            vec!["run", path("k8s-big-pods")],
+            vec!["kubernetes.pod-size", "2097152 bytes", "request limit"],
+        ),
+        (
+            "a Kubernetes model's preload over the quota",
+            vec!["--local", "--quota-backend-bytes=16MiB", "run", path("k8s-100-nodes")],
+            vec!["kubernetes.nodes", "preload of", "quota of 16777216 bytes"],
         ),
         (
             "endpoint without a port in a file",

@@ -84,6 +84,7 @@ mod hostile;
 mod html;
 mod interrupt;
 mod jsonl;
+mod k8s_scenarios;
 mod kubernetes;
 mod network;
 mod prometheus;

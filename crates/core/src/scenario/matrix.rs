@@ -69,6 +69,18 @@ impl Scenario {
                     format!("[{}]: {}", labels.join(", "), e.message().trim()),
                 )
             })?;
+            if run.kubernetes.is_some() {
+                // The base's mix is its own node count's: the cell's may differ.
+                run.mix.clear();
+                run.load.rate = 0;
+                run.derive_kubernetes().map_err(|e| match e {
+                    ScenarioError::Invalid { message, .. } => ScenarioError::invalid(
+                        &field,
+                        format!("[{}]: {message}", labels.join(", ")),
+                    ),
+                    e => e,
+                })?;
+            }
             run.name = if labels.is_empty() {
                 base.name.clone()
             } else {

@@ -31,6 +31,7 @@ mod cluster;
 mod error;
 mod etcd;
 pub mod fault;
+pub mod kubernetes;
 mod load;
 mod matrix;
 pub mod network;
@@ -52,6 +53,7 @@ pub use cluster::{Cluster, Targeting, check_endpoint};
 pub use error::ScenarioError;
 pub use etcd::{Etcd, EtcdVersion};
 pub use fault::{FaultAction, FaultStep, MemberRef};
+pub use kubernetes::Kubernetes;
 pub use load::{Load, MAX_CLIENTS, MAX_CONNS};
 pub use matrix::{CASE_AXIS, MAX_REPEAT, MatrixCell, REPEAT_KEY};
 pub use network::{LinkSettings, MemberNetwork, Network, Site, ZonePair};
@@ -96,6 +98,10 @@ pub struct Scenario {
     /// Background compaction during the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compaction: Option<Compaction>,
+    /// A Kubernetes cluster's traffic, from its node count ([`kubernetes`]): it makes the
+    /// open-loop `mix` and `load.rate`, and its objects are written before the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubernetes: Option<Kubernetes>,
     /// Checks after the run.
     #[serde(default, skip_serializing_if = "is_default")]
     pub checks: Checks,
@@ -340,6 +346,7 @@ impl Scenario {
             op: Some(op),
             mix: Vec::new(),
             setup: None,
+            kubernetes: None,
             compaction: None,
             checks: Checks::default(),
             network: Network::default(),
@@ -365,7 +372,9 @@ impl Scenario {
         if scenario.name.is_empty() {
             scenario.name = scenario.op.as_ref().map_or("mix", Operation::name).to_owned();
         }
-        let checked = if scenario.matrix.is_empty() {
+        let checked = if let Err(e) = scenario.derive_kubernetes() {
+            Err(e)
+        } else if scenario.matrix.is_empty() {
             scenario.validate()
         } else {
             // The base may be completed by the matrix (an `op` per case): check every run.
@@ -404,6 +413,13 @@ impl Scenario {
         }
         if let Some(setup) = &mut s.setup {
             setup.total = scale_n(setup.total);
+        }
+        if let Some(k) = &mut s.kubernetes {
+            k.nodes = scale_n(k.nodes);
+            s.mix.clear();
+            s.load.rate = 0;
+            // A scaled model that cannot run keeps its old mix, which validation refuses.
+            let _ = s.derive_kubernetes();
         }
         for step in &mut s.faults {
             step.at = scale_d(step.at);
@@ -481,6 +497,10 @@ impl Scenario {
     /// [`ScenarioError::Invalid`] naming the first field that cannot be run.
     pub fn validate(&self) -> Result<(), ScenarioError> {
         self.cluster.validate()?;
+        if self.kubernetes.is_some() {
+            // A model whose mix or rate was changed since (or never derived) is refused.
+            self.clone().derive_kubernetes()?;
+        }
         self.load.validate(self.is_stream())?;
         self.validate_workload()?;
         if let Some(c) = &self.compaction {
@@ -525,6 +545,30 @@ impl Scenario {
         self.check_threshold_kinds(&thresholds, &self.thresholds)?;
         self.checks.validate(&self.workload())?;
         self.report.validate()
+    }
+
+    /// Makes the mix and rate of a `[kubernetes]` model (open loop), once its numbers are
+    /// checked; a mix or rate already given must be the model's (a scenario written out
+    /// and read again), and an `op` cannot go with it.
+    pub(crate) fn derive_kubernetes(&mut self) -> Result<(), ScenarioError> {
+        let Some(k) = &self.kubernetes else { return Ok(()) };
+        k.validate(self.cluster.quota_backend_bytes)?;
+        let (mix, rate) = k.mix();
+        let conflict =
+            |field| ScenarioError::invalid(field, "is made by [kubernetes]: give one or the other");
+        if self.op.is_some() {
+            return Err(conflict("op"));
+        }
+        if !self.mix.is_empty() && self.mix != mix {
+            return Err(conflict("mix"));
+        }
+        if self.load.rate != 0 && self.load.rate != rate {
+            return Err(conflict("load.rate"));
+        }
+        self.mix = mix;
+        self.load.rate = rate;
+        self.load.schedule = crate::Schedule::Open;
+        Ok(())
     }
 
     /// A threshold on an operation the run does not have (`range.p99` on a put run) could

@@ -18,6 +18,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use super::{InvalidParam, check_positive, invalid};
+use crate::op::OpKind;
 use crate::unit;
 
 /// Digits of an object's number in its name (`object-00000042`).
@@ -177,6 +178,24 @@ impl EventOp {
             return Err(invalid(at, "lease-reuse", "longer than the ttl"));
         }
         Ok(())
+    }
+}
+
+/// Kubernetes' API call latency SLO a kind of request is held to (sig-scalability's
+/// `api_call_latency`, p99 over a day): mutating calls and single-object reads within 1 s,
+/// lists within 30 s; with the name of its class. `None` for what the apiserver does on its
+/// own (the compactor) and for other kinds.
+#[must_use]
+pub fn slo(kind: OpKind) -> Option<(&'static str, Duration)> {
+    match kind {
+        OpKind::K8sCreate | OpKind::K8sUpdate | OpKind::K8sDelete | OpKind::K8sEvent => {
+            Some(("mutating", Duration::from_secs(1)))
+        }
+        OpKind::K8sGet => Some(("single-object read", Duration::from_secs(1))),
+        OpKind::K8sList | OpKind::K8sCount | OpKind::K8sConsistentList => {
+            Some(("list", Duration::from_secs(30)))
+        }
+        _ => None,
     }
 }
 

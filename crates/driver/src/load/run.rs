@@ -2,7 +2,8 @@
 //!
 //! 1. [`Run::prepare`]: asks the cluster once for its version, members and leader, and from
 //!    that one answer chooses the members the load goes to and checks where the fault steps
-//!    act; then, for a scenario with a `[setup]`, [`Run::fill`] runs the fill on the same
+//!    act; then, for a scenario with a `[setup]` or a `[kubernetes]` model (its nodes, node
+//!    leases and pods, one create each), [`Run::fill`] runs the fills on the same
 //!    answer, and the cluster is asked again for the load.
 //! 2. [`Run::load`]: reopens the connections if the run asks for others, then starts the
 //!    workers' request loops (or the watch run), the fault steps, background compaction and
@@ -24,6 +25,7 @@ use std::time::{Duration, Instant, SystemTime};
 use etcdlat_core::audit::AuditReport;
 use etcdlat_core::recorder::{MemberRecord, OpRecord, Pacing as RecordedPacing, Recorder};
 use etcdlat_core::step::{self, StepPlan};
+use etcdlat_core::workload::kubernetes::ObjectOp;
 use etcdlat_core::{
     AlarmReport, ClientUsage, HashKvCheck, LeaderChange, MemberMetrics, NetworkReport, OpKind,
     OpReport, Operation, Report, Scenario, Setup, StepReport, TargetInfo, Targeting,
@@ -79,12 +81,37 @@ impl Driver {
         // cluster as it is when its turn comes.
         let pool = self.pool.lock().await;
         let mut run = Run::prepare(self, scenario).await?;
-        let pool = match &scenario.setup {
-            Some(setup) => run.fill(setup, pool, shutdown.as_mut()).await?,
+        let mut pool = match &scenario.setup {
+            Some(setup) => run.fill(&setup_fill(setup), pool, shutdown.as_mut()).await?,
             None => pool,
         };
+        let preload = scenario.kubernetes.as_ref().map(|k| k.preload()).unwrap_or_default();
+        for objects in preload {
+            pool = run.fill(&preload_fill(objects), pool, shutdown.as_mut()).await?;
+        }
         run.measure(pool, shutdown).await
     }
+}
+
+/// Logical clients of a Kubernetes preload, as many as a setup's by default.
+const PRELOAD_CLIENTS: u32 = 16;
+
+/// The setup's puts as a run.
+fn setup_fill(setup: &Setup) -> Scenario {
+    let mut fill = Scenario::new(Operation::Put(setup.put.clone()));
+    fill.load.clients = setup.clients;
+    fill.load.total = Some(setup.total);
+    fill
+}
+
+/// A Kubernetes model's objects of one resource as a run: one create of each (a create
+/// takes object `i % objects` of request `i`).
+fn preload_fill(objects: ObjectOp) -> Scenario {
+    let total = objects.objects;
+    let mut fill = Scenario::new(Operation::K8sCreate(objects));
+    fill.load.clients = PRELOAD_CLIENTS;
+    fill.load.total = Some(total);
+    fill
 }
 
 /// One run of one scenario on a driver, prepared: what it runs against and where its load
@@ -163,20 +190,19 @@ impl<'a> Run<'a> {
         })
     }
 
-    /// The scenario's setup fill: its puts, as a run of their own on this run's discovery,
-    /// before the load; an error unless every one of them succeeded. Takes the connections
-    /// and hands them back for the load.
+    /// A fill before the load (the setup's puts, a Kubernetes model's objects), as a run of
+    /// its own on this run's discovery; an error unless every one of its requests
+    /// succeeded. Takes the connections and hands them back for the load.
     async fn fill(
         &mut self,
-        setup: &Setup,
+        fill: &Scenario,
         pool: MutexGuard<'a, Pool>,
         shutdown: Pin<&mut impl Future<Output = ()>>,
     ) -> Result<MutexGuard<'a, Pool>, DriverError> {
         let driver = self.driver;
-        let mut fill = Scenario::new(Operation::Put(setup.put.clone()));
-        fill.load.clients = setup.clients;
-        fill.load.total = Some(setup.total);
+        let mut fill = fill.clone();
         fill.load.conns = self.scenario.load.conns;
+        let total = fill.load.total.unwrap_or_default();
         // The fill is not the run: its intervals are not streamed.
         let run = Run::on(driver, &fill, self.cluster.clone(), None, false)?;
         let report = run.measure(pool, shutdown).await?;
@@ -184,7 +210,7 @@ impl<'a> Run<'a> {
             return Err(DriverError::Interrupted);
         }
         if report.errors_total() > 0 {
-            return Err(DriverError::Setup { failed: report.errors_total(), total: setup.total });
+            return Err(DriverError::Setup { failed: report.errors_total(), total });
         }
         let pool = driver.pool.lock().await;
         // Asked again on purpose: the fill took its time, and the leader may have moved

@@ -288,3 +288,51 @@ async fn a_churn_of_creates_and_deletes_leaves_every_watch_cache_as_a_fresh_list
         assert_eq!((create.ok, create.errors_of(ErrorCode::AlreadyExists)), (1, 7), "{round}");
     }
 }
+
+/// Versions written past each key's first under `prefix`: the updates its objects took.
+async fn updates_under(etcd: &Etcd, prefix: &str) -> i64 {
+    keys(etcd, prefix).await.iter().map(|kv| kv.version() - 1).sum()
+}
+
+/// `[kubernetes] nodes = 50` preloads exactly its nodes, node leases and pods (one create
+/// each, counted by prefix), then sends each flow at its derived rate: the updates each
+/// resource's keys took (their versions) and the events and counts the run made are each
+/// flow's share of the open-loop rate, within 30% (a mix picks at random). The node status,
+/// churn, list and count rates are set higher than a 50-node cluster's so that every flow
+/// has a hundred-odd requests in 20 s, and pods of 1 KiB so that one Get lists them.
+#[tokio::test]
+async fn a_cluster_of_nodes_is_preloaded_and_sent_at_its_derived_rates() {
+    if skip() {
+        return;
+    }
+    let etcd = Etcd::start_cluster(3).await;
+    let driver = etcd.driver(4).await;
+    let s = scenario(
+        "[load]\nclients = 16\nduration = \"20s\"\n\
+         [kubernetes]\nnodes = 50\nnode-status-interval = \"10s\"\npod-churn = 1\n\
+         lists-per-minute = 20\ncounts-per-minute = 20\npod-size = \"1KiB\"\n",
+    );
+    assert_eq!(s.load.rate, 26, "5 + 5 leases and nodes, 6 + 5 churn, 1 list, 4 counts");
+    let report = driver.run(&s).await.expect("a run");
+
+    for (prefix, objects) in
+        [("/registry/minions/", 50), ("/registry/leases/", 50), ("/registry/pods/", 1500)]
+    {
+        assert_eq!(keys(&etcd, prefix).await.len(), objects, "{prefix}");
+    }
+    let seconds = report.op(OpKind::K8sUpdate).duration_s;
+    let near = |what: &str, got: f64, per_second: f64| {
+        let want = per_second * seconds;
+        assert!((got - want).abs() <= 0.3 * want, "{what}: {got} requests, {want} expected");
+    };
+    near("lease renewals", updates_under(&etcd, "/registry/leases/").await as f64, 5.0);
+    near("node status updates", updates_under(&etcd, "/registry/minions/").await as f64, 5.0);
+    near("pod updates", updates_under(&etcd, "/registry/pods/").await as f64, 6.0);
+    near("events", keys(&etcd, "/registry/events/").await.len() as f64, 5.0);
+    near("counts", report.op(OpKind::K8sCount).ok as f64, 4.0);
+    assert!(report.op(OpKind::K8sList).ok > 0);
+    let sent: u64 = report.ops.values().map(|op| op.ok + op.errors_total).sum();
+    assert_eq!(report.errors_total(), 0, "{:?}", report.ops);
+    near("all requests", sent as f64, 26.0);
+    held(&report);
+}

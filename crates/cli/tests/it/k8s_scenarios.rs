@@ -1,0 +1,102 @@
+//! The shipped Kubernetes scenarios (`k8s-*`), scaled down with `--scale` (their node
+//! counts with them), each run on the throwaway 3-member etcd it asks for: every request of
+//! every flow succeeds and the flows the scenario is about were sent; a threshold may fail
+//! only for a flow too rare to come up in a scaled-down run (a list a minute). With one
+//! writer per pod no update conflicts, and with 8 they do; the text report holds each
+//! run's SLO verdict, as its p99 in the JSON report says, and its conflicts per update.
+
+use serde_json::Value;
+
+use crate::{count, etcdlat, read_report};
+
+/// Runs shipped scenario `name` at `scale` and returns its runs. Exit 0, or 1 for
+/// thresholds on a kind of request the scaled run made none of.
+fn run(name: &str, scale: &str) -> Vec<Value> {
+    run_with_text(name, scale).0
+}
+
+/// As [`run`], with the text report.
+fn run_with_text(name: &str, scale: &str) -> (Vec<Value>, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = etcdlat()
+        .current_dir(dir.path())
+        .args(["run", name, "--scale", scale, "--json", "r.json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    match out.status.code() {
+        Some(0) => {}
+        Some(1) => {
+            for line in stderr.lines().filter(|l| l.contains("threshold")) {
+                assert!(line.contains("requests in the run)"), "{name}: {line}");
+            }
+        }
+        code => panic!("{name}: exit {code:?}, stderr:\n{stderr}"),
+    }
+    let report = read_report(&dir.path().join("r.json"));
+    let runs = report["runs"].as_array().unwrap().clone();
+    for run in &runs {
+        for (kind, op) in run["ops"].as_object().unwrap() {
+            assert_eq!(count(op, "/errors_total"), 0, "{name}: {kind}: {op:#}");
+        }
+    }
+    (runs, String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Successful requests of `kind` in `run`, 0 when it made none.
+fn ok(run: &Value, kind: &str) -> u64 {
+    run.pointer(&format!("/ops/{kind}/ok")).and_then(Value::as_u64).unwrap_or(0)
+}
+
+#[test]
+fn node_heartbeats_pod_churn_and_events_send_their_flows() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    let runs = run("k8s-node-heartbeat", "0.05");
+    assert!(ok(&runs[0], "k8s-update") > 20, "{:#}", runs[0]["ops"]);
+    assert_eq!(ok(&runs[0], "k8s-event"), 0);
+    let runs = run("k8s-pod-churn", "0.05");
+    // 3 s at 6 updates and 5 events a second, after each worker's watch cache has listed
+    // 7,500 pods: on a busy machine one of the two may not come up.
+    assert!(ok(&runs[0], "k8s-update") + ok(&runs[0], "k8s-event") > 0, "{:#}", runs[0]["ops"]);
+    let runs = run("k8s-events", "0.05");
+    assert!(ok(&runs[0], "k8s-event") > 0, "{:#}", runs[0]["ops"]);
+    assert_eq!(ok(&runs[0], "k8s-update"), 0);
+}
+
+#[test]
+fn lists_and_the_whole_cluster_run_scaled_down() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    let runs = run("k8s-list-watch", "0.1");
+    assert!(ok(&runs[0], "k8s-count") > 0, "{:#}", runs[0]["ops"]);
+    let runs = run("k8s-cluster", "0.01");
+    for kind in ["k8s-update", "k8s-event"] {
+        assert!(ok(&runs[0], kind) > 0, "{kind}: {:#}", runs[0]["ops"]);
+    }
+}
+
+#[test]
+fn optimistic_contention_conflicts_only_with_more_than_one_writer_per_pod() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    let (runs, text) = run_with_text("k8s-optimistic-contention", "0.1");
+    assert_eq!(runs.len(), 4, "one run per writers-per-pod");
+    let conflicts: Vec<u64> = runs.iter().map(|r| count(r, "/ops/k8s-update/conflicts")).collect();
+    assert_eq!(conflicts[0], 0, "one writer per pod: {conflicts:?}");
+    assert!(conflicts[3] > 0, "eight writers per pod: {conflicts:?}");
+
+    let slo_lines: Vec<&str> =
+        text.lines().filter(|l| l.starts_with("  k8s-update:\tp99")).collect();
+    assert_eq!(slo_lines.len(), 4, "{text}");
+    for ((line, run), conflicts) in slo_lines.iter().zip(&runs).zip(&conflicts) {
+        let p99_us = count(run, "/ops/k8s-update/latency_us/p99");
+        let verdict = if p99_us <= 1_000_000 { "(mutating): met" } else { "(mutating): missed" };
+        assert!(line.contains(verdict), "{line} at p99 {p99_us} us");
+        let per_update = *conflicts as f64 / count(run, "/ops/k8s-update/ok") as f64;
+        assert!(line.ends_with(&format!("{per_update:.3} conflicts per update")), "{line}");
+    }
+}

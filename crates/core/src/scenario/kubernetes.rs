@@ -1,0 +1,448 @@
+//! `[kubernetes]`: the traffic a Kubernetes cluster of `nodes` nodes sends etcd through its
+//! apiservers, derived from that one number with the defaults below (each its own key), as
+//! an open-loop `[[mix]]` of the apiserver's requests at their rates, and the objects
+//! (nodes, node leases, pods) written before measuring.
+//!
+//! The flows and their rates (k8s.io/kubernetes' kubelet and apiserver defaults, and the
+//! scalability tests' figures quoted in issue 28):
+//!
+//! - node lease renewals: every node updates its lease every `node-lease-interval` (10 s,
+//!   the kubelet's `nodeLeaseRenewIntervalFraction` of its 40 s lease): `nodes / 10` per
+//!   second, 500/s at 5,000 nodes;
+//! - node status updates: every node every `node-status-interval` (5 min, the kubelet's
+//!   `nodeStatusReportFrequency` when nothing changed): about 17/s at 5,000 nodes;
+//! - pod churn: `pod-churn` pods a second (default one per 250 nodes, 20/s at 5,000, within
+//!   the scalability tests' 10-50), each `updates-per-pod` updates (6) and
+//!   `events-per-pod` events (5);
+//! - lists of pods: `lists-per-minute` per apiserver (1), in pages of 500;
+//! - counts of every resource (pods, nodes, leases, events): `counts-per-minute` per
+//!   apiserver (1, the apiserver's storage metrics);
+//! - `apiservers` apiservers (3).
+//!
+//! The pods' own creates and deletes are not in the mix: `k8s-create` names its object by
+//! request index, which a timed run repeats on every worker.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::ScenarioError;
+use crate::unit;
+use crate::workload::kubernetes::{EventOp, MAX_OBJECTS, ObjectOp};
+use crate::workload::{Operation, Weighted};
+
+/// etcd's default `--max-request-bytes`: an object larger than this fails every write.
+pub const ETCD_MAX_REQUEST_BYTES: u64 = 1_572_864;
+
+/// etcd's default `--quota-backend-bytes` (2 GiB).
+pub const ETCD_DEFAULT_QUOTA_BYTES: u64 = 2 << 30;
+
+/// A mix weight is a flow's rate in thousandths of a request per second, so that flows of
+/// less than one request a second keep their share.
+const WEIGHT_PER_RATE: f64 = 1000.0;
+
+/// Bytes a stored key-value costs besides its value: the key (`/registry/pods/ns-0/pod-...`)
+/// and bbolt's and the revision index's own entries, allowed for when comparing a preload
+/// with the quota.
+const STORED_OVERHEAD_BYTES: u64 = 128;
+
+/// A Kubernetes cluster's traffic, scaled by its node count.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct Kubernetes {
+    /// Nodes of the cluster: everything else defaults from it.
+    pub nodes: u64,
+    /// Pods per node, preloaded. Default 30 (the scalability tests' density); 0: no pods,
+    /// and no pod updates.
+    #[serde(default = "thirty")]
+    pub pods_per_node: u64,
+    /// How often each node renews its lease. Default 10 s; 0 s: never.
+    #[serde(default = "ten_seconds", with = "unit::duration")]
+    pub node_lease_interval: Duration,
+    /// How often each node writes its status when nothing changed. Default 5 min; 0 s:
+    /// never.
+    #[serde(default = "five_minutes", with = "unit::duration")]
+    pub node_status_interval: Duration,
+    /// Pods created and deleted a second. Default one per 250 nodes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pod_churn: Option<f64>,
+    /// Updates in a pod's life (scheduled, started, ready, ... ). Default 6.
+    #[serde(default = "six")]
+    pub updates_per_pod: u64,
+    /// Events a pod's life records. Default 5.
+    #[serde(default = "five")]
+    pub events_per_pod: u64,
+    /// Writers racing on each pod's updates (the kubelet, controllers, several
+    /// apiservers): `k8s-update`'s `writers-per-object`. Default 1, which never conflicts.
+    #[serde(default = "one")]
+    pub writers_per_pod: u64,
+    /// Apiservers, each listing and counting on its own. Default 3.
+    #[serde(default = "three")]
+    pub apiservers: u64,
+    /// Lists of all pods per apiserver per minute. Default 1.
+    #[serde(default = "one")]
+    pub lists_per_minute: u64,
+    /// Counts of each resource per apiserver per minute. Default 1.
+    #[serde(default = "one")]
+    pub counts_per_minute: u64,
+    /// Namespaces the pods and events are spread over. Default 10 (fewer with fewer pods).
+    #[serde(default = "ten")]
+    pub namespaces: u64,
+    /// A pod's size. Default 8 KiB (4 to 15 KB in the scalability tests).
+    #[serde(default = "pod_size", deserialize_with = "unit::size::deserialize")]
+    pub pod_size: u64,
+    /// A node's size. Default 15 KiB.
+    #[serde(default = "node_size", deserialize_with = "unit::size::deserialize")]
+    pub node_size: u64,
+    /// A node lease's size. Default 512 B.
+    #[serde(default = "lease_size", deserialize_with = "unit::size::deserialize")]
+    pub lease_size: u64,
+    /// An event's size. Default 1 KiB.
+    #[serde(default = "event_size", deserialize_with = "unit::size::deserialize")]
+    pub event_size: u64,
+}
+
+/// One flow of the model: its operation and its rate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Flow {
+    /// What it sends.
+    pub op: Operation,
+    /// Requests per second.
+    pub rate_per_second: f64,
+}
+
+impl Kubernetes {
+    /// A cluster of `nodes` nodes with every other parameter at its default.
+    #[must_use]
+    pub fn with_nodes(nodes: u64) -> Self {
+        Self {
+            nodes,
+            pods_per_node: 30,
+            node_lease_interval: ten_seconds(),
+            node_status_interval: five_minutes(),
+            pod_churn: None,
+            updates_per_pod: 6,
+            events_per_pod: 5,
+            writers_per_pod: 1,
+            apiservers: 3,
+            lists_per_minute: 1,
+            counts_per_minute: 1,
+            namespaces: 10,
+            pod_size: pod_size(),
+            node_size: node_size(),
+            lease_size: lease_size(),
+            event_size: event_size(),
+        }
+    }
+
+    /// Pods created (and deleted) a second.
+    #[must_use]
+    pub fn pod_churn_per_second(&self) -> f64 {
+        self.pod_churn.unwrap_or(self.nodes as f64 / 250.0)
+    }
+
+    /// The preloaded pods.
+    #[must_use]
+    pub fn pods(&self) -> u64 {
+        self.nodes.saturating_mul(self.pods_per_node)
+    }
+
+    /// The objects written before measuring: nodes, node leases, pods (those with any).
+    #[must_use]
+    pub fn preload(&self) -> Vec<ObjectOp> {
+        let object = |resource: &str, name_prefix: &str, objects, namespaces, size| ObjectOp {
+            resource: resource.to_owned(),
+            namespaces,
+            objects,
+            name_prefix: name_prefix.to_owned(),
+            object_size: size,
+            ..ObjectOp::default()
+        };
+        let mut objects = vec![
+            object("minions", "node-", self.nodes, 1, self.node_size),
+            object("leases", "node-", self.nodes, 1, self.lease_size),
+        ];
+        if self.pods() > 0 {
+            let namespaces = self.namespaces.min(self.pods());
+            objects.push(object("pods", "pod-", self.pods(), namespaces, self.pod_size));
+        }
+        objects
+    }
+
+    /// Bytes the preload stores.
+    #[must_use]
+    pub fn preload_bytes(&self) -> u64 {
+        self.preload()
+            .iter()
+            .map(|o| o.objects.saturating_mul(o.object_size + STORED_OVERHEAD_BYTES))
+            .fold(0, u64::saturating_add)
+    }
+
+    /// The flows and their rates.
+    #[must_use]
+    pub fn flows(&self) -> Vec<Flow> {
+        let preload = self.preload();
+        let (nodes, leases) = (&preload[0], &preload[1]);
+        let per_minute = |n: u64| (self.apiservers * n) as f64 / 60.0;
+        let churn = self.pod_churn_per_second();
+        let every = |interval: Duration| {
+            if interval.is_zero() { 0.0 } else { self.nodes as f64 / interval.as_secs_f64() }
+        };
+        let mut flows = vec![
+            Flow {
+                op: Operation::K8sUpdate(leases.clone()),
+                rate_per_second: every(self.node_lease_interval),
+            },
+            Flow {
+                op: Operation::K8sUpdate(nodes.clone()),
+                rate_per_second: every(self.node_status_interval),
+            },
+        ];
+        let mut counted = vec![nodes.clone(), leases.clone()];
+        if let Some(pods) = preload.get(2) {
+            let racing = ObjectOp { writers_per_object: self.writers_per_pod, ..pods.clone() };
+            flows.push(Flow {
+                op: Operation::K8sUpdate(racing),
+                rate_per_second: churn * self.updates_per_pod as f64,
+            });
+            flows.push(Flow {
+                op: Operation::K8sList(pods.clone()),
+                rate_per_second: per_minute(self.lists_per_minute),
+            });
+            counted.push(pods.clone());
+        }
+        let events = EventOp {
+            namespaces: self.namespaces,
+            object_size: self.event_size,
+            ..EventOp::default()
+        };
+        flows.push(Flow {
+            op: Operation::K8sEvent(events),
+            rate_per_second: churn * self.events_per_pod as f64,
+        });
+        counted.push(ObjectOp { resource: "events".to_owned(), ..ObjectOp::default() });
+        for resource in counted {
+            flows.push(Flow {
+                op: Operation::K8sCount(resource),
+                rate_per_second: per_minute(self.counts_per_minute),
+            });
+        }
+        flows.retain(|f| weight(f.rate_per_second) > 0);
+        flows
+    }
+
+    /// The open-loop mix of the flows, weighted by rate, and its whole rate (requests per
+    /// second, rounded, at least 1: each flow's rate is its share of that).
+    #[must_use]
+    pub fn mix(&self) -> (Vec<Weighted>, u64) {
+        let flows = self.flows();
+        let rate: f64 = flows.iter().map(|f| f.rate_per_second).sum();
+        let mix = flows
+            .into_iter()
+            .map(|f| Weighted { weight: weight(f.rate_per_second), op: f.op })
+            .collect();
+        (mix, (rate.round() as u64).max(1))
+    }
+
+    /// Checks the model's numbers, its sizes against etcd's request limit, and its preload
+    /// against `quota_bytes`.
+    pub(crate) fn validate(&self, quota_bytes: Option<u64>) -> Result<(), ScenarioError> {
+        let at = |field: &str| format!("kubernetes.{field}");
+        if self.nodes == 0 {
+            return Err(ScenarioError::invalid(&at("nodes"), "must be more than 0"));
+        }
+        for (field, n) in [
+            ("apiservers", self.apiservers),
+            ("namespaces", self.namespaces),
+            ("writers-per-pod", self.writers_per_pod),
+        ] {
+            if n == 0 {
+                return Err(ScenarioError::invalid(&at(field), "must be more than 0"));
+            }
+        }
+        if self.pods() > MAX_OBJECTS {
+            return Err(ScenarioError::invalid(
+                &at("nodes"),
+                format!("{} pods is more than {MAX_OBJECTS}", self.pods()),
+            ));
+        }
+        for (field, interval) in [
+            ("node-lease-interval", self.node_lease_interval),
+            ("node-status-interval", self.node_status_interval),
+        ] {
+            if !interval.is_zero() && interval < Duration::from_millis(1) {
+                return Err(ScenarioError::invalid(&at(field), "must be 0 s or at least 1ms"));
+            }
+        }
+        if self.pod_churn.is_some_and(|c| !(c.is_finite() && c >= 0.0)) {
+            return Err(ScenarioError::invalid(&at("pod-churn"), "must be 0 or more"));
+        }
+        for (field, size) in [
+            ("pod-size", self.pod_size),
+            ("node-size", self.node_size),
+            ("lease-size", self.lease_size),
+            ("event-size", self.event_size),
+        ] {
+            if size + STORED_OVERHEAD_BYTES > ETCD_MAX_REQUEST_BYTES {
+                return Err(ScenarioError::invalid(
+                    &at(field),
+                    format!(
+                        "{size} bytes is over etcd's request limit ({ETCD_MAX_REQUEST_BYTES} bytes, --max-request-bytes): every write would fail"
+                    ),
+                ));
+            }
+        }
+        if self.flows().is_empty() {
+            return Err(ScenarioError::invalid("kubernetes", "every flow's rate is 0"));
+        }
+        let quota = quota_bytes.unwrap_or(ETCD_DEFAULT_QUOTA_BYTES);
+        if self.preload_bytes() > quota {
+            return Err(ScenarioError::invalid(
+                &at("nodes"),
+                format!(
+                    "the preload of {} bytes (nodes, leases, pods) is more than the backend quota of {quota} bytes",
+                    self.preload_bytes()
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn weight(rate_per_second: f64) -> u32 {
+    (rate_per_second * WEIGHT_PER_RATE).round().min(f64::from(u32::MAX)) as u32
+}
+
+fn thirty() -> u64 {
+    30
+}
+fn ten() -> u64 {
+    10
+}
+fn six() -> u64 {
+    6
+}
+fn five() -> u64 {
+    5
+}
+fn three() -> u64 {
+    3
+}
+fn one() -> u64 {
+    1
+}
+fn ten_seconds() -> Duration {
+    Duration::from_secs(10)
+}
+fn five_minutes() -> Duration {
+    Duration::from_secs(300)
+}
+fn pod_size() -> u64 {
+    8 * 1024
+}
+fn node_size() -> u64 {
+    15 * 1024
+}
+fn lease_size() -> u64 {
+    512
+}
+fn event_size() -> u64 {
+    1024
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Scenario;
+
+    /// At 5,000 nodes the flows are the issue's: 500 lease renewals a second, about 17
+    /// node status updates, 20 pods of churn (120 updates, 100 events), and each of the
+    /// three apiservers' list and counts once a minute.
+    #[test]
+    fn five_thousand_nodes_send_the_issues_rates() {
+        let rates: Vec<(String, f64)> = Kubernetes::with_nodes(5000)
+            .flows()
+            .iter()
+            .map(|f| (f.op.name().to_owned(), f.rate_per_second))
+            .collect();
+        let expected = [
+            ("k8s-update", 500.0),
+            ("k8s-update", 5000.0 / 300.0),
+            ("k8s-update", 120.0),
+            ("k8s-list", 0.05),
+            ("k8s-event", 100.0),
+            ("k8s-count", 0.05),
+            ("k8s-count", 0.05),
+            ("k8s-count", 0.05),
+            ("k8s-count", 0.05),
+        ];
+        assert_eq!(rates.len(), expected.len(), "{rates:?}");
+        for ((name, rate), (want_name, want)) in rates.iter().zip(expected) {
+            assert_eq!(name, want_name);
+            assert!((rate - want).abs() < 1e-9, "{name}: {rate} != {want}");
+        }
+    }
+
+    /// `[kubernetes] nodes = N` makes the scenario's open-loop mix and rate, and refuses a
+    /// mix of its own; a node count scaled with the scenario derives them again.
+    #[test]
+    fn a_scenario_derives_its_mix_from_the_node_count() {
+        let s = Scenario::from_toml_str("[load]\nduration = \"10s\"\n[kubernetes]\nnodes = 50\n")
+            .unwrap();
+        assert_eq!(s.load.schedule, crate::Schedule::Open);
+        assert_eq!(s.load.rate, 8, "5 + 0.17 + 1.2 + 0.05 + 1 + 4 x 0.05");
+        assert_eq!(s.mix[0].weight, 5000);
+        let ten = s.scaled(0.2);
+        assert_eq!((ten.kubernetes.as_ref().unwrap().nodes, ten.load.rate), (10, 2));
+        ten.validate().unwrap();
+        let text = toml::to_string(&s).unwrap();
+        assert_eq!(Scenario::from_toml_str(&text).unwrap(), s, "round trip");
+        let err = Scenario::from_toml_str(
+            "[load]\nduration = \"10s\"\n[kubernetes]\nnodes = 50\n[op.put]\n",
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("kubernetes"), "{err}");
+    }
+
+    /// A flow at 0 is left out of the mix (a scenario about one flow), and a model with
+    /// every flow at 0 is refused.
+    #[test]
+    fn flows_at_zero_are_left_out() {
+        let leases = Kubernetes {
+            pods_per_node: 0,
+            node_status_interval: Duration::ZERO,
+            pod_churn: Some(0.0),
+            lists_per_minute: 0,
+            counts_per_minute: 0,
+            ..Kubernetes::with_nodes(5000)
+        };
+        let (mix, rate) = leases.mix();
+        assert_eq!((mix.len(), rate, leases.preload().len()), (1, 500, 2));
+        let Operation::K8sUpdate(op) = &mix[0].op else { panic!("{mix:?}") };
+        assert_eq!((op.resource.as_str(), op.objects, op.object_size), ("leases", 5000, 512));
+        let none = Kubernetes { node_lease_interval: Duration::ZERO, ..leases };
+        let err = none.validate(None).unwrap_err().to_string();
+        assert!(err.contains("every flow's rate is 0"), "{err}");
+    }
+
+    #[test]
+    fn bad_input_is_named() {
+        let bad = |model: &str| {
+            Scenario::from_toml_str(&format!("[load]\nduration = \"1s\"\n[kubernetes]\n{model}\n"))
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(bad("nodes = 0").contains("kubernetes.nodes: must be more than 0"));
+        assert!(bad("nodes = -1").contains("integer `-1`, expected u64"));
+        assert!(bad("nodes = 10\npod-size = \"2MiB\"").contains("kubernetes.pod-size"));
+        // 5,000 nodes of 150,000 pods at 15 KiB: 2.3 GB, over etcd's default 2 GiB.
+        let err = bad("nodes = 5000\npod-size = \"15KiB\"");
+        assert!(err.contains("more than the backend quota of 2147483648"), "{err}");
+        let err = Scenario::from_toml_str(
+            "[cluster]\nquota-backend-bytes = \"16MiB\"\n[load]\nduration = \"1s\"\n[kubernetes]\nnodes = 100\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("quota of 16777216"), "{err}");
+    }
+}
