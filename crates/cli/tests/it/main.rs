@@ -64,6 +64,9 @@
 //!   `[network]` and a matrix over it; bad network input refused before anything starts.
 //! - `kubernetes`: the Kubernetes example's manifests are a valid Indexed Job and ConfigMap
 //!   (no cluster runs here), and the Dockerfile is multi-stage.
+//! - `k8s_scenarios`: the shipped `k8s-*` scenarios scaled down on a throwaway 3-member etcd:
+//!   every flow's requests succeed, conflicts only with several writers per pod, and the
+//!   text's SLO verdicts as the JSON's p99 says.
 //! - `setup`: the README's quick start against `.ci/deps`: no browser to run, every package
 //!   named; `cargo run`, the examples and the tests build every dependency with the same
 //!   features.
