@@ -221,13 +221,17 @@ impl Action {
         if g.workers == Some(0) {
             bail!("--workers must be at least 1");
         }
+        let metrics_addr = match &g.metrics_addr {
+            Some(flag) => Some(flag.clone()),
+            None => metrics_addr(&scenarios)?,
+        };
         Ok(Self::Run(Box::new(RunPlan {
             scenarios,
             cluster,
             target,
             dial_timeout,
             auto_sync_interval,
-            metrics_addr: g.metrics_addr.clone(),
+            metrics_addr,
             securities,
             workers: g.workers,
             pin_cpus: g.pin_cpus.clone().unwrap_or_default(),
@@ -297,6 +301,19 @@ fn command_name(command: &Command) -> &'static str {
         Command::Stm(_) => "stm",
         _ => "run",
     }
+}
+
+/// The one address the scenarios' `[report] metrics-addr` give (the endpoint serves every
+/// run of the plan); several different ones are refused.
+fn metrics_addr(scenarios: &[Scenario]) -> Result<Option<String>> {
+    let mut asked = scenarios.iter().filter_map(|s| s.report.metrics_addr.as_deref());
+    let Some(first) = asked.next() else { return Ok(None) };
+    if let Some(other) = asked.find(|a| *a != first) {
+        bail!(
+            "report.metrics-addr: the scenarios ask for {first} and {other}; one endpoint serves every run: give one address, or --metrics-addr"
+        );
+    }
+    Ok(Some(first.to_owned()))
 }
 
 /// Applies the global load flags to a scenario and validates it, naming flags in errors.
@@ -413,6 +430,30 @@ mod tests {
             .unwrap();
         let line = msg(&["run", &file.display().to_string(), "--etcd=system"]);
         assert!(line.contains("scenario put names cluster.endpoints"), "{line}");
+    }
+
+    #[test]
+    fn the_metrics_address_comes_from_the_flag_or_the_scenarios() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = |name: &str, addr: &str| {
+            let path = dir.path().join(format!("{name}.toml"));
+            let text = format!(
+                "name = \"{name}\"\n[report]\nmetrics-addr = \"{addr}\"\n[load]\ntotal = 1\n[op.put]\n"
+            );
+            std::fs::write(&path, text).unwrap();
+            path.display().to_string()
+        };
+        let (a, b, also_a) =
+            (file("a", "127.0.0.1:9464"), file("b", "127.0.0.1:9465"), file("c", "127.0.0.1:9464"));
+        let addr = |args: &[&str]| plan(args).unwrap().metrics_addr;
+        assert_eq!(addr(&["put"]), None);
+        assert_eq!(addr(&["run", &a]).as_deref(), Some("127.0.0.1:9464"));
+        assert_eq!(addr(&["run", &a, &also_a]).as_deref(), Some("127.0.0.1:9464"));
+        assert_eq!(addr(&["--metrics-addr=[::1]:1", "run", &a]).as_deref(), Some("[::1]:1"));
+        let line = plan(&["run", &a, &b]).unwrap_err().to_string();
+        assert!(line.starts_with("report.metrics-addr: the scenarios ask for"), "{line}");
+        let line = format!("{:#}", plan(&["run", &file("d", "9464")]).unwrap_err());
+        assert!(line.contains("report.metrics-addr") && line.contains("HOST:PORT"), "{line}");
     }
 
     #[test]

@@ -282,6 +282,10 @@ pub struct ReportOptions {
     /// ([`Scenario::series_interval`]).
     #[serde(default, with = "unit::opt_duration", skip_serializing_if = "Option::is_none")]
     pub interval: Option<Duration>,
+    /// Where etcdlat serves Prometheus metrics while it runs, `HOST:PORT` (the command
+    /// line's `--metrics-addr`, which wins).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metrics_addr: Option<String>,
 }
 
 impl ReportOptions {
@@ -289,6 +293,15 @@ impl ReportOptions {
     fn validate(&self) -> Result<(), ScenarioError> {
         if self.interval.is_some_and(|i| i < MIN_INTERVAL) {
             return Err(ScenarioError::invalid("report.interval", "must be at least 10ms"));
+        }
+        if let Some(addr) = &self.metrics_addr {
+            let port = addr.rsplit_once(':').map(|(host, port)| (host, port.parse::<u16>()));
+            if !matches!(port, Some((host, Ok(_))) if !host.is_empty()) {
+                return Err(ScenarioError::invalid(
+                    "report.metrics-addr",
+                    format!("{addr:?} is not HOST:PORT"),
+                ));
+            }
         }
         Ok(())
     }
