@@ -82,6 +82,7 @@ mod drawn;
 mod error;
 mod etcd;
 mod fault;
+mod find_max;
 mod heatmap;
 mod hostile;
 mod html;

@@ -404,6 +404,24 @@ mod tests {
         assert!(err.to_string().contains("kubernetes"), "{err}");
     }
 
+    /// A model probed at another node count is derived again from it, and only a scenario
+    /// with a model can be.
+    #[test]
+    fn a_scenario_at_another_node_count_derives_its_flows_again() {
+        let s = Scenario::from_toml_str("[load]\nduration = \"10s\"\n[kubernetes]\nnodes = 50\n")
+            .unwrap();
+        let hundred = s.with_nodes(100).unwrap();
+        assert_eq!(hundred.kubernetes.as_ref().unwrap().nodes, 100);
+        assert_eq!(hundred, Scenario::from_toml_str(&toml::to_string(&hundred).unwrap()).unwrap());
+        let model = Kubernetes { nodes: 100, ..s.kubernetes.clone().unwrap() };
+        assert_eq!((&hundred.mix, hundred.load.rate), (&model.mix().0, model.mix().1));
+        assert!(hundred.load.rate > s.load.rate);
+        assert!(s.with_nodes(0).is_err());
+        let put = Scenario::from_toml_str("[load]\ntotal = 10\n[op.put]\n").unwrap();
+        let err = put.with_nodes(100).unwrap_err().to_string();
+        assert!(err.contains("[kubernetes]"), "{err}");
+    }
+
     /// A flow at 0 is left out of the mix (a scenario about one flow), and a model with
     /// every flow at 0 is refused.
     #[test]

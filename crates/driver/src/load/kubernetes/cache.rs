@@ -21,10 +21,15 @@ use tokio::sync::{Notify, OnceCell, oneshot};
 
 use super::{Checks, Layout};
 use crate::transport::message::{EventView, Malformed, RangeRequest, WatchResponse, WatchView};
-use crate::transport::{Conn, WatchCreate, WatchReceiver, WatchSender};
+use crate::transport::{Conn, Kv, WatchCreate, WatchReceiver, WatchSender};
 
 /// The apiserver's page size for its watch cache's initial list.
 const INITIAL_PAGE: i64 = 10_000;
+
+/// How many times, and how far apart, the end-of-run check looks again at a cache that
+/// differs from etcd ([`Cache::diverged`]).
+const RECHECKS: u32 = 5;
+const RECHECK: Duration = Duration::from_millis(200);
 
 /// How long a consistent read waits for the cache, as the apiserver's
 /// `waitUntilFreshAndBlock` (3 s), before it fails with `DeadlineExceeded`.
@@ -184,6 +189,13 @@ impl Cache {
     /// current revision, its objects as they stand (a list at R plus the events from R + 1,
     /// and the worker's own writes) against a fresh list pinned to the revision it holds.
     /// Returns the objects that differ; unmeasured, once per cache.
+    ///
+    /// Differences are looked at again, a few times [`RECHECK`] apart, before they count:
+    /// etcd 3.4 and 3.5 releases before the fix of etcd issue 15220 (pull request 15237;
+    /// Debian's 3.4.23 among them) can answer a progress request with a revision whose
+    /// events it has not sent yet, so a cache can look caught up while
+    /// those events are on their way. Events that arrive late then mend it; lost ones never
+    /// do, and count.
     pub(super) async fn diverged(&self, conn: &Conn) -> Result<u64, tonic::Status> {
         let mut kv = conn.kv.clone();
         let limit_one = RangeRequest { limit: 1, ..self.prefix_range() };
@@ -191,6 +203,19 @@ impl Cache {
         if !self.caught_up(now).await {
             return Err(tonic::Status::deadline_exceeded("the watch cache did not catch up"));
         }
+        let mut diverged = self.differences(&mut kv).await?;
+        for _ in 0..RECHECKS {
+            if diverged == 0 {
+                break;
+            }
+            tokio::time::sleep(RECHECK).await;
+            diverged = self.differences(&mut kv).await?;
+        }
+        Ok(diverged)
+    }
+
+    /// How many objects the cache holds otherwise than a fresh list at its revision.
+    async fn differences(&self, kv: &mut Kv) -> Result<u64, tonic::Status> {
         // Taken at once, with no await between: the events after it do not move it.
         let revision = self.revision.get();
         let held: Vec<i64> = self.slots.iter().map(|s| s.get().max(0)).collect();
