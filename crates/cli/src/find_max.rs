@@ -25,9 +25,6 @@ use crate::run::run_one;
 use crate::shutdown::shutdown_signal;
 use crate::verdict::Verdict;
 
-/// The most runs a search makes unless told (`--find-max-runs`).
-pub const DEFAULT_RUNS: u32 = 6;
-
 /// The share of a probe's requests that may fail with its SLOs still met.
 const ERRORS_ALLOWED: f64 = 0.001;
 

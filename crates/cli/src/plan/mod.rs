@@ -257,12 +257,15 @@ impl Action {
     }
 }
 
+/// The most runs `--find-max` makes unless told (`--find-max-runs`).
+const FIND_MAX_RUNS: u32 = 6;
+
 /// `run --find-max`'s runs, when asked, for one scenario with a `[kubernetes]` model.
 fn find_max(run: &RunArgs, scenarios: &[Scenario], sharded: bool) -> Result<Option<u32>> {
     if !run.find_max {
         return Ok(None);
     }
-    let runs = run.find_max_runs.unwrap_or(crate::find_max::DEFAULT_RUNS);
+    let runs = run.find_max_runs.unwrap_or(FIND_MAX_RUNS);
     if runs == 0 {
         bail!("--find-max-runs must be at least 1");
     }
