@@ -9,6 +9,7 @@
 //! range is clamped to it and counted in `clamped`.
 
 mod interval;
+pub mod kubernetes;
 mod member;
 mod op;
 mod pacing;
@@ -24,6 +25,7 @@ use crate::op::{ErrorCode, OpKind};
 
 pub use interval::IntervalSample;
 pub(crate) use interval::IntervalSum;
+use kubernetes::Requests;
 pub use member::{MAX_MEMBERS, MemberRecord};
 use op::sample_message;
 pub use op::{ERROR_MESSAGE_MAX_CHARS, OpRecord};
@@ -65,6 +67,8 @@ pub struct Recorder {
     /// Violations of each invariant checked while the run went, once any was checked
     /// ([`Recorder::record_checks`]).
     invariants: Option<[u64; Invariant::COUNT]>,
+    /// The apiserver's requests by resource and verb ([`kubernetes`]).
+    requests: Requests,
 }
 
 /// The most intervals an adaptive recorder keeps before it doubles their length
@@ -108,6 +112,7 @@ impl Recorder {
             shift: 0,
             adaptive: false,
             invariants: None,
+            requests: Requests::default(),
         }
     }
 
@@ -141,6 +146,7 @@ impl Recorder {
         if let Some(counts) = &mut self.invariants {
             *counts = [0; Invariant::COUNT];
         }
+        self.requests = Requests::default();
         self.start = start;
         self.interval = self.base;
         self.shift = 0;
@@ -279,6 +285,50 @@ impl Recorder {
         self.invariants.as_ref().map(InvariantReport::from_counts)
     }
 
+    /// Records a success of the apiserver's request kind `slot` ([`kubernetes`]), besides
+    /// [`Recorder::record_ok`]: its latency, the pages it read (0: not a list), its failed
+    /// compares and retries.
+    #[inline]
+    pub fn record_request_ok(
+        &mut self,
+        slot: usize,
+        intended: Instant,
+        done: Instant,
+        pages: u64,
+        conflicts: u64,
+        retries: u64,
+    ) {
+        let (us, _) = to_us(done.saturating_duration_since(intended));
+        self.requests.ok(slot, us, pages, conflicts, retries);
+    }
+
+    /// Records a failure of the apiserver's request kind `slot`, besides
+    /// [`Recorder::record_error`]; `compacted` when etcd answered that the revision it asked
+    /// for was compacted.
+    #[inline]
+    pub fn record_request_error(&mut self, slot: usize, code: ErrorCode, compacted: bool) {
+        self.requests.error(slot, code, compacted);
+    }
+
+    /// Records that `slot` renewed object `object` of `objects` (a node lease) at `done`.
+    #[inline]
+    pub fn record_renewal(&mut self, slot: usize, object: u64, objects: u64, done: Instant) {
+        let since = done.saturating_duration_since(self.start);
+        self.requests.renewed(slot, object, objects, since);
+    }
+
+    /// Ends the renewals at `end`, the worker's last answer: an object's time since its
+    /// last renewal counts as a gap too. Call it once, before merging.
+    pub fn close_renewals(&mut self, end: Instant) {
+        self.requests.close(self.start, end);
+    }
+
+    /// The apiserver's requests by resource and verb, by slot.
+    #[must_use]
+    pub fn requests_by_slot(&self) -> &Requests {
+        &self.requests
+    }
+
     /// Records a failed request; it counts by code and in its interval, never in latency.
     #[inline]
     pub fn record_error(&mut self, kind: OpKind, code: ErrorCode, done: Instant) {
@@ -411,6 +461,7 @@ impl Recorder {
         if let Some(theirs) = &other.invariants {
             self.record_checks(theirs);
         }
+        self.requests.merge(&other.requests);
         if self.steps.len() < other.steps.len() {
             self.steps.resize_with(other.steps.len(), StepRecord::new);
         }

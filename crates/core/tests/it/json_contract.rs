@@ -60,6 +60,8 @@ struct Run {
     audit: Nullable<Audit>,
     /// The invariants the apiserver's requests checked, in runs that sent them.
     invariants: Nullable<Invariants>,
+    /// The apiserver's requests by resource and verb, in runs that sent them.
+    kubernetes: Nullable<Kubernetes>,
     /// Successful requests by the member that answered them.
     members: Vec<ServedBy>,
     /// Leader changes seen during the run.
@@ -333,6 +335,40 @@ struct Invariants {
     progress_regressions: u64,
     missing_prev_kvs: u64,
     cache_divergences: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Kubernetes {
+    requests: Vec<K8sRequest>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct K8sRequest {
+    resource: String,
+    /// `create`, `update`, `delete`, `get`, `list`, `count` or `consistent-list`.
+    verb: String,
+    ok: u64,
+    errors: BTreeMap<String, u64>,
+    errors_total: u64,
+    latency_us: Dist,
+    slo: Slo,
+    conflicts: u64,
+    retries: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Slo {
+    /// `mutating`, `single-object read` or `list`.
+    class: String,
+    limit_s: f64,
+    /// `met`, `missed` or `no-successes`.
+    verdict: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -655,6 +691,7 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 14] = [
             "hashkv",
             "audit",
             "invariants",
+            "kubernetes",
             "members",
             "leader_changes",
             "alarms",
@@ -842,6 +879,36 @@ fn a_run_of_a_matrix_records_its_cell_in_order() {
     let order: Vec<&str> =
         back.runs[0].matrix.as_ref().unwrap().axes.keys().map(String::as_str).collect();
     assert_eq!(order, ["op.put.val-size", "load.clients"], "read back in order");
+}
+
+/// The apiserver's requests are written by resource and verb, each with its SLO verdict, and
+/// read back as they were.
+#[test]
+fn kubernetes_requests_are_written_by_resource_and_verb() {
+    let set = ReportSet::new(vec![full_report(), put_report()]);
+    let top = parse(&set);
+    let k = top.runs[0].kubernetes.0.as_ref().expect("written for a run that sent them");
+    let rows: Vec<(&str, &str, u64, u64, &str)> = k
+        .requests
+        .iter()
+        .map(|r| (&*r.resource, &*r.verb, r.ok, r.errors_total, &*r.slo.verdict))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("events", "create", 0, 3, "no-successes"),
+            ("leases", "update", 100, 0, "met"),
+            ("pods", "update", 50, 0, "met"),
+            ("pods", "list", 6, 1, "missed"),
+        ]
+    );
+    let update = &k.requests[2];
+    assert_eq!((update.conflicts, update.retries, update.latency_us.count), (5, 5, 50));
+    assert_eq!((k.requests[3].slo.class.as_str(), k.requests[3].slo.limit_s), ("list", 30.0));
+    assert_eq!(k.requests[0].errors.get("DeadlineExceeded"), Some(&3));
+    assert!(top.runs[1].kubernetes.0.is_none(), "left out of a run that sent none");
+    let back: ReportSet = serde_json::from_str(&render::json(&set)).expect("the output reads back");
+    assert_eq!(back.runs[0].kubernetes, set.runs[0].kubernetes);
 }
 
 #[test]

@@ -309,6 +309,37 @@ fn html_client_steps_have_a_table_and_a_plot() {
     assert!(!plain.contains("Client steps"));
 }
 
+/// Each (resource, verb) has its line with its verdict: lease renewals met theirs, lists
+/// missed theirs, events that all failed are said to have no success.
+#[test]
+fn text_kubernetes_requests_by_resource_and_verb() {
+    let text = render::text(&full_report(), &TextOptions::default());
+    let section: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Kubernetes SLOs"))
+        .take_while(|l| !l.is_empty())
+        .collect();
+    insta::assert_snapshot!(section.join("\n"));
+    let line = |prefix: &str| {
+        section.iter().find(|l| l.trim_start().starts_with(prefix)).copied().unwrap_or_default()
+    };
+    assert!(line("leases update:").contains("(mutating): met;"), "{section:#?}");
+    assert!(line("pods list:").ends_with("(list): missed"), "{section:#?}");
+    assert!(line("pods update:").contains("0.100 conflicts, 0.100 retries per update"));
+    assert!(line("events create:").contains("no successful requests"), "{section:#?}");
+    assert!(!render::text(&put_report(), &TextOptions::default()).contains("Kubernetes"));
+}
+
+#[test]
+fn markdown_kubernetes_table_follows_the_runs() {
+    let table = render::markdown(&[put_report(), full_report()]);
+    let rows: Vec<&str> =
+        table.lines().skip_while(|l| !l.starts_with("| Test | Resource |")).collect();
+    insta::assert_snapshot!(rows.join("\n"));
+    assert_eq!(rows.len(), 2 + 4, "{rows:#?}");
+    assert!(!render::markdown(&[put_report()]).contains("| Resource |"), "none sent, no table");
+}
+
 #[test]
 fn markdown_audit_table_follows_the_runs() {
     let table = render::markdown(&[range_report(), audited_report()]);

@@ -8,6 +8,8 @@
 
 use etcd_client::GetOptions;
 use etcdlat_core::invariant::InvariantReport;
+use etcdlat_core::report::kubernetes::SloVerdict;
+use etcdlat_core::workload::kubernetes::Verb;
 use etcdlat_core::{ErrorCode, OpKind, Report};
 use etcdlat_driver::Driver;
 use etcdlat_testkit::{Etcd, etcd_version, skip};
@@ -335,4 +337,33 @@ async fn a_cluster_of_nodes_is_preloaded_and_sent_at_its_derived_rates() {
     assert_eq!(report.errors_total(), 0, "{:?}", report.ops);
     near("all requests", sent as f64, 26.0);
     held(&report);
+
+    // By resource and verb, each flow on its own line: as many successes as etcd stored
+    // writes under its prefix, and together what its kind counted.
+    let by = |resource: &str, verb: Verb| {
+        let k = report.kubernetes.as_ref().expect("the apiserver's requests by resource");
+        let row = k.requests.iter().find(|r| r.resource == resource && r.verb == verb);
+        let row = row.unwrap_or_else(|| panic!("no {resource} {verb:?} in {:?}", k.requests));
+        assert_eq!(row.errors_total, 0, "{resource} {verb:?}");
+        assert_eq!(row.slo.verdict, SloVerdict::Met, "{resource} {verb:?}");
+        row.ok
+    };
+    let updates = [
+        ("leases", "/registry/leases/"),
+        ("minions", "/registry/minions/"),
+        ("pods", "/registry/pods/"),
+    ];
+    let mut updated = 0;
+    for (resource, prefix) in updates {
+        let stored = updates_under(&etcd, prefix).await as u64;
+        assert_eq!(by(resource, Verb::Update), stored, "{resource} updates");
+        updated += stored;
+    }
+    assert_eq!(updated, report.op(OpKind::K8sUpdate).ok, "the kind counts them all");
+    let events = keys(&etcd, "/registry/events/").await.len() as u64;
+    assert_eq!(by("events", Verb::Create), events);
+    assert_eq!(by("pods", Verb::List), report.op(OpKind::K8sList).ok);
+    let counts: u64 =
+        ["minions", "leases", "pods", "events"].map(|r| by(r, Verb::Count)).iter().sum();
+    assert_eq!(counts, report.op(OpKind::K8sCount).ok);
 }

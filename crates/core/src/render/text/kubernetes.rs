@@ -1,21 +1,30 @@
-//! The Kubernetes SLOs section: the apiserver's requests against Kubernetes' own SLOs.
+//! The Kubernetes SLOs section: the apiserver's requests against Kubernetes' own SLOs, by
+//! operation kind and then by resource and verb (the report's `kubernetes`).
 
 use std::fmt::Write;
 
 use super::Writer;
 use crate::report::Report;
+use crate::report::kubernetes::KubernetesReport;
+use crate::workload::kubernetes::Verb;
 
 impl Writer<'_> {
     /// Each apiserver request's p99 against Kubernetes' SLO for its kind
     /// ([`crate::workload::kubernetes::slo`]), with conflicts per update: only for runs
     /// that send them.
     pub(super) fn kubernetes_slos(&mut self, report: &Report) {
-        let mut held = report.ops.iter().filter_map(|(kind, op)| {
-            crate::workload::kubernetes::slo(*kind).map(|slo| (*kind, op, slo))
-        });
-        let Some(first) = held.next() else { return };
+        let held: Vec<_> = report
+            .ops
+            .iter()
+            .filter_map(|(kind, op)| {
+                crate::workload::kubernetes::slo(*kind).map(|slo| (*kind, op, slo))
+            })
+            .collect();
+        if held.is_empty() && report.kubernetes.is_none() {
+            return;
+        }
         self.out.push_str("\nKubernetes SLOs (p99; Kubernetes' own are over a day):\n");
-        for (kind, op, (class, limit)) in std::iter::once(first).chain(held) {
+        for (kind, op, (class, limit)) in held {
             let _ = write!(self.out, "  {kind}:\tp99 ");
             let p99_us = op.latency.quantile_us(0.99);
             self.secs_us(p99_us as f64);
@@ -33,6 +42,48 @@ impl Writer<'_> {
                     self.out,
                     "; {:.3} conflicts per update",
                     op.conflicts as f64 / op.ok as f64
+                );
+            }
+            self.out.push('\n');
+        }
+        if let Some(k) = &report.kubernetes {
+            self.kubernetes_requests(k);
+        }
+    }
+
+    /// A line per (resource, verb): requests, p50, p99 and max, the verdict against its
+    /// verb's SLO, and, for updates and deletes, conflicts and retries per request.
+    fn kubernetes_requests(&mut self, k: &KubernetesReport) {
+        self.out.push_str("  By resource and verb:\n");
+        for r in &k.requests {
+            let _ = write!(
+                self.out,
+                "    {} {}:\t{} ok, {} errors",
+                r.resource,
+                r.verb.name(),
+                r.ok,
+                r.errors_total
+            );
+            if r.ok > 0 {
+                for (label, q) in [("p50", 0.5), ("p99", 0.99), ("max", 1.0)] {
+                    let _ = write!(self.out, ", {label} ");
+                    self.secs_us(r.latency.quantile_us(q) as f64);
+                }
+            }
+            let _ = write!(
+                self.out,
+                "; SLO p99 <= {}s ({}): {}",
+                r.slo.limit_s,
+                r.slo.class,
+                r.slo.verdict.name()
+            );
+            if matches!(r.verb, Verb::Update | Verb::Delete) && r.ok > 0 {
+                let _ = write!(
+                    self.out,
+                    "; {:.3} conflicts, {:.3} retries per {}",
+                    r.conflicts_per_request(),
+                    r.retries as f64 / r.ok as f64,
+                    r.verb.name()
                 );
             }
             self.out.push('\n');
