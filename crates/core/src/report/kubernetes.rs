@@ -1,14 +1,16 @@
 //! The apiserver's requests in Kubernetes' terms (the report's `kubernetes`): each
 //! (resource, verb)'s latency against Kubernetes' SLO for its verb, with its failures,
-//! conflicts and retries.
+//! conflicts and retries, and the node leases' longest gaps between renewals.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use super::Distribution;
 use crate::op::ErrorCode;
-use crate::recorder::kubernetes::{RequestRecord, Requests};
+use crate::recorder::kubernetes::{Renewals, RequestRecord, Requests};
+use crate::recorder::new_histogram;
 use crate::workload::kubernetes::{RequestKind, Verb};
 
 /// What the run's apiserver requests did, by resource and verb.
@@ -17,6 +19,48 @@ pub struct KubernetesReport {
     /// Each (resource, verb) the run sent, in the order of [`RequestKind`] (resource, then
     /// verb).
     pub requests: Vec<RequestReport>,
+    /// The node leases' renewals, when the run renewed any (`k8s-update` of `leases`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_leases: Option<NodeLeaseReport>,
+}
+
+/// How long node leases went without a successful renewal: per node, the longest of the
+/// time from the run's start to its first renewal, between two, and from its last to the
+/// run's end; then over the nodes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeLeaseReport {
+    /// Node leases followed: the objects of the renewals' layout, renewed in the run or not.
+    pub nodes: u64,
+    /// The longest gap of any node, microseconds.
+    pub max_gap_us: u64,
+    /// The 99th percentile of the nodes' longest gaps, microseconds.
+    pub p99_gap_us: u64,
+    /// The node-monitor grace period the gaps are held to, seconds (Kubernetes' 40 s, or
+    /// the scenario's `[kubernetes] node-monitor-grace-period`).
+    pub not_ready_after_s: f64,
+    /// Nodes whose longest gap was longer: the node controller would have marked them
+    /// NotReady.
+    pub not_ready: u64,
+}
+
+impl NodeLeaseReport {
+    fn from_renewals(renewals: &Renewals, grace: Duration) -> Option<Self> {
+        let gaps = renewals.longest_us();
+        let mut histogram = new_histogram();
+        for &gap in gaps {
+            histogram.saturating_record(gap);
+        }
+        let grace_us = u64::try_from(grace.as_micros()).unwrap_or(u64::MAX);
+        let max_gap_us = gaps.iter().copied().max().unwrap_or(0);
+        (!gaps.is_empty()).then(|| Self {
+            nodes: gaps.len() as u64,
+            max_gap_us,
+            // The histogram answers with its bucket's highest value: never past the largest.
+            p99_gap_us: histogram.value_at_quantile(0.99).min(max_gap_us),
+            not_ready_after_s: grace.as_secs_f64(),
+            not_ready: gaps.iter().filter(|&&gap| gap > grace_us).count() as u64,
+        })
+    }
 }
 
 /// One (resource, verb)'s requests.
@@ -80,16 +124,24 @@ impl SloVerdict {
 }
 
 impl KubernetesReport {
-    /// The report of the merged `requests`, whose slots `kinds` names; `None` when the run
-    /// recorded none.
+    /// The report of the merged `requests`, whose slots `kinds` names, node leases held to
+    /// `grace` without a renewal; `None` when the run recorded none.
     #[must_use]
-    pub fn from_requests(kinds: &[RequestKind], requests: &Requests) -> Option<Self> {
+    pub fn from_requests(
+        kinds: &[RequestKind],
+        requests: &Requests,
+        grace: Duration,
+    ) -> Option<Self> {
+        let node_leases = requests
+            .iter()
+            .find_map(|(_, r)| r.renewals.as_ref())
+            .and_then(|renewals| NodeLeaseReport::from_renewals(renewals, grace));
         let mut rows: Vec<RequestReport> = requests
             .iter()
             .filter_map(|(slot, r)| kinds.get(slot).map(|k| RequestReport::from_record(k, r)))
             .collect();
         rows.sort_by(|a, b| (&a.resource, a.verb).cmp(&(&b.resource, b.verb)));
-        (!rows.is_empty()).then_some(Self { requests: rows })
+        (!rows.is_empty()).then_some(Self { requests: rows, node_leases })
     }
 }
 

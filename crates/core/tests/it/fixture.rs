@@ -712,7 +712,17 @@ pub fn kubernetes() -> KubernetesReport {
     for _ in 0..3 {
         rec.record_request_error(3, ErrorCode::DeadlineExceeded, false);
     }
-    KubernetesReport::from_requests(&kinds, rec.requests_by_slot()).expect("requests recorded")
+    // Four node leases over a minute: two renewed every 10 to 30 s, one first renewed at
+    // 45 s and one never; the last two past 40 s.
+    let s = |secs: u64| t0 + Duration::from_secs(secs);
+    for (node, renewed) in [(0, &[10, 20, 30][..]), (1, &[5, 35, 55]), (2, &[45])] {
+        for &at in renewed {
+            rec.record_renewal(0, node, 4, s(at));
+        }
+    }
+    rec.close_renewals(s(60));
+    KubernetesReport::from_requests(&kinds, rec.requests_by_slot(), Duration::from_secs(40))
+        .expect("requests recorded")
 }
 
 /// An audit of [`full_report`]'s puts and ranges that found one lost write, could not read

@@ -342,6 +342,19 @@ struct Invariants {
 #[allow(dead_code, reason = "fields exist to lock the layout")]
 struct Kubernetes {
     requests: Vec<K8sRequest>,
+    /// The node leases' renewals, in runs that renewed any.
+    node_leases: Nullable<NodeLeases>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct NodeLeases {
+    nodes: u64,
+    max_gap_us: u64,
+    p99_gap_us: u64,
+    not_ready_after_s: f64,
+    not_ready: u64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -679,7 +692,7 @@ fn client_steps_are_written_each_on_its_own_and_read_back() {
 
 /// The fields the output leaves out when they hold nothing (`None`, empty, a count of 0), by
 /// the object they belong to; [`empty`] is what each stands for then.
-const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 14] = [
+const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 15] = [
     (
         "run",
         &[
@@ -756,6 +769,7 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 14] = [
     ("network", &["emulator"]),
     ("audit", &["read_back_error", "serializable_staleness", "members", "violations"]),
     ("violation", &["key"]),
+    ("kubernetes", &["node_leases"]),
 ];
 
 /// What a field left out stands for.
@@ -789,6 +803,7 @@ fn with_left_out_fields(mut json: Value) -> Value {
         }
         put_back("op", run.get_mut("all"));
         put_back("watch", run.get_mut("watch"));
+        put_back("kubernetes", run.get_mut("kubernetes"));
         put_back("pacing", run.get_mut("pacing"));
         put_back("client", run.get_mut("client"));
         put_back("busy", run.get_mut("client").and_then(|c| c.get_mut("busy")));
@@ -906,6 +921,9 @@ fn kubernetes_requests_are_written_by_resource_and_verb() {
     assert_eq!((update.conflicts, update.retries, update.latency_us.count), (5, 5, 50));
     assert_eq!((k.requests[3].slo.class.as_str(), k.requests[3].slo.limit_s), ("list", 30.0));
     assert_eq!(k.requests[0].errors.get("DeadlineExceeded"), Some(&3));
+    let leases = k.node_leases.0.as_ref().expect("renewals were recorded");
+    assert_eq!((leases.nodes, leases.not_ready, leases.not_ready_after_s), (4, 2, 40.0));
+    assert_eq!(leases.max_gap_us / 1_000_000, 60, "the lease never renewed: the whole run");
     assert!(top.runs[1].kubernetes.0.is_none(), "left out of a run that sent none");
     let back: ReportSet = serde_json::from_str(&render::json(&set)).expect("the output reads back");
     assert_eq!(back.runs[0].kubernetes, set.runs[0].kubernetes);

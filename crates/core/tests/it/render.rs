@@ -327,6 +327,11 @@ fn text_kubernetes_requests_by_resource_and_verb() {
     assert!(line("pods list:").ends_with("(list): missed"), "{section:#?}");
     assert!(line("pods update:").contains("0.100 conflicts, 0.100 retries per update"));
     assert!(line("events create:").contains("no successful requests"), "{section:#?}");
+    assert!(
+        line("Node leases:")
+            .contains("Node leases:\t4 nodes, longest without a renewal max 60.0000 secs")
+    );
+    assert!(line("Node leases:").ends_with("; 2 past 40 s (NotReady)"), "{section:#?}");
     assert!(!render::text(&put_report(), &TextOptions::default()).contains("Kubernetes"));
 }
 

@@ -26,7 +26,7 @@ use etcdlat_core::audit::AuditReport;
 use etcdlat_core::recorder::{MemberRecord, OpRecord, Pacing as RecordedPacing, Recorder};
 use etcdlat_core::report::kubernetes::KubernetesReport;
 use etcdlat_core::step::{self, StepPlan};
-use etcdlat_core::workload::kubernetes::ObjectOp;
+use etcdlat_core::workload::kubernetes::{NODE_MONITOR_GRACE, ObjectOp};
 use etcdlat_core::{
     AlarmReport, ClientUsage, HashKvCheck, LeaderChange, MemberMetrics, NetworkReport, OpKind,
     OpReport, Operation, Report, Scenario, Setup, StepReport, TargetInfo, Targeting,
@@ -772,8 +772,10 @@ fn merge(
         recorder.merge(o.recorder);
         audits.extend(o.audit);
     }
+    let grace =
+        scenario.kubernetes.as_ref().map_or(NODE_MONITOR_GRACE, |k| k.node_monitor_grace_period);
     let kubernetes =
-        KubernetesReport::from_requests(work.request_kinds(), recorder.requests_by_slot());
+        KubernetesReport::from_requests(work.request_kinds(), recorder.requests_by_slot(), grace);
     let audit = scenario.checks.audit.then(|| History::gather(audits, work));
     Measured {
         kubernetes,

@@ -6,7 +6,7 @@
 //! watch caches that end as a fresh list; the revision moves by exactly the successful
 //! mutating transactions and the compactor's writes.
 
-use etcd_client::GetOptions;
+use etcd_client::{DeleteOptions, GetOptions};
 use etcdlat_core::invariant::InvariantReport;
 use etcdlat_core::report::kubernetes::SloVerdict;
 use etcdlat_core::workload::kubernetes::Verb;
@@ -366,4 +366,50 @@ async fn a_cluster_of_nodes_is_preloaded_and_sent_at_its_derived_rates() {
     let counts: u64 =
         ["minions", "leases", "pods", "events"].map(|r| by(r, Verb::Count)).iter().sum();
     assert_eq!(counts, report.op(OpKind::K8sCount).ok);
+}
+
+/// Node leases renewed less often than the node-monitor grace period allows are counted
+/// NotReady. A node whose lease etcd stored at version `v` (the preload's create, then
+/// `v - 1` renewals) went at least the run over `v` without one, so with a 1 s grace every
+/// node with `duration / v > 1 s` must be counted, and the longest gap is at least the run
+/// over the fewest versions; with a grace longer than the run, none is.
+#[tokio::test]
+async fn node_leases_renewed_less_often_than_the_grace_period_are_not_ready() {
+    if skip() {
+        return;
+    }
+    let etcd = Etcd::start_cluster(3).await;
+    let driver = etcd.driver(2).await;
+    let model = |grace: &str, duration: &str| {
+        scenario(&format!(
+            "[load]\nclients = 6\nduration = \"{duration}\"\n\
+             [kubernetes]\nnodes = 6\npods-per-node = 0\nnode-status-interval = \"0s\"\n\
+             pod-churn = 0\ncounts-per-minute = 0\nnode-lease-interval = \"4s\"\n\
+             node-monitor-grace-period = \"{grace}\"\n"
+        ))
+    };
+    let report = driver.run(&model("1s", "6s")).await.expect("a run");
+    let versions: Vec<i64> =
+        keys(&etcd, "/registry/leases/").await.iter().map(|kv| kv.version()).collect();
+    assert_eq!(versions.len(), 6);
+    let leases = report.kubernetes.as_ref().and_then(|k| k.node_leases.as_ref());
+    let leases = leases.expect("the node leases' renewals are reported");
+    let run_us = report.duration_s * 1e6;
+    let must = versions.iter().filter(|&&v| run_us / v as f64 > 1e6).count() as u64;
+    assert_eq!((leases.nodes, leases.not_ready_after_s), (6, 1.0));
+    assert!(leases.not_ready >= must.max(1), "{leases:?}, versions {versions:?}");
+    let fewest = *versions.iter().min().expect("six leases") as f64;
+    assert!(leases.max_gap_us as f64 >= run_us / fewest * 0.99, "{leases:?} {versions:?}");
+    assert!(leases.max_gap_us as f64 <= run_us * 1.01, "{leases:?} in {run_us} us");
+    assert!(leases.p99_gap_us <= leases.max_gap_us);
+
+    // Afresh, held to a minute: no node went that long.
+    etcd.client()
+        .await
+        .delete("/registry/", Some(DeleteOptions::new().with_prefix()))
+        .await
+        .unwrap();
+    let report = driver.run(&model("60s", "3s")).await.expect("a run");
+    let leases = report.kubernetes.and_then(|k| k.node_leases).expect("reported");
+    assert_eq!((leases.nodes, leases.not_ready), (6, 0), "{leases:?}");
 }

@@ -88,5 +88,17 @@ impl Writer<'_> {
             }
             self.out.push('\n');
         }
+        if let Some(n) = &k.node_leases {
+            let _ = write!(
+                self.out,
+                "  Node leases:\t{} nodes, longest without a renewal max ",
+                n.nodes
+            );
+            self.secs_us(n.max_gap_us as f64);
+            self.out.push_str(", p99 ");
+            self.secs_us(n.p99_gap_us as f64);
+            let _ =
+                writeln!(self.out, "; {} past {} s (NotReady)", n.not_ready, n.not_ready_after_s);
+        }
     }
 }
