@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Distribution;
 use crate::op::ErrorCode;
-use crate::recorder::kubernetes::{Renewals, RequestRecord, Requests};
+use crate::recorder::kubernetes::{Renewals, RequestRecord, Requests, page_bucket_bounds};
 use crate::recorder::new_histogram;
 use crate::workload::kubernetes::{RequestKind, Verb};
 
@@ -85,6 +85,24 @@ pub struct RequestReport {
     pub conflicts: u64,
     /// Attempts beyond the first within the successes.
     pub retries: u64,
+    /// A list's successes by the pages they took, in buckets of powers of two (1, 2, 3-4,
+    /// 5-8, ...), only those any fell in; empty for other verbs.
+    pub pages: Vec<PageBucket>,
+}
+
+/// The lists that took between `pages_min` and `pages_max` pages.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PageBucket {
+    /// The fewest pages of the bucket.
+    pub pages_min: u64,
+    /// The most pages of the bucket.
+    pub pages_max: u64,
+    /// Lists that took that many pages.
+    pub count: u64,
+    /// Their p99 latency, microseconds.
+    pub p99_us: u64,
+    /// Their largest latency, microseconds.
+    pub max_us: u64,
 }
 
 /// A (resource, verb)'s p99 latency against Kubernetes' SLO for its verb
@@ -169,6 +187,22 @@ impl RequestReport {
             slo: SloReport { class: class.to_owned(), limit_s: limit.as_secs_f64(), verdict },
             conflicts: r.conflicts,
             retries: r.retries,
+            pages: r
+                .pages
+                .iter()
+                .enumerate()
+                .filter_map(|(k, h)| {
+                    let h = h.as_ref().filter(|h| !h.is_empty())?;
+                    let (pages_min, pages_max) = page_bucket_bounds(k);
+                    Some(PageBucket {
+                        pages_min,
+                        pages_max,
+                        count: h.len(),
+                        p99_us: h.value_at_quantile(0.99).min(h.max()),
+                        max_us: h.max(),
+                    })
+                })
+                .collect(),
         }
     }
 

@@ -371,6 +371,19 @@ struct K8sRequest {
     slo: Slo,
     conflicts: u64,
     retries: u64,
+    /// A list's successes by pages taken (empty for other verbs).
+    pages: Vec<PageBucket>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct PageBucket {
+    pages_min: u64,
+    pages_max: u64,
+    count: u64,
+    p99_us: u64,
+    max_us: u64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -921,6 +934,12 @@ fn kubernetes_requests_are_written_by_resource_and_verb() {
     assert_eq!((update.conflicts, update.retries, update.latency_us.count), (5, 5, 50));
     assert_eq!((k.requests[3].slo.class.as_str(), k.requests[3].slo.limit_s), ("list", 30.0));
     assert_eq!(k.requests[0].errors.get("DeadlineExceeded"), Some(&3));
+    // Lists of 1, 2, 3, 4 and twice 7 pages: buckets 1, 2, 3-4 and 5-8.
+    let buckets: Vec<(u64, u64, u64)> =
+        k.requests[3].pages.iter().map(|b| (b.pages_min, b.pages_max, b.count)).collect();
+    assert_eq!(buckets, [(1, 1, 1), (2, 2, 1), (3, 4, 2), (5, 8, 2)]);
+    assert!(k.requests[3].pages.iter().all(|b| b.p99_us <= b.max_us && b.max_us > 20_000_000));
+    assert!(k.requests[2].pages.is_empty(), "updates have no pages");
     let leases = k.node_leases.0.as_ref().expect("renewals were recorded");
     assert_eq!((leases.nodes, leases.not_ready, leases.not_ready_after_s), (4, 2, 40.0));
     assert_eq!(leases.max_gap_us / 1_000_000, 60, "the lease never renewed: the whole run");

@@ -151,6 +151,17 @@ async fn reads_get_list_in_pinned_pages_count_and_wait_for_the_cache() {
     let list = report.op(OpKind::K8sList);
     assert_eq!((list.ok, list.keys, list.pages), (10, 1000, 150));
     held(&report);
+    // By pages taken: all ten in the bucket of 9 to 16 pages; in pages of 50, two; of 100,
+    // one.
+    for (page_size, bucket) in [(7, (9, 16)), (50, (2, 2)), (100, (1, 1))] {
+        let params = nodes.replace("page-size = 7", &format!("page-size = {page_size}"));
+        let report = run(&driver, 2, 10, "k8s-list", &params).await;
+        let k = report.kubernetes.expect("the apiserver's requests by resource");
+        let buckets: Vec<_> =
+            k.requests[0].pages.iter().map(|b| ((b.pages_min, b.pages_max), b.count)).collect();
+        assert_eq!(buckets, [(bucket, 10)], "pages of {page_size}");
+        assert_eq!((k.requests[0].resource.as_str(), k.requests[0].verb), ("minions", Verb::List));
+    }
 
     let report = run(&driver, 2, 10, "k8s-count", nodes).await;
     assert_eq!(report.op(OpKind::K8sCount).keys, 1000);

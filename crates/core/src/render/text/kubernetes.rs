@@ -87,6 +87,19 @@ impl Writer<'_> {
                 );
             }
             self.out.push('\n');
+            if !r.pages.is_empty() {
+                self.out.push_str("      by pages:");
+                for (i, b) in r.pages.iter().enumerate() {
+                    let sep = if i == 0 { "\t" } else { "; " };
+                    let _ = match b.pages_min == b.pages_max {
+                        true => write!(self.out, "{sep}{}: ", b.pages_min),
+                        false => write!(self.out, "{sep}{}-{}: ", b.pages_min, b.pages_max),
+                    };
+                    let _ = write!(self.out, "{} lists, p99 ", b.count);
+                    self.secs_us(b.p99_us as f64);
+                }
+                self.out.push('\n');
+            }
         }
         if let Some(n) = &k.node_leases {
             let _ = write!(
