@@ -19,6 +19,10 @@ pub struct KubernetesReport {
     /// Each (resource, verb) the run sent, in the order of [`RequestKind`] (resource, then
     /// verb).
     pub requests: Vec<RequestReport>,
+    /// Requests etcd failed with "mvcc: required revision has been compacted" (ErrCompacted:
+    /// a list whose later pages' revision was compacted meanwhile), all resources and verbs;
+    /// among their errors too.
+    pub compacted: u64,
     /// The node leases' renewals, when the run renewed any (`k8s-update` of `leases`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub node_leases: Option<NodeLeaseReport>,
@@ -76,6 +80,9 @@ pub struct RequestReport {
     pub errors: BTreeMap<String, u64>,
     /// Failed requests, all codes.
     pub errors_total: u64,
+    /// Of the failed, those etcd answered with ErrCompacted ("mvcc: required revision has
+    /// been compacted"), also counted under their code in `errors`.
+    pub compacted: u64,
     /// Latency of the successes (completion minus intended start), microseconds.
     #[serde(rename = "latency_us")]
     pub latency: Distribution,
@@ -159,7 +166,8 @@ impl KubernetesReport {
             .filter_map(|(slot, r)| kinds.get(slot).map(|k| RequestReport::from_record(k, r)))
             .collect();
         rows.sort_by(|a, b| (&a.resource, a.verb).cmp(&(&b.resource, b.verb)));
-        (!rows.is_empty()).then_some(Self { requests: rows, node_leases })
+        let compacted = rows.iter().map(|r| r.compacted).sum();
+        (!rows.is_empty()).then_some(Self { requests: rows, compacted, node_leases })
     }
 }
 
@@ -183,6 +191,7 @@ impl RequestReport {
             ok: r.ok,
             errors,
             errors_total: r.errors_total(),
+            compacted: r.compacted,
             latency: Distribution::new(r.latency.clone()),
             slo: SloReport { class: class.to_owned(), limit_s: limit.as_secs_f64(), verdict },
             conflicts: r.conflicts,

@@ -342,6 +342,7 @@ struct Invariants {
 #[allow(dead_code, reason = "fields exist to lock the layout")]
 struct Kubernetes {
     requests: Vec<K8sRequest>,
+    compacted: u64,
     /// The node leases' renewals, in runs that renewed any.
     node_leases: Nullable<NodeLeases>,
 }
@@ -367,6 +368,7 @@ struct K8sRequest {
     ok: u64,
     errors: BTreeMap<String, u64>,
     errors_total: u64,
+    compacted: u64,
     latency_us: Dist,
     slo: Slo,
     conflicts: u64,
@@ -940,6 +942,9 @@ fn kubernetes_requests_are_written_by_resource_and_verb() {
     assert_eq!(buckets, [(1, 1, 1), (2, 2, 1), (3, 4, 2), (5, 8, 2)]);
     assert!(k.requests[3].pages.iter().all(|b| b.p99_us <= b.max_us && b.max_us > 20_000_000));
     assert!(k.requests[2].pages.is_empty(), "updates have no pages");
+    // The list that failed on a compacted revision is counted apart, and among its errors.
+    assert_eq!((k.requests[3].compacted, k.requests[3].errors.get("OutOfRange")), (1, Some(&1)));
+    assert_eq!((k.compacted, k.requests[0].compacted), (1, 0));
     let leases = k.node_leases.0.as_ref().expect("renewals were recorded");
     assert_eq!((leases.nodes, leases.not_ready, leases.not_ready_after_s), (4, 2, 40.0));
     assert_eq!(leases.max_gap_us / 1_000_000, 60, "the lease never renewed: the whole run");

@@ -327,6 +327,8 @@ fn text_kubernetes_requests_by_resource_and_verb() {
     assert!(line("pods list:").ends_with("(list): missed"), "{section:#?}");
     assert!(line("pods update:").contains("0.100 conflicts, 0.100 retries per update"));
     assert!(line("events create:").contains("no successful requests"), "{section:#?}");
+    assert!(line("pods list:").contains("6 ok, 1 errors (1 ErrCompacted)"), "{section:#?}");
+    assert!(line("ErrCompacted:").contains("\t1 requests"), "{section:#?}");
     assert!(line("by pages:").contains("by pages:\t1: 1 lists, p99 20.0"), "{section:#?}");
     assert!(line("by pages:").contains("; 5-8: 2 lists, p99 40.0"), "{section:#?}");
     assert!(

@@ -424,3 +424,49 @@ async fn node_leases_renewed_less_often_than_the_grace_period_are_not_ready() {
     let leases = report.kubernetes.and_then(|k| k.node_leases).expect("reported");
     assert_eq!((leases.nodes, leases.not_ready), (6, 0), "{leases:?}");
 }
+
+/// A list whose later pages are pinned to a revision etcd compacts meanwhile fails with
+/// ErrCompacted, and the report counts it apart (and among its errors, under OutOfRange):
+/// lists a key a page run while another client writes and compacts to the newest revision
+/// every few milliseconds. Without the compactions none fails so.
+#[tokio::test]
+async fn lists_pinned_to_a_compacted_revision_are_counted_apart() {
+    if skip() {
+        return;
+    }
+    let etcd = Etcd::start_cluster(3).await;
+    let driver = etcd.driver(2).await;
+    let pods = "objects = 200\nobject-size = 100\npage-size = 1";
+    run(&driver, 8, 200, "k8s-create", pods).await;
+    let compacted_of = |report: &Report| {
+        let k = report.kubernetes.as_ref().expect("the apiserver's requests by resource");
+        let list = &k.requests[0];
+        assert_eq!((list.resource.as_str(), list.verb), ("pods", Verb::List));
+        (k.compacted, list.compacted, list.errors_total, list.errors.get("OutOfRange").copied())
+    };
+    let report = run(&driver, 2, 10, "k8s-list", pods).await;
+    assert_eq!(compacted_of(&report), (0, 0, 0, None));
+
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let compactor = {
+        let (stop, mut client) = (stop.clone(), etcd.client().await);
+        tokio::spawn(async move {
+            let mut compactions = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let put = client.put("/elsewhere/tick", "x", None).await.expect("a put");
+                let revision = put.header().expect("a header").revision();
+                client.compact(revision, None).await.expect("a compaction");
+                compactions += 1;
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+            compactions
+        })
+    };
+    let report = run(&driver, 2, 20, "k8s-list", pods).await;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    assert!(compactor.await.unwrap() > 0);
+    let counted = compacted_of(&report);
+    let (all, list, errors, out_of_range) = counted;
+    assert!(list > 0 && all == list, "compacted, by list, errors, OutOfRange: {counted:?}");
+    assert!(list <= errors && Some(list) <= out_of_range, "{counted:?}");
+}

@@ -64,6 +64,9 @@ impl Writer<'_> {
                 r.ok,
                 r.errors_total
             );
+            if r.compacted > 0 {
+                let _ = write!(self.out, " ({} ErrCompacted)", r.compacted);
+            }
             if r.ok > 0 {
                 for (label, q) in [("p50", 0.5), ("p99", 0.99), ("max", 1.0)] {
                     let _ = write!(self.out, ", {label} ");
@@ -101,6 +104,11 @@ impl Writer<'_> {
                 self.out.push('\n');
             }
         }
+        let _ = writeln!(
+            self.out,
+            "  ErrCompacted:\t{} requests (mvcc: required revision has been compacted)",
+            k.compacted
+        );
         if let Some(n) = &k.node_leases {
             let _ = write!(
                 self.out,
