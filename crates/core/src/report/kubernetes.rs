@@ -1,13 +1,14 @@
 //! The apiserver's requests in Kubernetes' terms (the report's `kubernetes`): each
 //! (resource, verb)'s latency against Kubernetes' SLO for its verb, with its failures,
-//! conflicts and retries, and the node leases' longest gaps between renewals.
+//! conflicts and retries, the node leases' longest gaps between renewals, and whether the
+//! run sustained its `[kubernetes] nodes` within the SLOs ([`verdict`]).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::Distribution;
+use super::{Distribution, Report};
 use crate::op::ErrorCode;
 use crate::recorder::kubernetes::{Renewals, RequestRecord, Requests, page_bucket_bounds};
 use crate::recorder::new_histogram;
@@ -16,6 +17,12 @@ use crate::workload::kubernetes::{RequestKind, Verb};
 /// What the run's apiserver requests did, by resource and verb.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KubernetesReport {
+    /// The scenario's `[kubernetes] nodes`, when the run modelled a cluster.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<u64>,
+    /// Every (resource, verb) met its SLO and no node lease went past the grace period
+    /// ([`verdict`]).
+    pub sustained: bool,
     /// Each (resource, verb) the run sent, in the order of [`RequestKind`] (resource, then
     /// verb).
     pub requests: Vec<RequestReport>,
@@ -149,12 +156,14 @@ impl SloVerdict {
 }
 
 impl KubernetesReport {
-    /// The report of the merged `requests`, whose slots `kinds` names, node leases held to
-    /// `grace` without a renewal; `None` when the run recorded none.
+    /// The report of the merged `requests`, whose slots `kinds` names, of a cluster of
+    /// `nodes` (when modelled), node leases held to `grace` without a renewal; `None` when
+    /// the run recorded none.
     #[must_use]
     pub fn from_requests(
         kinds: &[RequestKind],
         requests: &Requests,
+        nodes: Option<u64>,
         grace: Duration,
     ) -> Option<Self> {
         let node_leases = requests
@@ -167,8 +176,79 @@ impl KubernetesReport {
             .collect();
         rows.sort_by(|a, b| (&a.resource, a.verb).cmp(&(&b.resource, b.verb)));
         let compacted = rows.iter().map(|r| r.compacted).sum();
-        (!rows.is_empty()).then_some(Self { requests: rows, compacted, node_leases })
+        let mut report = Self { nodes, sustained: false, requests: rows, compacted, node_leases };
+        report.sustained = report.verdict().sustained;
+        (!report.requests.is_empty()).then_some(report)
     }
+
+    /// Whether the run met every SLO, and what it missed.
+    #[must_use]
+    pub fn verdict(&self) -> Verdict {
+        let missed: Vec<Missed> = self
+            .requests
+            .iter()
+            .filter(|r| r.slo.verdict != SloVerdict::Met)
+            .map(|r| Missed {
+                resource: r.resource.clone(),
+                verb: r.verb,
+                verdict: r.slo.verdict,
+                p99_us: r.latency.quantile_us(0.99),
+                limit_s: r.slo.limit_s,
+            })
+            .collect();
+        let not_ready = self.node_leases.as_ref().map_or(0, |n| n.not_ready);
+        Verdict {
+            nodes: self.nodes,
+            sustained: missed.is_empty() && not_ready == 0,
+            missed,
+            not_ready,
+        }
+    }
+}
+
+/// Whether a run sustained its Kubernetes traffic within the SLOs: every (resource, verb)
+/// met Kubernetes' SLO for its verb and no node lease went past the node-monitor grace
+/// period. What a search over `nodes` (`--find-max`) bisects on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    /// The scenario's `[kubernetes] nodes`, when the run modelled a cluster.
+    pub nodes: Option<u64>,
+    /// Every SLO met, no node NotReady (and the run sent the apiserver's requests).
+    pub sustained: bool,
+    /// The (resource, verb)s that did not meet their SLO, in the report's order.
+    pub missed: Vec<Missed>,
+    /// Nodes whose lease went past the grace period without a renewal.
+    pub not_ready: u64,
+}
+
+/// A (resource, verb) that did not meet its SLO.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Missed {
+    /// The resource.
+    pub resource: String,
+    /// The verb.
+    pub verb: Verb,
+    /// Missed, or no request succeeded.
+    pub verdict: SloVerdict,
+    /// Its p99 latency, microseconds (0 with no success).
+    pub p99_us: u64,
+    /// The p99 its SLO allows, seconds.
+    pub limit_s: f64,
+}
+
+/// Whether `report`'s run sustained its Kubernetes traffic within the SLOs
+/// ([`KubernetesReport::verdict`]); a run that sent no apiserver request did not.
+#[must_use]
+pub fn verdict(report: &Report) -> Verdict {
+    report.kubernetes.as_ref().map_or_else(
+        || Verdict {
+            nodes: report.scenario.kubernetes.as_ref().map(|k| k.nodes),
+            sustained: false,
+            missed: Vec::new(),
+            not_ready: 0,
+        },
+        KubernetesReport::verdict,
+    )
 }
 
 impl RequestReport {

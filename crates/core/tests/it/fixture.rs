@@ -721,7 +721,8 @@ pub fn kubernetes() -> KubernetesReport {
         }
     }
     rec.close_renewals(s(60));
-    KubernetesReport::from_requests(&kinds, rec.requests_by_slot(), Duration::from_secs(40))
+    let (nodes, grace) = (Some(4), Duration::from_secs(40));
+    KubernetesReport::from_requests(&kinds, rec.requests_by_slot(), nodes, grace)
         .expect("requests recorded")
 }
 

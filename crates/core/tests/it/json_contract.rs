@@ -341,6 +341,9 @@ struct Invariants {
 #[serde(deny_unknown_fields)]
 #[allow(dead_code, reason = "fields exist to lock the layout")]
 struct Kubernetes {
+    /// `[kubernetes] nodes`, in runs that modelled a cluster.
+    nodes: Nullable<u64>,
+    sustained: bool,
     requests: Vec<K8sRequest>,
     compacted: u64,
     /// The node leases' renewals, in runs that renewed any.
@@ -784,7 +787,7 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 15] = [
     ("network", &["emulator"]),
     ("audit", &["read_back_error", "serializable_staleness", "members", "violations"]),
     ("violation", &["key"]),
-    ("kubernetes", &["node_leases"]),
+    ("kubernetes", &["nodes", "node_leases"]),
 ];
 
 /// What a field left out stands for.
@@ -948,6 +951,7 @@ fn kubernetes_requests_are_written_by_resource_and_verb() {
     let leases = k.node_leases.0.as_ref().expect("renewals were recorded");
     assert_eq!((leases.nodes, leases.not_ready, leases.not_ready_after_s), (4, 2, 40.0));
     assert_eq!(leases.max_gap_us / 1_000_000, 60, "the lease never renewed: the whole run");
+    assert_eq!((k.nodes.0, k.sustained), (Some(4), false), "lists missed their SLO");
     assert!(top.runs[1].kubernetes.0.is_none(), "left out of a run that sent none");
     let back: ReportSet = serde_json::from_str(&render::json(&set)).expect("the output reads back");
     assert_eq!(back.runs[0].kubernetes, set.runs[0].kubernetes);

@@ -774,8 +774,13 @@ fn merge(
     }
     let grace =
         scenario.kubernetes.as_ref().map_or(NODE_MONITOR_GRACE, |k| k.node_monitor_grace_period);
-    let kubernetes =
-        KubernetesReport::from_requests(work.request_kinds(), recorder.requests_by_slot(), grace);
+    let nodes = scenario.kubernetes.as_ref().map(|k| k.nodes);
+    let kubernetes = KubernetesReport::from_requests(
+        work.request_kinds(),
+        recorder.requests_by_slot(),
+        nodes,
+        grace,
+    );
     let audit = scenario.checks.audit.then(|| History::gather(audits, work));
     Measured {
         kubernetes,

@@ -8,7 +8,7 @@
 
 use etcd_client::{DeleteOptions, GetOptions};
 use etcdlat_core::invariant::InvariantReport;
-use etcdlat_core::report::kubernetes::SloVerdict;
+use etcdlat_core::report::kubernetes::{SloVerdict, verdict};
 use etcdlat_core::workload::kubernetes::Verb;
 use etcdlat_core::{ErrorCode, OpKind, Report};
 use etcdlat_driver::Driver;
@@ -374,6 +374,11 @@ async fn a_cluster_of_nodes_is_preloaded_and_sent_at_its_derived_rates() {
     let events = keys(&etcd, "/registry/events/").await.len() as u64;
     assert_eq!(by("events", Verb::Create), events);
     assert_eq!(by("pods", Verb::List), report.op(OpKind::K8sList).ok);
+    // Every SLO met, no lease past 40 s: the run sustained its 50 nodes.
+    let v = verdict(&report);
+    assert_eq!((v.nodes, v.sustained, v.not_ready), (Some(50), true, 0), "{:?}", v.missed);
+    let k = report.kubernetes.as_ref().expect("reported");
+    assert_eq!((k.nodes, k.sustained), (Some(50), true));
     let counts: u64 =
         ["minions", "leases", "pods", "events"].map(|r| by(r, Verb::Count)).iter().sum();
     assert_eq!(counts, report.op(OpKind::K8sCount).ok);

@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use super::Writer;
 use crate::report::Report;
-use crate::report::kubernetes::KubernetesReport;
+use crate::report::kubernetes::{KubernetesReport, SloVerdict, Verdict};
 use crate::workload::kubernetes::Verb;
 
 impl Writer<'_> {
@@ -121,5 +121,35 @@ impl Writer<'_> {
             let _ =
                 writeln!(self.out, "; {} past {} s (NotReady)", n.not_ready, n.not_ready_after_s);
         }
+        if let Some(nodes) = k.nodes {
+            self.sustained(nodes, &k.verdict());
+        }
+    }
+
+    /// The section's last line, for a run of `[kubernetes] nodes`: whether it sustained
+    /// them, and if not, what missed.
+    fn sustained(&mut self, nodes: u64, v: &Verdict) {
+        if v.sustained {
+            let _ = writeln!(self.out, "  Sustained nodes = {nodes} within SLO.");
+            return;
+        }
+        let _ = write!(self.out, "  Not sustained at nodes = {nodes}:");
+        for (i, m) in v.missed.iter().enumerate() {
+            let sep = if i == 0 { " " } else { ", " };
+            let _ = write!(self.out, "{sep}{} {} ", m.resource, m.verb.name());
+            match m.verdict {
+                SloVerdict::NoSuccesses => self.out.push_str("had no successful request"),
+                _ => {
+                    self.out.push_str("p99 ");
+                    self.secs_us(m.p99_us as f64);
+                    let _ = write!(self.out, " over {}s", m.limit_s);
+                }
+            }
+        }
+        if v.not_ready > 0 {
+            let sep = if v.missed.is_empty() { " " } else { "; " };
+            let _ = write!(self.out, "{sep}{} nodes NotReady", v.not_ready);
+        }
+        self.out.push_str(".\n");
     }
 }
