@@ -113,7 +113,9 @@ pub(crate) struct Workload {
 /// objects the renewals are of.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Recorded {
+    /// The (resource, verb)'s slot.
     pub slot: usize,
+    /// For node lease renewals, the leases' objects: the size of the renewal table.
     pub renewed_of: Option<u64>,
 }
 
