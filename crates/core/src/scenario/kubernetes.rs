@@ -59,6 +59,11 @@ pub struct Kubernetes {
     /// How often each node renews its lease. Default 10 s; 0 s: never.
     #[serde(default = "ten_seconds", with = "unit::duration")]
     pub node_lease_interval: Duration,
+    /// How long a node's lease may go without a renewal before the node controller marks
+    /// it NotReady (its `node-monitor-grace-period`): the report counts the nodes whose
+    /// longest gap between renewals was longer. Default 40 s.
+    #[serde(default = "forty_seconds", with = "unit::duration")]
+    pub node_monitor_grace_period: Duration,
     /// How often each node writes its status when nothing changed. Default 5 min; 0 s:
     /// never.
     #[serde(default = "five_minutes", with = "unit::duration")]
@@ -119,6 +124,7 @@ impl Kubernetes {
             nodes,
             pods_per_node: 30,
             node_lease_interval: ten_seconds(),
+            node_monitor_grace_period: forty_seconds(),
             node_status_interval: five_minutes(),
             pod_churn: None,
             updates_per_pod: 6,
@@ -333,6 +339,9 @@ fn one() -> u64 {
 }
 fn ten_seconds() -> Duration {
     Duration::from_secs(10)
+}
+fn forty_seconds() -> Duration {
+    crate::workload::kubernetes::NODE_MONITOR_GRACE
 }
 fn five_minutes() -> Duration {
     Duration::from_secs(300)
