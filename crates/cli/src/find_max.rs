@@ -5,9 +5,10 @@
 //! (or 1 node), or the runs allowed are spent. Every probe is a whole run, on a fresh
 //! throwaway cluster when the scenario starts one, and every probe's report is written.
 //!
-//! A probe meets the SLOs when every apiserver request with one
-//! ([`etcdlat_core::workload::kubernetes::slo`]) answered at p99 within it, at most 0.1%
-//! of them failed, the open-loop schedule achieved 95% of its target rate (an etcd that
+//! A probe meets the SLOs when its run sustained them
+//! ([`etcdlat_core::report::kubernetes::verdict`]: every resource and verb answered at p99
+//! within its SLO, no node's lease renewals further apart than the grace period), at most
+//! 0.1% of each kind of apiserver request failed, the open-loop schedule achieved 95% of its target rate (an etcd that
 //! cannot keep up falls behind before its latency shows it in a short run), and no check
 //! (the invariants) failed.
 
@@ -15,6 +16,7 @@ use std::fmt::Write as _;
 
 use anyhow::{Context, Result};
 use etcdlat_core::report::Row;
+use etcdlat_core::report::kubernetes::{self, SloVerdict};
 use etcdlat_core::workload::kubernetes::slo;
 use etcdlat_core::{Report, ReportSet, Scenario};
 
@@ -136,20 +138,32 @@ fn probe_scenario(base: &Scenario, nodes: u64) -> Result<Scenario> {
 /// `Ok` when the run met Kubernetes' SLOs and kept its rate; else the first reason it did
 /// not, in a few words.
 fn judge(report: &Report) -> Result<(), String> {
-    for (kind, op) in &report.ops {
-        let Some((class, limit)) = slo(*kind) else { continue };
+    let verdict = kubernetes::verdict(report);
+    if let Some(m) = verdict.missed.first() {
+        return Err(match m.verdict {
+            SloVerdict::NoSuccesses => {
+                format!("{} {}: no request succeeded", m.verb.name(), m.resource)
+            }
+            _ => format!(
+                "{} {} p99 {:.3} s over {} s",
+                m.verb.name(),
+                m.resource,
+                m.p99_us as f64 / 1e6,
+                m.limit_s
+            ),
+        });
+    }
+    if verdict.not_ready > 0 {
+        return Err(format!(
+            "{} nodes NotReady (a lease renewal gap past the grace period)",
+            verdict.not_ready
+        ));
+    }
+    if !verdict.sustained {
+        return Err("no apiserver request was answered".to_owned());
+    }
+    for (kind, op) in report.ops.iter().filter(|(kind, _)| slo(**kind).is_some()) {
         let requests = op.ok + op.errors_total;
-        if op.ok == 0 {
-            return Err(format!("{kind}: no request succeeded"));
-        }
-        let p99_us = op.latency.quantile_us(0.99);
-        if u128::from(p99_us) > limit.as_micros() {
-            return Err(format!(
-                "{kind} p99 {:.3} s over {} s ({class})",
-                p99_us as f64 / 1e6,
-                limit.as_secs()
-            ));
-        }
         if op.errors_total as f64 > requests as f64 * ERRORS_ALLOWED {
             return Err(format!("{kind}: {} of {requests} requests failed", op.errors_total));
         }
