@@ -356,7 +356,8 @@ async fn a_cluster_of_nodes_is_preloaded_and_sent_at_its_derived_rates() {
         let row = k.requests.iter().find(|r| r.resource == resource && r.verb == verb);
         let row = row.unwrap_or_else(|| panic!("no {resource} {verb:?} in {:?}", k.requests));
         assert_eq!(row.errors_total, 0, "{resource} {verb:?}");
-        assert_eq!(row.slo.verdict, SloVerdict::Met, "{resource} {verb:?}");
+        let slo = row.slo.as_ref().unwrap_or_else(|| panic!("{resource} {verb:?} has an SLO"));
+        assert_eq!(slo.verdict, SloVerdict::Met, "{resource} {verb:?}");
         row.ok
     };
     let updates = [
