@@ -8,13 +8,20 @@
 //! through (a revision only ever replaces an older one), as the apiserver's GuaranteedUpdate
 //! keeps the object its last write returned. An object's slot holds its mod revision, or
 //! minus the revision it was deleted at (0: never seen).
+//!
+//! The cache also measures its watch ([`WatchRecord`]): how long each of the worker's own
+//! writes took from its answer to its event's arrival (matched by revision in a fixed ring,
+//! [`SENT`] entries indexed by revision, so that neither side allocates or locks), the
+//! progress notifications it received and how long consistent reads waited for them.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use etcdlat_core::invariant::Invariant;
+use etcdlat_core::recorder::Recorder;
+use etcdlat_core::recorder::kubernetes::WatchRecord;
 use etcdlat_core::workload::kubernetes::object_at;
 use etcdlat_core::workload::prefix_end;
 use tokio::sync::{Notify, OnceCell, oneshot};
@@ -30,6 +37,11 @@ const INITIAL_PAGE: i64 = 10_000;
 /// differs from etcd ([`Cache::diverged`]).
 const RECHECKS: u32 = 5;
 const RECHECK: Duration = Duration::from_millis(200);
+
+/// Entries of the ring of the worker's own writes awaiting their events: a write's entry is
+/// overwritten by one `SENT` revisions later, so a lag is lost only when that many
+/// revisions pass while its event is on its way (at 10,000 writes/s, most of a second).
+const SENT: usize = 8192;
 
 /// How long a consistent read waits for the cache, as the apiserver's
 /// `waitUntilFreshAndBlock` (3 s), before it fails with `DeadlineExceeded`.
@@ -57,11 +69,25 @@ pub(crate) struct Cache {
     /// Dropped with the cache: its watch task then ends.
     end: Cell<Option<oneshot::Sender<()>>>,
     checks: Rc<Checks>,
+    /// The (resource, `watch`)'s slot its [`WatchRecord`] is recorded under.
+    watch_slot: usize,
+    /// By revision % [`SENT`]: a write of the worker's awaiting its event (its revision and
+    /// when it was answered), or an event that arrived before its write's answer was read
+    /// (minus its revision and when it arrived), or 0.
+    sent: Box<[Cell<(i64, Instant)>]>,
+    watch: RefCell<WatchRecord>,
 }
 
 impl Cache {
-    /// The cache of `objects` objects of `layout`'s resource, names and namespaces.
-    pub(super) fn new(layout: &Layout, objects: u64, checks: Rc<Checks>) -> Self {
+    /// The cache of `objects` objects of `layout`'s resource, names and namespaces, its
+    /// watch recorded under `watch_slot`.
+    pub(super) fn new(
+        layout: &Layout,
+        objects: u64,
+        watch_slot: usize,
+        checks: Rc<Checks>,
+    ) -> Self {
+        let now = Instant::now();
         Self {
             prefix: Bytes::copy_from_slice(layout.prefix.as_bytes()),
             prefix_text: layout.prefix.clone(),
@@ -75,7 +101,24 @@ impl Cache {
             started: OnceCell::new(),
             end: Cell::new(None),
             checks,
+            watch_slot,
+            sent: (0..SENT).map(|_| Cell::new((0, now))).collect(),
+            watch: RefCell::new(WatchRecord::default()),
         }
+    }
+
+    /// Forgets what the watch recorded in warm-up ([`WatchRecord::reset`]), and warm-up's
+    /// writes still awaiting their events: the measured run times its own.
+    pub(super) fn reset_watch(&self) {
+        self.watch.borrow_mut().reset();
+        for entry in &*self.sent {
+            entry.set((0, entry.get().1));
+        }
+    }
+
+    /// Hands what the watch recorded to the worker's recorder.
+    pub(super) fn record_watch(&self, recorder: &mut Recorder) {
+        recorder.record_watch(self.watch_slot, &self.watch.borrow());
     }
 
     /// Whether the cache is filled and watching.
@@ -108,13 +151,18 @@ impl Cache {
         let listed = req.revision;
         self.revision.set(listed);
         self.last_event.set(listed);
+        self.watch_from(conn, listed + 1).await
+    }
+
+    /// Starts the cache's watch from `start_revision`, its task spawned on this thread.
+    async fn watch_from(
+        self: &Rc<Self>,
+        conn: &Conn,
+        start_revision: i64,
+    ) -> Result<(), tonic::Status> {
         let (mut requests, mut responses) = conn.watch().await?;
-        let how = WatchCreate {
-            start_revision: listed + 1,
-            prev_kv: true,
-            prefix: true,
-            progress_notify: true,
-        };
+        let how =
+            WatchCreate { start_revision, prev_kv: true, prefix: true, progress_notify: true };
         requests.create(&self.prefix, &how)?;
         match responses.message::<WatchResponse>().await? {
             Some(created) if created.created && !created.canceled => {}
@@ -149,12 +197,43 @@ impl Cache {
         (rev > 0).then_some(rev)
     }
 
-    /// Object `o` was written (`deleted` false) or deleted at `revision` by this worker.
+    /// Object `o` was written (`deleted` false) or deleted at `revision` by this worker,
+    /// answered now: its event's delivery is timed from here.
     #[inline]
     pub(super) fn wrote(&self, o: u64, revision: i64, deleted: bool) {
         if let Some(slot) = self.slots.get(o as usize) {
             put_newer(slot, revision, deleted);
         }
+        let entry = self.sent_entry(revision);
+        let now = Instant::now();
+        match entry.get() {
+            // Its event was read first (both were ready together): no lag to speak of.
+            (r, _) if r == -revision => {
+                self.watch.borrow_mut().lagged(0);
+                entry.set((0, now));
+            }
+            _ => entry.set((revision, now)),
+        }
+    }
+
+    /// The event at `revision` arrived at `now`: the lag of the worker's own write there,
+    /// if it was one whose answer was read.
+    #[inline]
+    fn delivered(&self, revision: i64, now: Instant) {
+        let entry = self.sent_entry(revision);
+        match entry.get() {
+            (r, answered) if r == revision => {
+                let us = now.saturating_duration_since(answered).as_micros();
+                self.watch.borrow_mut().lagged(u64::try_from(us).unwrap_or(u64::MAX));
+                entry.set((0, now));
+            }
+            // Another's write, or the worker's whose answer is not read yet: kept for it.
+            _ => entry.set((-revision, now)),
+        }
+    }
+
+    fn sent_entry(&self, revision: i64) -> &Cell<(i64, Instant)> {
+        &self.sent[revision.unsigned_abs() as usize % SENT]
     }
 
     /// The revision the watch has delivered up to.
@@ -170,6 +249,7 @@ impl Cache {
         if self.revision.get() >= revision {
             return true;
         }
+        let asked = Instant::now();
         let wait = async {
             loop {
                 let moved = self.moved.notified();
@@ -182,7 +262,12 @@ impl Cache {
                 moved.await;
             }
         };
-        tokio::time::timeout(FRESH_WAIT, wait).await.is_ok()
+        let caught_up = tokio::time::timeout(FRESH_WAIT, wait).await.is_ok();
+        if caught_up {
+            let us = u64::try_from(asked.elapsed().as_micros()).unwrap_or(u64::MAX);
+            self.watch.borrow_mut().waited(us);
+        }
+        caught_up
     }
 
     /// Checks the cache against etcd at the end of a run: once it has caught up to the
@@ -274,12 +359,17 @@ impl Cache {
                 );
             }
             if !resp.created && !resp.canceled {
+                self.watch.borrow_mut().progress_notifications += 1;
                 self.progressed(resp.revision);
             }
             return Ok(());
         }
+        // One clock read per response, not per event: its events arrived together.
+        let now = Instant::now();
         for event in resp.events() {
-            self.event(&event?);
+            let event = event?;
+            self.delivered(event.mod_revision, now);
+            self.event(&event);
         }
         self.advance(self.last_event.get());
         Ok(())
@@ -383,7 +473,7 @@ mod tests {
             namespaces: 1,
             name_prefix: "object-".into(),
         };
-        Cache::new(&layout, 10, Rc::default())
+        Cache::new(&layout, 10, 0, Rc::default())
     }
 
     fn put(key: &str, mod_revision: i64, version: i64) -> EventView<'_> {
