@@ -12,7 +12,8 @@
 //! The cache also measures its watch ([`WatchRecord`]): how long each of the worker's own
 //! writes took from its answer to its event's arrival (matched by revision in a fixed ring,
 //! [`SENT`] entries indexed by revision, so that neither side allocates or locks), the
-//! progress notifications it received and how long consistent reads waited for them.
+//! progress notifications it received and how long consistent reads waited for them, and
+//! whether etcd cancelled its watch for a compaction.
 
 use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
@@ -352,6 +353,9 @@ impl Cache {
             if resp.canceled {
                 // Compacted past what it had delivered: the apiserver would list again;
                 // this cache stays where it was, and its consistent reads time out.
+                if resp.compact_revision != 0 {
+                    self.watch.borrow_mut().compacted += 1;
+                }
                 tracing::warn!(
                     compact_revision = resp.compact_revision,
                     reason = resp.cancel_reason(),
@@ -517,6 +521,48 @@ mod tests {
         }
         assert_eq!(c.revision_of(4), None);
         assert!(violations(&c).is_empty(), "{:?}", violations(&c));
+    }
+
+    /// A watch from a revision etcd has compacted is created, then cancelled with the
+    /// compact revision: the cache counts it into its resource's watch row as compacted
+    /// (an `OutOfRange` failure), and is fed no more.
+    #[tokio::test]
+    async fn a_watch_from_a_compacted_revision_is_counted_compacted() {
+        use crate::transport::{Dialer, Security};
+        if etcdlat_testkit::skip() {
+            return;
+        }
+        let etcd = etcdlat_testkit::Etcd::start().await;
+        let mut client = etcd.client().await;
+        let mut compacted_at = 0;
+        for o in 0..5 {
+            let key = format!("/registry/pods/ns-0/object-{o:08}");
+            let put = client.put(key, "x", None).await.expect("a put");
+            compacted_at = put.header().expect("a header").revision();
+        }
+        client.compact(compacted_at, None).await.expect("a compaction");
+        let dialer = Dialer::new(&Security::default(), Duration::from_secs(5)).expect("a dialer");
+        let conn = Conn::open(&dialer, &etcd.endpoint()).await.expect("a connection");
+        let local = tokio::task::LocalSet::new();
+        local
+            .run_until(async {
+                let c = Rc::new(cache());
+                c.watch_from(&conn, 2).await.expect("the watch is created first");
+                let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+                while c.watch.borrow().compacted == 0 && tokio::time::Instant::now() < deadline {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+                client.put("/registry/pods/ns-0/object-00000001", "y", None).await.unwrap();
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                assert_eq!((c.revision(), c.revision_of(1)), (0, None), "fed nothing since");
+                let mut recorder =
+                    Recorder::new(&[], std::time::Instant::now(), Duration::from_secs(1));
+                c.record_watch(&mut recorder);
+                let (slot, row) = recorder.requests_by_slot().iter().next().expect("its row");
+                let out_of_range = row.errors[etcdlat_core::ErrorCode::OutOfRange.index()];
+                assert_eq!((slot, row.compacted, out_of_range, row.ok), (0, 1, 1, 0));
+            })
+            .await;
     }
 
     /// Each check the watch makes counts what breaks it.
