@@ -69,7 +69,7 @@ pub struct RequestRecord {
 #[derive(Debug, Clone)]
 pub struct WatchRecord {
     /// From each of the worker's own successful writes' answers to its event's arrival on
-    /// the cache, us.
+    /// the cache, us; 0 for an event read before its write's answer.
     pub lag: Histogram<u64>,
     /// Progress notifications received.
     pub progress_notifications: u64,

@@ -97,7 +97,8 @@ pub struct RequestReport {
     pub compacted: u64,
     /// Latency of the successes (completion minus intended start), microseconds; for a
     /// watch, from each of a worker's own writes' answers to its event's arrival on that
-    /// worker's watch cache (its successes are those events).
+    /// worker's watch cache (its successes are those events; 0 when the event was read
+    /// before the answer, both having arrived together or the event first).
     #[serde(rename = "latency_us")]
     pub latency: Distribution,
     /// Kubernetes' SLO for the verb and whether the p99 met it; none (null) for a watch.
