@@ -7,6 +7,9 @@
 //! operations once, the same on every worker, and records by number; the names are the
 //! driver's to give when the report is made. Recording never allocates but the first time
 //! a slot, a page bucket or a lease table is seen on a worker.
+//!
+//! A watch cache's watch is a row too, (resource, `watch`): the driver's cache fills a
+//! [`WatchRecord`] as events arrive and hands it over once, at the end of the run.
 
 use std::time::{Duration, Instant};
 
@@ -57,6 +60,65 @@ pub struct RequestRecord {
     pub pages: Vec<Option<Histogram<u64>>>,
     /// Each object's renewals, when the slot renews node leases.
     pub renewals: Option<Renewals>,
+    /// Progress notifications and consistent reads' waits, when the slot is a watch's.
+    pub progress: Option<Progress>,
+}
+
+/// What one worker's watch cache of one resource recorded, filled as its events arrive
+/// and handed to the recorder once ([`super::Recorder::record_watch`]).
+#[derive(Debug, Clone)]
+pub struct WatchRecord {
+    /// From each of the worker's own successful writes' answers to its event's arrival on
+    /// the cache, us; 0 for an event read before its write's answer.
+    pub lag: Histogram<u64>,
+    /// Progress notifications received.
+    pub progress_notifications: u64,
+    /// From a consistent read's request for progress to the revision's delivery, for each
+    /// read that waited and was caught up in time, us.
+    pub progress_waits: Histogram<u64>,
+    /// Watches etcd cancelled with a compact revision: the cache stopped being fed.
+    pub compacted: u64,
+}
+
+impl Default for WatchRecord {
+    fn default() -> Self {
+        Self {
+            lag: new_histogram(),
+            progress_notifications: 0,
+            progress_waits: new_histogram(),
+            compacted: 0,
+        }
+    }
+}
+
+impl WatchRecord {
+    /// Forgets what was recorded but the compactions (warm-up's end): a watch cancelled in
+    /// warm-up leaves the cache unfed for the measured run too.
+    pub fn reset(&mut self) {
+        self.lag.reset();
+        self.progress_waits.reset();
+        self.progress_notifications = 0;
+    }
+
+    /// Records `us` of one own write's delivery lag.
+    #[inline]
+    pub fn lagged(&mut self, us: u64) {
+        self.lag.saturating_record(us);
+    }
+
+    /// Records `us` of one consistent read's wait for progress.
+    pub fn waited(&mut self, us: u64) {
+        self.progress_waits.saturating_record(us);
+    }
+}
+
+/// A watch row's progress notifications and the waits for them, merged over workers.
+#[derive(Debug, Clone)]
+pub struct Progress {
+    /// Progress notifications received.
+    pub notifications: u64,
+    /// Consistent reads' waits for progress, us ([`WatchRecord::progress_waits`]).
+    pub waits: Histogram<u64>,
 }
 
 impl RequestRecord {
@@ -70,6 +132,7 @@ impl RequestRecord {
             retries: 0,
             pages: Vec::new(),
             renewals: None,
+            progress: None,
         }
     }
 
@@ -101,6 +164,14 @@ impl RequestRecord {
         match (&mut self.renewals, &other.renewals) {
             (Some(m), Some(t)) => m.merge(t),
             (None, Some(t)) => self.renewals = Some(t.clone()),
+            _ => {}
+        }
+        match (&mut self.progress, &other.progress) {
+            (Some(m), Some(t)) => {
+                m.notifications += t.notifications;
+                m.waits.add(&t.waits).expect("same bounds");
+            }
+            (None, Some(t)) => self.progress = Some(t.clone()),
             _ => {}
         }
     }
@@ -232,6 +303,21 @@ impl Requests {
         let renewals = r.renewals.get_or_insert_with(|| Renewals::new(objects));
         let us = u64::try_from(since_start.as_micros()).unwrap_or(u64::MAX - 1);
         renewals.renewed(usize::try_from(object).unwrap_or(usize::MAX), us);
+    }
+
+    /// Records what a watch cache of `slot`'s resource recorded: its lags as the row's
+    /// successes, its compactions as failures (`OutOfRange`, ErrCompacted's code) counted
+    /// compacted, its progress apart.
+    pub(super) fn watched(&mut self, slot: usize, watch: &WatchRecord) {
+        let r = self.slot_mut(slot);
+        r.latency.add(&watch.lag).expect("same bounds");
+        r.ok += watch.lag.len();
+        r.errors[ErrorCode::OutOfRange.index()] += watch.compacted;
+        r.compacted += watch.compacted;
+        let progress =
+            r.progress.get_or_insert_with(|| Progress { notifications: 0, waits: new_histogram() });
+        progress.notifications += watch.progress_notifications;
+        progress.waits.add(&watch.progress_waits).expect("same bounds");
     }
 
     pub(super) fn close(&mut self, start: Instant, end: Instant) {

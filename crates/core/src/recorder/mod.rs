@@ -317,6 +317,12 @@ impl Recorder {
         self.requests.renewed(slot, object, objects, since);
     }
 
+    /// Records what a watch cache recorded, as the (resource, `watch`) row `slot`
+    /// ([`kubernetes::WatchRecord`]). Once per cache, at the end of the run.
+    pub fn record_watch(&mut self, slot: usize, watch: &kubernetes::WatchRecord) {
+        self.requests.watched(slot, watch);
+    }
+
     /// Ends the renewals at `end`, the worker's last answer: an object's time since its
     /// last renewal counts as a gap too. Call it once, before merging.
     pub fn close_renewals(&mut self, end: Instant) {

@@ -132,7 +132,7 @@ fn kubernetes_table(out: &mut String, runs: &[Report]) {
             };
             let _ = writeln!(
                 out,
-                "| {} | {} | {} | {} | {} | {} | {} | {} | {}s | {} | {} |",
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                 run.name.replace('|', "\\|"),
                 r.resource,
                 r.verb.name(),
@@ -141,8 +141,8 @@ fn kubernetes_table(out: &mut String, runs: &[Report]) {
                 latency(0.5),
                 latency(0.99),
                 latency(1.0),
-                r.slo.limit_s,
-                r.slo.verdict.name(),
+                r.slo.as_ref().map_or_else(missing, |slo| format!("{}s", slo.limit_s)),
+                r.slo.as_ref().map_or("no SLO", |slo| slo.verdict.name()),
                 thousands(r.conflicts),
             );
         }

@@ -1,7 +1,10 @@
 //! The apiserver's requests in Kubernetes' terms (the report's `kubernetes`): each
 //! (resource, verb)'s latency against Kubernetes' SLO for its verb, with its failures,
 //! conflicts and retries, the node leases' longest gaps between renewals, and whether the
-//! run sustained its `[kubernetes] nodes` within the SLOs ([`verdict`]).
+//! run sustained its `[kubernetes] nodes` within the SLOs ([`verdict`]). A resource's watch
+//! is a row too (verb `watch`): its latency is the delivery lag of the worker's own writes'
+//! events, held to no SLO (Kubernetes has no official one), with its progress
+//! notifications and the consistent reads' waits for them.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -10,7 +13,9 @@ use serde::{Deserialize, Serialize};
 
 use super::{Distribution, Report};
 use crate::op::ErrorCode;
-use crate::recorder::kubernetes::{Renewals, RequestRecord, Requests, page_bucket_bounds};
+use crate::recorder::kubernetes::{
+    Progress, Renewals, RequestRecord, Requests, page_bucket_bounds,
+};
 use crate::recorder::new_histogram;
 use crate::workload::kubernetes::{RequestKind, Verb};
 
@@ -90,11 +95,15 @@ pub struct RequestReport {
     /// Of the failed, those etcd answered with ErrCompacted ("mvcc: required revision has
     /// been compacted"), also counted under their code in `errors`.
     pub compacted: u64,
-    /// Latency of the successes (completion minus intended start), microseconds.
+    /// Latency of the successes (completion minus intended start), microseconds; for a
+    /// watch, from each of a worker's own writes' answers to its event's arrival on that
+    /// worker's watch cache (its successes are those events; 0 when the event was read
+    /// before the answer, both having arrived together or the event first).
     #[serde(rename = "latency_us")]
     pub latency: Distribution,
-    /// Kubernetes' SLO for the verb and whether the p99 met it.
-    pub slo: SloReport,
+    /// Kubernetes' SLO for the verb and whether the p99 met it; none (null) for a watch.
+    #[serde(default)]
+    pub slo: Option<SloReport>,
     /// Compares that failed within the successes (stale revisions, each retried).
     pub conflicts: u64,
     /// Attempts beyond the first within the successes.
@@ -102,6 +111,38 @@ pub struct RequestReport {
     /// A list's successes by the pages they took, in buckets of powers of two (1, 2, 3-4,
     /// 5-8, ...), only those any fell in; empty for other verbs.
     pub pages: Vec<PageBucket>,
+    /// A watch's progress notifications and the consistent reads' waits for them; null
+    /// for other verbs.
+    #[serde(default)]
+    pub progress: Option<ProgressReport>,
+}
+
+/// A resource's watch caches' progress notifications, and how long consistent reads
+/// waited for the caches' revision to reach etcd's: from the read's request for progress
+/// to the delivery that caught the cache up (reads that gave up after the apiserver's 3 s
+/// are among the consistent lists' errors, not here).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProgressReport {
+    /// Progress notifications received, all workers' caches.
+    pub notifications: u64,
+    /// Consistent reads that waited for progress and were caught up.
+    pub waits: u64,
+    /// The longest wait, microseconds (0 with none).
+    pub wait_max_us: u64,
+    /// The 99th percentile of the waits, microseconds (0 with none).
+    pub wait_p99_us: u64,
+}
+
+impl ProgressReport {
+    fn from_progress(p: &Progress) -> Self {
+        let (waits, max) = (p.waits.len(), p.waits.max());
+        Self {
+            notifications: p.notifications,
+            waits,
+            wait_max_us: max,
+            wait_p99_us: if waits == 0 { 0 } else { p.waits.value_at_quantile(0.99).min(max) },
+        }
+    }
 }
 
 /// The lists that took between `pages_min` and `pages_max` pages.
@@ -187,13 +228,14 @@ impl KubernetesReport {
         let missed: Vec<Missed> = self
             .requests
             .iter()
-            .filter(|r| r.slo.verdict != SloVerdict::Met)
-            .map(|r| Missed {
+            .filter_map(|r| Some((r, r.slo.as_ref()?)))
+            .filter(|(_, slo)| slo.verdict != SloVerdict::Met)
+            .map(|(r, slo)| Missed {
                 resource: r.resource.clone(),
                 verb: r.verb,
-                verdict: r.slo.verdict,
+                verdict: slo.verdict,
                 p99_us: r.latency.quantile_us(0.99),
-                limit_s: r.slo.limit_s,
+                limit_s: slo.limit_s,
             })
             .collect();
         let not_ready = self.node_leases.as_ref().map_or(0, |n| n.not_ready);
@@ -207,7 +249,7 @@ impl KubernetesReport {
 }
 
 /// Whether a run sustained its Kubernetes traffic within the SLOs: every (resource, verb)
-/// met Kubernetes' SLO for its verb and no node lease went past the node-monitor grace
+/// held to an SLO (all but watches) met Kubernetes' SLO for its verb and no node lease went past the node-monitor grace
 /// period. What a search over `nodes` (`--find-max`) bisects on.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {
@@ -258,13 +300,16 @@ impl RequestReport {
             .filter(|c| r.errors[c.index()] > 0)
             .map(|c| (c.name().to_owned(), r.errors[c.index()]))
             .collect();
-        let (class, limit) = kind.verb.slo();
         let p99_us = if r.ok == 0 { 0 } else { r.latency.value_at_quantile(0.99) };
-        let verdict = match r.ok {
-            0 => SloVerdict::NoSuccesses,
-            _ if u128::from(p99_us) <= limit.as_micros() => SloVerdict::Met,
-            _ => SloVerdict::Missed,
-        };
+        let slo = kind.verb.slo().map(|(class, limit)| SloReport {
+            class: class.to_owned(),
+            limit_s: limit.as_secs_f64(),
+            verdict: match r.ok {
+                0 => SloVerdict::NoSuccesses,
+                _ if u128::from(p99_us) <= limit.as_micros() => SloVerdict::Met,
+                _ => SloVerdict::Missed,
+            },
+        });
         Self {
             resource: kind.resource.clone(),
             verb: kind.verb,
@@ -273,7 +318,7 @@ impl RequestReport {
             errors_total: r.errors_total(),
             compacted: r.compacted,
             latency: Distribution::new(r.latency.clone()),
-            slo: SloReport { class: class.to_owned(), limit_s: limit.as_secs_f64(), verdict },
+            slo,
             conflicts: r.conflicts,
             retries: r.retries,
             pages: r
@@ -292,6 +337,7 @@ impl RequestReport {
                     })
                 })
                 .collect(),
+            progress: r.progress.as_ref().map(ProgressReport::from_progress),
         }
     }
 

@@ -187,7 +187,7 @@ impl EventOp {
 /// own (the compactor) and for other kinds.
 #[must_use]
 pub fn slo(kind: OpKind) -> Option<(&'static str, Duration)> {
-    Verb::of(kind).map(Verb::slo)
+    Verb::of(kind).and_then(Verb::slo)
 }
 
 /// What an apiserver request does to its resource, as Kubernetes' request metrics name it
@@ -209,6 +209,9 @@ pub enum Verb {
     Count,
     /// `k8s-consistent-list`.
     ConsistentList,
+    /// A watch cache's watch delivering the worker's own writes (no request of its own:
+    /// its latency is a write's event's delivery lag).
+    Watch,
 }
 
 impl Verb {
@@ -238,17 +241,20 @@ impl Verb {
             Self::List => "list",
             Self::Count => "count",
             Self::ConsistentList => "consistent-list",
+            Self::Watch => "watch",
         }
     }
 
-    /// Kubernetes' latency SLO for it and the name of its class ([`slo`]).
+    /// Kubernetes' latency SLO for it and the name of its class ([`slo`]); `None` for
+    /// watches, which Kubernetes holds to no official SLO.
     #[must_use]
-    pub fn slo(self) -> (&'static str, Duration) {
-        match self {
+    pub fn slo(self) -> Option<(&'static str, Duration)> {
+        Some(match self {
             Self::Create | Self::Update | Self::Delete => ("mutating", Duration::from_secs(1)),
             Self::Get => ("single-object read", Duration::from_secs(1)),
             Self::List | Self::Count | Self::ConsistentList => ("list", Duration::from_secs(30)),
-        }
+            Self::Watch => return None,
+        })
     }
 }
 

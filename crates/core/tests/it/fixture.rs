@@ -10,6 +10,7 @@ use etcdlat_core::invariant::InvariantReport;
 use etcdlat_core::metrics::{
     DiskDevice, NotAvailable, ResourceSample, ResourceSeries, metric, source,
 };
+use etcdlat_core::recorder::kubernetes::WatchRecord;
 use etcdlat_core::report::kubernetes::KubernetesReport;
 use etcdlat_core::workload::kubernetes::{RequestKind, Verb};
 use etcdlat_core::{
@@ -685,8 +686,8 @@ pub fn full_report() -> Report {
 }
 
 /// The apiserver's requests of a small cluster, by resource and verb: node lease renewals
-/// within their SLO, pod updates with conflicts, pod lists over theirs, and events that
-/// all failed.
+/// within their SLO, pod updates with conflicts, pod lists over theirs, events that all
+/// failed, and the pods' watch (its deliveries' lag, a cancelled watch, progress).
 pub fn kubernetes() -> KubernetesReport {
     let kind = |resource: &str, verb| RequestKind { resource: resource.to_owned(), verb };
     let kinds = [
@@ -694,6 +695,7 @@ pub fn kubernetes() -> KubernetesReport {
         kind("pods", Verb::Update),
         kind("pods", Verb::List),
         kind("events", Verb::Create),
+        kind("pods", Verb::Watch),
     ];
     let t0 = Instant::now();
     let at = |us: u64| t0 + Duration::from_micros(us);
@@ -712,6 +714,21 @@ pub fn kubernetes() -> KubernetesReport {
     for _ in 0..3 {
         rec.record_request_error(3, ErrorCode::DeadlineExceeded, false);
     }
+    // 40 own writes delivered 1 to 9 ms after their answers (10 each); 12 progress
+    // notifications, 5 consistent reads waiting 0.5 to 2.5 s; one watch cancelled by a
+    // compaction.
+    let mut watch = WatchRecord::default();
+    for ms in [1, 3, 5, 9] {
+        for _ in 0..10 {
+            watch.lagged(ms * 1_000);
+        }
+    }
+    watch.progress_notifications = 12;
+    for ms in [500, 1_000, 1_500, 2_000, 2_500] {
+        watch.waited(ms * 1_000);
+    }
+    watch.compacted = 1;
+    rec.record_watch(4, &watch);
     // Four node leases over a minute: two renewed every 10 to 30 s, one first renewed at
     // 45 s and one never; the last two past 40 s.
     let s = |secs: u64| t0 + Duration::from_secs(secs);

@@ -366,18 +366,32 @@ struct NodeLeases {
 #[allow(dead_code, reason = "fields exist to lock the layout")]
 struct K8sRequest {
     resource: String,
-    /// `create`, `update`, `delete`, `get`, `list`, `count` or `consistent-list`.
+    /// `create`, `update`, `delete`, `get`, `list`, `count`, `consistent-list` or
+    /// `watch`.
     verb: String,
     ok: u64,
     errors: BTreeMap<String, u64>,
     errors_total: u64,
     compacted: u64,
     latency_us: Dist,
-    slo: Slo,
+    /// Null in watch rows: Kubernetes has no official watch SLO.
+    slo: Nullable<Slo>,
     conflicts: u64,
     retries: u64,
     /// A list's successes by pages taken (empty for other verbs).
     pages: Vec<PageBucket>,
+    /// A watch row's progress notifications and consistent reads' waits; null in others.
+    progress: Nullable<Progress>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Progress {
+    notifications: u64,
+    waits: u64,
+    wait_max_us: u64,
+    wait_p99_us: u64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -924,7 +938,10 @@ fn kubernetes_requests_are_written_by_resource_and_verb() {
     let rows: Vec<(&str, &str, u64, u64, &str)> = k
         .requests
         .iter()
-        .map(|r| (&*r.resource, &*r.verb, r.ok, r.errors_total, &*r.slo.verdict))
+        .map(|r| {
+            let verdict = r.slo.0.as_ref().map_or("none", |slo| &*slo.verdict);
+            (&*r.resource, &*r.verb, r.ok, r.errors_total, verdict)
+        })
         .collect();
     assert_eq!(
         rows,
@@ -933,11 +950,13 @@ fn kubernetes_requests_are_written_by_resource_and_verb() {
             ("leases", "update", 100, 0, "met"),
             ("pods", "update", 50, 0, "met"),
             ("pods", "list", 6, 1, "missed"),
+            ("pods", "watch", 40, 1, "none"),
         ]
     );
     let update = &k.requests[2];
     assert_eq!((update.conflicts, update.retries, update.latency_us.count), (5, 5, 50));
-    assert_eq!((k.requests[3].slo.class.as_str(), k.requests[3].slo.limit_s), ("list", 30.0));
+    let list_slo = k.requests[3].slo.0.as_ref().expect("lists have an SLO");
+    assert_eq!((list_slo.class.as_str(), list_slo.limit_s), ("list", 30.0));
     assert_eq!(k.requests[0].errors.get("DeadlineExceeded"), Some(&3));
     // Lists of 1, 2, 3, 4 and twice 7 pages: buckets 1, 2, 3-4 and 5-8.
     let buckets: Vec<(u64, u64, u64)> =
@@ -947,7 +966,15 @@ fn kubernetes_requests_are_written_by_resource_and_verb() {
     assert!(k.requests[2].pages.is_empty(), "updates have no pages");
     // The list that failed on a compacted revision is counted apart, and among its errors.
     assert_eq!((k.requests[3].compacted, k.requests[3].errors.get("OutOfRange")), (1, Some(&1)));
-    assert_eq!((k.compacted, k.requests[0].compacted), (1, 0));
+    assert_eq!((k.compacted, k.requests[0].compacted), (2, 0));
+    // The watch: its own writes' lag, a cache cancelled by a compaction, its progress.
+    let watch = &k.requests[4];
+    assert_eq!((watch.compacted, watch.errors.get("OutOfRange")), (1, Some(&1)));
+    assert_eq!((watch.latency_us.count, watch.latency_us.max / 1_000), (40, 9));
+    let progress = watch.progress.0.as_ref().expect("the watch's progress");
+    assert_eq!((progress.notifications, progress.waits), (12, 5));
+    assert_eq!(progress.wait_max_us / 100_000, 25);
+    assert!(k.requests[..4].iter().all(|r| r.progress.0.is_none()), "only watches have it");
     let leases = k.node_leases.0.as_ref().expect("renewals were recorded");
     assert_eq!((leases.nodes, leases.not_ready, leases.not_ready_after_s), (4, 2, 40.0));
     assert_eq!(leases.max_gap_us / 1_000_000, 60, "the lease never renewed: the whole run");

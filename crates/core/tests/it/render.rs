@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 
 use etcdlat_core::render::{self, TextOptions};
 use etcdlat_core::report::kubernetes::{SloVerdict, verdict};
+use etcdlat_core::workload::kubernetes::Verb;
 use etcdlat_core::{ErrorCode, OpKind, OpReport, Recorder, Report, ReportSet, WatchAccounting};
 
 use crate::fixture::{
@@ -329,7 +330,18 @@ fn text_kubernetes_requests_by_resource_and_verb() {
     assert!(line("pods update:").contains("0.100 conflicts, 0.100 retries per update"));
     assert!(line("events create:").contains("no successful requests"), "{section:#?}");
     assert!(line("pods list:").contains("6 ok, 1 errors (1 ErrCompacted)"), "{section:#?}");
-    assert!(line("ErrCompacted:").contains("\t1 requests"), "{section:#?}");
+    assert!(line("ErrCompacted:").contains("\t2 requests or watches"), "{section:#?}");
+    // The watch: its own writes' lag, no SLO, the cache a compaction stopped, its progress.
+    let watch = line("pods watch:").trim_start();
+    assert!(watch.starts_with("pods watch:\t40 own writes delivered, 1 errors, lag p50 0.0030"));
+    assert!(watch.ends_with("; no SLO (Kubernetes has no official one for watches)"), "{watch}");
+    assert!(line("stopped:").trim_start().ends_with(
+        "1 watches cancelled by a compaction (ErrCompacted): the cache stopped being fed"
+    ));
+    assert_eq!(
+        line("progress:").trim_start(),
+        "progress:\t12 notifications; 5 consistent reads waited for one, max 2.5006 secs, p99 2.5006 secs"
+    );
     assert!(line("by pages:").contains("by pages:\t1: 1 lists, p99 20.0"), "{section:#?}");
     assert!(line("by pages:").contains("; 5-8: 2 lists, p99 40.0"), "{section:#?}");
     assert!(
@@ -366,7 +378,10 @@ fn text_kubernetes_section_ends_with_whether_the_nodes_were_sustained() {
 
     let mut met = full_report();
     let k = met.kubernetes.as_mut().expect("the fixture's requests");
-    k.requests.retain(|r| r.slo.verdict == SloVerdict::Met);
+    // The watch row stays: it has no SLO, and neither a verdict of its own nor a say in
+    // the run's.
+    k.requests.retain(|r| r.slo.as_ref().is_none_or(|slo| slo.verdict == SloVerdict::Met));
+    assert!(k.requests.iter().any(|r| r.verb == Verb::Watch && r.slo.is_none()));
     k.node_leases = None;
     assert!(verdict(&met).sustained && verdict(&met).missed.is_empty());
     assert_eq!(section(&met).last().map(String::as_str), Some("  Sustained nodes = 4 within SLO."));
@@ -382,7 +397,8 @@ fn markdown_kubernetes_table_follows_the_runs() {
     let rows: Vec<&str> =
         table.lines().skip_while(|l| !l.starts_with("| Test | Resource |")).collect();
     insta::assert_snapshot!(rows.join("\n"));
-    assert_eq!(rows.len(), 2 + 4, "{rows:#?}");
+    assert_eq!(rows.len(), 2 + 5, "{rows:#?}");
+    assert!(rows.last().is_some_and(|r| r.contains("| pods | watch |") && r.contains("no SLO")));
     assert!(!render::markdown(&[put_report()]).contains("| Resource |"), "none sent, no table");
 }
 

@@ -212,7 +212,7 @@ impl Work {
     pub(crate) fn instantiate(self: &Arc<Self>, worker_seed: u64) -> Ops {
         let mut total = 0;
         let mut k8s = None::<kubernetes::WorkerCaches>;
-        let items = self
+        let mut items: Vec<(u32, Instance)> = self
             .ops
             .iter()
             .enumerate()
@@ -279,6 +279,13 @@ impl Work {
                 (total, instance)
             })
             .collect();
+        if let Some(k8s) = &k8s {
+            for (_, instance) in &mut items {
+                if let Instance::K8s(runner) = instance {
+                    runner.share_cache(k8s);
+                }
+            }
+        }
         Ops {
             items,
             total,
@@ -440,6 +447,20 @@ impl Ops {
     /// [`etcdlat_core::invariant::Invariant::index`]; `None` when it runs none of them.
     pub(crate) fn violations(&self) -> Option<[u64; etcdlat_core::invariant::Invariant::COUNT]> {
         self.k8s.as_ref().map(|k| k.checks.counts())
+    }
+
+    /// Forgets what the worker's watch caches recorded in warm-up.
+    pub(crate) fn reset_watches(&self) {
+        if let Some(k8s) = &self.k8s {
+            k8s.reset_watches();
+        }
+    }
+
+    /// Hands what the worker's watch caches recorded of their watches to `recorder`.
+    pub(crate) fn record_watches(&self, recorder: &mut etcdlat_core::recorder::Recorder) {
+        if let Some(k8s) = &self.k8s {
+            k8s.record_watches(recorder);
+        }
     }
 
     /// Checks the worker's watch caches against etcd at the end of the run, if it has any.

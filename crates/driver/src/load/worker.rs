@@ -748,6 +748,7 @@ async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> JobResult {
     let cpu_at_start = thread_cpu();
     shared.busy.borrow_mut().start();
     shared.recorder.borrow_mut().reset(measure_start);
+    shared.ops.reset_watches();
     for c in &shared.issued {
         c.set(0);
     }
@@ -797,6 +798,7 @@ async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> JobResult {
         if let Some(violations) = shared.ops.violations() {
             recorder.record_checks(&violations);
         }
+        shared.ops.record_watches(&mut recorder);
         recorder.close_renewals(last_done);
         // Requests abandoned at a hard stop were issued but never completed: count them.
         for k in OpKind::ALL {

@@ -3,8 +3,10 @@
 //! whose compares fail on stale revisions (none with one writer per object, more with
 //! more writers), lists pinned to their first page's revision, counts, consistent reads,
 //! events on reused leases, the apiserver's compactor, racing creates of which one wins,
-//! watch caches that end as a fresh list; the revision moves by exactly the successful
-//! mutating transactions and the compactor's writes.
+//! watch caches that end as a fresh list and deliver every write of their worker's (its
+//! lag the watch row's latency), consistent reads' waits for progress notifications; the
+//! revision moves by exactly the successful mutating transactions and the compactor's
+//! writes.
 
 use etcd_client::{DeleteOptions, GetOptions};
 use etcdlat_core::invariant::InvariantReport;
@@ -356,7 +358,8 @@ async fn a_cluster_of_nodes_is_preloaded_and_sent_at_its_derived_rates() {
         let row = k.requests.iter().find(|r| r.resource == resource && r.verb == verb);
         let row = row.unwrap_or_else(|| panic!("no {resource} {verb:?} in {:?}", k.requests));
         assert_eq!(row.errors_total, 0, "{resource} {verb:?}");
-        assert_eq!(row.slo.verdict, SloVerdict::Met, "{resource} {verb:?}");
+        let slo = row.slo.as_ref().unwrap_or_else(|| panic!("{resource} {verb:?} has an SLO"));
+        assert_eq!(slo.verdict, SloVerdict::Met, "{resource} {verb:?}");
         row.ok
     };
     let updates = [
@@ -474,4 +477,86 @@ async fn lists_pinned_to_a_compacted_revision_are_counted_apart() {
     let (all, list, errors, out_of_range) = counted;
     assert!(list > 0 && all == list, "compacted, by list, errors, OutOfRange: {counted:?}");
     assert!(list <= errors && Some(list) <= out_of_range, "{counted:?}");
+}
+
+/// The (resource, `watch`) row of `report`.
+fn watch_row<'r>(
+    report: &'r Report,
+    resource: &str,
+) -> &'r etcdlat_core::report::kubernetes::RequestReport {
+    let k = report.kubernetes.as_ref().expect("the apiserver's requests by resource");
+    let row = k.requests.iter().find(|r| r.resource == resource && r.verb == Verb::Watch);
+    row.unwrap_or_else(|| panic!("no {resource} watch in {:?}", k.requests))
+}
+
+/// Each worker's watch cache receives the events of that worker's own writes (creates,
+/// updates, deletes), every one of them in a run that ends cleanly: the watch row counts as
+/// many as the writes that succeeded, its lag positive and within the run, held to no SLO
+/// and outside the verdict.
+#[tokio::test]
+async fn the_watch_row_times_the_delivery_of_every_own_write() {
+    if skip() {
+        return;
+    }
+    let etcd = Etcd::start_cluster(3).await;
+    let driver = etcd.driver_builder().conns(4).workers(2).connect().await.unwrap();
+    let pods = "name-prefix = \"lag-\"\nobjects = 200\nobject-size = 1000";
+    run(&driver, 8, 200, "k8s-create", pods).await;
+    let started = std::time::Instant::now();
+    let report = run(&driver, 8, 1000, "k8s-update", pods).await;
+    let run_us = started.elapsed().as_micros() as u64;
+    let update = report.op(OpKind::K8sUpdate);
+    assert_eq!((update.ok, update.errors_total), (1000, 0), "{:?}", update.errors);
+    let watch = watch_row(&report, "pods");
+    assert_eq!((watch.ok, watch.errors_total, watch.compacted), (1000, 0, 0));
+    let (p50, max) = (watch.latency.quantile_us(0.5), watch.latency.quantile_us(1.0));
+    assert!(p50 > 0 && max < run_us, "lag p50 {p50} us, max {max} us, run {run_us} us");
+    assert_eq!(watch.slo, None, "Kubernetes has no official watch SLO");
+    held(&report);
+
+    // Creates, deletes and updates of names that come and go: each write that succeeded
+    // reaches the cache of the worker that made it.
+    let churn =
+        "resource = \"pods\"\nname-prefix = \"churn-\"\nobjects = 40\nwriters-per-object = 8";
+    let toml = format!(
+        "[load]\nclients = 8\ntotal = 1500\n\
+         [[mix]]\nweight = 1\n[mix.op.k8s-create]\n{churn}\n\
+         [[mix]]\nweight = 1\n[mix.op.k8s-delete]\n{churn}\n\
+         [[mix]]\nweight = 1\n[mix.op.k8s-update]\n{churn}\n"
+    );
+    let report = driver.run(&scenario(&toml)).await.expect("a run");
+    let written: u64 = [OpKind::K8sCreate, OpKind::K8sDelete, OpKind::K8sUpdate]
+        .map(|k| report.op(k).ok)
+        .iter()
+        .sum();
+    assert!(report.op(OpKind::K8sCreate).ok > 0 && report.op(OpKind::K8sDelete).ok > 0);
+    assert_eq!(watch_row(&report, "pods").ok, written);
+    let k = report.kubernetes.as_ref().expect("reported");
+    assert!(k.verdict().missed.iter().all(|m| m.verb != Verb::Watch));
+    held(&report);
+}
+
+/// Consistent reads of a resource while another's writes move etcd's revision: the cache
+/// hears of no event and must ask for progress, so notifications arrive, and each read's
+/// wait for one ends within the apiserver's 3 s.
+#[tokio::test]
+async fn consistent_reads_wait_for_progress_notifications_counted_with_their_gaps() {
+    if skip() {
+        return;
+    }
+    let etcd = Etcd::start_cluster(3).await;
+    let driver = etcd.driver(4).await;
+    let mixed = "[load]\nclients = 8\ntotal = 600\n\
+        [[mix]]\nweight = 1\n[mix.op.k8s-consistent-list]\nresource = \"minions\"\nobjects = 10\n\
+        [[mix]]\nweight = 2\n[mix.op.k8s-create]\nresource = \"pods\"\nname-prefix = \"progress-\"\nobjects = 400\nobject-size = 300\n";
+    let report = driver.run(&scenario(mixed)).await.expect("a run");
+    let consistent = report.op(OpKind::K8sConsistentList);
+    assert_eq!(consistent.errors_total, 0, "{:?}", consistent.errors);
+    let watch = watch_row(&report, "minions");
+    let progress = watch.progress.as_ref().expect("the watch's progress");
+    assert!(progress.notifications > 0 && progress.waits > 0, "{progress:?}");
+    assert!(progress.waits <= consistent.ok, "{progress:?}");
+    assert!(progress.wait_p99_us <= progress.wait_max_us, "{progress:?}");
+    assert!(progress.wait_max_us > 0 && progress.wait_max_us <= 3_000_000, "{progress:?}");
+    held(&report);
 }

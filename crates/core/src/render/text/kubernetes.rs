@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use super::Writer;
 use crate::report::Report;
-use crate::report::kubernetes::{KubernetesReport, SloVerdict, Verdict};
+use crate::report::kubernetes::{KubernetesReport, RequestReport, SloVerdict, Verdict};
 use crate::workload::kubernetes::Verb;
 
 impl Writer<'_> {
@@ -56,6 +56,10 @@ impl Writer<'_> {
     fn kubernetes_requests(&mut self, k: &KubernetesReport) {
         self.out.push_str("  By resource and verb:\n");
         for r in &k.requests {
+            if r.verb == Verb::Watch {
+                self.kubernetes_watch(r);
+                continue;
+            }
             let _ = write!(
                 self.out,
                 "    {} {}:\t{} ok, {} errors",
@@ -73,13 +77,15 @@ impl Writer<'_> {
                     self.secs_us(r.latency.quantile_us(q) as f64);
                 }
             }
-            let _ = write!(
-                self.out,
-                "; SLO p99 <= {}s ({}): {}",
-                r.slo.limit_s,
-                r.slo.class,
-                r.slo.verdict.name()
-            );
+            if let Some(slo) = &r.slo {
+                let _ = write!(
+                    self.out,
+                    "; SLO p99 <= {}s ({}): {}",
+                    slo.limit_s,
+                    slo.class,
+                    slo.verdict.name()
+                );
+            }
             if matches!(r.verb, Verb::Update | Verb::Delete) && r.ok > 0 {
                 let _ = write!(
                     self.out,
@@ -106,7 +112,7 @@ impl Writer<'_> {
         }
         let _ = writeln!(
             self.out,
-            "  ErrCompacted:\t{} requests (mvcc: required revision has been compacted)",
+            "  ErrCompacted:\t{} requests or watches (mvcc: required revision has been compacted)",
             k.compacted
         );
         if let Some(n) = &k.node_leases {
@@ -123,6 +129,46 @@ impl Writer<'_> {
         }
         if let Some(nodes) = k.nodes {
             self.sustained(nodes, &k.verdict());
+        }
+    }
+
+    /// A resource's watch: its own writes' events delivered and their lag, held to no SLO;
+    /// its caches cancelled by compaction; its progress notifications and the consistent
+    /// reads' waits for them.
+    fn kubernetes_watch(&mut self, r: &RequestReport) {
+        let _ = write!(
+            self.out,
+            "    {} watch:\t{} own writes delivered, {} errors",
+            r.resource, r.ok, r.errors_total
+        );
+        if r.ok > 0 {
+            for (label, q) in [("lag p50", 0.5), ("p99", 0.99), ("max", 1.0)] {
+                let _ = write!(self.out, ", {label} ");
+                self.secs_us(r.latency.quantile_us(q) as f64);
+            }
+        }
+        self.out.push_str("; no SLO (Kubernetes has no official one for watches)\n");
+        if r.compacted > 0 {
+            let _ = writeln!(
+                self.out,
+                "      stopped:\t{} watches cancelled by a compaction (ErrCompacted): the \
+                 cache stopped being fed",
+                r.compacted
+            );
+        }
+        if let Some(p) = &r.progress {
+            let _ = write!(
+                self.out,
+                "      progress:\t{} notifications; {} consistent reads waited for one",
+                p.notifications, p.waits
+            );
+            if p.waits > 0 {
+                self.out.push_str(", max ");
+                self.secs_us(p.wait_max_us as f64);
+                self.out.push_str(", p99 ");
+                self.secs_us(p.wait_p99_us as f64);
+            }
+            self.out.push('\n');
         }
     }
 

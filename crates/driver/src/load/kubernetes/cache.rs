@@ -8,13 +8,21 @@
 //! through (a revision only ever replaces an older one), as the apiserver's GuaranteedUpdate
 //! keeps the object its last write returned. An object's slot holds its mod revision, or
 //! minus the revision it was deleted at (0: never seen).
+//!
+//! The cache also measures its watch ([`WatchRecord`]): how long each of the worker's own
+//! writes took from its answer to its event's arrival (matched by revision in a fixed ring,
+//! [`SENT`] entries indexed by revision, so that neither side allocates or locks), the
+//! progress notifications it received and how long consistent reads waited for them, and
+//! whether etcd cancelled its watch for a compaction.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::rc::{Rc, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use etcdlat_core::invariant::Invariant;
+use etcdlat_core::recorder::Recorder;
+use etcdlat_core::recorder::kubernetes::WatchRecord;
 use etcdlat_core::workload::kubernetes::object_at;
 use etcdlat_core::workload::prefix_end;
 use tokio::sync::{Notify, OnceCell, oneshot};
@@ -30,6 +38,11 @@ const INITIAL_PAGE: i64 = 10_000;
 /// differs from etcd ([`Cache::diverged`]).
 const RECHECKS: u32 = 5;
 const RECHECK: Duration = Duration::from_millis(200);
+
+/// Entries of the ring of the worker's own writes awaiting their events: a write's entry is
+/// overwritten by one `SENT` revisions later, so a lag is lost only when that many
+/// revisions pass while its event is on its way (at 10,000 writes/s, most of a second).
+const SENT: usize = 8192;
 
 /// How long a consistent read waits for the cache, as the apiserver's
 /// `waitUntilFreshAndBlock` (3 s), before it fails with `DeadlineExceeded`.
@@ -57,11 +70,25 @@ pub(crate) struct Cache {
     /// Dropped with the cache: its watch task then ends.
     end: Cell<Option<oneshot::Sender<()>>>,
     checks: Rc<Checks>,
+    /// The (resource, `watch`)'s slot its [`WatchRecord`] is recorded under.
+    watch_slot: usize,
+    /// By revision % [`SENT`]: a write of the worker's awaiting its event (its revision and
+    /// when it was answered), or an event that arrived before its write's answer was read
+    /// (minus its revision and when it arrived), or 0.
+    sent: Box<[Cell<(i64, Instant)>]>,
+    watch: RefCell<WatchRecord>,
 }
 
 impl Cache {
-    /// The cache of `objects` objects of `layout`'s resource, names and namespaces.
-    pub(super) fn new(layout: &Layout, objects: u64, checks: Rc<Checks>) -> Self {
+    /// The cache of `objects` objects of `layout`'s resource, names and namespaces, its
+    /// watch recorded under `watch_slot`.
+    pub(super) fn new(
+        layout: &Layout,
+        objects: u64,
+        watch_slot: usize,
+        checks: Rc<Checks>,
+    ) -> Self {
+        let now = Instant::now();
         Self {
             prefix: Bytes::copy_from_slice(layout.prefix.as_bytes()),
             prefix_text: layout.prefix.clone(),
@@ -75,7 +102,24 @@ impl Cache {
             started: OnceCell::new(),
             end: Cell::new(None),
             checks,
+            watch_slot,
+            sent: (0..SENT).map(|_| Cell::new((0, now))).collect(),
+            watch: RefCell::new(WatchRecord::default()),
         }
+    }
+
+    /// Forgets what the watch recorded in warm-up ([`WatchRecord::reset`]), and warm-up's
+    /// writes still awaiting their events: the measured run times its own.
+    pub(super) fn reset_watch(&self) {
+        self.watch.borrow_mut().reset();
+        for entry in &*self.sent {
+            entry.set((0, entry.get().1));
+        }
+    }
+
+    /// Hands what the watch recorded to the worker's recorder.
+    pub(super) fn record_watch(&self, recorder: &mut Recorder) {
+        recorder.record_watch(self.watch_slot, &self.watch.borrow());
     }
 
     /// Whether the cache is filled and watching.
@@ -108,13 +152,18 @@ impl Cache {
         let listed = req.revision;
         self.revision.set(listed);
         self.last_event.set(listed);
+        self.watch_from(conn, listed + 1).await
+    }
+
+    /// Starts the cache's watch from `start_revision`, its task spawned on this thread.
+    async fn watch_from(
+        self: &Rc<Self>,
+        conn: &Conn,
+        start_revision: i64,
+    ) -> Result<(), tonic::Status> {
         let (mut requests, mut responses) = conn.watch().await?;
-        let how = WatchCreate {
-            start_revision: listed + 1,
-            prev_kv: true,
-            prefix: true,
-            progress_notify: true,
-        };
+        let how =
+            WatchCreate { start_revision, prev_kv: true, prefix: true, progress_notify: true };
         requests.create(&self.prefix, &how)?;
         match responses.message::<WatchResponse>().await? {
             Some(created) if created.created && !created.canceled => {}
@@ -149,12 +198,43 @@ impl Cache {
         (rev > 0).then_some(rev)
     }
 
-    /// Object `o` was written (`deleted` false) or deleted at `revision` by this worker.
+    /// Object `o` was written (`deleted` false) or deleted at `revision` by this worker,
+    /// answered now: its event's delivery is timed from here.
     #[inline]
     pub(super) fn wrote(&self, o: u64, revision: i64, deleted: bool) {
         if let Some(slot) = self.slots.get(o as usize) {
             put_newer(slot, revision, deleted);
         }
+        let entry = self.sent_entry(revision);
+        let now = Instant::now();
+        match entry.get() {
+            // Its event was read first (both were ready together): no lag to speak of.
+            (r, _) if r == -revision => {
+                self.watch.borrow_mut().lagged(0);
+                entry.set((0, now));
+            }
+            _ => entry.set((revision, now)),
+        }
+    }
+
+    /// The event at `revision` arrived at `now`: the lag of the worker's own write there,
+    /// if it was one whose answer was read.
+    #[inline]
+    fn delivered(&self, revision: i64, now: Instant) {
+        let entry = self.sent_entry(revision);
+        match entry.get() {
+            (r, answered) if r == revision => {
+                let us = now.saturating_duration_since(answered).as_micros();
+                self.watch.borrow_mut().lagged(u64::try_from(us).unwrap_or(u64::MAX));
+                entry.set((0, now));
+            }
+            // Another's write, or the worker's whose answer is not read yet: kept for it.
+            _ => entry.set((-revision, now)),
+        }
+    }
+
+    fn sent_entry(&self, revision: i64) -> &Cell<(i64, Instant)> {
+        &self.sent[revision.unsigned_abs() as usize % SENT]
     }
 
     /// The revision the watch has delivered up to.
@@ -170,6 +250,7 @@ impl Cache {
         if self.revision.get() >= revision {
             return true;
         }
+        let asked = Instant::now();
         let wait = async {
             loop {
                 let moved = self.moved.notified();
@@ -182,7 +263,12 @@ impl Cache {
                 moved.await;
             }
         };
-        tokio::time::timeout(FRESH_WAIT, wait).await.is_ok()
+        let caught_up = tokio::time::timeout(FRESH_WAIT, wait).await.is_ok();
+        if caught_up {
+            let us = u64::try_from(asked.elapsed().as_micros()).unwrap_or(u64::MAX);
+            self.watch.borrow_mut().waited(us);
+        }
+        caught_up
     }
 
     /// Checks the cache against etcd at the end of a run: once it has caught up to the
@@ -267,6 +353,9 @@ impl Cache {
             if resp.canceled {
                 // Compacted past what it had delivered: the apiserver would list again;
                 // this cache stays where it was, and its consistent reads time out.
+                if resp.compact_revision != 0 {
+                    self.watch.borrow_mut().compacted += 1;
+                }
                 tracing::warn!(
                     compact_revision = resp.compact_revision,
                     reason = resp.cancel_reason(),
@@ -274,12 +363,17 @@ impl Cache {
                 );
             }
             if !resp.created && !resp.canceled {
+                self.watch.borrow_mut().progress_notifications += 1;
                 self.progressed(resp.revision);
             }
             return Ok(());
         }
+        // One clock read per response, not per event: its events arrived together.
+        let now = Instant::now();
         for event in resp.events() {
-            self.event(&event?);
+            let event = event?;
+            self.delivered(event.mod_revision, now);
+            self.event(&event);
         }
         self.advance(self.last_event.get());
         Ok(())
@@ -383,7 +477,7 @@ mod tests {
             namespaces: 1,
             name_prefix: "object-".into(),
         };
-        Cache::new(&layout, 10, Rc::default())
+        Cache::new(&layout, 10, 0, Rc::default())
     }
 
     fn put(key: &str, mod_revision: i64, version: i64) -> EventView<'_> {
@@ -427,6 +521,48 @@ mod tests {
         }
         assert_eq!(c.revision_of(4), None);
         assert!(violations(&c).is_empty(), "{:?}", violations(&c));
+    }
+
+    /// A watch from a revision etcd has compacted is created, then cancelled with the
+    /// compact revision: the cache counts it into its resource's watch row as compacted
+    /// (an `OutOfRange` failure), and is fed no more.
+    #[tokio::test]
+    async fn a_watch_from_a_compacted_revision_is_counted_compacted() {
+        use crate::transport::{Dialer, Security};
+        if etcdlat_testkit::skip() {
+            return;
+        }
+        let etcd = etcdlat_testkit::Etcd::start().await;
+        let mut client = etcd.client().await;
+        let mut compacted_at = 0;
+        for o in 0..5 {
+            let key = format!("/registry/pods/ns-0/object-{o:08}");
+            let put = client.put(key, "x", None).await.expect("a put");
+            compacted_at = put.header().expect("a header").revision();
+        }
+        client.compact(compacted_at, None).await.expect("a compaction");
+        let dialer = Dialer::new(&Security::default(), Duration::from_secs(5)).expect("a dialer");
+        let conn = Conn::open(&dialer, &etcd.endpoint()).await.expect("a connection");
+        let local = tokio::task::LocalSet::new();
+        local
+            .run_until(async {
+                let c = Rc::new(cache());
+                c.watch_from(&conn, 2).await.expect("the watch is created first");
+                let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+                while c.watch.borrow().compacted == 0 && tokio::time::Instant::now() < deadline {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+                client.put("/registry/pods/ns-0/object-00000001", "y", None).await.unwrap();
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                assert_eq!((c.revision(), c.revision_of(1)), (0, None), "fed nothing since");
+                let mut recorder =
+                    Recorder::new(&[], std::time::Instant::now(), Duration::from_secs(1));
+                c.record_watch(&mut recorder);
+                let (slot, row) = recorder.requests_by_slot().iter().next().expect("its row");
+                let out_of_range = row.errors[etcdlat_core::ErrorCode::OutOfRange.index()];
+                assert_eq!((slot, row.compacted, out_of_range, row.ok), (0, 1, 1, 0));
+            })
+            .await;
     }
 
     /// Each check the watch makes counts what breaks it.

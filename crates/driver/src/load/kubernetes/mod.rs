@@ -37,6 +37,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use etcdlat_core::invariant::Invariant;
+use etcdlat_core::recorder::Recorder;
 use etcdlat_core::workload::keyspace::random_value;
 use etcdlat_core::workload::kubernetes::{
     self as k8s, EventOp, NODE_LEASES, ObjectOp, RequestKind, write_key,
@@ -105,6 +106,8 @@ pub(crate) struct Workload {
     slot: usize,
     /// Its updates renew node leases: the recorder follows each object's renewals.
     renews: bool,
+    /// The (resource, `watch`)'s slot, for its cache's delivery of the worker's own writes.
+    watch_slot: usize,
 }
 
 /// What the worker records of an apiserver request besides its kind: its (resource, verb)'s
@@ -174,6 +177,8 @@ impl Workload {
         let kind = op.kinds()[0];
         let verb_of_kind = k8s::Verb::of(kind).expect("an apiserver request kind");
         let slot = slot_of(RequestKind { resource: o.resource.clone(), verb: verb_of_kind }, slots);
+        let watch_slot =
+            slot_of(RequestKind { resource: o.resource.clone(), verb: k8s::Verb::Watch }, slots);
         Some(Self {
             verb,
             layout,
@@ -187,6 +192,7 @@ impl Workload {
             lease: o.ttl.map(|ttl| lease::Plan::new(ttl, &EventOp::default())),
             slot,
             renews: verb == Verb::Update && o.resource == NODE_LEASES,
+            watch_slot,
         })
     }
 
@@ -209,6 +215,9 @@ impl Workload {
             lease: Some(lease::Plan::new(e.ttl, e)),
             slot,
             renews: false,
+            // Never used: no watch cache holds events (their names are a run's own, without
+            // bound).
+            watch_slot: slot,
         }
     }
 
@@ -284,6 +293,23 @@ impl WorkerCaches {
     }
 }
 
+impl WorkerCaches {
+    /// Forgets what the caches recorded of their watches in warm-up.
+    pub(crate) fn reset_watches(&self) {
+        for cache in self.caches.values() {
+            cache.reset_watch();
+        }
+    }
+
+    /// Hands what each cache recorded of its watch to the worker's recorder, once at the
+    /// end, as its resource's (resource, `watch`) row.
+    pub(crate) fn record_watches(&self, recorder: &mut Recorder) {
+        for cache in self.caches.values().filter(|c| c.started()) {
+            cache.record_watch(recorder);
+        }
+    }
+}
+
 /// How long the check of a watch cache at the end may take.
 const END_CHECK: std::time::Duration = std::time::Duration::from_secs(10);
 
@@ -311,13 +337,12 @@ impl Runner {
     /// The worker's runner of `plan`, on the worker's cache of its resource; `worker_seed`
     /// tells its events' names from other workers'.
     pub(crate) fn new(plan: Arc<Workload>, shared: &mut WorkerCaches, worker_seed: u64) -> Self {
-        let cache =
-            plan.cached().then(|| {
-                let checks = Rc::clone(&shared.checks);
-                Rc::clone(shared.caches.entry(plan.layout.clone()).or_insert_with(|| {
-                    Rc::new(Cache::new(&plan.layout, plan.cached_objects, checks))
-                }))
-            });
+        let cache = plan.cached().then(|| {
+            let checks = Rc::clone(&shared.checks);
+            Rc::clone(shared.caches.entry(plan.layout.clone()).or_insert_with(|| {
+                Rc::new(Cache::new(&plan.layout, plan.cached_objects, plan.watch_slot, checks))
+            }))
+        });
         let leases = plan.lease.map(Leases::new);
         // Request indices repeat from warm-up to measurement and, in a timed run, from one
         // worker to the next: an event is named by its worker and its number there.
@@ -333,6 +358,15 @@ impl Runner {
             key: RefCell::default(),
             name_prefix,
             events: Cell::new(0),
+        }
+    }
+
+    /// Creates write through the worker's cache of their objects when another operation
+    /// made one (as the apiserver's creates land in its watch cache), so that their events'
+    /// delivery is measured too; called once every runner of the worker is made.
+    pub(crate) fn share_cache(&mut self, shared: &WorkerCaches) {
+        if self.plan.verb == Verb::Create && self.cache.is_none() {
+            self.cache = shared.caches.get(&self.plan.layout).cloned();
         }
     }
 
@@ -582,6 +616,7 @@ mod tests {
             lease: None,
             slot: 0,
             renews: false,
+            watch_slot: 1,
         };
         Runner::new(Arc::new(plan), &mut WorkerCaches::default(), 0)
     }
