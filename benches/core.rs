@@ -81,6 +81,7 @@ fn sample_report() -> Report {
         hashkv: None,
         audit: None,
         invariants: None,
+        kubernetes: None,
         members: Vec::new(),
         leader_changes: Vec::new(),
         alarms: Vec::new(),

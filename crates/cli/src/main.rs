@@ -16,6 +16,7 @@
 mod builtin;
 mod command_line;
 mod exporter;
+mod find_max;
 #[cfg(test)]
 mod fuzz;
 mod output;
@@ -95,7 +96,10 @@ async fn execute(action: Action) -> Result<Verdict> {
             }
             Ok(Verdict::Done)
         }
-        Action::Run(plan) => run::execute(&plan).await,
+        Action::Run(plan) => match plan.find_max {
+            Some(runs) => find_max::execute(&plan, runs).await,
+            None => run::execute(&plan).await,
+        },
         Action::Cluster { members, etcd_bin, network } => {
             hold_cluster(members, &etcd_bin, network).await
         }

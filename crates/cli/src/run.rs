@@ -104,7 +104,7 @@ pub fn remove_abandoned_clusters() {
 
 /// Runs one scenario (the plan's `round`-th), streaming its intervals to `lines` if given;
 /// `None` when a stop came before measurement started.
-async fn run_one(
+pub(crate) async fn run_one(
     plan: &RunPlan,
     round: usize,
     scenario: &Scenario,

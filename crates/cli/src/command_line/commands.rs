@@ -420,6 +420,22 @@ pub struct RunArgs {
     #[arg(long, value_name = "F")]
     pub scale: Option<f64>,
 
+    /// Set a scenario key before the run, as if the file said it: a dotted path of tables
+    /// and a TOML value, e.g. `--set kubernetes.nodes=500`, `--set load.duration='"1m"'`
+    /// (a bare word is a string). Repeatable; the other flags override it.
+    #[arg(long = "set", value_name = "KEY=VALUE")]
+    pub set: Vec<String>,
+
+    /// Find the largest `[kubernetes] nodes` that meets Kubernetes' SLOs: the scenario's
+    /// own node count first, doubled while it meets them and halved while it misses them,
+    /// then bisected to within a tenth; every probe a whole run, its report written.
+    #[arg(long)]
+    pub find_max: bool,
+
+    /// The most runs --find-max makes. Default 6.
+    #[arg(long, value_name = "N", requires = "find_max")]
+    pub find_max_runs: Option<u32>,
+
     /// Run the I-th of N equal parts of each scenario (I counts from 0, like a Kubernetes
     /// Indexed Job's completion index): its share of clients, conns, rate and total, and
     /// its own part of the key space, so that N shards together run the whole scenario

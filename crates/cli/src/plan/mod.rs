@@ -41,7 +41,7 @@ pub use etcd::EtcdSources;
 pub use report_tool::{ComparePlan, MergePlan};
 pub use shard::Start;
 
-use crate::command_line::{Cli, Command, Global};
+use crate::command_line::{Cli, Command, Global, RunArgs};
 use crate::output::{Heatmaps, Outputs, check_dir, targets};
 
 /// A load run, validated: `etcdlat run` or one of etcd benchmark's subcommands.
@@ -85,6 +85,8 @@ pub struct RunPlan {
     pub start: Start,
     /// The factor the scenarios were scaled by (`run --scale`), recorded in each report.
     pub scale: Option<f64>,
+    /// `run --find-max`: search the one scenario's node count, in at most this many runs.
+    pub find_max: Option<u32>,
 }
 
 /// What to do.
@@ -186,6 +188,10 @@ impl Action {
             Command::Run(run) => shard::flags(run, &scenarios, &cluster)?,
             _ => (None, Start::Now),
         };
+        let find_max = match &cli.command {
+            Command::Run(run) => find_max(run, &scenarios, shard.is_some())?,
+            _ => None,
+        };
         let target = match (&g.target, g.target_leader) {
             (Some(_), true) => bail!("--target and --target-leader cannot be used together"),
             (Some(t), false) => Some(t.parse::<Targeting>().map_err(|e| anyhow!("--target: {e}"))?),
@@ -246,7 +252,36 @@ impl Action {
                 Command::Run(run) => run.scale,
                 _ => None,
             },
+            find_max,
         })))
+    }
+}
+
+/// The most runs `--find-max` makes unless told (`--find-max-runs`).
+const FIND_MAX_RUNS: u32 = 6;
+
+/// `run --find-max`'s runs, when asked, for one scenario with a `[kubernetes]` model.
+fn find_max(run: &RunArgs, scenarios: &[Scenario], sharded: bool) -> Result<Option<u32>> {
+    if !run.find_max {
+        return Ok(None);
+    }
+    let runs = run.find_max_runs.unwrap_or(FIND_MAX_RUNS);
+    if runs == 0 {
+        bail!("--find-max-runs must be at least 1");
+    }
+    if sharded {
+        bail!("--find-max runs the whole scenario; it cannot go with --shard");
+    }
+    match scenarios {
+        [s] if s.kubernetes.is_some() => Ok(Some(runs)),
+        [s] => bail!(
+            "--find-max searches [kubernetes] nodes, and scenario {} has no [kubernetes] table",
+            s.name
+        ),
+        _ => bail!(
+            "--find-max searches one scenario's node count, and {} runs were given (a matrix or several scenarios)",
+            scenarios.len()
+        ),
     }
 }
 

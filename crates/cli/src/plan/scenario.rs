@@ -1,10 +1,10 @@
 //! `etcdlat run`'s scenarios: files, or shipped scenarios by name, with the flags that
-//! override them (`--total`, `--duration`, `--rate`, `--warmup`, `--open-loop`, `--scale`),
-//! matrices expanded, and TLS paths read relative to the file.
+//! override them (`--set`, then `--total`, `--duration`, `--rate`, `--warmup`,
+//! `--open-loop`, `--scale`), matrices expanded, and TLS paths read relative to the file.
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use etcdlat_core::{Scenario, Schedule};
 
 use super::flag::duration_flag;
@@ -43,6 +43,7 @@ pub fn read(args: &RunArgs) -> Result<Vec<Scenario>> {
                 "scenario {name}: no such file, and no shipped scenario by that name (see `etcdlat scenarios`)"
             );
         };
+        let text = set_keys(&text, &args.set).with_context(|| format!("scenario {label}"))?;
         let mut s = Scenario::from_toml_str(&text).with_context(|| format!("scenario {label}"))?;
         if let Some(t) = args.total {
             s.load.total = Some(t);
@@ -80,4 +81,76 @@ pub fn read(args: &RunArgs) -> Result<Vec<Scenario>> {
         }
     }
     Ok(out)
+}
+
+/// `text` with each `KEY=VALUE` of `--set` written into it: KEY a dotted path of tables
+/// (made when missing), VALUE a TOML value, or a string when it is not one. The scenario's
+/// own checks then judge the keys and values as if the file had them.
+fn set_keys(text: &str, sets: &[String]) -> Result<String> {
+    if sets.is_empty() {
+        return Ok(text.to_owned());
+    }
+    // A file that is not TOML is named by the scenario's own parse, with its line.
+    let Ok(mut doc) = text.parse::<toml::Table>() else { return Ok(text.to_owned()) };
+    for set in sets {
+        let (key, value) =
+            set.split_once('=').ok_or_else(|| anyhow!("--set {set}: expected KEY=VALUE"))?;
+        let path: Vec<&str> = key.trim().split('.').map(str::trim).collect();
+        let Some((last, tables)) = path.split_last().filter(|_| path.iter().all(|p| !p.is_empty()))
+        else {
+            bail!("--set {set}: the key has an empty part");
+        };
+        let mut table = &mut doc;
+        for (i, name) in tables.iter().enumerate() {
+            let entry =
+                table.entry(*name).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+            let toml::Value::Table(inner) = entry else {
+                bail!("--set {set}: {} is not a table", tables[..=i].join("."));
+            };
+            table = inner;
+        }
+        table.insert((*last).to_owned(), toml_value(value.trim()));
+    }
+    Ok(toml::to_string(&doc)?)
+}
+
+/// `text` as a TOML value (`500`, `true`, `"1m"`, `[1, 2]`), or as a string.
+fn toml_value(text: &str) -> toml::Value {
+    format!("v = {text}")
+        .parse::<toml::Table>()
+        .ok()
+        .and_then(|mut t| t.remove("v"))
+        .unwrap_or_else(|| toml::Value::String(text.to_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Keys are set where their path says, tables made on the way; values are TOML, or
+    /// strings; a path through a value, or a malformed flag, is named.
+    #[test]
+    fn set_writes_keys_into_the_scenario() {
+        let text = "name = \"a\"\n[load]\ntotal = 10\n[kubernetes]\nnodes = 50\n";
+        let sets =
+            |s: &[&str]| set_keys(text, &s.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>());
+        let out: toml::Table = sets(&[
+            "kubernetes.nodes=500",
+            "load.duration=\"1m\"",
+            "cluster.members = 3",
+            "description=words here",
+        ])
+        .unwrap()
+        .parse()
+        .unwrap();
+        assert_eq!(out["kubernetes"]["nodes"].as_integer(), Some(500));
+        assert_eq!(out["load"]["duration"].as_str(), Some("1m"));
+        assert_eq!(out["load"]["total"].as_integer(), Some(10));
+        assert_eq!(out["cluster"]["members"].as_integer(), Some(3));
+        assert_eq!(out["description"].as_str(), Some("words here"));
+        assert!(sets(&["name.x=1"]).unwrap_err().to_string().contains("name is not a table"));
+        assert!(sets(&["kubernetes.nodes"]).unwrap_err().to_string().contains("KEY=VALUE"));
+        assert!(sets(&["load..total=1"]).unwrap_err().to_string().contains("empty part"));
+        assert_eq!(sets(&[]).unwrap(), text);
+    }
 }

@@ -72,10 +72,34 @@ fn lists_and_the_whole_cluster_run_scaled_down() {
     }
     let runs = run("k8s-list-watch", "0.1");
     assert!(ok(&runs[0], "k8s-count") > 0, "{:#}", runs[0]["ops"]);
-    let runs = run("k8s-cluster", "0.01");
+    let (runs, text) = run_with_text("k8s-cluster", "0.01");
     for kind in ["k8s-update", "k8s-event"] {
         assert!(ok(&runs[0], kind) > 0, "{kind}: {:#}", runs[0]["ops"]);
     }
+    // Its Kubernetes section ends with whether it sustained its nodes, as the JSON's
+    // verdict says: every (resource, verb) met its SLO and no node lease went past 40 s.
+    let k = &runs[0]["kubernetes"];
+    let nodes = k["nodes"].as_u64().expect("the cluster's nodes");
+    assert_eq!(Some(nodes), runs[0].pointer("/scenario/kubernetes/nodes").and_then(Value::as_u64));
+    let requests = k["requests"].as_array().expect("requests by resource and verb");
+    let leases = requests.iter().find(|r| r["resource"] == "leases" && r["verb"] == "update");
+    assert!(leases.is_some_and(|r| r["ok"].as_u64() > Some(0)), "{requests:#?}");
+    let met = requests.iter().all(|r| r["slo"]["verdict"] == "met");
+    let not_ready = k.pointer("/node_leases/not_ready").and_then(Value::as_u64).unwrap_or(0);
+    assert_eq!(k["sustained"].as_bool(), Some(met && not_ready == 0), "{k:#}");
+    let section: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Kubernetes SLOs"))
+        .take_while(|l| !l.is_empty())
+        .collect();
+    let last = section.last().copied().unwrap_or_default();
+    let said = if met && not_ready == 0 {
+        format!("  Sustained nodes = {nodes} within SLO.")
+    } else {
+        format!("  Not sustained at nodes = {nodes}:")
+    };
+    assert!(last.starts_with(&said), "{section:#?}");
+    assert!(section.iter().any(|l| l.starts_with("    leases update:\t")), "{section:#?}");
 }
 
 #[test]

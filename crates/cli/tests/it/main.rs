@@ -27,6 +27,8 @@
 //! - `bad_input`: a table of bad scenario files, flags, output paths and endpoints, each
 //!   exit code 2 with one line naming the problem; more connections than clients warns.
 //! - `fault`: scripted faults in a scenario run by the binary: the report's `faults`.
+//! - `find_max`: `run --find-max` on real etcd: doubling while the SLOs are met, counts too
+//!   large for the quota missed without a run, the answer and every run's report.
 //! - `error`: exit code 2 and one `etcdlat: ` line on stderr for bad input, an unreachable
 //!   endpoint and a missing etcd binary.
 //! - `workload`: `txn-put`, `txn-mixed`, `lease-keepalive`, `stm`, and put's compaction and
@@ -82,6 +84,7 @@ mod drawn;
 mod error;
 mod etcd;
 mod fault;
+mod find_max;
 mod heatmap;
 mod hostile;
 mod html;

@@ -9,6 +9,9 @@
 //! range is clamped to it and counted in `clamped`.
 
 mod interval;
+pub mod kubernetes;
+mod member;
+mod op;
 mod pacing;
 mod step;
 mod timeline;
@@ -22,7 +25,10 @@ use crate::op::{ErrorCode, OpKind};
 
 pub use interval::IntervalSample;
 pub(crate) use interval::IntervalSum;
-use interval::new_interval_histogram;
+use kubernetes::Requests;
+pub use member::{MAX_MEMBERS, MemberRecord};
+use op::sample_message;
+pub use op::{ERROR_MESSAGE_MAX_CHARS, OpRecord};
 pub use pacing::{LATE_AFTER, Pacing};
 pub use step::StepRecord;
 pub use timeline::Timeline;
@@ -43,196 +49,6 @@ pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(LOWEST_US, HIGHEST_US, SIGFIG).expect("constant bounds are valid")
 }
 
-/// Everything recorded for one operation kind.
-#[derive(Debug, Clone)]
-pub struct OpRecord {
-    /// Latency: completion minus intended start, us.
-    pub latency: Histogram<u64>,
-    /// Service time: completion minus actual send, us.
-    pub service: Histogram<u64>,
-    /// Successful requests.
-    pub ok: u64,
-    /// Failed requests by code, indexed by [`ErrorCode::index`].
-    pub errors: [u64; ErrorCode::COUNT],
-    /// The first message seen per code, indexed by [`ErrorCode::index`]: why requests failed,
-    /// as the server said it (`etcdserver: too many requests` behind a count of `Unknown`).
-    /// Trimmed, control characters made spaces, at most [`ERROR_MESSAGE_MAX_CHARS`]
-    /// characters; `None` until [`Recorder::record_error_message`] gives one.
-    pub error_messages: [Option<Box<str>>; ErrorCode::COUNT],
-    /// Values outside 1 us .. 1 h that were clamped into it.
-    pub clamped: u64,
-    /// Keys written or read by the successful requests (a count-only range counts the keys
-    /// it counted).
-    pub keys: u64,
-    /// Value bytes written or read by the successful requests.
-    pub value_bytes: u64,
-    /// Attempts beyond the first within successful requests (STM conflicts).
-    pub retries: u64,
-    /// Compares that failed within successful requests (an apiserver update's or delete's
-    /// stale revision, each followed by a retry).
-    pub conflicts: u64,
-    /// Pages read by the successful requests (an apiserver list's).
-    pub pages: u64,
-    /// Finished intervals.
-    pub intervals: Vec<IntervalSample>,
-    /// Which milliseconds of measured time saw a success of this kind.
-    pub successes: Timeline,
-    current: Histogram<u64>,
-    current_index: u64,
-    current_ok: u64,
-    current_errors: u64,
-}
-
-impl OpRecord {
-    fn new() -> Self {
-        Self {
-            latency: new_histogram(),
-            service: new_histogram(),
-            ok: 0,
-            errors: [0; ErrorCode::COUNT],
-            error_messages: [const { None }; ErrorCode::COUNT],
-            clamped: 0,
-            keys: 0,
-            value_bytes: 0,
-            retries: 0,
-            conflicts: 0,
-            pages: 0,
-            intervals: Vec::new(),
-            successes: Timeline::default(),
-            current: new_interval_histogram(),
-            current_index: 0,
-            current_ok: 0,
-            current_errors: 0,
-        }
-    }
-
-    /// Requests that failed, all codes together.
-    #[must_use]
-    pub fn errors_total(&self) -> u64 {
-        self.errors.iter().sum()
-    }
-
-    fn roll_to(&mut self, index: u64) {
-        if index == self.current_index {
-            return;
-        }
-        self.flush_interval();
-        self.current_index = index;
-    }
-
-    fn flush_interval(&mut self) {
-        if self.current_ok == 0 && self.current_errors == 0 {
-            return;
-        }
-        let buckets = self
-            .current
-            .iter_recorded()
-            .map(|v| (v.value_iterated_to(), v.count_at_value()))
-            .collect();
-        self.intervals.push(IntervalSample {
-            index: self.current_index,
-            ok: self.current_ok,
-            errors: self.current_errors,
-            buckets,
-        });
-        self.current.reset();
-        self.current_ok = 0;
-        self.current_errors = 0;
-    }
-
-    /// Every request of several kinds together, for a mix's combined figures.
-    #[must_use]
-    pub fn combined<'a>(records: impl IntoIterator<Item = &'a OpRecord>) -> OpRecord {
-        let mut all = OpRecord::new();
-        for r in records {
-            all.merge(r.clone());
-        }
-        all
-    }
-
-    /// Makes intervals `2^by` times longer: samples that fall in one longer interval become
-    /// one, and the open interval takes in a finished one it now covers.
-    fn coarsen(&mut self, by: u32) {
-        if by == 0 {
-            return;
-        }
-        let mut merged: Vec<IntervalSample> = Vec::with_capacity(self.intervals.len());
-        for mut s in self.intervals.drain(..) {
-            s.index >>= by;
-            match merged.last_mut() {
-                Some(last) if last.index == s.index => last.absorb(s),
-                _ => merged.push(s),
-            }
-        }
-        self.intervals = merged;
-        self.current_index >>= by;
-        if self.intervals.last().is_some_and(|s| s.index == self.current_index) {
-            let s = self.intervals.pop().expect("checked");
-            for (v, n) in s.buckets {
-                self.current.record_n(v, n).expect("recorded within bounds before");
-            }
-            self.current_ok += s.ok;
-            self.current_errors += s.errors;
-        }
-    }
-
-    fn merge(&mut self, mut other: OpRecord) {
-        other.flush_interval();
-        self.flush_interval();
-        self.latency.add(&other.latency).expect("same bounds");
-        self.service.add(&other.service).expect("same bounds");
-        self.ok += other.ok;
-        for (a, b) in self.errors.iter_mut().zip(other.errors) {
-            *a += b;
-        }
-        for (mine, theirs) in self.error_messages.iter_mut().zip(other.error_messages) {
-            if mine.is_none() {
-                *mine = theirs;
-            }
-        }
-        self.clamped += other.clamped;
-        self.keys += other.keys;
-        self.value_bytes += other.value_bytes;
-        self.retries += other.retries;
-        self.conflicts += other.conflicts;
-        self.pages += other.pages;
-        self.intervals.append(&mut other.intervals);
-        self.successes.union(&other.successes);
-    }
-}
-
-/// Successful requests one member served (from the member id in response headers).
-#[derive(Debug, Clone)]
-pub struct MemberRecord {
-    /// Member id, as in response headers.
-    pub id: u64,
-    /// Successful requests it answered.
-    pub ok: u64,
-    /// Their latency, us.
-    pub latency: Histogram<u64>,
-}
-
-/// The most members a recorder attributes requests to (etcd clusters have a handful): past
-/// it, requests are still counted, just not per member.
-pub const MAX_MEMBERS: usize = 64;
-
-/// The longest sample error message kept, in characters; a longer one is cut there.
-pub const ERROR_MESSAGE_MAX_CHARS: usize = 200;
-
-/// `message` as kept in [`OpRecord::error_messages`]: trimmed, on one line, at most
-/// [`ERROR_MESSAGE_MAX_CHARS`] characters (so cut on a character boundary). `None` when
-/// nothing is left.
-#[cold]
-fn sample_message(message: &str) -> Option<Box<str>> {
-    let kept: String = message
-        .trim()
-        .chars()
-        .take(ERROR_MESSAGE_MAX_CHARS)
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .collect();
-    (!kept.is_empty()).then(|| kept.into_boxed_str())
-}
-
 /// Records the outcome of every request of one worker.
 #[derive(Debug, Clone)]
 pub struct Recorder {
@@ -251,6 +67,8 @@ pub struct Recorder {
     /// Violations of each invariant checked while the run went, once any was checked
     /// ([`Recorder::record_checks`]).
     invariants: Option<[u64; Invariant::COUNT]>,
+    /// The apiserver's requests by resource and verb ([`kubernetes`]).
+    requests: Requests,
 }
 
 /// The most intervals an adaptive recorder keeps before it doubles their length
@@ -294,6 +112,7 @@ impl Recorder {
             shift: 0,
             adaptive: false,
             invariants: None,
+            requests: Requests::default(),
         }
     }
 
@@ -327,6 +146,7 @@ impl Recorder {
         if let Some(counts) = &mut self.invariants {
             *counts = [0; Invariant::COUNT];
         }
+        self.requests = Requests::default();
         self.start = start;
         self.interval = self.base;
         self.shift = 0;
@@ -465,6 +285,50 @@ impl Recorder {
         self.invariants.as_ref().map(InvariantReport::from_counts)
     }
 
+    /// Records a success of the apiserver's request kind `slot` ([`kubernetes`]), besides
+    /// [`Recorder::record_ok`]: its latency, the pages it read (0: not a list), its failed
+    /// compares and retries.
+    #[inline]
+    pub fn record_request_ok(
+        &mut self,
+        slot: usize,
+        intended: Instant,
+        done: Instant,
+        pages: u64,
+        conflicts: u64,
+        retries: u64,
+    ) {
+        let (us, _) = to_us(done.saturating_duration_since(intended));
+        self.requests.ok(slot, us, pages, conflicts, retries);
+    }
+
+    /// Records a failure of the apiserver's request kind `slot`, besides
+    /// [`Recorder::record_error`]; `compacted` when etcd answered that the revision it asked
+    /// for was compacted.
+    #[inline]
+    pub fn record_request_error(&mut self, slot: usize, code: ErrorCode, compacted: bool) {
+        self.requests.error(slot, code, compacted);
+    }
+
+    /// Records that `slot` renewed object `object` of `objects` (a node lease) at `done`.
+    #[inline]
+    pub fn record_renewal(&mut self, slot: usize, object: u64, objects: u64, done: Instant) {
+        let since = done.saturating_duration_since(self.start);
+        self.requests.renewed(slot, object, objects, since);
+    }
+
+    /// Ends the renewals at `end`, the worker's last answer: an object's time since its
+    /// last renewal counts as a gap too. Call it once, before merging.
+    pub fn close_renewals(&mut self, end: Instant) {
+        self.requests.close(self.start, end);
+    }
+
+    /// The apiserver's requests by resource and verb, by slot.
+    #[must_use]
+    pub fn requests_by_slot(&self) -> &Requests {
+        &self.requests
+    }
+
     /// Records a failed request; it counts by code and in its interval, never in latency.
     #[inline]
     pub fn record_error(&mut self, kind: OpKind, code: ErrorCode, done: Instant) {
@@ -597,6 +461,7 @@ impl Recorder {
         if let Some(theirs) = &other.invariants {
             self.record_checks(theirs);
         }
+        self.requests.merge(&other.requests);
         if self.steps.len() < other.steps.len() {
             self.steps.resize_with(other.steps.len(), StepRecord::new);
         }
@@ -698,248 +563,4 @@ impl Recorder {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn at(start: Instant, ms: u64) -> Instant {
-        start + Duration::from_millis(ms)
-    }
-
-    #[test]
-    fn latency_from_intended_service_from_sent() {
-        let t0 = Instant::now();
-        let mut r = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1));
-        r.record_ok(OpKind::Put, t0, at(t0, 40), at(t0, 50));
-        let ops = r.finish();
-        let (_, put) = &ops[0];
-        assert!((49_900..=50_100).contains(&put.latency.max()));
-        assert!((9_990..=10_010).contains(&put.service.max()));
-    }
-
-    #[test]
-    fn member_ids_a_server_makes_up_are_bounded() {
-        let t0 = Instant::now();
-        let mut r = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1));
-        for id in 1..=(MAX_MEMBERS as u64 + 100) {
-            r.record_member(id, t0, at(t0, 1));
-        }
-        r.record_member(1, t0, at(t0, 1));
-        assert_eq!(r.members().len(), MAX_MEMBERS);
-        assert_eq!(r.members()[0].ok, 2, "known members are still counted");
-    }
-
-    #[test]
-    fn errors_are_counted_not_timed() {
-        let t0 = Instant::now();
-        let mut r = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1));
-        r.record_ok(OpKind::Put, t0, t0, at(t0, 1));
-        r.record_error(OpKind::Put, ErrorCode::InvalidArgument, at(t0, 2));
-        r.record_errors(OpKind::Put, ErrorCode::Cancelled, 3, at(t0, 3));
-        assert_eq!(r.requests(), 5);
-        let (_, put) = r.finish().remove(0);
-        assert_eq!(put.ok, 1);
-        assert_eq!(put.latency.len(), 1);
-        assert_eq!(put.errors[ErrorCode::InvalidArgument.index()], 1);
-        assert_eq!(put.errors_total(), 4);
-    }
-
-    #[test]
-    fn first_error_message_is_kept_cut_and_merged() {
-        let t0 = Instant::now();
-        let unknown = ErrorCode::Unknown.index();
-        let mut a = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1));
-        a.record_error(OpKind::Put, ErrorCode::Unknown, at(t0, 1));
-        a.record_error_message(OpKind::Put, ErrorCode::Unknown, "");
-        a.record_error_message(OpKind::Put, ErrorCode::Unknown, " etcdserver: too many requests\n");
-        a.record_error_message(OpKind::Put, ErrorCode::Unknown, "etcdserver: request timed out");
-        // Cut after 200 characters, each of them two bytes here.
-        let long = "é".repeat(ERROR_MESSAGE_MAX_CHARS + 50);
-        a.record_error_message(OpKind::Put, ErrorCode::Unavailable, &long);
-        a.record_error_message(OpKind::Put, ErrorCode::Unavailable, "connection refused");
-
-        let mut b = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1));
-        b.record_error_message(OpKind::Put, ErrorCode::Unknown, "from b");
-        b.record_error_message(OpKind::Put, ErrorCode::ResourceExhausted, "from b only");
-        b.record_error_message(OpKind::Range, ErrorCode::Unknown, "a range");
-        a.merge(b);
-
-        let ops = a.finish();
-        let put = &ops[0].1;
-        assert_eq!(put.error_messages[unknown].as_deref(), Some("etcdserver: too many requests"));
-        let cut = put.error_messages[ErrorCode::Unavailable.index()].as_deref().unwrap();
-        assert_eq!(cut.chars().count(), ERROR_MESSAGE_MAX_CHARS);
-        assert_eq!(cut, &long[..2 * ERROR_MESSAGE_MAX_CHARS]);
-        assert_eq!(
-            put.error_messages[ErrorCode::ResourceExhausted.index()].as_deref(),
-            Some("from b only")
-        );
-        assert_eq!(put.error_messages.iter().flatten().count(), 3);
-        // A kind with messages and no request is not reported, as any kind without requests.
-        assert_eq!(ops.len(), 1);
-    }
-
-    #[test]
-    fn intervals_split_by_completion_time_and_merge() {
-        let t0 = Instant::now();
-        let mut a = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1));
-        let mut b = Recorder::new(&[], t0, Duration::from_secs(1));
-        for ms in [10, 20, 1500, 2500] {
-            a.record_ok(OpKind::Put, at(t0, ms - 5), at(t0, ms - 5), at(t0, ms));
-        }
-        b.record_ok(OpKind::Put, t0, t0, at(t0, 1100));
-        b.record_error(OpKind::Range, ErrorCode::Unavailable, at(t0, 100));
-        a.merge(b);
-        let ops = a.finish();
-        assert_eq!(ops.len(), 2);
-        let put = &ops[0].1;
-        let mut by_index = std::collections::BTreeMap::new();
-        for s in &put.intervals {
-            *by_index.entry(s.index).or_insert(0) += s.ok;
-        }
-        assert_eq!(by_index.into_iter().collect::<Vec<_>>(), vec![(0, 2), (1, 2), (2, 1)]);
-        assert_eq!(ops[1].1.errors_total(), 1);
-    }
-
-    /// (index, ok) of every finished interval of the first kind.
-    fn series(r: &Recorder) -> Vec<(u64, u64)> {
-        r.finished_intervals().map(|(_, s)| (s.index, s.ok)).collect()
-    }
-
-    #[test]
-    fn adaptive_recorder_doubles_its_interval_on_a_pair_boundary() {
-        let t0 = Instant::now();
-        let ten = Duration::from_millis(10);
-        let mut r = Recorder::new(&[OpKind::Put], t0, ten).adaptive();
-        // One request in the middle of each of the first 201 intervals, two in the 202nd.
-        for i in 0..202 {
-            let done = t0 + ten * i + Duration::from_millis(5);
-            r.record_ok(OpKind::Put, done, done, done);
-        }
-        let done = t0 + ten * 201 + Duration::from_millis(6);
-        r.record_ok(OpKind::Put, done, done, done);
-        let index = r.close_intervals(t0 + ten * 201 + Duration::from_millis(7));
-        assert_eq!(index, 201);
-        assert!(!r.double_if_due(index), "201 is the second of a pair: not yet");
-        assert_eq!(r.interval(), ten);
-        let index = r.close_intervals(t0 + ten * 202);
-        assert!(r.double_if_due(index));
-        assert_eq!((r.interval(), r.shift()), (ten * 2, 1));
-        // Pairs merged: 101 intervals of 2 requests, the last one of 3.
-        let merged = series(&r);
-        assert_eq!(merged.len(), 101);
-        assert!(merged.iter().enumerate().all(|(i, &(index, _))| index == i as u64));
-        assert!(merged[..100].iter().all(|&(_, ok)| ok == 2), "{merged:?}");
-        assert_eq!(merged[100], (100, 3));
-        // A recorder that did not double merges into the longer intervals.
-        let mut other = Recorder::new(&[OpKind::Put], t0, ten).adaptive();
-        let done = t0 + ten * 3;
-        other.record_ok(OpKind::Put, done, done, done);
-        r.merge(other);
-        assert_eq!(r.interval(), ten * 2);
-        let (_, put) = r.finish().remove(0);
-        let series = crate::Interval::series(&put.intervals, ten * 2);
-        assert_eq!(series.len(), 101);
-        assert_eq!(series[1].count, 3, "10 ms interval 3 is 20 ms interval 1");
-        assert_eq!(series.iter().map(|i| i.count).sum::<u64>(), 204);
-        assert!(series.iter().all(|i| i.max_us <= 1), "latency kept through the merges");
-    }
-
-    #[test]
-    fn fixed_recorder_never_doubles() {
-        let t0 = Instant::now();
-        let mut r = Recorder::new(&[OpKind::Put], t0, Duration::from_millis(10));
-        let index = r.close_intervals(t0 + Duration::from_secs(10));
-        assert_eq!(index, 1000);
-        assert!(!r.double_if_due(index));
-    }
-
-    #[test]
-    fn out_of_range_is_clamped_and_counted() {
-        let t0 = Instant::now();
-        let mut r = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1));
-        r.record_ok(OpKind::Put, t0, t0, t0 + Duration::from_secs(7200));
-        let (_, put) = r.finish().remove(0);
-        assert_eq!(put.clamped, 2);
-        assert!(put.latency.max() >= HIGHEST_US);
-    }
-
-    #[test]
-    fn timeline_marks_milliseconds_and_merges() {
-        let t0 = Instant::now();
-        let mut a = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1));
-        let mut b = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1));
-        a.record_ok(OpKind::Put, t0, t0, at(t0, 5));
-        a.record_ok(OpKind::Put, t0, t0, t0 + Duration::from_micros(5_900));
-        b.record_ok(OpKind::Put, t0, t0, at(t0, 70_000));
-        b.record_error(OpKind::Put, ErrorCode::Unavailable, at(t0, 100));
-        a.merge(b);
-        let (_, put) = a.finish().remove(0);
-        let t = &put.successes;
-        assert!(t.is_set(5) && t.is_set(70_000) && !t.is_set(6) && !t.is_set(100));
-        assert_eq!(t.first_set_from(0, 100_000), Some(5));
-        assert_eq!(t.first_set_from(6, 100_000), Some(70_000));
-        assert_eq!(t.first_set_from(6, 70_000), None);
-        assert_eq!(t.first_set_from(70_001, 200_000), None);
-    }
-
-    #[test]
-    fn start_rate_is_the_rate_of_starts_not_completions() {
-        let t0 = Instant::now();
-        let mut a = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1));
-        let mut b = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1));
-        // 11 starts 10 ms apart, split over two workers, one of them 3 ms late.
-        for i in 0..11u64 {
-            let slot = at(t0, 10 * i);
-            let r = if i % 2 == 0 { &mut a } else { &mut b };
-            r.record_start(slot, if i == 4 { slot + Duration::from_millis(3) } else { slot }, None);
-        }
-        a.merge(b);
-        let p = a.pacing().unwrap();
-        assert_eq!(p.paced, 11);
-        assert_eq!(p.late, 1);
-        assert!((p.start_rate() - 100.0).abs() < 1e-6, "{}", p.start_rate());
-    }
-
-    #[test]
-    fn steps_are_recorded_on_their_own_and_merged() {
-        let t0 = Instant::now();
-        let mut a = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1)).with_steps(2);
-        let mut b = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1)).with_steps(2);
-        a.start_step(0, t0);
-        b.start_step(0, t0);
-        a.record_step_client(0);
-        a.record_step_ok(0, t0, at(t0, 2));
-        b.record_step_client(0);
-        b.record_step_ok(0, at(t0, 1), at(t0, 5));
-        b.record_step_errors(0, 2, at(t0, 6));
-        a.start_step(1, at(t0, 10));
-        b.start_step(1, at(t0, 10));
-        a.record_step_ok(1, at(t0, 10), at(t0, 30));
-        // A step past the last is no step: ignored.
-        a.record_step_ok(7, t0, t0);
-        a.merge(b);
-        let [first, second] = a.steps() else { panic!("two steps") };
-        assert_eq!((first.ok, first.errors, first.clients), (2, 2, 2));
-        assert_eq!((first.started, first.last_done), (Some(t0), Some(at(t0, 6))));
-        assert_eq!(first.latency.len(), 2);
-        assert!((3_990..=4_010).contains(&first.latency.max()));
-        assert_eq!((second.requests(), second.started), (1, Some(at(t0, 10))));
-        a.reset(at(t0, 40));
-        assert!(a.steps().iter().all(|s| s.requests() == 0 && s.started.is_none()));
-        assert_eq!(a.steps().len(), 2, "the steps are kept, emptied");
-        let plain = Recorder::new(&[], t0, Duration::from_secs(1));
-        let mut merged = plain.clone();
-        merged.merge(a);
-        assert_eq!(merged.steps().len(), 2, "a recorder without steps takes the other's");
-    }
-
-    #[test]
-    fn reset_forgets_warmup() {
-        let t0 = Instant::now();
-        let mut r = Recorder::new(&[OpKind::Put], t0, Duration::from_secs(1));
-        r.record_ok(OpKind::Put, t0, t0, at(t0, 1));
-        r.reset(at(t0, 5));
-        assert_eq!(r.requests(), 0);
-        assert!(r.finish().is_empty());
-    }
-}
+mod tests;

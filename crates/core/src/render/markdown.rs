@@ -108,7 +108,45 @@ pub fn markdown(runs: &[Report]) -> String {
     }
     steps_table(&mut out, runs);
     audit_table(&mut out, runs);
+    kubernetes_table(&mut out, runs);
     out
+}
+
+/// The apiserver's requests by resource and verb, after the main table: a row per
+/// (resource, verb) of every run that sent any, with its verdict against Kubernetes' SLO
+/// (nothing when none did).
+fn kubernetes_table(out: &mut String, runs: &[Report]) {
+    let sent: Vec<(&Report, &crate::report::kubernetes::KubernetesReport)> =
+        runs.iter().filter_map(|r| Some((r, r.kubernetes.as_ref()?))).collect();
+    if sent.is_empty() {
+        return;
+    }
+    out.push_str(
+        "\n| Test | Resource | Verb | Requests | Errors | p50 | p99 | Max | SLO | Verdict | Conflicts |\n\
+         | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |\n",
+    );
+    for (run, k) in sent {
+        for r in &k.requests {
+            let latency = |q: f64| {
+                if r.ok == 0 { missing() } else { human_latency(r.latency.quantile_us(q) as f64) }
+            };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} | {} | {}s | {} | {} |",
+                run.name.replace('|', "\\|"),
+                r.resource,
+                r.verb.name(),
+                thousands(r.ok + r.errors_total),
+                thousands(r.errors_total),
+                latency(0.5),
+                latency(0.99),
+                latency(1.0),
+                r.slo.limit_s,
+                r.slo.verdict.name(),
+                thousands(r.conflicts),
+            );
+        }
+    }
 }
 
 /// The client steps' table, after the main one: a row per step of every run that had steps

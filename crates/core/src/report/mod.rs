@@ -4,6 +4,7 @@
 //! each [`Report`] is one run of one scenario.
 
 mod distribution;
+pub mod kubernetes;
 mod network;
 mod step;
 pub mod study;
@@ -104,6 +105,10 @@ pub struct Report {
     /// ([`crate::invariant`]); absent when it sent none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub invariants: Option<InvariantReport>,
+    /// The apiserver's requests (`k8s-*`) by resource and verb, against Kubernetes' SLOs
+    /// ([`kubernetes`]); absent when the run sent none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kubernetes: Option<kubernetes::KubernetesReport>,
     /// Successful requests per member that answered them (from response headers).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub members: Vec<MemberReport>,
@@ -732,6 +737,7 @@ mod tests {
             watch: Some(WatchAccounting { expected: 10, received: 10, ..Default::default() }),
             audit: None,
             invariants: None,
+            kubernetes: None,
             hashkv: Some(HashKvCheck {
                 revision: 7,
                 members: [("m0".to_owned(), 1), ("m1".to_owned(), 1)].into(),

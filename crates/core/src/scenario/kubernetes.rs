@@ -59,6 +59,11 @@ pub struct Kubernetes {
     /// How often each node renews its lease. Default 10 s; 0 s: never.
     #[serde(default = "ten_seconds", with = "unit::duration")]
     pub node_lease_interval: Duration,
+    /// How long a node's lease may go without a renewal before the node controller marks
+    /// it NotReady (its `node-monitor-grace-period`): the report counts the nodes whose
+    /// longest gap between renewals was longer. Default 40 s.
+    #[serde(default = "forty_seconds", with = "unit::duration")]
+    pub node_monitor_grace_period: Duration,
     /// How often each node writes its status when nothing changed. Default 5 min; 0 s:
     /// never.
     #[serde(default = "five_minutes", with = "unit::duration")]
@@ -119,6 +124,7 @@ impl Kubernetes {
             nodes,
             pods_per_node: 30,
             node_lease_interval: ten_seconds(),
+            node_monitor_grace_period: forty_seconds(),
             node_status_interval: five_minutes(),
             pod_churn: None,
             updates_per_pod: 6,
@@ -334,6 +340,9 @@ fn one() -> u64 {
 fn ten_seconds() -> Duration {
     Duration::from_secs(10)
 }
+fn forty_seconds() -> Duration {
+    crate::workload::kubernetes::NODE_MONITOR_GRACE
+}
 fn five_minutes() -> Duration {
     Duration::from_secs(300)
 }
@@ -402,6 +411,24 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.to_string().contains("kubernetes"), "{err}");
+    }
+
+    /// A model probed at another node count is derived again from it, and only a scenario
+    /// with a model can be.
+    #[test]
+    fn a_scenario_at_another_node_count_derives_its_flows_again() {
+        let s = Scenario::from_toml_str("[load]\nduration = \"10s\"\n[kubernetes]\nnodes = 50\n")
+            .unwrap();
+        let hundred = s.with_nodes(100).unwrap();
+        assert_eq!(hundred.kubernetes.as_ref().unwrap().nodes, 100);
+        assert_eq!(hundred, Scenario::from_toml_str(&toml::to_string(&hundred).unwrap()).unwrap());
+        let model = Kubernetes { nodes: 100, ..s.kubernetes.clone().unwrap() };
+        assert_eq!((&hundred.mix, hundred.load.rate), (&model.mix().0, model.mix().1));
+        assert!(hundred.load.rate > s.load.rate);
+        assert!(s.with_nodes(0).is_err());
+        let put = Scenario::from_toml_str("[load]\ntotal = 10\n[op.put]\n").unwrap();
+        let err = put.with_nodes(100).unwrap_err().to_string();
+        assert!(err.contains("[kubernetes]"), "{err}");
     }
 
     /// A flow at 0 is left out of the mix (a scenario about one flow), and a model with

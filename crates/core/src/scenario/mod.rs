@@ -403,6 +403,25 @@ impl Scenario {
         }
     }
 
+    /// The scenario's `[kubernetes]` model at `nodes` nodes, its flows, rates and preload
+    /// derived again (`run --find-max` probes node counts with it).
+    ///
+    /// # Errors
+    /// [`ScenarioError::Invalid`] when the scenario has no `[kubernetes]` table, or the model
+    /// cannot run at that size (a preload over the quota, `nodes` 0).
+    pub fn with_nodes(&self, nodes: u64) -> Result<Scenario, ScenarioError> {
+        let mut s = self.clone();
+        let Some(k) = &mut s.kubernetes else {
+            return Err(ScenarioError::invalid("kubernetes.nodes", "needs a [kubernetes] table"));
+        };
+        k.nodes = nodes;
+        s.mix.clear();
+        s.load.rate = 0;
+        s.derive_kubernetes()?;
+        s.validate()?;
+        Ok(s)
+    }
+
     /// The scenario with every total and duration multiplied by `factor` (at least 1
     /// request, 1 ms), so that a large published test runs in minutes on a small machine.
     #[must_use]

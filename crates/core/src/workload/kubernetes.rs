@@ -187,17 +187,87 @@ impl EventOp {
 /// own (the compactor) and for other kinds.
 #[must_use]
 pub fn slo(kind: OpKind) -> Option<(&'static str, Duration)> {
-    match kind {
-        OpKind::K8sCreate | OpKind::K8sUpdate | OpKind::K8sDelete | OpKind::K8sEvent => {
-            Some(("mutating", Duration::from_secs(1)))
+    Verb::of(kind).map(Verb::slo)
+}
+
+/// What an apiserver request does to its resource, as Kubernetes' request metrics name it
+/// (`k8s-event` is a create of `events`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verb {
+    /// `k8s-create`, `k8s-event`.
+    Create,
+    /// `k8s-update`.
+    Update,
+    /// `k8s-delete`.
+    Delete,
+    /// `k8s-get`.
+    Get,
+    /// `k8s-list`.
+    List,
+    /// `k8s-count`.
+    Count,
+    /// `k8s-consistent-list`.
+    ConsistentList,
+}
+
+impl Verb {
+    /// The verb of an apiserver request kind; `None` for other kinds and the compactor.
+    #[must_use]
+    pub fn of(kind: OpKind) -> Option<Self> {
+        Some(match kind {
+            OpKind::K8sCreate | OpKind::K8sEvent => Self::Create,
+            OpKind::K8sUpdate => Self::Update,
+            OpKind::K8sDelete => Self::Delete,
+            OpKind::K8sGet => Self::Get,
+            OpKind::K8sList => Self::List,
+            OpKind::K8sCount => Self::Count,
+            OpKind::K8sConsistentList => Self::ConsistentList,
+            _ => return None,
+        })
+    }
+
+    /// Its name, as in the report (`consistent-list`).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Create => "create",
+            Self::Update => "update",
+            Self::Delete => "delete",
+            Self::Get => "get",
+            Self::List => "list",
+            Self::Count => "count",
+            Self::ConsistentList => "consistent-list",
         }
-        OpKind::K8sGet => Some(("single-object read", Duration::from_secs(1))),
-        OpKind::K8sList | OpKind::K8sCount | OpKind::K8sConsistentList => {
-            Some(("list", Duration::from_secs(30)))
+    }
+
+    /// Kubernetes' latency SLO for it and the name of its class ([`slo`]).
+    #[must_use]
+    pub fn slo(self) -> (&'static str, Duration) {
+        match self {
+            Self::Create | Self::Update | Self::Delete => ("mutating", Duration::from_secs(1)),
+            Self::Get => ("single-object read", Duration::from_secs(1)),
+            Self::List | Self::Count | Self::ConsistentList => ("list", Duration::from_secs(30)),
         }
-        _ => None,
     }
 }
+
+/// One kind of apiserver request as Kubernetes reports it: a resource and a verb.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RequestKind {
+    /// The resource, as in its key (`pods`, `leases`, `minions`, `events`).
+    pub resource: String,
+    /// What the request does.
+    pub verb: Verb,
+}
+
+/// The resource whose updates are node lease renewals (`/registry/leases/`): the one whose
+/// longest gaps between renewals the report follows.
+pub const NODE_LEASES: &str = "leases";
+
+/// Kubernetes' `node-monitor-grace-period`: a node whose lease went this long without a
+/// renewal is marked NotReady.
+pub const NODE_MONITOR_GRACE: Duration = Duration::from_secs(40);
 
 /// Writes the key of object `o` into `out` (cleared first): the one place the layout is
 /// written, for [`ObjectOp::key`] and the driver's reused buffers.

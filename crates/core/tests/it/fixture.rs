@@ -10,6 +10,8 @@ use etcdlat_core::invariant::InvariantReport;
 use etcdlat_core::metrics::{
     DiskDevice, NotAvailable, ResourceSample, ResourceSeries, metric, source,
 };
+use etcdlat_core::report::kubernetes::KubernetesReport;
+use etcdlat_core::workload::kubernetes::{RequestKind, Verb};
 use etcdlat_core::{
     ClientStep, ClientUsage, Consistency, Distribution, EmulatorUsage, ErrorCode, HashKvCheck,
     LeaderChange, LinkReport, MemberMetrics, MemberReport, NetworkReport, OpKind, OpReport,
@@ -113,6 +115,7 @@ pub fn put_report() -> Report {
         hashkv: None,
         audit: None,
         invariants: None,
+        kubernetes: None,
         members: Vec::new(),
         leader_changes: Vec::new(),
         alarms: Vec::new(),
@@ -186,6 +189,7 @@ pub fn range_report() -> Report {
         hashkv: None,
         audit: None,
         invariants: None,
+        kubernetes: None,
         members: served_by(),
         leader_changes: vec![LeaderChange {
             t_s: 1.25,
@@ -676,7 +680,50 @@ pub fn full_report() -> Report {
             errors_total: 5,
         })
         .collect();
+    report.kubernetes = Some(kubernetes());
     report
+}
+
+/// The apiserver's requests of a small cluster, by resource and verb: node lease renewals
+/// within their SLO, pod updates with conflicts, pod lists over theirs, and events that
+/// all failed.
+pub fn kubernetes() -> KubernetesReport {
+    let kind = |resource: &str, verb| RequestKind { resource: resource.to_owned(), verb };
+    let kinds = [
+        kind("leases", Verb::Update),
+        kind("pods", Verb::Update),
+        kind("pods", Verb::List),
+        kind("events", Verb::Create),
+    ];
+    let t0 = Instant::now();
+    let at = |us: u64| t0 + Duration::from_micros(us);
+    let mut rec = Recorder::new(&[], t0, Duration::from_secs(1));
+    for i in 0..100 {
+        rec.record_request_ok(0, t0, at(800 + i * 20), 0, 0, 0);
+    }
+    for i in 0..50 {
+        let conflicts = u64::from(i % 10 == 0);
+        rec.record_request_ok(1, t0, at(1_500 + i * 100), 0, conflicts, conflicts);
+    }
+    for (i, pages) in [1, 2, 3, 4, 7, 7].into_iter().enumerate() {
+        rec.record_request_ok(2, t0, at(20_000_000 + i as u64 * 4_000_000), pages, 0, 0);
+    }
+    rec.record_request_error(2, ErrorCode::OutOfRange, true);
+    for _ in 0..3 {
+        rec.record_request_error(3, ErrorCode::DeadlineExceeded, false);
+    }
+    // Four node leases over a minute: two renewed every 10 to 30 s, one first renewed at
+    // 45 s and one never; the last two past 40 s.
+    let s = |secs: u64| t0 + Duration::from_secs(secs);
+    for (node, renewed) in [(0, &[10, 20, 30][..]), (1, &[5, 35, 55]), (2, &[45])] {
+        for &at in renewed {
+            rec.record_renewal(0, node, 4, s(at));
+        }
+    }
+    rec.close_renewals(s(60));
+    let (nodes, grace) = (Some(4), Duration::from_secs(40));
+    KubernetesReport::from_requests(&kinds, rec.requests_by_slot(), nodes, grace)
+        .expect("requests recorded")
 }
 
 /// An audit of [`full_report`]'s puts and ranges that found one lost write, could not read

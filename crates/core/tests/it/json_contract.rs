@@ -60,6 +60,8 @@ struct Run {
     audit: Nullable<Audit>,
     /// The invariants the apiserver's requests checked, in runs that sent them.
     invariants: Nullable<Invariants>,
+    /// The apiserver's requests by resource and verb, in runs that sent them.
+    kubernetes: Nullable<Kubernetes>,
     /// Successful requests by the member that answered them.
     members: Vec<ServedBy>,
     /// Leader changes seen during the run.
@@ -333,6 +335,71 @@ struct Invariants {
     progress_regressions: u64,
     missing_prev_kvs: u64,
     cache_divergences: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Kubernetes {
+    /// `[kubernetes] nodes`, in runs that modelled a cluster.
+    nodes: Nullable<u64>,
+    sustained: bool,
+    requests: Vec<K8sRequest>,
+    compacted: u64,
+    /// The node leases' renewals, in runs that renewed any.
+    node_leases: Nullable<NodeLeases>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct NodeLeases {
+    nodes: u64,
+    max_gap_us: u64,
+    p99_gap_us: u64,
+    not_ready_after_s: f64,
+    not_ready: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct K8sRequest {
+    resource: String,
+    /// `create`, `update`, `delete`, `get`, `list`, `count` or `consistent-list`.
+    verb: String,
+    ok: u64,
+    errors: BTreeMap<String, u64>,
+    errors_total: u64,
+    compacted: u64,
+    latency_us: Dist,
+    slo: Slo,
+    conflicts: u64,
+    retries: u64,
+    /// A list's successes by pages taken (empty for other verbs).
+    pages: Vec<PageBucket>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct PageBucket {
+    pages_min: u64,
+    pages_max: u64,
+    count: u64,
+    p99_us: u64,
+    max_us: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Slo {
+    /// `mutating`, `single-object read` or `list`.
+    class: String,
+    limit_s: f64,
+    /// `met`, `missed` or `no-successes`.
+    verdict: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -643,7 +710,7 @@ fn client_steps_are_written_each_on_its_own_and_read_back() {
 
 /// The fields the output leaves out when they hold nothing (`None`, empty, a count of 0), by
 /// the object they belong to; [`empty`] is what each stands for then.
-const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 14] = [
+const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 15] = [
     (
         "run",
         &[
@@ -655,6 +722,7 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 14] = [
             "hashkv",
             "audit",
             "invariants",
+            "kubernetes",
             "members",
             "leader_changes",
             "alarms",
@@ -719,6 +787,7 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 14] = [
     ("network", &["emulator"]),
     ("audit", &["read_back_error", "serializable_staleness", "members", "violations"]),
     ("violation", &["key"]),
+    ("kubernetes", &["nodes", "node_leases"]),
 ];
 
 /// What a field left out stands for.
@@ -752,6 +821,7 @@ fn with_left_out_fields(mut json: Value) -> Value {
         }
         put_back("op", run.get_mut("all"));
         put_back("watch", run.get_mut("watch"));
+        put_back("kubernetes", run.get_mut("kubernetes"));
         put_back("pacing", run.get_mut("pacing"));
         put_back("client", run.get_mut("client"));
         put_back("busy", run.get_mut("client").and_then(|c| c.get_mut("busy")));
@@ -842,6 +912,49 @@ fn a_run_of_a_matrix_records_its_cell_in_order() {
     let order: Vec<&str> =
         back.runs[0].matrix.as_ref().unwrap().axes.keys().map(String::as_str).collect();
     assert_eq!(order, ["op.put.val-size", "load.clients"], "read back in order");
+}
+
+/// The apiserver's requests are written by resource and verb, each with its SLO verdict, and
+/// read back as they were.
+#[test]
+fn kubernetes_requests_are_written_by_resource_and_verb() {
+    let set = ReportSet::new(vec![full_report(), put_report()]);
+    let top = parse(&set);
+    let k = top.runs[0].kubernetes.0.as_ref().expect("written for a run that sent them");
+    let rows: Vec<(&str, &str, u64, u64, &str)> = k
+        .requests
+        .iter()
+        .map(|r| (&*r.resource, &*r.verb, r.ok, r.errors_total, &*r.slo.verdict))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("events", "create", 0, 3, "no-successes"),
+            ("leases", "update", 100, 0, "met"),
+            ("pods", "update", 50, 0, "met"),
+            ("pods", "list", 6, 1, "missed"),
+        ]
+    );
+    let update = &k.requests[2];
+    assert_eq!((update.conflicts, update.retries, update.latency_us.count), (5, 5, 50));
+    assert_eq!((k.requests[3].slo.class.as_str(), k.requests[3].slo.limit_s), ("list", 30.0));
+    assert_eq!(k.requests[0].errors.get("DeadlineExceeded"), Some(&3));
+    // Lists of 1, 2, 3, 4 and twice 7 pages: buckets 1, 2, 3-4 and 5-8.
+    let buckets: Vec<(u64, u64, u64)> =
+        k.requests[3].pages.iter().map(|b| (b.pages_min, b.pages_max, b.count)).collect();
+    assert_eq!(buckets, [(1, 1, 1), (2, 2, 1), (3, 4, 2), (5, 8, 2)]);
+    assert!(k.requests[3].pages.iter().all(|b| b.p99_us <= b.max_us && b.max_us > 20_000_000));
+    assert!(k.requests[2].pages.is_empty(), "updates have no pages");
+    // The list that failed on a compacted revision is counted apart, and among its errors.
+    assert_eq!((k.requests[3].compacted, k.requests[3].errors.get("OutOfRange")), (1, Some(&1)));
+    assert_eq!((k.compacted, k.requests[0].compacted), (1, 0));
+    let leases = k.node_leases.0.as_ref().expect("renewals were recorded");
+    assert_eq!((leases.nodes, leases.not_ready, leases.not_ready_after_s), (4, 2, 40.0));
+    assert_eq!(leases.max_gap_us / 1_000_000, 60, "the lease never renewed: the whole run");
+    assert_eq!((k.nodes.0, k.sustained), (Some(4), false), "lists missed their SLO");
+    assert!(top.runs[1].kubernetes.0.is_none(), "left out of a run that sent none");
+    let back: ReportSet = serde_json::from_str(&render::json(&set)).expect("the output reads back");
+    assert_eq!(back.runs[0].kubernetes, set.runs[0].kubernetes);
 }
 
 #[test]

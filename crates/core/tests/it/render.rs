@@ -5,6 +5,7 @@
 use std::time::{Duration, Instant};
 
 use etcdlat_core::render::{self, TextOptions};
+use etcdlat_core::report::kubernetes::{SloVerdict, verdict};
 use etcdlat_core::{ErrorCode, OpKind, OpReport, Recorder, Report, ReportSet, WatchAccounting};
 
 use crate::fixture::{
@@ -307,6 +308,82 @@ fn html_client_steps_have_a_table_and_a_plot() {
     assert!(page.contains("<th class=\"n\">Clients that sent</th>"), "a table");
     let plain = render::html(&ReportSet::new(vec![put_report()]));
     assert!(!plain.contains("Client steps"));
+}
+
+/// Each (resource, verb) has its line with its verdict: lease renewals met theirs, lists
+/// missed theirs, events that all failed are said to have no success.
+#[test]
+fn text_kubernetes_requests_by_resource_and_verb() {
+    let text = render::text(&full_report(), &TextOptions::default());
+    let section: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Kubernetes SLOs"))
+        .take_while(|l| !l.is_empty())
+        .collect();
+    insta::assert_snapshot!(section.join("\n"));
+    let line = |prefix: &str| {
+        section.iter().find(|l| l.trim_start().starts_with(prefix)).copied().unwrap_or_default()
+    };
+    assert!(line("leases update:").contains("(mutating): met;"), "{section:#?}");
+    assert!(line("pods list:").ends_with("(list): missed"), "{section:#?}");
+    assert!(line("pods update:").contains("0.100 conflicts, 0.100 retries per update"));
+    assert!(line("events create:").contains("no successful requests"), "{section:#?}");
+    assert!(line("pods list:").contains("6 ok, 1 errors (1 ErrCompacted)"), "{section:#?}");
+    assert!(line("ErrCompacted:").contains("\t1 requests"), "{section:#?}");
+    assert!(line("by pages:").contains("by pages:\t1: 1 lists, p99 20.0"), "{section:#?}");
+    assert!(line("by pages:").contains("; 5-8: 2 lists, p99 40.0"), "{section:#?}");
+    assert!(
+        line("Node leases:")
+            .contains("Node leases:\t4 nodes, longest without a renewal max 60.0000 secs")
+    );
+    assert!(line("Node leases:").ends_with("; 2 past 40 s (NotReady)"), "{section:#?}");
+    assert!(!render::text(&put_report(), &TextOptions::default()).contains("Kubernetes"));
+}
+
+/// A run of `[kubernetes] nodes` ends its Kubernetes section saying whether it sustained
+/// them: what missed its SLO and the nodes NotReady, or, with every SLO met, one line; the
+/// verdict a search over nodes reads says the same.
+#[test]
+fn text_kubernetes_section_ends_with_whether_the_nodes_were_sustained() {
+    let section = |report: &etcdlat_core::Report| -> Vec<String> {
+        let text = render::text(report, &TextOptions::default());
+        let lines = text.lines().skip_while(|l| !l.starts_with("Kubernetes SLOs"));
+        lines.take_while(|l| !l.is_empty()).map(str::to_owned).collect()
+    };
+    let missed = full_report();
+    let v = verdict(&missed);
+    let names: Vec<String> =
+        v.missed.iter().map(|m| format!("{} {}", m.resource, m.verb.name())).collect();
+    assert_eq!((v.nodes, v.sustained, v.not_ready), (Some(4), false, 2));
+    assert_eq!(names, ["events create", "pods list"]);
+    assert_eq!(
+        section(&missed).last().map(String::as_str),
+        Some(
+            "  Not sustained at nodes = 4: events create had no successful request, \
+             pods list p99 40.0097 secs over 30s; 2 nodes NotReady."
+        )
+    );
+
+    let mut met = full_report();
+    let k = met.kubernetes.as_mut().expect("the fixture's requests");
+    k.requests.retain(|r| r.slo.verdict == SloVerdict::Met);
+    k.node_leases = None;
+    assert!(verdict(&met).sustained && verdict(&met).missed.is_empty());
+    assert_eq!(section(&met).last().map(String::as_str), Some("  Sustained nodes = 4 within SLO."));
+    // Without nodes, a mix of the apiserver's requests has no such line.
+    met.kubernetes.as_mut().expect("kept").nodes = None;
+    assert!(!section(&met).iter().any(|l| l.contains("ustained")));
+    assert!(!verdict(&put_report()).sustained, "no apiserver request, nothing sustained");
+}
+
+#[test]
+fn markdown_kubernetes_table_follows_the_runs() {
+    let table = render::markdown(&[put_report(), full_report()]);
+    let rows: Vec<&str> =
+        table.lines().skip_while(|l| !l.starts_with("| Test | Resource |")).collect();
+    insta::assert_snapshot!(rows.join("\n"));
+    assert_eq!(rows.len(), 2 + 4, "{rows:#?}");
+    assert!(!render::markdown(&[put_report()]).contains("| Resource |"), "none sent, no table");
 }
 
 #[test]

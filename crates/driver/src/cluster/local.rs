@@ -418,6 +418,10 @@ pub struct LocalCluster {
 /// process before etcd could bind it.
 const START_ATTEMPTS: u32 = 3;
 
+/// How long a starting member has to answer a readiness probe's Status, over loopback (an
+/// emulated network adds its slowest round trip).
+const STATUS_ANSWER: Duration = Duration::from_secs(1);
+
 /// Free loopback ports for `members` members, a client and a peer port each: every one is
 /// bound at once, so that no two are the same, then released for etcd to bind. Another
 /// process may still take one in between; the start is then tried again on new ports.
@@ -606,13 +610,24 @@ impl LocalCluster {
             tls: opts.tls.as_ref().map(LocalTls::client_tls).unwrap_or_default(),
             credentials: None,
         };
-        let probe = Dialer::new(&probe, Duration::from_millis(500))?;
-        cluster.wait_ready(opts.ready_timeout, &probe).await?;
+        // An emulated link's delay is the probe's too: a round trip over the slowest link
+        // is allowed on top of the usual limits, so that slow links can be started at all.
+        let slowest = opts.network.as_ref().map_or(Duration::ZERO, |n| {
+            let links = n.links(opts.members);
+            links.iter().flatten().map(|l| l.latency + l.jitter).max().unwrap_or_default()
+        });
+        let probe = Dialer::new(&probe, Duration::from_millis(500) + 2 * slowest)?;
+        cluster.wait_ready(opts.ready_timeout, &probe, STATUS_ANSWER + 2 * slowest).await?;
         tracing::debug!(members = cluster.members.len(), "local etcd cluster ready");
         Ok(cluster)
     }
 
-    async fn wait_ready(&mut self, timeout: Duration, probe: &Dialer) -> Result<(), DriverError> {
+    async fn wait_ready(
+        &mut self,
+        timeout: Duration,
+        probe: &Dialer,
+        answer_within: Duration,
+    ) -> Result<(), DriverError> {
         let deadline = Instant::now() + timeout;
         for i in 0..self.members.len() {
             loop {
@@ -630,7 +645,7 @@ impl LocalCluster {
                     }
                 }
                 let m = &self.members[i];
-                let last = match status_leader(probe, &m.client_url).await {
+                let last = match status_leader(probe, &m.client_url, answer_within).await {
                     Ok(leader) if leader != 0 => break,
                     Ok(_) => "no leader elected yet".to_owned(),
                     Err(e) => e,
@@ -738,9 +753,9 @@ impl Drop for LocalCluster {
     }
 }
 
-async fn status_leader(dialer: &Dialer, url: &str) -> Result<u64, String> {
+async fn status_leader(dialer: &Dialer, url: &str, within_time: Duration) -> Result<u64, String> {
     let mut client = control_client(dialer, url).await.map_err(|e| e.to_string())?;
-    let status = within(Duration::from_secs(1), "Status", client.status());
+    let status = within(within_time, "Status", client.status());
     status.await.map(|s| s.leader()).map_err(|e| e.to_string())
 }
 

@@ -17,6 +17,9 @@ pub(crate) struct Done {
     pub conflicts: u64,
     /// Pages read (an apiserver list's).
     pub pages: u64,
+    /// The object an apiserver update or delete wrote (its number in its resource): which
+    /// node lease a renewal renewed.
+    pub object: u64,
     /// The member that answered (from the response header; 0 when unknown).
     pub member: u64,
     /// The response header's revision (0 when none): for the audit.

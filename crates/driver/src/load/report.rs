@@ -22,6 +22,8 @@ pub(crate) struct Measured {
     /// The busiest worker thread's CPU over wall time: over the run, and in its busiest
     /// second.
     pub worker_busy: Option<(f64, f64)>,
+    /// The apiserver's requests by resource and verb, when the run sent any.
+    pub kubernetes: Option<etcdlat_core::report::kubernetes::KubernetesReport>,
 }
 
 /// The per-member breakdown, members named from the member list.

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use etcdlat_core::audit::{Access, NO_KEY};
 use etcdlat_core::workload::keyspace::{KeyGen, KeySpace, random_value};
+use etcdlat_core::workload::kubernetes::RequestKind;
 use etcdlat_core::workload::{Consistency, KeyTarget, Operation};
 use etcdlat_core::{OpKind, Scenario};
 use rand::rngs::StdRng;
@@ -63,6 +64,8 @@ pub(crate) struct Work {
     seed: u64,
     /// The key spaces the operations use and the values they write, for the audit.
     spaces: Spaces,
+    /// The apiserver's (resource, verb)s the operations send, by slot.
+    requests: Vec<RequestKind>,
 }
 
 fn range_template(key: Bytes, range_end: Bytes, consistency: Consistency) -> RangeRequest {
@@ -78,19 +81,26 @@ impl Work {
     /// Prepares the request operations of `scenario` (not its stream workload).
     pub(crate) fn prepare(scenario: &Scenario, seed: u64) -> Self {
         let mut spaces = Spaces::default();
+        let mut requests = Vec::new();
         let ops = scenario
             .workload()
             .into_iter()
             .filter(|(_, op)| !op.is_stream())
             .map(|(weight, op)| {
-                let prepared = match kubernetes::Workload::new(op, scenario, seed) {
+                let prepared = match kubernetes::Workload::new(op, scenario, seed, &mut requests) {
                     Some(k8s) => Prepared::K8s(Arc::new(k8s)),
                     None => Self::prepare_one(op, seed, &mut spaces),
                 };
                 (weight, prepared)
             })
             .collect();
-        Self { ops, seed, spaces }
+        Self { ops, seed, spaces, requests }
+    }
+
+    /// The apiserver's (resource, verb)s the operations send, by the slot their requests
+    /// are recorded under.
+    pub(crate) fn request_kinds(&self) -> &[RequestKind] {
+        &self.requests
     }
 
     /// The most audit entries one request makes: a txn-put's keys, else 1.
@@ -470,6 +480,16 @@ impl Ops {
             Instance::LeaseKeepalive { .. } => OpKind::LeaseKeepalive,
             Instance::Stm(_) => OpKind::Stm,
             Instance::K8s(k8s) => k8s.kind(),
+        }
+    }
+
+    /// What the worker records of operation `op`'s requests by resource and verb, when it
+    /// is one of the apiserver's.
+    #[inline]
+    pub(crate) fn request(&self, op: usize) -> Option<kubernetes::Recorded> {
+        match &self.items[op].1 {
+            Instance::K8s(k8s) => Some(k8s.request()),
+            _ => None,
         }
     }
 

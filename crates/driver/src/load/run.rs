@@ -24,8 +24,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 use etcdlat_core::audit::AuditReport;
 use etcdlat_core::recorder::{MemberRecord, OpRecord, Pacing as RecordedPacing, Recorder};
+use etcdlat_core::report::kubernetes::KubernetesReport;
 use etcdlat_core::step::{self, StepPlan};
-use etcdlat_core::workload::kubernetes::ObjectOp;
+use etcdlat_core::workload::kubernetes::{NODE_MONITOR_GRACE, ObjectOp};
 use etcdlat_core::{
     AlarmReport, ClientUsage, HashKvCheck, LeaderChange, MemberMetrics, NetworkReport, OpKind,
     OpReport, Operation, Report, Scenario, Setup, StepReport, TargetInfo, Targeting,
@@ -518,6 +519,7 @@ impl<'a> Run<'a> {
         let alarms =
             alarm::alarms(&driver.config.endpoints, &driver.dialer, &self.cluster.members).await;
         Ok(Collected {
+            kubernetes: measured.kubernetes,
             recorder,
             measure_start: measured.measure_start,
             last_done: measured.last_done,
@@ -600,6 +602,7 @@ impl<'a> Run<'a> {
             hashkv: c.hashkv,
             audit: c.audit,
             invariants,
+            kubernetes: c.kubernetes,
             members: member_reports(&c.recorder_members, &self.cluster.members, duration),
             leader_changes: c.leader_changes,
             alarms: c.alarms,
@@ -703,6 +706,8 @@ enum Ended {
 
 /// What the run measured and found, ready to report.
 struct Collected {
+    /// The apiserver's requests by resource and verb, when the run sent any.
+    kubernetes: Option<KubernetesReport>,
     /// Every recorder merged, the background compactions' included.
     recorder: Recorder,
     measure_start: Instant,
@@ -768,8 +773,18 @@ fn merge(
         recorder.merge(o.recorder);
         audits.extend(o.audit);
     }
+    let grace =
+        scenario.kubernetes.as_ref().map_or(NODE_MONITOR_GRACE, |k| k.node_monitor_grace_period);
+    let nodes = scenario.kubernetes.as_ref().map(|k| k.nodes);
+    let kubernetes = KubernetesReport::from_requests(
+        work.request_kinds(),
+        recorder.requests_by_slot(),
+        nodes,
+        grace,
+    );
     let audit = scenario.checks.audit.then(|| History::gather(audits, work));
     Measured {
+        kubernetes,
         recorder,
         measure_start,
         last_done,

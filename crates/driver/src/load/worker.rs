@@ -34,6 +34,7 @@ use tokio::task::JoinSet;
 
 use super::audit_log::{AuditLog, Recording};
 use super::cpu::{BusyMeter, parking, pin_to, thread_cpu};
+use super::kubernetes;
 use super::progress::{LiveKind, WorkerProgress};
 use super::request::{ClientState, Ops, Work};
 use super::step::{Claim, StepJob, StepState};
@@ -407,6 +408,9 @@ async fn client_loop(shared: Rc<Shared>, client: Client) {
             let mut rec = shared.recorder.borrow_mut();
             rec.record_error(kind, code(&status), done);
             rec.record_error_message(kind, code(&status), status.message());
+            if let Some(r) = shared.ops.request(op) {
+                rec.record_request_error(r.slot, code(&status), kubernetes::compacted(&status));
+            }
             if let Some(k) = step {
                 shared.record_step(&mut rec, k, None, done);
                 drop(rec);
@@ -419,6 +423,7 @@ async fn client_loop(shared: Rc<Shared>, client: Client) {
         let Some((intended, sent)) = shared.pace().await else { break };
         let issued = &shared.issued[kind.index()];
         issued.set(issued.get() + 1);
+        let request = shared.ops.request(op);
         let audit = shared.audit.as_ref().map(|log| Recording::new(log, sent));
         let result =
             shared.ops.execute(op, kind, i, &mut kv, conn, &mut state, audit.as_ref()).await;
@@ -441,11 +446,21 @@ async fn client_loop(shared: Rc<Shared>, client: Client) {
                 if d.conflicts + d.pages > 0 {
                     rec.record_conflicts_and_pages(kind, d.conflicts, d.pages);
                 }
+                if let Some(r) = request {
+                    rec.record_request_ok(r.slot, intended, done, d.pages, d.conflicts, d.retries);
+                    if let Some(objects) = r.renewed_of {
+                        rec.record_renewal(r.slot, d.object, objects, done);
+                    }
+                }
                 Some(intended)
             }
             Err(status) => {
                 rec.record_error(kind, code(&status), done);
                 rec.record_error_message(kind, code(&status), status.message());
+                if let Some(r) = request {
+                    let compacted = kubernetes::compacted(&status);
+                    rec.record_request_error(r.slot, code(&status), compacted);
+                }
                 None
             }
         };
@@ -782,6 +797,7 @@ async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> JobResult {
         if let Some(violations) = shared.ops.violations() {
             recorder.record_checks(&violations);
         }
+        recorder.close_renewals(last_done);
         // Requests abandoned at a hard stop were issued but never completed: count them.
         for k in OpKind::ALL {
             let abandoned = shared.issued[k.index()].get().saturating_sub(recorder.requests_of(k));

@@ -121,16 +121,18 @@ pub(super) fn message(mut data: Bytes) -> Result<Bytes, Status> {
 }
 
 /// The next whole message at the front of a stream's received bytes, cut from them;
-/// `None` until all of it has arrived.
-pub(super) fn next_message(buf: &mut BytesMut) -> Result<Option<Bytes>, Status> {
-    let Some(len) = message_len(buf)? else { return Ok(None) };
-    if buf.len() < FRAME_HEADER + len {
+/// `None` until all of it has arrived. From a chunk as received (`Bytes`) the message is a
+/// slice of it; from a buffer gathering a message over several chunks (`BytesMut`), that
+/// buffer's front, split off: never a copy.
+pub(super) fn next_message<B: Buf + AsRef<[u8]>>(buf: &mut B) -> Result<Option<Bytes>, Status> {
+    let Some(len) = message_len(buf.as_ref())? else { return Ok(None) };
+    if buf.remaining() < FRAME_HEADER + len {
         // Not reserved up front: the length is the server's word, and the buffer grows
         // with what actually arrives.
         return Ok(None);
     }
     buf.advance(FRAME_HEADER);
-    Ok(Some(buf.split_to(len).freeze()))
+    Ok(Some(buf.copy_to_bytes(len)))
 }
 
 #[cfg(test)]

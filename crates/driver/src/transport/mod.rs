@@ -47,4 +47,4 @@ pub(crate) use dial::{Dialer, url};
 pub(crate) use io::Ledger;
 pub(crate) use kv::Kv;
 pub use security::{Credentials, Security, TlsOptions};
-pub(crate) use watch::{WatchCreate, WatchReceiver};
+pub(crate) use watch::{WatchCreate, WatchReceiver, WatchSender};

@@ -170,6 +170,7 @@ async fn orchestrate(
         worker_cpu: None,
         audit: None,
         worker_busy: None,
+        kubernetes: None,
     })
 }
 

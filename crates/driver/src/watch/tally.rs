@@ -6,13 +6,12 @@ use std::cell::{Cell, RefCell};
 use std::sync::Arc;
 use std::time::Instant;
 
-use etcd_client::proto::PbEvent;
 use etcdlat_core::{ErrorCode, OpKind, Recorder};
 use tokio::sync::Notify;
 
 use super::ack::Ack;
 use super::plan::{Events, Plan, STAMP_LEN};
-use crate::transport::message::PutResponse;
+use crate::transport::message::{Event, PutResponse};
 use crate::transport::outcome_unknown;
 
 /// Counts of one worker.
@@ -135,7 +134,7 @@ impl Local {
         self.recorder.borrow_mut().record_errors(OpKind::WatchCreate, code, n as u64, now);
     }
 
-    pub(super) fn on_events(&self, watcher: &mut Watcher, events: &[PbEvent], arrival: Instant) {
+    pub(super) fn on_events(&self, watcher: &mut Watcher, events: &[Event], arrival: Instant) {
         let plan = &*self.plan;
         let arrival_ns = plan.since_base(arrival);
         let mut tally = self.tally.get();

@@ -17,7 +17,7 @@ use super::plan::{Plan, STAMP_LEN, WATCH_GET_RANGE_KEY};
 use super::tally::{Local, Watcher, WorkerResult, WorkerState, code};
 use crate::load::worker::STOP_GRACE;
 use crate::transport::message::Key;
-use crate::transport::message::{PutRequest, RangeRequest};
+use crate::transport::message::{PutRequest, RangeRequest, WatchResponse};
 use crate::transport::{Conn, Kv, WatchReceiver};
 
 /// How often a worker publishes how many events it has seen (never per event).
@@ -172,7 +172,7 @@ async fn receive(local: &Local, responses: &mut WatchReceiver, sent: &[Cell<Inst
     let mut ids: HashMap<i64, usize> = HashMap::with_capacity(n);
     let mut watchers = vec![Watcher::default(); n];
     loop {
-        let message = responses.message().await;
+        let message = responses.message::<WatchResponse>().await;
         let now = Instant::now();
         let response = match message {
             Ok(Some(response)) => response,

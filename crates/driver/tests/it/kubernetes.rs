@@ -6,8 +6,10 @@
 //! watch caches that end as a fresh list; the revision moves by exactly the successful
 //! mutating transactions and the compactor's writes.
 
-use etcd_client::GetOptions;
+use etcd_client::{DeleteOptions, GetOptions};
 use etcdlat_core::invariant::InvariantReport;
+use etcdlat_core::report::kubernetes::{SloVerdict, verdict};
+use etcdlat_core::workload::kubernetes::Verb;
 use etcdlat_core::{ErrorCode, OpKind, Report};
 use etcdlat_driver::Driver;
 use etcdlat_testkit::{Etcd, etcd_version, skip};
@@ -149,6 +151,17 @@ async fn reads_get_list_in_pinned_pages_count_and_wait_for_the_cache() {
     let list = report.op(OpKind::K8sList);
     assert_eq!((list.ok, list.keys, list.pages), (10, 1000, 150));
     held(&report);
+    // By pages taken: all ten in the bucket of 9 to 16 pages; in pages of 50, two; of 100,
+    // one.
+    for (page_size, bucket) in [(7, (9, 16)), (50, (2, 2)), (100, (1, 1))] {
+        let params = nodes.replace("page-size = 7", &format!("page-size = {page_size}"));
+        let report = run(&driver, 2, 10, "k8s-list", &params).await;
+        let k = report.kubernetes.expect("the apiserver's requests by resource");
+        let buckets: Vec<_> =
+            k.requests[0].pages.iter().map(|b| ((b.pages_min, b.pages_max), b.count)).collect();
+        assert_eq!(buckets, [(bucket, 10)], "pages of {page_size}");
+        assert_eq!((k.requests[0].resource.as_str(), k.requests[0].verb), ("minions", Verb::List));
+    }
 
     let report = run(&driver, 2, 10, "k8s-count", nodes).await;
     assert_eq!(report.op(OpKind::K8sCount).keys, 1000);
@@ -335,4 +348,130 @@ async fn a_cluster_of_nodes_is_preloaded_and_sent_at_its_derived_rates() {
     assert_eq!(report.errors_total(), 0, "{:?}", report.ops);
     near("all requests", sent as f64, 26.0);
     held(&report);
+
+    // By resource and verb, each flow on its own line: as many successes as etcd stored
+    // writes under its prefix, and together what its kind counted.
+    let by = |resource: &str, verb: Verb| {
+        let k = report.kubernetes.as_ref().expect("the apiserver's requests by resource");
+        let row = k.requests.iter().find(|r| r.resource == resource && r.verb == verb);
+        let row = row.unwrap_or_else(|| panic!("no {resource} {verb:?} in {:?}", k.requests));
+        assert_eq!(row.errors_total, 0, "{resource} {verb:?}");
+        assert_eq!(row.slo.verdict, SloVerdict::Met, "{resource} {verb:?}");
+        row.ok
+    };
+    let updates = [
+        ("leases", "/registry/leases/"),
+        ("minions", "/registry/minions/"),
+        ("pods", "/registry/pods/"),
+    ];
+    let mut updated = 0;
+    for (resource, prefix) in updates {
+        let stored = updates_under(&etcd, prefix).await as u64;
+        assert_eq!(by(resource, Verb::Update), stored, "{resource} updates");
+        updated += stored;
+    }
+    assert_eq!(updated, report.op(OpKind::K8sUpdate).ok, "the kind counts them all");
+    let events = keys(&etcd, "/registry/events/").await.len() as u64;
+    assert_eq!(by("events", Verb::Create), events);
+    assert_eq!(by("pods", Verb::List), report.op(OpKind::K8sList).ok);
+    // Every SLO met, no lease past 40 s: the run sustained its 50 nodes.
+    let v = verdict(&report);
+    assert_eq!((v.nodes, v.sustained, v.not_ready), (Some(50), true, 0), "{:?}", v.missed);
+    let k = report.kubernetes.as_ref().expect("reported");
+    assert_eq!((k.nodes, k.sustained), (Some(50), true));
+    let counts: u64 =
+        ["minions", "leases", "pods", "events"].map(|r| by(r, Verb::Count)).iter().sum();
+    assert_eq!(counts, report.op(OpKind::K8sCount).ok);
+}
+
+/// Node leases renewed less often than the node-monitor grace period allows are counted
+/// NotReady. A node whose lease etcd stored at version `v` (the preload's create, then
+/// `v - 1` renewals) went at least the run over `v` without one, so with a 1 s grace every
+/// node with `duration / v > 1 s` must be counted, and the longest gap is at least the run
+/// over the fewest versions; with a grace longer than the run, none is.
+#[tokio::test]
+async fn node_leases_renewed_less_often_than_the_grace_period_are_not_ready() {
+    if skip() {
+        return;
+    }
+    let etcd = Etcd::start_cluster(3).await;
+    let driver = etcd.driver(2).await;
+    let model = |grace: &str, duration: &str| {
+        scenario(&format!(
+            "[load]\nclients = 6\nduration = \"{duration}\"\n\
+             [kubernetes]\nnodes = 6\npods-per-node = 0\nnode-status-interval = \"0s\"\n\
+             pod-churn = 0\ncounts-per-minute = 0\nnode-lease-interval = \"4s\"\n\
+             node-monitor-grace-period = \"{grace}\"\n"
+        ))
+    };
+    let report = driver.run(&model("1s", "6s")).await.expect("a run");
+    let versions: Vec<i64> =
+        keys(&etcd, "/registry/leases/").await.iter().map(|kv| kv.version()).collect();
+    assert_eq!(versions.len(), 6);
+    let leases = report.kubernetes.as_ref().and_then(|k| k.node_leases.as_ref());
+    let leases = leases.expect("the node leases' renewals are reported");
+    let run_us = report.duration_s * 1e6;
+    let must = versions.iter().filter(|&&v| run_us / v as f64 > 1e6).count() as u64;
+    assert_eq!((leases.nodes, leases.not_ready_after_s), (6, 1.0));
+    assert!(leases.not_ready >= must.max(1), "{leases:?}, versions {versions:?}");
+    let fewest = *versions.iter().min().expect("six leases") as f64;
+    assert!(leases.max_gap_us as f64 >= run_us / fewest * 0.99, "{leases:?} {versions:?}");
+    assert!(leases.max_gap_us as f64 <= run_us * 1.01, "{leases:?} in {run_us} us");
+    assert!(leases.p99_gap_us <= leases.max_gap_us);
+
+    // Afresh, held to a minute: no node went that long.
+    etcd.client()
+        .await
+        .delete("/registry/", Some(DeleteOptions::new().with_prefix()))
+        .await
+        .unwrap();
+    let report = driver.run(&model("60s", "3s")).await.expect("a run");
+    let leases = report.kubernetes.and_then(|k| k.node_leases).expect("reported");
+    assert_eq!((leases.nodes, leases.not_ready), (6, 0), "{leases:?}");
+}
+
+/// A list whose later pages are pinned to a revision etcd compacts meanwhile fails with
+/// ErrCompacted, and the report counts it apart (and among its errors, under OutOfRange):
+/// lists a key a page run while another client writes and compacts to the newest revision
+/// every few milliseconds. Without the compactions none fails so.
+#[tokio::test]
+async fn lists_pinned_to_a_compacted_revision_are_counted_apart() {
+    if skip() {
+        return;
+    }
+    let etcd = Etcd::start_cluster(3).await;
+    let driver = etcd.driver(2).await;
+    let pods = "objects = 200\nobject-size = 100\npage-size = 1";
+    run(&driver, 8, 200, "k8s-create", pods).await;
+    let compacted_of = |report: &Report| {
+        let k = report.kubernetes.as_ref().expect("the apiserver's requests by resource");
+        let list = &k.requests[0];
+        assert_eq!((list.resource.as_str(), list.verb), ("pods", Verb::List));
+        (k.compacted, list.compacted, list.errors_total, list.errors.get("OutOfRange").copied())
+    };
+    let report = run(&driver, 2, 10, "k8s-list", pods).await;
+    assert_eq!(compacted_of(&report), (0, 0, 0, None));
+
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let compactor = {
+        let (stop, mut client) = (stop.clone(), etcd.client().await);
+        tokio::spawn(async move {
+            let mut compactions = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let put = client.put("/elsewhere/tick", "x", None).await.expect("a put");
+                let revision = put.header().expect("a header").revision();
+                client.compact(revision, None).await.expect("a compaction");
+                compactions += 1;
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+            compactions
+        })
+    };
+    let report = run(&driver, 2, 20, "k8s-list", pods).await;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    assert!(compactor.await.unwrap() > 0);
+    let counted = compacted_of(&report);
+    let (all, list, errors, out_of_range) = counted;
+    assert!(list > 0 && all == list, "compacted, by list, errors, OutOfRange: {counted:?}");
+    assert!(list <= errors && Some(list) <= out_of_range, "{counted:?}");
 }

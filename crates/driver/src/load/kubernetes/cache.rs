@@ -14,18 +14,22 @@ use std::rc::{Rc, Weak};
 use std::time::Duration;
 
 use bytes::Bytes;
-use etcd_client::{EventType, WatchOptions, WatchResponse};
 use etcdlat_core::invariant::Invariant;
 use etcdlat_core::workload::kubernetes::object_at;
 use etcdlat_core::workload::prefix_end;
 use tokio::sync::{Notify, OnceCell, oneshot};
 
 use super::{Checks, Layout};
-use crate::transport::message::RangeRequest;
-use crate::transport::{Conn, status};
+use crate::transport::message::{EventView, Malformed, RangeRequest, WatchResponse, WatchView};
+use crate::transport::{Conn, Kv, WatchCreate, WatchReceiver, WatchSender};
 
 /// The apiserver's page size for its watch cache's initial list.
 const INITIAL_PAGE: i64 = 10_000;
+
+/// How many times, and how far apart, the end-of-run check looks again at a cache that
+/// differs from etcd ([`Cache::diverged`]).
+const RECHECKS: u32 = 5;
+const RECHECK: Duration = Duration::from_millis(200);
 
 /// How long a consistent read waits for the cache, as the apiserver's
 /// `waitUntilFreshAndBlock` (3 s), before it fails with `DeadlineExceeded`.
@@ -104,19 +108,35 @@ impl Cache {
         let listed = req.revision;
         self.revision.set(listed);
         self.last_event.set(listed);
-        let options = WatchOptions::new()
-            .with_prefix()
-            .with_start_revision(listed + 1)
-            .with_prev_key()
-            .with_progress_notify();
-        let mut client = conn.client().await.map_err(status)?.watch_client();
-        let stream = client.watch(self.prefix.to_vec(), Some(options)).await.map_err(status)?;
+        let (mut requests, mut responses) = conn.watch().await?;
+        let how = WatchCreate {
+            start_revision: listed + 1,
+            prev_kv: true,
+            prefix: true,
+            progress_notify: true,
+        };
+        requests.create(&self.prefix, &how)?;
+        match responses.message::<WatchResponse>().await? {
+            Some(created) if created.created && !created.canceled => {}
+            // Compacted between the list and the watch: the apiserver would list again; a
+            // run's cache fails its client instead, named.
+            Some(refused) => {
+                return Err(tonic::Status::out_of_range(format!(
+                    "the watch cache's watch was refused: {}",
+                    refused.cancel_reason
+                )));
+            }
+            None => {
+                return Err(tonic::Status::unavailable("the watch cache's watch ended at once"));
+            }
+        }
         let (end, ended) = oneshot::channel();
         self.end.set(Some(end));
         tokio::task::spawn_local(watch(
             Rc::downgrade(self),
             Rc::clone(&self.progress),
-            stream,
+            requests,
+            responses,
             ended,
         ));
         Ok(())
@@ -169,6 +189,13 @@ impl Cache {
     /// current revision, its objects as they stand (a list at R plus the events from R + 1,
     /// and the worker's own writes) against a fresh list pinned to the revision it holds.
     /// Returns the objects that differ; unmeasured, once per cache.
+    ///
+    /// Differences are looked at again, a few times [`RECHECK`] apart, before they count:
+    /// etcd 3.4 and 3.5 releases before the fix of etcd issue 15220 (pull request 15237;
+    /// Debian's 3.4.23 among them) can answer a progress request with a revision whose
+    /// events it has not sent yet, so a cache can look caught up while
+    /// those events are on their way. Events that arrive late then mend it; lost ones never
+    /// do, and count.
     pub(super) async fn diverged(&self, conn: &Conn) -> Result<u64, tonic::Status> {
         let mut kv = conn.kv.clone();
         let limit_one = RangeRequest { limit: 1, ..self.prefix_range() };
@@ -176,6 +203,19 @@ impl Cache {
         if !self.caught_up(now).await {
             return Err(tonic::Status::deadline_exceeded("the watch cache did not catch up"));
         }
+        let mut diverged = self.differences(&mut kv).await?;
+        for _ in 0..RECHECKS {
+            if diverged == 0 {
+                break;
+            }
+            tokio::time::sleep(RECHECK).await;
+            diverged = self.differences(&mut kv).await?;
+        }
+        Ok(diverged)
+    }
+
+    /// How many objects the cache holds otherwise than a fresh list at its revision.
+    async fn differences(&self, kv: &mut Kv) -> Result<u64, tonic::Status> {
         // Taken at once, with no await between: the events after it do not move it.
         let revision = self.revision.get();
         let held: Vec<i64> = self.slots.iter().map(|s| s.get().max(0)).collect();
@@ -222,35 +262,27 @@ impl Cache {
     }
 
     /// One watch response: events applied in order and checked, or a progress notification.
-    fn apply(&self, resp: &WatchResponse) {
-        let header = resp.header().map_or(0, etcd_client::ResponseHeader::revision);
-        if resp.events().is_empty() {
-            if resp.canceled() {
+    fn apply(&self, resp: &WatchView<'_>) -> Result<(), Malformed> {
+        if !resp.has_events {
+            if resp.canceled {
                 // Compacted past what it had delivered: the apiserver would list again;
                 // this cache stays where it was, and its consistent reads time out.
                 tracing::warn!(
-                    compact_revision = resp.compact_revision(),
+                    compact_revision = resp.compact_revision,
                     reason = resp.cancel_reason(),
                     "a watch cache's watch was cancelled"
                 );
             }
-            if !resp.created() && !resp.canceled() {
-                self.progressed(header);
+            if !resp.created && !resp.canceled {
+                self.progressed(resp.revision);
             }
-            return;
+            return Ok(());
         }
         for event in resp.events() {
-            let Some(kv) = event.kv() else { continue };
-            let seen = Seen {
-                key: kv.key(),
-                mod_revision: kv.mod_revision(),
-                version: kv.version(),
-                deleted: event.event_type() == EventType::Delete,
-                prev_kv: event.prev_kv().is_some(),
-            };
-            self.event(&seen);
+            self.event(&event?);
         }
         self.advance(self.last_event.get());
+        Ok(())
     }
 
     /// A progress notification: everything up to `revision` was delivered.
@@ -262,7 +294,7 @@ impl Cache {
     }
 
     /// One event, checked and applied.
-    fn event(&self, e: &Seen<'_>) {
+    fn event(&self, e: &EventView<'_>) {
         if e.mod_revision < self.last_event.get() {
             self.checks.violated(Invariant::WatchOrder);
         }
@@ -293,16 +325,6 @@ impl Drop for Cache {
     }
 }
 
-/// What a watch event says of an object, as the cache reads it.
-struct Seen<'a> {
-    key: &'a [u8],
-    mod_revision: i64,
-    version: i64,
-    deleted: bool,
-    /// It carried the previous value.
-    prev_kv: bool,
-}
-
 /// `slot` takes `revision` (minus it when `deleted`) if that is newer than what it holds.
 fn put_newer(slot: &Cell<i64>, revision: i64, deleted: bool) {
     if revision > slot.get().abs() {
@@ -324,23 +346,26 @@ pub(super) fn next_key(key: &[u8]) -> Bytes {
 async fn watch(
     cache: Weak<Cache>,
     progress: Rc<Notify>,
-    stream: etcd_client::WatchStream,
+    mut requests: WatchSender,
+    mut responses: WatchReceiver,
     mut ended: oneshot::Receiver<()>,
 ) {
-    let (mut requests, mut responses) = stream.split();
     loop {
         tokio::select! {
             _ = &mut ended => return,
-            message = responses.message() => {
-                let Ok(Some(resp)) = message else {
+            message = responses.raw() => {
+                let Ok(Some(message)) = message else {
                     tracing::warn!("a watch cache's watch ended; its consistent reads will time out");
                     return;
                 };
                 let Some(cache) = cache.upgrade() else { return };
-                cache.apply(&resp);
+                if let Err(e) = WatchView::parse(&message).and_then(|resp| cache.apply(&resp)) {
+                    tracing::warn!("a watch cache's watch stops: {e}");
+                    return;
+                }
             }
             () = progress.notified() => {
-                if requests.request_progress().await.is_err() {
+                if requests.request_progress().is_err() {
                     return;
                 }
             }
@@ -361,8 +386,14 @@ mod tests {
         Cache::new(&layout, 10, Rc::default())
     }
 
-    fn put(key: &str, mod_revision: i64, version: i64) -> Seen<'_> {
-        Seen { key: key.as_bytes(), mod_revision, version, deleted: false, prev_kv: version > 1 }
+    fn put(key: &str, mod_revision: i64, version: i64) -> EventView<'_> {
+        EventView {
+            key: key.as_bytes(),
+            mod_revision,
+            version,
+            deleted: false,
+            prev_kv: version > 1,
+        }
     }
 
     fn violations(cache: &Cache) -> Vec<(Invariant, u64)> {
@@ -381,7 +412,7 @@ mod tests {
         c.wrote(3, 9, false);
         c.event(&put(key, 7, 2));
         assert_eq!(c.revision_of(3), Some(9), "an event older than the worker's own write");
-        c.event(&Seen { deleted: true, ..put(key, 10, 3) });
+        c.event(&EventView { deleted: true, ..put(key, 10, 3) });
         assert_eq!(c.revision_of(3), None);
         c.wrote(3, 8, false);
         assert_eq!(c.revision_of(3), None, "a write older than the delete");
@@ -409,7 +440,7 @@ mod tests {
         // Back in revision.
         c.event(&put(key, 4, 2));
         // An update without its previous value.
-        c.event(&Seen { prev_kv: false, ..put(key, 7, 2) });
+        c.event(&EventView { prev_kv: false, ..put(key, 7, 2) });
         // Progress behind what was delivered, then ahead of it.
         c.progressed(6);
         c.progressed(9);

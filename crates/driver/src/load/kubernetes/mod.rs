@@ -38,7 +38,9 @@ use std::sync::Arc;
 use bytes::Bytes;
 use etcdlat_core::invariant::Invariant;
 use etcdlat_core::workload::keyspace::random_value;
-use etcdlat_core::workload::kubernetes::{EventOp, ObjectOp, write_key};
+use etcdlat_core::workload::kubernetes::{
+    self as k8s, EventOp, NODE_LEASES, ObjectOp, RequestKind, write_key,
+};
 use etcdlat_core::workload::{Operation, prefix_end};
 use etcdlat_core::{OpKind, Scenario};
 
@@ -100,12 +102,44 @@ pub(crate) struct Workload {
     page_size: i64,
     /// Lease time to live and reuse, when objects are created with a TTL.
     lease: Option<lease::Plan>,
+    /// Its (resource, verb)'s number among the run's ([`Request`]).
+    slot: usize,
+    /// Its updates renew node leases: the recorder follows each object's renewals.
+    renews: bool,
+}
+
+/// What the worker records of an apiserver request besides its kind: its (resource, verb)'s
+/// slot ([`etcdlat_core::recorder::kubernetes`]) and, for node lease renewals, how many
+/// objects the renewals are of.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Recorded {
+    /// The (resource, verb)'s slot.
+    pub slot: usize,
+    /// For node lease renewals, the leases' objects: the size of the renewal table.
+    pub renewed_of: Option<u64>,
+}
+
+/// The slot of `kind` in `slots`, added when new: numbered in the order the scenario's
+/// operations first name them, the same on every worker.
+fn slot_of(kind: RequestKind, slots: &mut Vec<RequestKind>) -> usize {
+    match slots.iter().position(|k| *k == kind) {
+        Some(slot) => slot,
+        None => {
+            slots.push(kind);
+            slots.len() - 1
+        }
+    }
 }
 
 impl Workload {
     /// The operation `op` of `scenario` if it is one of the apiserver's; `seed` tells this
-    /// run's event names from another's.
-    pub(crate) fn new(op: &Operation, scenario: &Scenario, seed: u64) -> Option<Self> {
+    /// run's event names from another's; its (resource, verb) gets its number in `slots`.
+    pub(crate) fn new(
+        op: &Operation,
+        scenario: &Scenario,
+        seed: u64,
+        slots: &mut Vec<RequestKind>,
+    ) -> Option<Self> {
         let verb = match op {
             Operation::K8sCreate(_) => Verb::Create,
             Operation::K8sUpdate(_) => Verb::Update,
@@ -114,7 +148,10 @@ impl Workload {
             Operation::K8sList(_) => Verb::List,
             Operation::K8sCount(_) => Verb::Count,
             Operation::K8sConsistentList(_) => Verb::ConsistentList,
-            Operation::K8sEvent(e) => return Some(Self::events(e, seed)),
+            Operation::K8sEvent(e) => {
+                let kind = RequestKind { resource: "events".to_owned(), verb: k8s::Verb::Create };
+                return Some(Self::events(e, seed, slot_of(kind, slots)));
+            }
             _ => return None,
         };
         let o = op.objects()?;
@@ -135,6 +172,9 @@ impl Workload {
             .workload()
             .iter()
             .any(|(_, other)| matches!(other, Operation::K8sCreate(c) if same_names(c)));
+        let kind = op.kinds()[0];
+        let verb_of_kind = k8s::Verb::of(kind).expect("an apiserver request kind");
+        let slot = slot_of(RequestKind { resource: o.resource.clone(), verb: verb_of_kind }, slots);
         Some(Self {
             verb,
             layout,
@@ -146,10 +186,12 @@ impl Workload {
             page_size: i64::try_from(o.page_size).unwrap_or(i64::MAX),
             // Objects with a TTL share leases as events do, on the apiserver's defaults.
             lease: o.ttl.map(|ttl| lease::Plan::new(ttl, &EventOp::default())),
+            slot,
+            renews: verb == Verb::Update && o.resource == NODE_LEASES,
         })
     }
 
-    fn events(e: &EventOp, seed: u64) -> Self {
+    fn events(e: &EventOp, seed: u64, slot: usize) -> Self {
         Self {
             verb: Verb::Event,
             layout: Layout {
@@ -166,6 +208,8 @@ impl Workload {
             single_writer: false,
             page_size: 0,
             lease: Some(lease::Plan::new(e.ttl, e)),
+            slot,
+            renews: false,
         }
     }
 
@@ -296,6 +340,12 @@ impl Runner {
     /// The kind its requests are reported under.
     pub(crate) fn kind(&self) -> OpKind {
         self.plan.kinds()[0]
+    }
+
+    /// What the worker records of its requests besides their kind.
+    pub(crate) fn request(&self) -> Recorded {
+        let p = &self.plan;
+        Recorded { slot: p.slot, renewed_of: p.renews.then_some(p.objects) }
     }
 
     /// Whether the client must wait for the cache to be filled before its request.
@@ -443,6 +493,7 @@ impl Runner {
                 return Ok(Done {
                     retries: conflicts,
                     conflicts,
+                    object: o,
                     ..Done::answered(resp.header.as_ref(), 1, value_bytes)
                 });
             }
@@ -499,6 +550,16 @@ impl Runner {
     }
 }
 
+/// What etcd answers a request for a revision it has compacted (`ErrCompacted`).
+const COMPACTED: &str = "required revision has been compacted";
+
+/// Whether etcd failed `status`'s request because the revision it asked for was compacted
+/// (a list pinned to it, a watch from it): a scan of the message of a failure, never of a
+/// success.
+pub(crate) fn compacted(status: &tonic::Status) -> bool {
+    status.message().contains(COMPACTED)
+}
+
 /// A linearizable Range of one key.
 fn get(key: Bytes) -> RangeRequest {
     RangeRequest { key, ..RangeRequest::default() }
@@ -539,6 +600,8 @@ mod tests {
             single_writer: groups > 1,
             page_size: 0,
             lease: None,
+            slot: 0,
+            renews: false,
         };
         Runner::new(Arc::new(plan), &mut WorkerCaches::default(), 0)
     }

@@ -1,5 +1,5 @@
-//! The etcd messages the client sends and reads itself (KV, Authenticate, and the create
-//! requests of its watch streams), written by hand and sent over its own HTTP/2 connections
+//! The etcd messages the client sends and reads itself (KV, Authenticate, and its watch
+//! streams' requests and responses: [`watch`]), written by hand and sent over its own HTTP/2 connections
 //! ([`super::kv`], [`super::watch`]), not through tonic.
 //!
 //! etcd-client's convenience layer takes keys and values as owned `Vec<u8>`, so every put
@@ -12,6 +12,13 @@
 
 use bytes::{Buf, BufMut, Bytes};
 use prost::encoding::{self, DecodeContext, WireType};
+
+mod watch;
+
+pub(crate) use watch::{
+    Event, EventView, Malformed, WatchCreateRequest, WatchProgressRequest, WatchRequest,
+    WatchResponse, WatchView,
+};
 
 /// Keys up to this many bytes are kept inline in the request.
 const INLINE_KEY: usize = 32;
@@ -328,28 +335,6 @@ pub(crate) struct AuthenticateResponse {
     pub token: String,
 }
 
-/// `etcdserverpb.WatchRequest`, as etcdlat's watch streams send it: always a create
-/// (`request_union`'s field 1). etcdlat never cancels a watcher or asks for progress: its
-/// watchers last as long as their stream.
-#[derive(Clone, PartialEq, prost::Message)]
-pub(crate) struct WatchRequest {
-    #[prost(message, optional, tag = "1")]
-    pub create_request: Option<WatchCreateRequest>,
-}
-
-/// `etcdserverpb.WatchCreateRequest`: one key, from a revision, with or without the
-/// previous values (`range_end`, `progress_notify`, `filters`, `watch_id` and `fragment`
-/// left at their defaults).
-#[derive(Clone, PartialEq, prost::Message)]
-pub(crate) struct WatchCreateRequest {
-    #[prost(bytes = "bytes", tag = "1")]
-    pub key: Bytes,
-    #[prost(int64, tag = "3")]
-    pub start_revision: i64,
-    #[prost(bool, tag = "6")]
-    pub prev_kv: bool,
-}
-
 /// The methods these messages go to.
 pub(crate) const PUT: &str = "/etcdserverpb.KV/Put";
 pub(crate) const RANGE: &str = "/etcdserverpb.KV/Range";
@@ -368,22 +353,22 @@ mod tests {
     //! and ours decode there (fields this client skips are left out of the comparison).
 
     use super::*;
+    use etcd_client::CompareOp;
     use etcd_client::proto::{
         PbAuthenticateRequest, PbAuthenticateResponse, PbCompare, PbCompareTarget, PbDeleteRequest,
         PbDeleteResponse, PbKeyValue, PbPutRequest, PbPutResponse, PbRangeRequest, PbRangeResponse,
         PbResponseHeader, PbResponseOp, PbTargetUnion, PbTxnOpRequest, PbTxnOpResponse,
-        PbTxnRequest, PbTxnRequestOp, PbTxnResponse, PbWatchRequest,
+        PbTxnRequest, PbTxnRequestOp, PbTxnResponse,
     };
-    use etcd_client::{CompareOp, WatchOptions};
     use prost::Message;
 
     /// `message` encoded by one side and decoded by the other.
-    fn across<T: Message + Default>(message: &impl Message) -> T {
+    pub(super) fn across<T: Message + Default>(message: &impl Message) -> T {
         T::decode(message.encode_to_vec().as_slice()).expect("decodes")
     }
 
     /// A request encodes to the generated type's bytes, and decodes there to it.
-    fn same_request<T: Message + Default + PartialEq + std::fmt::Debug>(
+    pub(super) fn same_request<T: Message + Default + PartialEq + std::fmt::Debug>(
         ours: &impl Message,
         reference: &T,
     ) {
@@ -392,11 +377,11 @@ mod tests {
         assert_eq!(&across::<T>(ours), reference);
     }
 
-    fn header() -> ResponseHeader {
+    pub(super) fn header() -> ResponseHeader {
         ResponseHeader { cluster_id: 1, member_id: 2, revision: 3, raft_term: 4 }
     }
 
-    fn pb_header() -> PbResponseHeader {
+    pub(super) fn pb_header() -> PbResponseHeader {
         PbResponseHeader { cluster_id: 1, member_id: 2, revision: 3, raft_term: 4 }
     }
 
@@ -591,31 +576,6 @@ mod tests {
         let reference = PbAuthenticateRequest { name: "root".into(), password: "p\u{e4}ss".into() };
         same_request(&ours, &reference);
         assert_eq!(across::<AuthenticateRequest>(&reference), ours);
-    }
-
-    #[test]
-    fn watch_create_requests_encode_like_generated_code() {
-        let keys: [&[u8]; 3] = [b"watchkey", b"\x00watch/\xff", &[7; 300]];
-        for key in keys {
-            for start_revision in [0, 1, 42, i64::MAX] {
-                for prev_kv in [false, true] {
-                    let ours = WatchRequest {
-                        create_request: Some(WatchCreateRequest {
-                            key: Bytes::copy_from_slice(key),
-                            start_revision,
-                            prev_kv,
-                        }),
-                    };
-                    let options =
-                        WatchOptions::new().with_key(key).with_start_revision(start_revision);
-                    let options = if prev_kv { options.with_prev_key() } else { options };
-                    let reference = PbWatchRequest::from(options);
-                    same_request(&ours, &reference);
-                    assert_eq!(across::<WatchRequest>(&reference), ours);
-                }
-            }
-        }
-        same_request(&WatchRequest::default(), &PbWatchRequest::default());
     }
 
     #[test]

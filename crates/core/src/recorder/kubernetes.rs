@@ -1,0 +1,305 @@
+//! The apiserver's requests (`k8s-*`) as Kubernetes counts them: by resource and verb
+//! rather than by operation kind, so that lease renewals, node status updates and pod
+//! updates (all `k8s-update`) are told apart; lists by how many pages they took; and each
+//! node lease's longest time without a successful renewal.
+//!
+//! A request kind is a *slot*: the driver numbers the (resource, verb) pairs of a run's
+//! operations once, the same on every worker, and records by number; the names are the
+//! driver's to give when the report is made. Recording never allocates but the first time
+//! a slot, a page bucket or a lease table is seen on a worker.
+
+use std::time::{Duration, Instant};
+
+use hdrhistogram::Histogram;
+
+use super::new_histogram;
+use crate::op::ErrorCode;
+
+/// Page buckets of a list: 1, 2, 3-4, 5-8, ... up to 2^31 pages (a list of more falls in
+/// the last).
+pub const PAGE_BUCKETS: usize = 33;
+
+/// The bucket of a list that took `pages` pages: 0 for one page, `k` for `2^(k-1)+1 ..=
+/// 2^k`.
+#[must_use]
+pub fn page_bucket(pages: u64) -> usize {
+    let k = (u64::BITS - pages.saturating_sub(1).leading_zeros()) as usize;
+    k.min(PAGE_BUCKETS - 1)
+}
+
+/// The pages bucket `k` holds, first and last ([`page_bucket`]).
+#[must_use]
+pub fn page_bucket_bounds(k: usize) -> (u64, u64) {
+    match k {
+        0 => (1, 1),
+        _ => ((1 << (k - 1)) + 1, 1 << k),
+    }
+}
+
+/// What one worker recorded of one (resource, verb).
+#[derive(Debug, Clone)]
+pub struct RequestRecord {
+    /// Latency of the successes (completion minus intended start), us.
+    pub latency: Histogram<u64>,
+    /// Successful requests.
+    pub ok: u64,
+    /// Failed requests by code, indexed by [`ErrorCode::index`].
+    pub errors: [u64; ErrorCode::COUNT],
+    /// Of the failures, those etcd answered with "mvcc: required revision has been
+    /// compacted" (counted in `errors` too, under their code).
+    pub compacted: u64,
+    /// Compares that failed within the successes (an update's or delete's stale revision).
+    pub conflicts: u64,
+    /// Attempts beyond the first within the successes.
+    pub retries: u64,
+    /// The successes' latency by the pages they read, indexed by [`page_bucket`]; a bucket
+    /// no request fell in is `None`.
+    pub pages: Vec<Option<Histogram<u64>>>,
+    /// Each object's renewals, when the slot renews node leases.
+    pub renewals: Option<Renewals>,
+}
+
+impl RequestRecord {
+    fn new() -> Self {
+        Self {
+            latency: new_histogram(),
+            ok: 0,
+            errors: [0; ErrorCode::COUNT],
+            compacted: 0,
+            conflicts: 0,
+            retries: 0,
+            pages: Vec::new(),
+            renewals: None,
+        }
+    }
+
+    /// Requests that failed, all codes together.
+    #[must_use]
+    pub fn errors_total(&self) -> u64 {
+        self.errors.iter().sum()
+    }
+
+    fn merge(&mut self, other: &RequestRecord) {
+        self.latency.add(&other.latency).expect("same bounds");
+        self.ok += other.ok;
+        for (a, b) in self.errors.iter_mut().zip(other.errors) {
+            *a += b;
+        }
+        self.compacted += other.compacted;
+        self.conflicts += other.conflicts;
+        self.retries += other.retries;
+        if self.pages.len() < other.pages.len() {
+            self.pages.resize(other.pages.len(), None);
+        }
+        for (mine, theirs) in self.pages.iter_mut().zip(&other.pages) {
+            match (mine.as_mut(), theirs) {
+                (Some(m), Some(t)) => m.add(t).expect("same bounds"),
+                (None, Some(t)) => *mine = Some(t.clone()),
+                _ => {}
+            }
+        }
+        match (&mut self.renewals, &other.renewals) {
+            (Some(m), Some(t)) => m.merge(t),
+            (None, Some(t)) => self.renewals = Some(t.clone()),
+            _ => {}
+        }
+    }
+}
+
+/// The successful renewals of each object of a resource (node leases) one worker saw: the
+/// longest time each went without one, from the run's start to its first, between two, and
+/// (once [`Renewals::close`]d) from its last to the run's end.
+#[derive(Debug, Clone)]
+pub struct Renewals {
+    /// The last renewal, us since the recorder's start; [`NEVER`] before the first.
+    last_us: Vec<u64>,
+    /// The longest gap so far, us.
+    longest_us: Vec<u64>,
+    closed: bool,
+}
+
+/// An object not renewed yet.
+const NEVER: u64 = u64::MAX;
+
+impl Renewals {
+    fn new(objects: usize) -> Self {
+        Self { last_us: vec![NEVER; objects], longest_us: vec![0; objects], closed: false }
+    }
+
+    fn renewed(&mut self, object: usize, since_start_us: u64) {
+        let (Some(last), Some(longest)) =
+            (self.last_us.get_mut(object), self.longest_us.get_mut(object))
+        else {
+            return;
+        };
+        let gap = if *last == NEVER { since_start_us } else { since_start_us - *last };
+        *longest = (*longest).max(gap);
+        *last = since_start_us;
+    }
+
+    fn close(&mut self, end_us: u64) {
+        if self.closed {
+            return;
+        }
+        for (last, longest) in self.last_us.iter().zip(&mut self.longest_us) {
+            let gap = if *last == NEVER { end_us } else { end_us.saturating_sub(*last) };
+            *longest = (*longest).max(gap);
+        }
+        self.closed = true;
+    }
+
+    /// Two workers' views of the same objects, both closed: each object's longest gap is at
+    /// most the smaller of theirs (each worker's renewals cut the run more coarsely than
+    /// all of them together do), and exactly it when only one worker renewed the object (the
+    /// other's is the whole run), as with one writer per object.
+    fn merge(&mut self, other: &Renewals) {
+        if self.longest_us.len() < other.longest_us.len() {
+            self.longest_us.resize(other.longest_us.len(), u64::MAX);
+            self.last_us.resize(other.last_us.len(), NEVER);
+        }
+        for (mine, theirs) in self.longest_us.iter_mut().zip(&other.longest_us) {
+            *mine = (*mine).min(*theirs);
+        }
+    }
+
+    /// Each object's longest time without a successful renewal, us, in object order
+    /// (meaningful once closed: the run's end is part of it).
+    #[must_use]
+    pub fn longest_us(&self) -> &[u64] {
+        &self.longest_us
+    }
+}
+
+/// Every (resource, verb) one worker recorded, by slot.
+#[derive(Debug, Clone, Default)]
+pub struct Requests {
+    slots: Vec<Option<RequestRecord>>,
+}
+
+impl Requests {
+    fn slot_mut(&mut self, slot: usize) -> &mut RequestRecord {
+        if self.slots.len() <= slot {
+            self.slots.resize_with(slot + 1, || None);
+        }
+        self.slots[slot].get_or_insert_with(RequestRecord::new)
+    }
+
+    /// Records a success of `slot` that read `pages` pages (0 for a request that is not a
+    /// list) after `conflicts` failed compares and `retries` retries.
+    #[inline]
+    pub(super) fn ok(
+        &mut self,
+        slot: usize,
+        latency_us: u64,
+        pages: u64,
+        conflicts: u64,
+        retries: u64,
+    ) {
+        let r = self.slot_mut(slot);
+        r.latency.record(latency_us).expect("value within bounds");
+        r.ok += 1;
+        r.conflicts += conflicts;
+        r.retries += retries;
+        if pages > 0 {
+            if r.pages.is_empty() {
+                r.pages.resize(PAGE_BUCKETS, None);
+            }
+            r.pages[page_bucket(pages)]
+                .get_or_insert_with(new_histogram)
+                .record(latency_us)
+                .expect("value within bounds");
+        }
+    }
+
+    /// Records a failure of `slot`.
+    #[inline]
+    pub(super) fn error(&mut self, slot: usize, code: ErrorCode, compacted: bool) {
+        let r = self.slot_mut(slot);
+        r.errors[code.index()] += 1;
+        r.compacted += u64::from(compacted);
+    }
+
+    #[inline]
+    pub(super) fn renewed(
+        &mut self,
+        slot: usize,
+        object: u64,
+        objects: u64,
+        since_start: Duration,
+    ) {
+        let r = self.slot_mut(slot);
+        let objects = usize::try_from(objects).unwrap_or(usize::MAX);
+        let renewals = r.renewals.get_or_insert_with(|| Renewals::new(objects));
+        let us = u64::try_from(since_start.as_micros()).unwrap_or(u64::MAX - 1);
+        renewals.renewed(usize::try_from(object).unwrap_or(usize::MAX), us);
+    }
+
+    pub(super) fn close(&mut self, start: Instant, end: Instant) {
+        let end_us =
+            u64::try_from(end.saturating_duration_since(start).as_micros()).unwrap_or(u64::MAX - 1);
+        for r in self.slots.iter_mut().flatten() {
+            if let Some(renewals) = &mut r.renewals {
+                renewals.close(end_us);
+            }
+        }
+    }
+
+    pub(super) fn merge(&mut self, other: &Requests) {
+        for (slot, theirs) in other.slots.iter().enumerate() {
+            if let Some(theirs) = theirs {
+                self.slot_mut(slot).merge(theirs);
+            }
+        }
+    }
+
+    /// Each slot recorded, with its number.
+    pub fn iter(&self) -> impl Iterator<Item = (usize, &RequestRecord)> {
+        self.slots.iter().enumerate().filter_map(|(slot, r)| r.as_ref().map(|r| (slot, r)))
+    }
+
+    /// Whether nothing was recorded.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.slots.iter().all(Option::is_none)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pages_fall_in_buckets_of_powers_of_two() {
+        let buckets: Vec<usize> = [1, 2, 3, 4, 5, 8, 9, 16, 17].map(page_bucket).to_vec();
+        assert_eq!(buckets, [0, 1, 2, 2, 3, 3, 4, 4, 5]);
+        for k in 0..10 {
+            let (first, last) = page_bucket_bounds(k);
+            assert_eq!((page_bucket(first), page_bucket(last)), (k, k));
+            assert_eq!(page_bucket(last + 1), k + 1);
+        }
+        assert_eq!(page_bucket(u64::MAX), PAGE_BUCKETS - 1);
+    }
+
+    /// The longest gap counts from the start to the first renewal, between renewals and
+    /// from the last to the end; an object one worker never renewed takes the other's.
+    #[test]
+    fn renewal_gaps_include_the_run_s_ends_and_merge_by_object() {
+        let s = |secs: u64| Duration::from_secs(secs);
+        let t0 = Instant::now();
+        let mut a = Requests::default();
+        a.renewed(0, 0, 3, s(5));
+        a.renewed(0, 0, 3, s(15));
+        a.renewed(0, 0, 3, s(20));
+        a.renewed(0, 1, 3, s(2));
+        a.close(t0, t0 + s(60));
+        let mut b = Requests::default();
+        b.renewed(0, 2, 3, s(30));
+        b.renewed(0, 2, 3, s(40));
+        b.close(t0, t0 + s(60));
+        a.merge(&b);
+        let (_, r) = a.iter().next().unwrap();
+        let longest: Vec<u64> = r.renewals.as_ref().unwrap().longest_us().to_vec();
+        assert_eq!(longest, [40, 58, 30].map(|secs| secs * 1_000_000));
+        assert_eq!(r.ok, 0, "renewals are counted apart from successes");
+    }
+}

@@ -1,0 +1,304 @@
+//! The apiserver's requests in Kubernetes' terms (the report's `kubernetes`): each
+//! (resource, verb)'s latency against Kubernetes' SLO for its verb, with its failures,
+//! conflicts and retries, the node leases' longest gaps between renewals, and whether the
+//! run sustained its `[kubernetes] nodes` within the SLOs ([`verdict`]).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Distribution, Report};
+use crate::op::ErrorCode;
+use crate::recorder::kubernetes::{Renewals, RequestRecord, Requests, page_bucket_bounds};
+use crate::recorder::new_histogram;
+use crate::workload::kubernetes::{RequestKind, Verb};
+
+/// What the run's apiserver requests did, by resource and verb.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KubernetesReport {
+    /// The scenario's `[kubernetes] nodes`, when the run modelled a cluster.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nodes: Option<u64>,
+    /// Every (resource, verb) met its SLO and no node lease went past the grace period
+    /// ([`verdict`]).
+    pub sustained: bool,
+    /// Each (resource, verb) the run sent, in the order of [`RequestKind`] (resource, then
+    /// verb).
+    pub requests: Vec<RequestReport>,
+    /// Requests etcd failed with "mvcc: required revision has been compacted" (ErrCompacted:
+    /// a list whose later pages' revision was compacted meanwhile), all resources and verbs;
+    /// among their errors too.
+    pub compacted: u64,
+    /// The node leases' renewals, when the run renewed any (`k8s-update` of `leases`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_leases: Option<NodeLeaseReport>,
+}
+
+/// How long node leases went without a successful renewal: per node, the longest of the
+/// time from the run's start to its first renewal, between two, and from its last to the
+/// run's end; then over the nodes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeLeaseReport {
+    /// Node leases followed: the objects of the renewals' layout, renewed in the run or not.
+    pub nodes: u64,
+    /// The longest gap of any node, microseconds.
+    pub max_gap_us: u64,
+    /// The 99th percentile of the nodes' longest gaps, microseconds.
+    pub p99_gap_us: u64,
+    /// The node-monitor grace period the gaps are held to, seconds (Kubernetes' 40 s, or
+    /// the scenario's `[kubernetes] node-monitor-grace-period`).
+    pub not_ready_after_s: f64,
+    /// Nodes whose longest gap was longer: the node controller would have marked them
+    /// NotReady.
+    pub not_ready: u64,
+}
+
+impl NodeLeaseReport {
+    fn from_renewals(renewals: &Renewals, grace: Duration) -> Option<Self> {
+        let gaps = renewals.longest_us();
+        let mut histogram = new_histogram();
+        for &gap in gaps {
+            histogram.saturating_record(gap);
+        }
+        let grace_us = u64::try_from(grace.as_micros()).unwrap_or(u64::MAX);
+        let max_gap_us = gaps.iter().copied().max().unwrap_or(0);
+        (!gaps.is_empty()).then(|| Self {
+            nodes: gaps.len() as u64,
+            max_gap_us,
+            // The histogram answers with its bucket's highest value: never past the largest.
+            p99_gap_us: histogram.value_at_quantile(0.99).min(max_gap_us),
+            not_ready_after_s: grace.as_secs_f64(),
+            not_ready: gaps.iter().filter(|&&gap| gap > grace_us).count() as u64,
+        })
+    }
+}
+
+/// One (resource, verb)'s requests.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RequestReport {
+    /// The resource, as in its key (`pods`, `leases`, `minions`, `events`).
+    pub resource: String,
+    /// What the requests did.
+    pub verb: Verb,
+    /// Successful requests.
+    pub ok: u64,
+    /// Failed requests by gRPC code name; only codes that occurred.
+    pub errors: BTreeMap<String, u64>,
+    /// Failed requests, all codes.
+    pub errors_total: u64,
+    /// Of the failed, those etcd answered with ErrCompacted ("mvcc: required revision has
+    /// been compacted"), also counted under their code in `errors`.
+    pub compacted: u64,
+    /// Latency of the successes (completion minus intended start), microseconds.
+    #[serde(rename = "latency_us")]
+    pub latency: Distribution,
+    /// Kubernetes' SLO for the verb and whether the p99 met it.
+    pub slo: SloReport,
+    /// Compares that failed within the successes (stale revisions, each retried).
+    pub conflicts: u64,
+    /// Attempts beyond the first within the successes.
+    pub retries: u64,
+    /// A list's successes by the pages they took, in buckets of powers of two (1, 2, 3-4,
+    /// 5-8, ...), only those any fell in; empty for other verbs.
+    pub pages: Vec<PageBucket>,
+}
+
+/// The lists that took between `pages_min` and `pages_max` pages.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PageBucket {
+    /// The fewest pages of the bucket.
+    pub pages_min: u64,
+    /// The most pages of the bucket.
+    pub pages_max: u64,
+    /// Lists that took that many pages.
+    pub count: u64,
+    /// Their p99 latency, microseconds.
+    pub p99_us: u64,
+    /// Their largest latency, microseconds.
+    pub max_us: u64,
+}
+
+/// A (resource, verb)'s p99 latency against Kubernetes' SLO for its verb
+/// ([`Verb::slo`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SloReport {
+    /// The SLO's class: `mutating`, `single-object read` or `list`.
+    pub class: String,
+    /// The p99 the class allows, seconds.
+    pub limit_s: f64,
+    /// Whether the run's p99 was within it.
+    pub verdict: SloVerdict,
+}
+
+/// Whether a (resource, verb) met its SLO.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum SloVerdict {
+    /// Its p99 was within the limit.
+    Met,
+    /// Its p99 was over the limit.
+    Missed,
+    /// No request succeeded: nothing to hold to it, and not met.
+    NoSuccesses,
+}
+
+impl SloVerdict {
+    /// As the text report says it.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Met => "met",
+            Self::Missed => "missed",
+            Self::NoSuccesses => "no successful requests",
+        }
+    }
+}
+
+impl KubernetesReport {
+    /// The report of the merged `requests`, whose slots `kinds` names, of a cluster of
+    /// `nodes` (when modelled), node leases held to `grace` without a renewal; `None` when
+    /// the run recorded none.
+    #[must_use]
+    pub fn from_requests(
+        kinds: &[RequestKind],
+        requests: &Requests,
+        nodes: Option<u64>,
+        grace: Duration,
+    ) -> Option<Self> {
+        let node_leases = requests
+            .iter()
+            .find_map(|(_, r)| r.renewals.as_ref())
+            .and_then(|renewals| NodeLeaseReport::from_renewals(renewals, grace));
+        let mut rows: Vec<RequestReport> = requests
+            .iter()
+            .filter_map(|(slot, r)| kinds.get(slot).map(|k| RequestReport::from_record(k, r)))
+            .collect();
+        rows.sort_by(|a, b| (&a.resource, a.verb).cmp(&(&b.resource, b.verb)));
+        let compacted = rows.iter().map(|r| r.compacted).sum();
+        let mut report = Self { nodes, sustained: false, requests: rows, compacted, node_leases };
+        report.sustained = report.verdict().sustained;
+        (!report.requests.is_empty()).then_some(report)
+    }
+
+    /// Whether the run met every SLO, and what it missed.
+    #[must_use]
+    pub fn verdict(&self) -> Verdict {
+        let missed: Vec<Missed> = self
+            .requests
+            .iter()
+            .filter(|r| r.slo.verdict != SloVerdict::Met)
+            .map(|r| Missed {
+                resource: r.resource.clone(),
+                verb: r.verb,
+                verdict: r.slo.verdict,
+                p99_us: r.latency.quantile_us(0.99),
+                limit_s: r.slo.limit_s,
+            })
+            .collect();
+        let not_ready = self.node_leases.as_ref().map_or(0, |n| n.not_ready);
+        Verdict {
+            nodes: self.nodes,
+            sustained: missed.is_empty() && not_ready == 0,
+            missed,
+            not_ready,
+        }
+    }
+}
+
+/// Whether a run sustained its Kubernetes traffic within the SLOs: every (resource, verb)
+/// met Kubernetes' SLO for its verb and no node lease went past the node-monitor grace
+/// period. What a search over `nodes` (`--find-max`) bisects on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    /// The scenario's `[kubernetes] nodes`, when the run modelled a cluster.
+    pub nodes: Option<u64>,
+    /// Every SLO met, no node NotReady (and the run sent the apiserver's requests).
+    pub sustained: bool,
+    /// The (resource, verb)s that did not meet their SLO, in the report's order.
+    pub missed: Vec<Missed>,
+    /// Nodes whose lease went past the grace period without a renewal.
+    pub not_ready: u64,
+}
+
+/// A (resource, verb) that did not meet its SLO.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Missed {
+    /// The resource.
+    pub resource: String,
+    /// The verb.
+    pub verb: Verb,
+    /// Missed, or no request succeeded.
+    pub verdict: SloVerdict,
+    /// Its p99 latency, microseconds (0 with no success).
+    pub p99_us: u64,
+    /// The p99 its SLO allows, seconds.
+    pub limit_s: f64,
+}
+
+/// Whether `report`'s run sustained its Kubernetes traffic within the SLOs
+/// ([`KubernetesReport::verdict`]); a run that sent no apiserver request did not.
+#[must_use]
+pub fn verdict(report: &Report) -> Verdict {
+    report.kubernetes.as_ref().map_or_else(
+        || Verdict {
+            nodes: report.scenario.kubernetes.as_ref().map(|k| k.nodes),
+            sustained: false,
+            missed: Vec::new(),
+            not_ready: 0,
+        },
+        KubernetesReport::verdict,
+    )
+}
+
+impl RequestReport {
+    fn from_record(kind: &RequestKind, r: &RequestRecord) -> Self {
+        let errors = ErrorCode::ALL
+            .into_iter()
+            .filter(|c| r.errors[c.index()] > 0)
+            .map(|c| (c.name().to_owned(), r.errors[c.index()]))
+            .collect();
+        let (class, limit) = kind.verb.slo();
+        let p99_us = if r.ok == 0 { 0 } else { r.latency.value_at_quantile(0.99) };
+        let verdict = match r.ok {
+            0 => SloVerdict::NoSuccesses,
+            _ if u128::from(p99_us) <= limit.as_micros() => SloVerdict::Met,
+            _ => SloVerdict::Missed,
+        };
+        Self {
+            resource: kind.resource.clone(),
+            verb: kind.verb,
+            ok: r.ok,
+            errors,
+            errors_total: r.errors_total(),
+            compacted: r.compacted,
+            latency: Distribution::new(r.latency.clone()),
+            slo: SloReport { class: class.to_owned(), limit_s: limit.as_secs_f64(), verdict },
+            conflicts: r.conflicts,
+            retries: r.retries,
+            pages: r
+                .pages
+                .iter()
+                .enumerate()
+                .filter_map(|(k, h)| {
+                    let h = h.as_ref().filter(|h| !h.is_empty())?;
+                    let (pages_min, pages_max) = page_bucket_bounds(k);
+                    Some(PageBucket {
+                        pages_min,
+                        pages_max,
+                        count: h.len(),
+                        p99_us: h.value_at_quantile(0.99).min(h.max()),
+                        max_us: h.max(),
+                    })
+                })
+                .collect(),
+        }
+    }
+
+    /// Failed compares per successful request (an update's conflicts per update); 0 with
+    /// no success.
+    #[must_use]
+    pub fn conflicts_per_request(&self) -> f64 {
+        if self.ok == 0 { 0.0 } else { self.conflicts as f64 / self.ok as f64 }
+    }
+}
