@@ -108,7 +108,7 @@ impl RequestRecord {
 
 /// The successful renewals of each object of a resource (node leases) one worker saw: the
 /// longest time each went without one, from the run's start to its first, between two, and
-/// (once [`Renewals::close`]d) from its last to the run's end.
+/// (once closed) from its last to the run's end.
 #[derive(Debug, Clone)]
 pub struct Renewals {
     /// The last renewal, us since the recorder's start; [`NEVER`] before the first.

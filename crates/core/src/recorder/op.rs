@@ -21,7 +21,7 @@ pub struct OpRecord {
     /// The first message seen per code, indexed by [`ErrorCode::index`]: why requests failed,
     /// as the server said it (`etcdserver: too many requests` behind a count of `Unknown`).
     /// Trimmed, control characters made spaces, at most [`ERROR_MESSAGE_MAX_CHARS`]
-    /// characters; `None` until [`Recorder::record_error_message`] gives one.
+    /// characters; `None` until [`super::Recorder::record_error_message`] gives one.
     pub error_messages: [Option<Box<str>>; ErrorCode::COUNT],
     /// Values outside 1 us .. 1 h that were clamped into it.
     pub clamped: u64,

@@ -27,7 +27,9 @@
 //! sequential-keys = true
 //! ```
 
+mod checks;
 mod cluster;
+mod compaction;
 mod error;
 mod etcd;
 pub mod fault;
@@ -35,6 +37,8 @@ pub mod kubernetes;
 mod load;
 mod matrix;
 pub mod network;
+mod report;
+mod setup;
 pub mod threshold;
 
 use std::time::Duration;
@@ -42,14 +46,15 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::op::OpKind;
-use crate::unit;
 #[cfg(test)]
 use crate::workload::Consistency;
-use crate::workload::{Operation, PutOp, Weighted};
+use crate::workload::{Operation, Weighted};
 
 use error::{field_offset, line_col};
 
+pub use checks::{Checks, MAX_AUDIT_LIMIT};
 pub use cluster::{Cluster, Targeting, check_endpoint};
+pub use compaction::{Compaction, CompactionStyle};
 pub use error::ScenarioError;
 pub use etcd::{Etcd, EtcdVersion};
 pub use fault::{FaultAction, FaultStep, MemberRef};
@@ -57,6 +62,9 @@ pub use kubernetes::Kubernetes;
 pub use load::{Load, MAX_CLIENTS, MAX_CONNS};
 pub use matrix::{CASE_AXIS, MAX_REPEAT, MatrixCell, REPEAT_KEY};
 pub use network::{LinkSettings, MemberNetwork, Network, Site, ZonePair};
+use report::interval_for;
+pub use report::{MIN_INTERVAL, ReportOptions, SeriesInterval};
+pub use setup::Setup;
 
 /// The longest duration any field may hold (ten years of 365 days): longer ones are typos,
 /// and past a point no clock can add them to "now".
@@ -129,221 +137,6 @@ pub struct Scenario {
 
 pub(crate) fn is_default<T: Default + PartialEq>(v: &T) -> bool {
     *v == T::default()
-}
-
-/// Data written before a run and not measured: `total` puts made like [`PutOp`] says.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct Setup {
-    /// Puts to send.
-    pub total: u64,
-    /// Logical clients sending them. Default 16.
-    #[serde(default = "sixteen")]
-    pub clients: u32,
-    /// How keys and values are made.
-    pub put: PutOp,
-}
-
-impl Setup {
-    /// Checks the `[setup]` section; watch workloads (`is_stream`) take none.
-    fn validate(&self, is_stream: bool) -> Result<(), ScenarioError> {
-        if self.total == 0 {
-            return Err(ScenarioError::invalid("setup.total", "must be more than 0"));
-        }
-        if self.clients == 0 || self.clients > MAX_CLIENTS {
-            return Err(ScenarioError::invalid(
-                "setup.clients",
-                format!("must be 1 to {MAX_CLIENTS}"),
-            ));
-        }
-        self.put.validate_at("setup.put")?;
-        if is_stream {
-            return Err(ScenarioError::invalid("setup", "is not used by watch workloads"));
-        }
-        Ok(())
-    }
-}
-
-/// Background compaction during a run, as etcd benchmark's `put --compact-interval`, or as
-/// kube-apiserver's compactor.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct Compaction {
-    /// Compact this often.
-    #[serde(with = "unit::duration")]
-    pub interval: Duration,
-    /// Keep this many revisions: compact at the current revision minus this. Default 1000.
-    /// Not used by the apiserver's compactor.
-    #[serde(default = "thousand")]
-    pub index_delta: u64,
-    /// Whose compaction: etcd benchmark's (the default) or the apiserver's.
-    #[serde(default, skip_serializing_if = "CompactionStyle::is_benchmark")]
-    pub style: CompactionStyle,
-}
-
-/// How background compaction chooses its revision.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CompactionStyle {
-    /// etcd benchmark's: every interval, the current revision minus `index-delta`.
-    #[default]
-    Benchmark,
-    /// kube-apiserver's: every interval, a Txn on `compact_rev_key`'s version (the claim
-    /// that several apiservers make one compaction, measured as `k8s-compactor`), then, if
-    /// it won, Compact to the revision its claim saw one interval before.
-    Apiserver,
-}
-
-impl CompactionStyle {
-    fn is_benchmark(&self) -> bool {
-        *self == Self::Benchmark
-    }
-}
-
-impl Compaction {
-    /// Checks the `[compaction]` section.
-    fn validate(&self) -> Result<(), ScenarioError> {
-        if self.interval < Duration::from_millis(100) {
-            return Err(ScenarioError::invalid("compaction.interval", "must be at least 100ms"));
-        }
-        Ok(())
-    }
-}
-
-/// Checks run after the measurement.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct Checks {
-    /// Compare HashKV of every member at one revision; a mismatch fails the run (exit 1).
-    #[serde(default)]
-    pub hashkv: bool,
-    /// Audit the run's history ([`crate::audit`]): lost writes, real-time order, stale
-    /// linearizable reads and duplicate revisions fail the run (exit 1); serializable
-    /// reads' staleness is measured.
-    #[serde(default)]
-    pub audit: bool,
-    /// The most entries the audit records: one per request, one per key of a txn-put (56
-    /// bytes each); later requests are counted, not audited. Default 1,000,000.
-    #[serde(default = "million")]
-    pub audit_limit: u64,
-}
-
-impl Default for Checks {
-    fn default() -> Self {
-        Self { hashkv: false, audit: false, audit_limit: million() }
-    }
-}
-
-/// The most requests an audit may record: 5.6 GB of entries.
-pub const MAX_AUDIT_LIMIT: u64 = 100_000_000;
-
-impl Checks {
-    /// Checks the `[checks]` section against the workload it audits.
-    fn validate(&self, workload: &[(u32, &Operation)]) -> Result<(), ScenarioError> {
-        if self.audit_limit == 0 || self.audit_limit > MAX_AUDIT_LIMIT {
-            return Err(ScenarioError::invalid(
-                "checks.audit-limit",
-                format!("must be 1 to {MAX_AUDIT_LIMIT}"),
-            ));
-        }
-        if !self.audit || workload.is_empty() {
-            return Ok(());
-        }
-        if let Some((_, op)) = workload.iter().find(|(_, op)| op.is_stream()) {
-            return Err(ScenarioError::invalid(
-                "checks.audit",
-                format!(
-                    "{} is not audited (put, delete, range, txn-put and txn-mixed are)",
-                    op.name()
-                ),
-            ));
-        }
-        if !workload.iter().any(|(_, op)| op.is_audited()) {
-            return Err(ScenarioError::invalid(
-                "checks.audit",
-                "the workload has nothing to audit (put, delete, range, txn-put and txn-mixed are audited)",
-            ));
-        }
-        Ok(())
-    }
-}
-
-/// How results are reported.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct ReportOptions {
-    /// Full floating-point precision in the text report (etcd's `--precise`).
-    #[serde(default)]
-    pub precise: bool,
-    /// Print the per-second samples in the text report (etcd's `--sample`).
-    #[serde(default)]
-    pub sample: bool,
-    /// Length of one interval of the time series. Absent: chosen from the run's length
-    /// ([`Scenario::series_interval`]).
-    #[serde(default, with = "unit::opt_duration", skip_serializing_if = "Option::is_none")]
-    pub interval: Option<Duration>,
-    /// Where etcdlat serves Prometheus metrics while it runs, `HOST:PORT` (the command
-    /// line's `--metrics-addr`, which wins).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub metrics_addr: Option<String>,
-}
-
-impl ReportOptions {
-    /// Checks the `[report]` section.
-    fn validate(&self) -> Result<(), ScenarioError> {
-        if self.interval.is_some_and(|i| i < MIN_INTERVAL) {
-            return Err(ScenarioError::invalid("report.interval", "must be at least 10ms"));
-        }
-        if let Some(addr) = &self.metrics_addr {
-            let port = addr.rsplit_once(':').map(|(host, port)| (host, port.parse::<u16>()));
-            if !matches!(port, Some((host, Ok(_))) if !host.is_empty()) {
-                return Err(ScenarioError::invalid(
-                    "report.metrics-addr",
-                    format!("{addr:?} is not HOST:PORT"),
-                ));
-            }
-        }
-        Ok(())
-    }
-}
-
-/// The shortest interval of a time series.
-pub const MIN_INTERVAL: Duration = Duration::from_millis(10);
-
-/// How a run's time series is cut into intervals ([`Scenario::series_interval`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SeriesInterval {
-    /// The first interval's length.
-    pub length: Duration,
-    /// Whether the interval doubles as the run goes, to keep the series at 100 to 200
-    /// points (a run whose length is not known in advance).
-    pub adaptive: bool,
-}
-
-/// The shortest of 10 ms, 20 ms, 50 ms, 100 ms, ... that cuts `run` into at most
-/// [`crate::recorder::MAX_INTERVALS`] intervals.
-fn interval_for(run: Duration) -> Duration {
-    let most = crate::recorder::MAX_INTERVALS as f64;
-    let mut decade = MIN_INTERVAL;
-    loop {
-        for step in [1, 2, 5] {
-            let length = decade * step;
-            if run.as_secs_f64() / length.as_secs_f64() <= most || length >= MAX_DURATION {
-                return length;
-            }
-        }
-        decade *= 10;
-    }
-}
-
-fn thousand() -> u64 {
-    1000
-}
-fn million() -> u64 {
-    1_000_000
-}
-fn sixteen() -> u32 {
-    16
 }
 
 impl Scenario {

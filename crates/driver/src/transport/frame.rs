@@ -6,7 +6,7 @@
 use bytes::{Buf, BufMut, Bytes, BytesMut};
 use tonic::Status;
 
-use super::message::PutRequest;
+use super::message::{GuardedWrite, PutRequest};
 
 /// gRPC's length-prefixed message header: a compression flag and a big-endian length.
 const FRAME_HEADER: usize = 5;
@@ -42,10 +42,20 @@ pub(crate) fn frame<M: prost::Message>(message: &M) -> Body {
 
 /// Frames one message in one buffer, as a stream's DATA carries it.
 pub(crate) fn frame_one<M: prost::Message>(message: &M) -> Bytes {
-    let len = message.encoded_len();
+    framed(message.encoded_len(), |buf| message.encode_raw(buf))
+}
+
+/// Frames one of the apiserver's writes ([`GuardedWrite`]), encoded by hand.
+pub(crate) fn frame_guarded(write: &GuardedWrite<'_>) -> Body {
+    Body::One(framed(write.encoded_len(), |buf| write.encode(buf)))
+}
+
+/// The frame of a message of `len` bytes that `encode` writes.
+fn framed(len: usize, encode: impl FnOnce(&mut BytesMut)) -> Bytes {
     let mut buf = BytesMut::with_capacity(FRAME_HEADER + len);
     put_header(&mut buf, len);
-    message.encode_raw(&mut buf);
+    encode(&mut buf);
+    debug_assert_eq!(buf.len(), FRAME_HEADER + len, "a message is as long as it says");
     buf.freeze()
 }
 

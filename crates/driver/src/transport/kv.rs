@@ -10,9 +10,10 @@ use http::HeaderValue;
 
 use super::auth::Auth;
 use super::channel::Channel;
-use super::frame::{Body, decode, frame, frame_put};
+use super::frame::{Body, decode, frame, frame_guarded, frame_put};
 use super::message::{
-    PUT, PutRequest, PutResponse, RANGE, RangeRequest, RangeResponse, TXN, TxnRequest, TxnResponse,
+    GuardedWrite, PUT, PutRequest, PutResponse, RANGE, RangeRequest, RangeResponse, TXN,
+    TxnRequest, TxnResponse,
 };
 use super::unary::{Outgoing, Unary};
 
@@ -156,6 +157,14 @@ impl Kv {
 
     pub(crate) async fn txn(&mut self, req: TxnRequest) -> Result<TxnResponse, tonic::Status> {
         decode(&self.call(TXN, frame(&req)).await?)
+    }
+
+    /// One of the apiserver's writes, a transaction framed by hand ([`GuardedWrite`]).
+    pub(crate) async fn guarded(
+        &mut self,
+        write: &GuardedWrite<'_>,
+    ) -> Result<TxnResponse, tonic::Status> {
+        decode(&self.call(TXN, frame_guarded(write)).await?)
     }
 }
 

@@ -46,8 +46,7 @@ use etcdlat_core::{OpKind, Scenario};
 
 use super::completion::Done;
 use crate::transport::message::{
-    Compare, DeleteRangeRequest, Key, PutRequest, RangeRequest, RangeResponse, Request, RequestOp,
-    Response, TxnRequest, TxnResponse,
+    GuardedWrite, RangeRequest, RangeResponse, Response, TxnResponse, Write,
 };
 use crate::transport::{Conn, Kv};
 use cache::{Cache, next_key};
@@ -440,13 +439,9 @@ impl Runner {
             Some(leases) => leases.lease(conn).await?,
             None => 0,
         };
-        let put = PutRequest { key: Key::new(&key), value: self.plan.value.clone(), lease };
-        let txn = TxnRequest {
-            compare: vec![Compare::mod_revision(key, 0, false)],
-            success: vec![op(Request::Put(put))],
-            failure: Vec::new(),
-        };
-        let resp = kv.txn(txn).await?;
+        let write = Write::Put { value: &self.plan.value, lease };
+        let txn = GuardedWrite { key: &key, expected: 0, write, else_get: false };
+        let resp = kv.guarded(&txn).await?;
         if !resp.succeeded {
             return Err(tonic::Status::already_exists("the object exists"));
         }
@@ -469,23 +464,12 @@ impl Runner {
                 resp.kvs.first().ok_or_else(not_found)?.mod_revision
             }
         };
-        let write = if delete {
-            Request::DeleteRange(DeleteRangeRequest { key: key.clone(), range_end: Bytes::new() })
-        } else {
-            Request::Put(PutRequest {
-                key: Key::new(&key),
-                value: self.plan.value.clone(),
-                lease: 0,
-            })
-        };
+        let write =
+            if delete { Write::Delete } else { Write::Put { value: &self.plan.value, lease: 0 } };
         let mut conflicts = 0;
         loop {
-            let txn = TxnRequest {
-                compare: vec![Compare::mod_revision(key.clone(), expected, false)],
-                success: vec![op(write.clone())],
-                failure: vec![op(Request::Range(get(key.clone())))],
-            };
-            let resp = kv.txn(txn).await?;
+            let txn = GuardedWrite { key: &key, expected, write, else_get: true };
+            let resp = kv.guarded(&txn).await?;
             if resp.succeeded {
                 let revision = resp.header.map_or(0, |h| h.revision);
                 cache.wrote(o, revision, delete);
@@ -563,10 +547,6 @@ pub(crate) fn compacted(status: &tonic::Status) -> bool {
 /// A linearizable Range of one key.
 fn get(key: Bytes) -> RangeRequest {
     RangeRequest { key, ..RangeRequest::default() }
-}
-
-fn op(request: Request) -> RequestOp {
-    RequestOp { request: Some(request) }
 }
 
 fn not_found() -> tonic::Status {

@@ -13,7 +13,10 @@
 use bytes::{Buf, BufMut, Bytes};
 use prost::encoding::{self, DecodeContext, WireType};
 
+mod guarded;
 mod watch;
+
+pub(crate) use guarded::{GuardedWrite, Write};
 
 pub(crate) use watch::{
     Event, EventView, Malformed, WatchCreateRequest, WatchProgressRequest, WatchRequest,
