@@ -14,14 +14,15 @@ pub struct NetworkReport {
     /// Every emulated link, one entry per direction, in (from, to) order; empty when the
     /// network was not emulated by etcdlat.
     pub links: Vec<LinkReport>,
-    /// What the emulator itself spent during the run, on its own thread of the client's
-    /// process; the report's `client` figures leave it out. `None` when the network was
-    /// not emulated by etcdlat or the thread could not be read.
+    /// What the emulator itself spent during the run, on its own threads of the client's
+    /// process (summed); the report's `client` figures leave it out. `None` when the
+    /// network was not emulated by etcdlat or a thread could not be read.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub emulator: Option<EmulatorUsage>,
 }
 
-/// The network emulator's own CPU during a run ([`NetworkReport::emulator`]).
+/// The network emulator's own CPU during a run, all its threads together
+/// ([`NetworkReport::emulator`]).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct EmulatorUsage {
     /// CPU time in user mode, seconds (clock ticks of 10 ms).

@@ -34,6 +34,7 @@ pub struct LocalClusterOptions {
     extra_args: Vec<String>,
     tls: Option<LocalTls>,
     network: Option<Network>,
+    emulator_threads: usize,
 }
 
 /// TLS on a local cluster's client URLs (peers stay plain).
@@ -74,6 +75,7 @@ impl Default for LocalClusterOptions {
             extra_args: Vec::new(),
             tls: None,
             network: None,
+            emulator_threads: super::network::default_threads(),
         }
     }
 }
@@ -116,6 +118,13 @@ impl LocalClusterOptions {
     /// is in the path at all.
     pub fn network(mut self, network: Network) -> Self {
         self.network = Some(network);
+        self
+    }
+
+    /// How many threads carry the emulated network's connections (at least one; default
+    /// two, or one on a one-core machine). Their CPU is reported as the network's.
+    pub fn emulator_threads(mut self, threads: usize) -> Self {
+        self.emulator_threads = threads.max(1);
         self
     }
 
@@ -284,10 +293,10 @@ impl MemberControl {
         self.network.as_ref().map(|(_, emulator)| emulator.as_ref())
     }
 
-    /// The emulated network's thread, whose CPU is apart from the client's
-    /// ([`Emulator::thread_id`]).
-    pub(crate) fn network_thread(&self) -> Option<i32> {
-        self.network().and_then(Emulator::thread_id)
+    /// The emulated network's threads, whose CPU is apart from the client's
+    /// ([`Emulator::thread_ids`]).
+    pub(crate) fn network_threads(&self) -> Vec<i32> {
+        self.network().map(|e| e.thread_ids().to_vec()).unwrap_or_default()
     }
 
     /// Every emulated link as it is now, in [`Emulator::links`] order: taken before a run, so
@@ -577,8 +586,9 @@ impl LocalCluster {
                 .into_iter()
                 .map(|row| row.into_iter().map(LinkParams::from).collect())
                 .collect();
-            let emulator = Emulator::start(links, std::mem::take(&mut proxies), pids)
-                .map_err(|e| DriverError::io("starting the emulated network", e))?;
+            let emulator =
+                Emulator::start(links, std::mem::take(&mut proxies), pids, opts.emulator_threads)
+                    .map_err(|e| DriverError::io("starting the emulated network", e))?;
             cluster.network = Some((network.clone(), Arc::new(emulator)));
         }
         for m in &cluster.members {

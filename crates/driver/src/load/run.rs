@@ -247,18 +247,19 @@ impl<'a> Run<'a> {
         let network_before = driver.config.control.as_ref().map(MemberControl::network_snapshot);
         // Every member's /metrics and resources, and our own, from just before the load to
         // its end.
-        // The emulated network's thread carries every proxied byte: its CPU is the
+        // The emulated network's threads carry every proxied byte: their CPU is the
         // network's (the report's `target.network.emulator`), not the client's.
-        let network_thread = driver.config.control.as_ref().and_then(MemberControl::network_thread);
+        let network_threads =
+            driver.config.control.as_ref().map(MemberControl::network_threads).unwrap_or_default();
         let sampler = Sampler::start(
             metrics::targets(&self.cluster.members, driver.config.control.as_ref()),
             Arc::clone(driver.dialer.load_traffic()),
-            network_thread,
+            network_threads.clone(),
             metrics::period(scenario.series_interval().length),
             &driver.dialer,
         )
         .await;
-        let usage = Usage::start(network_thread);
+        let usage = Usage::start(network_threads);
 
         // Prepared before the start is set: a large value takes milliseconds to make.
         let work = (!scenario.is_stream()).then(|| Arc::new(Work::prepare(scenario, self.seed)));

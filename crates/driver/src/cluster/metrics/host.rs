@@ -235,11 +235,11 @@ pub(crate) fn own_thread(_tid: i32) -> Result<ThreadCounters, String> {
     Err(NOT_LINUX.to_owned())
 }
 
-/// This process's [`Rusage`] without thread `apart`'s share, when there is one and it can
-/// be read (the network emulator's thread, whose work is not the client's).
-pub(crate) fn rusage_without(apart: Option<i32>) -> Option<Rusage> {
+/// This process's [`Rusage`] without the share of threads `apart` that can be read (the
+/// network emulator's threads, whose work is not the client's).
+pub(crate) fn rusage_without(apart: &[i32]) -> Option<Rusage> {
     let mut usage = rusage()?;
-    if let Some(t) = apart.and_then(|tid| own_thread(tid).ok()) {
+    for t in apart.iter().filter_map(|tid| own_thread(*tid).ok()) {
         usage.user_s = (usage.user_s - t.user_s).max(0.0);
         usage.system_s = (usage.system_s - t.system_s).max(0.0);
         usage.ctxt_switches.0 = usage.ctxt_switches.0.saturating_sub(t.ctxt_switches.0);
@@ -446,7 +446,7 @@ mod tests {
         let tid = tid_rx.recv().unwrap();
         assert_eq!(tid_rx.recv().unwrap(), 0, "the spinner is done");
         let thread = own_thread(tid).unwrap();
-        let (all, without) = (rusage().unwrap(), rusage_without(Some(tid)).unwrap());
+        let (all, without) = (rusage().unwrap(), rusage_without(&[tid]).unwrap());
         stop_tx.send(()).unwrap();
         spinner.join().unwrap();
         let cpu = thread.user_s + thread.system_s;
@@ -454,7 +454,7 @@ mod tests {
         assert!((0.28..=0.33).contains(&cpu), "the spinner's CPU: {thread:?}");
         let taken = (all.user_s + all.system_s) - (without.user_s + without.system_s);
         assert!((taken - cpu).abs() < 0.05, "{taken} s taken out for a thread of {cpu} s");
-        assert_eq!(rusage_without(None).map(|u| u.max_rss_bytes > 0), Some(true));
+        assert_eq!(rusage_without(&[]).map(|u| u.max_rss_bytes > 0), Some(true));
     }
 
     #[cfg(target_os = "linux")]

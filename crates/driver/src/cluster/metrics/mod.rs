@@ -80,13 +80,13 @@ pub(crate) struct Sampler {
 
 impl Sampler {
     /// Starts sampling `members` and the client (whose load's bytes `traffic` counts, and
-    /// whose CPU leaves out thread `apart`, the network emulator's) every `period`. Returns
+    /// whose CPU leaves out threads `apart`, the network emulator's) every `period`. Returns
     /// once every first sample is taken (or has failed), so that the baseline precedes the
     /// load.
     pub(crate) async fn start(
         members: Vec<Target>,
         traffic: Arc<Ledger>,
-        apart: Option<i32>,
+        apart: Vec<i32>,
         period: Duration,
         dialer: &Dialer,
     ) -> Self {
@@ -239,41 +239,52 @@ impl Sampled for ClientResources {
 pub(crate) struct Usage {
     start: Option<host::Rusage>,
     since: Instant,
-    /// The thread whose CPU is not the client's (the network emulator's), and its counters
-    /// at the start.
-    apart: Option<(i32, Option<host::ThreadCounters>)>,
+    /// The threads whose CPU is not the client's (the network emulator's), and their
+    /// counters at the start.
+    apart: Vec<(i32, Option<host::ThreadCounters>)>,
 }
 
 impl Usage {
-    /// Notes the CPU time used so far, by the client and by thread `apart` (the network
+    /// Notes the CPU time used so far, by the client and by threads `apart` (the network
     /// emulator's).
-    pub(crate) fn start(apart: Option<i32>) -> Self {
+    pub(crate) fn start(apart: Vec<i32>) -> Self {
         Self {
-            start: host::rusage_without(apart),
+            start: host::rusage_without(&apart),
             since: Instant::now(),
-            apart: apart.map(|tid| (tid, host::own_thread(tid).ok())),
+            apart: apart.into_iter().map(|tid| (tid, host::own_thread(tid).ok())).collect(),
         }
     }
 
-    /// What thread `apart` of [`Usage::start`] spent since then; `None` without one, or
-    /// when it cannot be read.
+    /// What threads `apart` of [`Usage::start`] spent since then, together; `None` without
+    /// any, or when one cannot be read.
     pub(crate) fn apart(&self) -> Option<EmulatorUsage> {
-        let (tid, Some(start)) = self.apart.as_ref()? else { return None };
-        let end = host::own_thread(*tid).ok()?;
-        Some(EmulatorUsage {
-            user_cpu_s: (end.user_s - start.user_s).max(0.0),
-            system_cpu_s: (end.system_s - start.system_s).max(0.0),
-            voluntary_ctxt_switches: end.ctxt_switches.0.saturating_sub(start.ctxt_switches.0),
-            nonvoluntary_ctxt_switches: end.ctxt_switches.1.saturating_sub(start.ctxt_switches.1),
-        })
+        if self.apart.is_empty() {
+            return None;
+        }
+        let mut sum = EmulatorUsage {
+            user_cpu_s: 0.0,
+            system_cpu_s: 0.0,
+            voluntary_ctxt_switches: 0,
+            nonvoluntary_ctxt_switches: 0,
+        };
+        for (tid, start) in &self.apart {
+            let (Some(start), Ok(end)) = (start, host::own_thread(*tid)) else { return None };
+            sum.user_cpu_s += (end.user_s - start.user_s).max(0.0);
+            sum.system_cpu_s += (end.system_s - start.system_s).max(0.0);
+            sum.voluntary_ctxt_switches +=
+                end.ctxt_switches.0.saturating_sub(start.ctxt_switches.0);
+            sum.nonvoluntary_ctxt_switches +=
+                end.ctxt_switches.1.saturating_sub(start.ctxt_switches.1);
+        }
+        Some(sum)
     }
 
-    /// CPU time and context switches since [`Usage::start`] (without thread `apart`'s), the
+    /// CPU time and context switches since [`Usage::start`] (without threads `apart`'s), the
     /// process's peak memory, and from its resource series (`resources`) the load's bytes
     /// and the busiest period; `None` where the platform does not tell.
     pub(crate) fn finish(&self, resources: ResourceSeries) -> Option<ClientUsage> {
-        let apart = self.apart.as_ref().map(|(tid, _)| *tid);
-        let (start, end) = (self.start.as_ref()?, host::rusage_without(apart)?);
+        let apart: Vec<i32> = self.apart.iter().map(|(tid, _)| *tid).collect();
+        let (start, end) = (self.start.as_ref()?, host::rusage_without(&apart)?);
         let user_cpu_s = (end.user_s - start.user_s).max(0.0);
         let system_cpu_s = (end.system_s - start.system_s).max(0.0);
         let wall_s = self.since.elapsed().as_secs_f64();
@@ -324,7 +335,7 @@ mod tests {
         let members = vec![Target { name: "gone".into(), url: url.clone(), local: None }];
         let traffic = Arc::new(Ledger::default());
         let sampler =
-            Sampler::start(members, traffic, None, Duration::from_millis(20), &dialer).await;
+            Sampler::start(members, traffic, Vec::new(), Duration::from_millis(20), &dialer).await;
         tokio::time::sleep(Duration::from_millis(50)).await;
         let (got, client) = sampler.finish(Instant::now()).await;
         assert_eq!(got.len(), 1);
@@ -360,7 +371,7 @@ mod tests {
 
     #[test]
     fn the_process_measures_itself() {
-        let usage = Usage::start(None);
+        let usage = Usage::start(Vec::new());
         let mut x = 0u64;
         for i in 0..5_000_000u64 {
             x = x.wrapping_mul(31).wrapping_add(i);

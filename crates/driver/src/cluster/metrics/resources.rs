@@ -256,9 +256,9 @@ impl MemberResources {
 /// thread), resident memory, and the load connections' bytes.
 pub(super) struct ClientResources {
     traffic: Arc<Ledger>,
-    /// A thread whose CPU and context switches are not the client's (the network
+    /// Threads whose CPU and context switches are not the client's (the network
     /// emulator's).
-    apart: Option<i32>,
+    apart: Vec<i32>,
     series: SeriesBuilder,
     started: Instant,
     last: Option<(Instant, Option<host::Rusage>, (u64, u64))>,
@@ -266,10 +266,10 @@ pub(super) struct ClientResources {
 
 impl ClientResources {
     /// The client's samples every `period` from `started`, with the load's bytes from
-    /// `traffic`, leaving thread `apart` out.
+    /// `traffic`, leaving threads `apart` out.
     pub(super) fn new(
         traffic: Arc<Ledger>,
-        apart: Option<i32>,
+        apart: Vec<i32>,
         period: Duration,
         started: Instant,
     ) -> Self {
@@ -284,7 +284,7 @@ impl ClientResources {
     /// counting starts.
     pub(super) fn add(&mut self) {
         let at = Instant::now();
-        let usage = host::rusage_without(self.apart);
+        let usage = host::rusage_without(&self.apart);
         let bytes = self.traffic.totals();
         let rss = host::own_rss_bytes();
         let Some((then, before, bytes_before)) = self.last.replace((at, usage, bytes)) else {

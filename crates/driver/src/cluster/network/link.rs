@@ -6,7 +6,12 @@
 //! go out (the line is shared by every connection on the link, so two transfers split it),
 //! then arrives `latency ± jitter` later. A connection's bytes never overtake each other:
 //! a chunk whose jitter would land it before the previous one arrives with it instead.
+//!
+//! A link's connections may be carried by several emulator threads: what they share (the
+//! settings, the line, the byte count) is atomic or locked only where a rate is set, and
+//! each thread records lateness into a histogram of its own, merged when it is read.
 
+use std::rc::Rc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -18,10 +23,15 @@ use rand::{Rng, SeedableRng};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, watch};
 
-use super::timer::PreciseTimer;
+use super::timer::Timer;
 
 /// How much one read takes off a socket at most.
 const CHUNK_BYTES: usize = 64 * 1024;
+
+/// Below this much room the read buffer is replaced by a fresh one of [`CHUNK_BYTES`]: the
+/// chunks read before still hold the old one until delivered, so a buffer is allocated per
+/// 64 KiB read, not per chunk.
+const MIN_READ_ROOM_BYTES: usize = 16 * 1024;
 
 /// Chunks read ahead of delivery per direction of a connection: with 64 KiB chunks at most
 /// 4 MiB, about what a TCP send buffer holds. Past it the reader stops, and TCP's flow
@@ -63,20 +73,22 @@ pub(crate) struct Link {
     /// Seeds each connection's jitter draws apart (reproducible, unlike the OS's entropy).
     connections: AtomicU64,
     /// How late each chunk was delivered after its intended arrival, microseconds (0 when on
-    /// time or early): the emulator's own error. Not while a partition held it.
-    late: Mutex<Histogram<u64>>,
+    /// time or early): the emulator's own error. Not while a partition held it. One
+    /// histogram per emulator thread, so that threads never wait for each other's lock.
+    late: Box<[Mutex<Histogram<u64>>]>,
 }
 
 impl Link {
-    pub(crate) fn new(params: LinkParams) -> Self {
+    /// A link with `params`, carried by `threads` emulator threads (numbered from 0).
+    pub(crate) fn new(params: LinkParams, threads: usize) -> Self {
+        let histogram =
+            || Histogram::new_with_bounds(1, 3_600_000_000, 2).expect("valid histogram bounds");
         Self {
             params: watch::Sender::new(params),
             line_free: Mutex::new(Instant::now()),
             bytes: AtomicU64::new(0),
             connections: AtomicU64::new(0),
-            late: Mutex::new(
-                Histogram::new_with_bounds(1, 3_600_000_000, 2).expect("valid histogram bounds"),
-            ),
+            late: (0..threads.max(1)).map(|_| Mutex::new(histogram())).collect(),
         }
     }
 
@@ -96,13 +108,27 @@ impl Link {
         self.bytes.load(Ordering::Relaxed)
     }
 
-    /// How late its chunks have been delivered so far (microseconds).
+    /// How late its chunks have been delivered so far, on every thread (microseconds).
     pub(crate) fn lateness(&self) -> Histogram<u64> {
-        self.late.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+        let lock = |h: &Mutex<Histogram<u64>>| {
+            h.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+        };
+        let mut all = lock(&self.late[0]);
+        for thread in &self.late[1..] {
+            // Same bounds: adding cannot fail.
+            let _ = all.add(lock(thread));
+        }
+        all
     }
 
-    fn record_late(&self, dues: &[Instant], delivered: Instant) {
-        let mut late = self.late.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    /// How many chunks emulator thread `thread` has timed on the link.
+    #[cfg(test)]
+    pub(crate) fn timed_on(&self, thread: usize) -> u64 {
+        self.late[thread].lock().unwrap_or_else(std::sync::PoisonError::into_inner).len()
+    }
+
+    fn record_late(&self, thread: usize, dues: &[Instant], delivered: Instant) {
+        let mut late = self.late[thread].lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         for due in dues {
             let us = delivered.saturating_duration_since(*due).as_micros();
             late.saturating_record(u64::try_from(us).unwrap_or(u64::MAX));
@@ -123,9 +149,14 @@ impl Link {
 
 /// Carries one direction of one connection across `link` until the source closes (then
 /// the destination's write side is shut down after the last byte arrives) or either side
-/// fails.
-pub(crate) async fn pump<R, W>(mut from: R, mut to: W, link: std::sync::Arc<Link>)
-where
+/// fails, timed by `timer`, the timer of emulator thread number `thread`.
+pub(crate) async fn pump<R, W>(
+    mut from: R,
+    mut to: W,
+    link: std::sync::Arc<Link>,
+    timer: &Rc<Timer>,
+    thread: usize,
+) where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
@@ -137,13 +168,15 @@ where
         let link = reading;
         let mut params = link.params.subscribe();
         let mut rng = StdRng::seed_from_u64(link.connections.fetch_add(1, Ordering::Relaxed));
-        let mut buf = BytesMut::with_capacity(CHUNK_BYTES);
+        let mut buf = BytesMut::new();
         let mut last_arrival = Instant::now();
         loop {
             if params.wait_for(|p| !p.held).await.is_err() {
                 return;
             }
-            buf.reserve(CHUNK_BYTES);
+            if buf.capacity() < MIN_READ_ROOM_BYTES {
+                buf = BytesMut::with_capacity(CHUNK_BYTES);
+            }
             match from.read_buf(&mut buf).await {
                 Ok(0) | Err(_) => return,
                 Ok(_) => {}
@@ -160,15 +193,7 @@ where
     };
     let writer = async {
         let mut params = link.params.subscribe();
-        let mut timer = match PreciseTimer::new() {
-            Ok(t) => Some(t),
-            Err(e) => {
-                tracing::warn!(
-                    "no precise timer for an emulated link ({e}): delays round up to 1 ms"
-                );
-                None
-            }
-        };
+        let mut sleeper = timer.sleeper();
         // A chunk taken off the queue that is not due yet, to go first next time.
         let mut next: Option<(Instant, Bytes)> = None;
         // Chunks that fall due together, copied into one write, and when each was due.
@@ -182,14 +207,7 @@ where
                     None => break,
                 },
             };
-            match &mut timer {
-                Some(t) => {
-                    if t.sleep_until(arrival).await.is_err() {
-                        return;
-                    }
-                }
-                None => tokio::time::sleep_until(arrival.into()).await,
-            }
+            sleeper.sleep_until(arrival).await;
             let partitioned = params.borrow().held;
             if params.wait_for(|p| !p.held).await.is_err() {
                 return;
@@ -199,8 +217,7 @@ where
             // in one write: every write and timer costs the proxy's thread a wake-up, and a
             // request's HEADERS and DATA frames often come as two chunks microseconds apart
             // (waking again for the second would deliver it late by a wake-up, not on time).
-            let window = timer.as_ref().map_or(Duration::ZERO, PreciseTimer::head_start);
-            let now = Instant::now() + window;
+            let now = Instant::now() + sleeper.timer().head_start();
             while let Ok((due, more)) = arrivals.try_recv() {
                 if due > now {
                     next = Some((due, more));
@@ -215,7 +232,7 @@ where
             let out: &[u8] = if batch.is_empty() { &chunk } else { &batch };
             if !partitioned {
                 // As it is handed to the kernel, which delivers on loopback at once.
-                link.record_late(&dues, Instant::now());
+                link.record_late(thread, &dues, Instant::now());
             }
             if to.write_all(out).await.is_err() {
                 return;
@@ -246,10 +263,11 @@ mod tests {
     use std::sync::Arc;
 
     use super::*;
+    use crate::cluster::network::timer::on_a_timer;
 
     #[test]
     fn the_line_is_shared_and_serial() {
-        let link = Link::new(LinkParams::default());
+        let link = Link::new(LinkParams::default(), 1);
         let t0 = Instant::now();
         // 1 MB at 1 MB/s: one second on the line; a second transfer ready at once queues.
         let first = link.transmit(t0, 1_000_000, Some(1_000_000));
@@ -274,51 +292,170 @@ mod tests {
         assert!(draws.iter().any(|d| *d > Duration::from_millis(2)));
     }
 
-    #[tokio::test]
-    async fn bytes_arrive_in_order_after_the_latency_and_are_counted() {
-        let link = Arc::new(Link::new(LinkParams {
-            latency: Duration::from_millis(20),
-            jitter: Duration::from_millis(15),
-            ..LinkParams::default()
-        }));
-        let (mut client, proxy_in) = tokio::io::duplex(1 << 20);
-        let (proxy_out, mut server) = tokio::io::duplex(1 << 20);
-        let pumping = tokio::spawn(pump(proxy_in, proxy_out, Arc::clone(&link)));
-        let sent: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
-        let t0 = Instant::now();
-        let writing = {
-            let sent = sent.clone();
-            tokio::spawn(async move {
-                for piece in sent.chunks(1000) {
-                    client.write_all(piece).await.unwrap();
-                    tokio::task::yield_now().await;
-                }
-                client.shutdown().await.unwrap();
-            })
-        };
-        let mut first = [0u8; 1];
-        server.read_exact(&mut first).await.unwrap();
-        assert!(t0.elapsed() >= Duration::from_millis(5), "latency - jitter is 5 ms");
-        let mut got = first.to_vec();
-        server.read_to_end(&mut got).await.unwrap();
-        writing.await.unwrap();
-        pumping.await.unwrap();
-        assert_eq!(got, sent, "bytes reordered or lost");
-        assert_eq!(link.bytes(), sent.len() as u64);
+    /// Pumps from a new in-memory pipe across `link` on `timer` (as thread `thread`): the
+    /// sending end, the receiving end.
+    fn pipe(
+        link: &Arc<Link>,
+        timer: &Rc<Timer>,
+        thread: usize,
+        capacity: usize,
+    ) -> (tokio::io::DuplexStream, tokio::io::DuplexStream) {
+        let (client, proxy_in) = tokio::io::duplex(capacity);
+        let (proxy_out, server) = tokio::io::duplex(capacity);
+        let (link, timer) = (Arc::clone(link), Rc::clone(timer));
+        tokio::task::spawn_local(async move {
+            pump(proxy_in, proxy_out, link, &timer, thread).await;
+        });
+        (client, server)
     }
 
-    #[tokio::test]
-    async fn a_held_link_delivers_nothing_until_released() {
-        let link = Arc::new(Link::new(LinkParams { held: true, ..LinkParams::default() }));
-        let (mut client, proxy_in) = tokio::io::duplex(1024);
-        let (proxy_out, mut server) = tokio::io::duplex(1024);
-        tokio::spawn(pump(proxy_in, proxy_out, Arc::clone(&link)));
-        client.write_all(b"hello").await.unwrap();
-        let mut got = [0u8; 5];
-        let early = tokio::time::timeout(Duration::from_millis(100), server.read_exact(&mut got));
-        assert!(early.await.is_err(), "bytes crossed a partition");
-        link.set(LinkParams::default());
-        server.read_exact(&mut got).await.unwrap();
-        assert_eq!(&got, b"hello");
+    #[test]
+    fn bytes_arrive_in_order_after_the_latency_and_are_counted() {
+        on_a_timer(|timer| async move {
+            let link = Arc::new(Link::new(
+                LinkParams {
+                    latency: Duration::from_millis(20),
+                    jitter: Duration::from_millis(15),
+                    ..LinkParams::default()
+                },
+                1,
+            ));
+            let (mut client, mut server) = pipe(&link, &timer, 0, 1 << 20);
+            let sent: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+            let t0 = Instant::now();
+            let writing = {
+                let sent = sent.clone();
+                tokio::task::spawn_local(async move {
+                    for piece in sent.chunks(1000) {
+                        client.write_all(piece).await.unwrap();
+                        tokio::task::yield_now().await;
+                    }
+                    client.shutdown().await.unwrap();
+                })
+            };
+            let mut first = [0u8; 1];
+            server.read_exact(&mut first).await.unwrap();
+            assert!(t0.elapsed() >= Duration::from_millis(5), "latency - jitter is 5 ms");
+            let mut got = first.to_vec();
+            server.read_to_end(&mut got).await.unwrap();
+            writing.await.unwrap();
+            assert_eq!(got, sent, "bytes reordered or lost");
+            assert_eq!(link.bytes(), sent.len() as u64);
+        });
+    }
+
+    #[test]
+    fn connections_sharing_a_timer_keep_their_order_under_jitter() {
+        // Twenty connections on one link and one timer, jitter wider than the latency: the
+        // timer's heap mixes their deadlines, and each connection still gets its bytes in
+        // order, whole.
+        on_a_timer(|timer| async move {
+            let link = Arc::new(Link::new(
+                LinkParams {
+                    latency: Duration::from_millis(2),
+                    jitter: Duration::from_millis(3),
+                    ..LinkParams::default()
+                },
+                1,
+            ));
+            let connections: Vec<_> = (0..20u32)
+                .map(|c| {
+                    let (mut client, mut server) = pipe(&link, &timer, 0, 1 << 16);
+                    let sent: Vec<u8> = (0..20_000u32).map(|i| ((i * 7 + c) % 253) as u8).collect();
+                    let writing = {
+                        let sent = sent.clone();
+                        tokio::task::spawn_local(async move {
+                            for piece in sent.chunks(100 + c as usize) {
+                                client.write_all(piece).await.unwrap();
+                                tokio::task::yield_now().await;
+                            }
+                            client.shutdown().await.unwrap();
+                        })
+                    };
+                    let reading = tokio::task::spawn_local(async move {
+                        let mut got = Vec::new();
+                        server.read_to_end(&mut got).await.unwrap();
+                        got
+                    });
+                    (sent, writing, reading)
+                })
+                .collect();
+            let mut total = 0;
+            for (c, (sent, writing, reading)) in connections.into_iter().enumerate() {
+                writing.await.unwrap();
+                let got = reading.await.unwrap();
+                assert!(got == sent, "connection {c}: bytes reordered or lost");
+                total += sent.len() as u64;
+            }
+            assert_eq!(link.bytes(), total);
+        });
+    }
+
+    #[test]
+    fn chunks_due_together_on_many_connections_go_out_on_few_wake_ups() {
+        // 100 connections on one 2 ms link, a chunk written on each at once, in bursts (as
+        // a busy client's connections are): a timer wake-up forwards what is due on all of
+        // them. With a timer per connection the thread woke once per chunk and, under load,
+        // fell behind its deadlines by milliseconds (how late is the benchmark's figure,
+        // benches/README.md: a debug build on a shared machine says little about it).
+        on_a_timer(|timer| async move {
+            let latency = Duration::from_millis(2);
+            let link = Arc::new(Link::new(LinkParams { latency, ..LinkParams::default() }, 1));
+            let (mut clients, servers): (Vec<_>, Vec<_>) =
+                (0..100).map(|_| pipe(&link, &timer, 0, 1 << 16)).unzip();
+            let request = b"a request of some sixty bytes, as a small etcd put is";
+            let bursts = 20;
+            let reading: Vec<_> = servers
+                .into_iter()
+                .map(|mut server| {
+                    tokio::task::spawn_local(async move {
+                        let mut got = vec![0u8; request.len() * bursts];
+                        server.read_exact(&mut got).await.unwrap();
+                        got
+                    })
+                })
+                .collect();
+            let expiries = timer.expiries();
+            for _ in 0..bursts {
+                for client in &mut clients {
+                    client.write_all(request).await.unwrap();
+                }
+                tokio::time::sleep(Duration::from_millis(3)).await;
+            }
+            for r in reading {
+                assert_eq!(r.await.unwrap(), request.repeat(bursts));
+            }
+            let chunks = link.lateness().len();
+            let wakeups = timer.expiries() - expiries;
+            // One wake-up per chunk, as a timer per connection had, would be 1 to 1.
+            assert!(wakeups * 4 <= chunks, "{wakeups} wake-ups for {chunks} chunks");
+        });
+    }
+
+    #[test]
+    fn a_held_link_delivers_nothing_until_released() {
+        on_a_timer(|timer| async move {
+            let link = Arc::new(Link::new(LinkParams { held: true, ..LinkParams::default() }, 1));
+            let (mut client, mut server) = pipe(&link, &timer, 0, 1024);
+            client.write_all(b"hello").await.unwrap();
+            let mut got = [0u8; 5];
+            let early =
+                tokio::time::timeout(Duration::from_millis(100), server.read_exact(&mut got));
+            assert!(early.await.is_err(), "bytes crossed a partition");
+            link.set(LinkParams::default());
+            server.read_exact(&mut got).await.unwrap();
+            assert_eq!(&got, b"hello");
+        });
+    }
+
+    #[test]
+    fn lateness_is_recorded_per_thread_and_read_together() {
+        let link = Link::new(LinkParams::default(), 2);
+        let t0 = Instant::now();
+        link.record_late(0, &[t0, t0], t0 + Duration::from_micros(100));
+        link.record_late(1, &[t0], t0 + Duration::from_millis(3));
+        let late = link.lateness();
+        assert_eq!(late.len(), 3);
+        assert!(late.max() >= 2_900, "thread 1's chunk is in it: {}", late.max());
     }
 }

@@ -1,5 +1,5 @@
 //! The emulated network of a local cluster: a userspace TCP proxy in front of every
-//! member's client and peer ports, on a thread of its own, carrying each connection across
+//! member's client and peer ports, on threads of its own, carrying each connection across
 //! the links between its two ends ([`link`]). The members advertise the proxies' addresses
 //! and listen on ports nobody else is told of, so every client-to-member and
 //! member-to-member byte crosses an emulated link. Without a network to emulate, a local
@@ -8,19 +8,35 @@
 //! The kernel's netem would need root and a network namespace; a proxy in userspace works
 //! anywhere, at the cost of one extra loopback hop per link (`benches/README.md` measures
 //! what it adds).
+//!
+//! Connections are spread over a few emulator threads ([`default_threads`]), each a
+//! current-thread runtime with one timer ([`timer`]) for every delay line on it: under load
+//! one thread alone fell behind its deadlines by milliseconds, one timer per direction of
+//! each connection cost a wake-up per chunk.
 
 mod link;
 mod owner;
 mod proxy;
 mod timer;
 
+use std::cell::Cell;
 use std::net::{SocketAddr, TcpListener};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::rc::Rc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
 use link::Link;
 pub(crate) use link::LinkParams;
-use proxy::Route;
+use proxy::{Accepted, Route, RouteFn};
+use timer::Timer;
+
+/// How many emulator threads a network gets unless told otherwise: two, or one on a machine
+/// with one core. A second thread keeps the delay lines on time while the first waits for
+/// the CPU (the members and the client compete for it); more than the cores would only
+/// take turns.
+pub(crate) fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZero::get).min(2)
+}
 
 /// Where one member is reached and where it really listens.
 #[derive(Debug)]
@@ -101,11 +117,11 @@ pub(crate) struct Emulator {
     links: Vec<Vec<Option<Arc<Link>>>>,
     base: Vec<Vec<LinkParams>>,
     overlay: Mutex<Vec<Vec<Overlay>>>,
-    stop: Mutex<Option<tokio::sync::oneshot::Sender<()>>>,
-    thread: Mutex<Option<JoinHandle<()>>>,
-    /// The emulator thread's kernel id, set as it starts: its CPU is read apart from the
-    /// client's.
-    tid: Arc<OnceLock<i32>>,
+    /// Set to stop every emulator thread.
+    stop: tokio::sync::watch::Sender<bool>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+    /// The emulator threads' kernel ids (Linux): their CPU is read apart from the client's.
+    tids: Vec<i32>,
 }
 
 impl std::fmt::Debug for Emulator {
@@ -116,22 +132,25 @@ impl std::fmt::Debug for Emulator {
 
 impl Emulator {
     /// Starts proxies for `members` with the settings `params[from][to]` (endpoint 0 is the
-    /// client, `1 + i` member i). `pids` says, when a peer connects, which process each
-    /// member is now (members restart), so that its connection crosses the right link.
+    /// client, `1 + i` member i), their connections carried by `threads` emulator threads
+    /// (at least one). `pids` says, when a peer connects, which process each member is now
+    /// (members restart), so that its connection crosses the right link.
     ///
     /// # Errors
-    /// When the thread or its runtime cannot be started.
+    /// When a thread, its runtime or its timer cannot be started.
     pub(crate) fn start(
         params: Vec<Vec<LinkParams>>,
         members: Vec<MemberPorts>,
         pids: Arc<dyn Fn() -> Vec<Option<u32>> + Send + Sync>,
+        threads: usize,
     ) -> std::io::Result<Self> {
         let n = params.len();
         assert_eq!(n, members.len() + 1, "one row of link settings per endpoint");
+        let threads = threads.max(1);
         let links: Vec<Vec<Option<Arc<Link>>>> = (0..n)
             .map(|from| {
                 (0..n)
-                    .map(|to| (from != to).then(|| Arc::new(Link::new(params[from][to]))))
+                    .map(|to| (from != to).then(|| Arc::new(Link::new(params[from][to], threads))))
                     .collect()
             })
             .collect();
@@ -147,7 +166,7 @@ impl Emulator {
             proxies.push((
                 m.client_proxy,
                 m.client,
-                Box::new(move |_| client_route.clone()) as RouteFn,
+                Arc::new(move |_| client_route.clone()) as Arc<RouteFn>,
             ));
             // Peers: the route depends on who connected. An unknown sender (gone before it
             // could be looked up) is taken for the member itself's nearest peer: the first.
@@ -164,45 +183,53 @@ impl Emulator {
                 let k = sender.and_then(|s| peers.iter().position(|&p| p == s)).unwrap_or(0);
                 from_links[k].clone()
             };
-            proxies.push((m.peer_proxy, m.peer, Box::new(route) as RouteFn));
+            proxies.push((m.peer_proxy, m.peer, Arc::new(route) as Arc<RouteFn>));
         }
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let tid = Arc::new(OnceLock::new());
-        let thread_tid = Arc::clone(&tid);
-        let thread =
-            std::thread::Builder::new().name("etcdlat-network".into()).spawn(move || {
-                #[cfg(target_os = "linux")]
-                let _ = thread_tid.set(nix::unistd::gettid().as_raw());
-                #[cfg(not(target_os = "linux"))]
-                drop(thread_tid);
-                runtime.block_on(async move {
-                    for (listener, target, route) in proxies {
-                        match tokio::net::TcpListener::from_std(listener) {
-                            Ok(l) => {
-                                tokio::spawn(proxy::serve(l, target, route));
-                            }
-                            Err(e) => tracing::warn!("emulated link: cannot listen: {e}"),
-                        }
-                    }
-                    let _ = stopped.await;
-                });
-                // Dropping the runtime here cancels every connection's tasks and closes them.
-            })?;
-        Ok(Self {
+        let (stop, _) = tokio::sync::watch::channel(false);
+        let (senders, mut inboxes): (Vec<_>, Vec<_>) =
+            (0..threads).map(|_| tokio::sync::mpsc::unbounded_channel::<Accepted>()).unzip();
+        // The first thread serves the listeners and hands out what they accept.
+        let mut listening = Some(Listening { proxies, threads: senders.into() });
+        let (started, starts) = std::sync::mpsc::channel();
+        let mut emulator = Self {
             base: params,
             overlay: Mutex::new(vec![vec![Overlay::default(); n]; n]),
             links,
-            stop: Mutex::new(Some(stop)),
-            thread: Mutex::new(Some(thread)),
-            tid,
-        })
+            stop,
+            threads: Mutex::new(Vec::new()),
+            tids: Vec::new(),
+        };
+        for (thread, inbox) in inboxes.drain(..).enumerate() {
+            let thread = Thread {
+                index: thread,
+                inbox,
+                listening: listening.take(),
+                stop: emulator.stop.subscribe(),
+            };
+            let started = started.clone();
+            let handle = std::thread::Builder::new()
+                .name(format!("etcdlat-network-{}", thread.index))
+                .spawn(move || thread.run(&started));
+            match handle {
+                Ok(h) => emulator.threads.get_mut().unwrap_or_else(PoisonError::into_inner).push(h),
+                Err(e) => return Err(e), // `emulator` dropped: the started threads stop.
+            }
+        }
+        drop(started);
+        for _ in 0..threads {
+            match starts.recv() {
+                Ok(Ok(tid)) => emulator.tids.extend(tid),
+                Ok(Err(e)) => return Err(e),
+                Err(_) => return Err(std::io::Error::other("an emulator thread ended at start")),
+            }
+        }
+        Ok(emulator)
     }
 
-    /// The emulator thread's kernel id (Linux), once it has started: every proxied byte is
-    /// carried on it, so its CPU is the network's, not the client's.
-    pub(crate) fn thread_id(&self) -> Option<i32> {
-        self.tid.get().copied()
+    /// The emulator threads' kernel ids (Linux): every proxied byte is carried on them, so
+    /// their CPU is the network's, not the client's.
+    pub(crate) fn thread_ids(&self) -> &[i32] {
+        &self.tids
     }
 
     /// Changes the links of `member` (0-based), or of every member when `None`.
@@ -252,6 +279,84 @@ impl Emulator {
     }
 }
 
+/// A proxy's listener, where it forwards to and how it picks a connection's route.
+type Proxy = (TcpListener, SocketAddr, Arc<RouteFn>);
+
+/// What the first emulator thread serves besides its connections: the proxies, and where
+/// to hand what they accept (every thread's inbox, its own included).
+struct Listening {
+    proxies: Vec<Proxy>,
+    threads: Arc<[tokio::sync::mpsc::UnboundedSender<Accepted>]>,
+}
+
+/// One emulator thread, before it runs.
+struct Thread {
+    /// Its number, from 0.
+    index: usize,
+    /// The connections it is handed to carry.
+    inbox: tokio::sync::mpsc::UnboundedReceiver<Accepted>,
+    listening: Option<Listening>,
+    stop: tokio::sync::watch::Receiver<bool>,
+}
+
+impl Thread {
+    /// Runs on the thread: says on `started` that it has (with its kernel id on Linux) or
+    /// why it cannot, then carries connections until the emulator stops.
+    fn run(self, started: &std::sync::mpsc::Sender<std::io::Result<Option<i32>>>) {
+        #[cfg(target_os = "linux")]
+        let tid = Some(nix::unistd::gettid().as_raw());
+        #[cfg(not(target_os = "linux"))]
+        let tid = None;
+        let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
+            Ok(r) => r,
+            Err(e) => {
+                let _ = started.send(Err(e));
+                return;
+            }
+        };
+        let Self { index, mut inbox, listening, mut stop } = self;
+        let local = tokio::task::LocalSet::new();
+        local.block_on(&runtime, async move {
+            let timer = match Timer::new() {
+                Ok(t) => t,
+                Err(e) => {
+                    let _ = started.send(Err(e));
+                    return;
+                }
+            };
+            tokio::task::spawn_local({
+                let timer = Rc::clone(&timer);
+                async move {
+                    if let Err(e) = timer.run().await {
+                        tracing::warn!("emulated network: its timer failed ({e}), it stalls");
+                    }
+                }
+            });
+            if let Some(Listening { proxies, threads }) = listening {
+                let turn = Rc::new(Cell::new(0));
+                for (listener, target, route) in proxies {
+                    match tokio::net::TcpListener::from_std(listener) {
+                        Ok(l) => {
+                            let (threads, turn) = (Arc::clone(&threads), Rc::clone(&turn));
+                            tokio::task::spawn_local(proxy::serve(l, target, route, threads, turn));
+                        }
+                        Err(e) => tracing::warn!("emulated link: cannot listen: {e}"),
+                    }
+                }
+            }
+            tokio::task::spawn_local(async move {
+                while let Some(accepted) = inbox.recv().await {
+                    tokio::task::spawn_local(proxy::carry(accepted, Rc::clone(&timer), index));
+                }
+            });
+            let _ = started.send(Ok(tid));
+            let _ = stop.wait_for(|stopped| *stopped).await;
+        });
+        // Dropping the LocalSet here cancels every connection's tasks and closes them.
+        drop(local);
+    }
+}
+
 /// One direction of a link as [`Emulator::links`] sees it.
 #[derive(Debug, Clone)]
 pub(crate) struct LinkState {
@@ -267,16 +372,14 @@ pub(crate) struct LinkState {
     pub(crate) late_us: hdrhistogram::Histogram<u64>,
 }
 
-type RouteFn = Box<dyn Fn(SocketAddr) -> Route + Send + Sync>;
-
 impl Emulator {
     /// Stops every proxy and closes every connection through them; also done on drop. The
     /// local cluster calls it when it shuts down, whoever else still holds the emulator.
     pub(crate) fn shutdown(&self) {
-        if let Some(stop) = self.stop.lock().unwrap_or_else(PoisonError::into_inner).take() {
-            let _ = stop.send(());
-        }
-        if let Some(thread) = self.thread.lock().unwrap_or_else(PoisonError::into_inner).take() {
+        self.stop.send_replace(true);
+        let threads =
+            std::mem::take(&mut *self.threads.lock().unwrap_or_else(PoisonError::into_inner));
+        for thread in threads {
             let _ = thread.join();
         }
     }
@@ -319,11 +422,10 @@ mod tests {
         TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap()
     }
 
-    #[test]
-    fn a_round_trip_through_the_client_link_takes_twice_its_latency() {
+    /// An emulator for one member, every link with `p`, on `threads` threads, in front of
+    /// an echo server; and the member's client proxy address.
+    fn one_member(p: LinkParams, threads: usize) -> (Emulator, SocketAddr) {
         let echo = echo_server();
-        let latency = Duration::from_millis(5);
-        let p = LinkParams { latency, ..LinkParams::default() };
         let members = vec![MemberPorts {
             client_proxy: bind(),
             client: echo,
@@ -331,7 +433,23 @@ mod tests {
             peer: echo,
         }];
         let proxy = members[0].client_proxy.local_addr().unwrap();
-        let em = Emulator::start(vec![vec![p; 2]; 2], members, Arc::new(|| vec![None])).unwrap();
+        let em = Emulator::start(vec![vec![p; 2]; 2], members, Arc::new(|| vec![None]), threads)
+            .unwrap();
+        (em, proxy)
+    }
+
+    /// One round trip of `message` on `s`.
+    fn ping(s: &mut TcpStream, message: &[u8]) {
+        s.write_all(message).unwrap();
+        let mut back = vec![0u8; message.len()];
+        s.read_exact(&mut back).unwrap();
+        assert_eq!(back, message);
+    }
+
+    #[test]
+    fn a_round_trip_through_the_client_link_takes_twice_its_latency() {
+        let latency = Duration::from_millis(5);
+        let (em, proxy) = one_member(LinkParams { latency, ..LinkParams::default() }, 1);
         let mut s = TcpStream::connect(proxy).unwrap();
         s.set_nodelay(true).unwrap();
         let mut rtts = Vec::new();
@@ -359,5 +477,25 @@ mod tests {
         // The proxy is gone with the emulator.
         let mut buf = [0u8; 4];
         assert!(s.write_all(b"ping").and_then(|()| s.read_exact(&mut buf)).is_err());
+    }
+
+    #[test]
+    fn connections_are_spread_over_the_threads_and_their_lateness_read_together() {
+        let (em, proxy) = one_member(LinkParams::default(), 2);
+        let tids = em.thread_ids().to_vec();
+        assert_eq!(tids.len(), 2);
+        assert_ne!(tids[0], tids[1]);
+        let mut streams: Vec<TcpStream> =
+            (0..6).map(|_| TcpStream::connect(proxy).unwrap()).collect();
+        for s in &mut streams {
+            s.set_nodelay(true).unwrap();
+            ping(s, b"ping");
+        }
+        let up = em.links[0][1].as_ref().unwrap();
+        for thread in 0..2 {
+            assert!(up.timed_on(thread) >= 1, "thread {thread} carried none of 6 connections");
+        }
+        let counted: u64 = em.links().iter().map(|l| l.late_us.len()).sum();
+        assert_eq!(counted, 2 * 6, "every chunk timed, on either thread");
     }
 }
