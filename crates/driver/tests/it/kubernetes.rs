@@ -509,8 +509,10 @@ async fn the_watch_row_times_the_delivery_of_every_own_write() {
     assert_eq!((update.ok, update.errors_total), (1000, 0), "{:?}", update.errors);
     let watch = watch_row(&report, "pods");
     assert_eq!((watch.ok, watch.errors_total, watch.compacted), (1000, 0, 0));
+    // An event read before its write's own answer counts 0 (both arrive together, on one
+    // thread), so half of them or more may: only the largest is surely above 0.
     let (p50, max) = (watch.latency.quantile_us(0.5), watch.latency.quantile_us(1.0));
-    assert!(p50 > 0 && max < run_us, "lag p50 {p50} us, max {max} us, run {run_us} us");
+    assert!(max > 0 && max < run_us, "lag p50 {p50} us, max {max} us, run {run_us} us");
     assert_eq!(watch.slo, None, "Kubernetes has no official watch SLO");
     held(&report);
 

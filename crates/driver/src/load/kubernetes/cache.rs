@@ -44,6 +44,10 @@ const RECHECK: Duration = Duration::from_millis(200);
 /// revisions pass while its event is on its way (at 10,000 writes/s, most of a second).
 const SENT: usize = 8192;
 
+/// How often a consistent read waiting for the cache asks etcd for progress again (the
+/// apiserver's `progressRequestsSentInterval`).
+const PROGRESS_EVERY: Duration = Duration::from_millis(100);
+
 /// How long a consistent read waits for the cache, as the apiserver's
 /// `waitUntilFreshAndBlock` (3 s), before it fails with `DeadlineExceeded`.
 pub(super) const FRESH_WAIT: Duration = Duration::from_secs(3);
@@ -260,7 +264,10 @@ impl Cache {
                     return;
                 }
                 self.progress.notify_one();
-                moved.await;
+                // Asked again every PROGRESS_EVERY while it waits, as the apiserver's
+                // progress requester asks: etcd answers a request only once the stream's
+                // watchers are synced, and may defer or drop one made before.
+                let _ = tokio::time::timeout(PROGRESS_EVERY, moved).await;
             }
         };
         let caught_up = tokio::time::timeout(FRESH_WAIT, wait).await.is_ok();
