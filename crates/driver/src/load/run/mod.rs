@@ -17,6 +17,8 @@
 //! [`Driver::run_until`] strings them together, its setup fill first when the scenario has
 //! one.
 
+mod jobs;
+
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -25,8 +27,7 @@ use std::time::{Duration, Instant, SystemTime};
 use etcdlat_core::audit::AuditReport;
 use etcdlat_core::recorder::{MemberRecord, OpRecord, Pacing as RecordedPacing, Recorder};
 use etcdlat_core::report::kubernetes::KubernetesReport;
-use etcdlat_core::step::{self, StepPlan};
-use etcdlat_core::workload::kubernetes::{NODE_MONITOR_GRACE, ObjectOp};
+use etcdlat_core::workload::kubernetes::ObjectOp;
 use etcdlat_core::{
     AlarmReport, ClientUsage, HashKvCheck, LeaderChange, MemberMetrics, NetworkReport, OpKind,
     OpReport, Operation, Report, Scenario, Setup, StepReport, TargetInfo, Targeting,
@@ -34,13 +35,11 @@ use etcdlat_core::{
 use tokio::sync::{MutexGuard, oneshot, watch};
 use tokio::task::JoinHandle;
 
-use super::audit::History;
 use super::compaction;
 use super::driver::{Driver, Pool};
 use super::report::{Measured, member_reports, op_seed, pacing_report, params};
 use super::request::Work;
-use super::step::{Gate, StepJob};
-use super::worker::{Client, Job, JobResult, Pacing};
+use super::worker::{Job, JobResult};
 use crate::cluster::alarm;
 use crate::cluster::discovery::{self, Discovery};
 use crate::cluster::fault::{self, Applied};
@@ -52,6 +51,7 @@ use crate::cluster::target;
 use crate::cluster::toxiproxy::Proxies;
 use crate::error::DriverError;
 use crate::transport::control_client_any;
+use jobs::merge;
 
 // The driver's run methods live here, beside the run they start, so that driver.rs, which
 // this file builds on (the pool, the dialer), does not import it back.
@@ -365,67 +365,6 @@ impl<'a> Run<'a> {
             *t = target.clone();
         }
         Ok(target)
-    }
-
-    /// One job per worker: its logical clients, its share of the total and the rate.
-    fn jobs(&self, pool: &Pool, work: &Arc<Work>, start: Start, steer: Steer<'_>) -> Vec<Job> {
-        let scenario = self.scenario;
-        let kinds = work.kinds();
-        let load = &scenario.load;
-        let workers = pool.workers.len();
-
-        // Logical client i uses connection i % conns, which lives on worker
-        // (i % conns) % workers at local index (i % conns) / workers.
-        let mut clients: Vec<Vec<Client>> = vec![Vec::new(); workers];
-        for id in 0..load.clients {
-            let c = id as usize % pool.conns as usize;
-            clients[c % workers].push(Client { id, conn: c / workers });
-        }
-        let counts: Vec<u64> = clients.iter().map(|c| c.len() as u64).collect();
-        let quotas = load.total.map(|t| step::split(t, &counts));
-        let mut steps = load.step_plan().map(|plan| step_parts(plan, &clients));
-        let gate = Gate::new(workers, steps.as_ref().map_or(0, |(plan, _)| plan.len()));
-
-        let interval = scenario.series_interval();
-        let series = self.stream.then(|| (interval.length, kinds.clone()));
-        let progress = self.driver.progress.reset(workers, series);
-        (0..workers)
-            .map(|w| {
-                let share = clients[w].len() as f64 / f64::from(load.clients);
-                let mine = std::mem::take(&mut clients[w]);
-                let audit = scenario.checks.audit.then(|| {
-                    (audit_share(scenario, mine.len(), work.parts()), work.parts() as usize)
-                });
-                Job {
-                    work: Arc::clone(work),
-                    kinds: kinds.clone(),
-                    seed: self.seed.wrapping_add(w as u64 + 1),
-                    quota: quotas.as_ref().map(|q| q[w]),
-                    clients: mine,
-                    pacing: Pacing {
-                        schedule: load.schedule,
-                        arrivals: load.arrivals,
-                        rate: load.rate_shape(),
-                        share,
-                    },
-                    start_at: start.at,
-                    warmup: load.warmup,
-                    duration: load.duration,
-                    interval,
-                    stop: steer.stop.clone(),
-                    progress: Arc::clone(&progress[w]),
-                    retarget: steer.retarget.clone(),
-                    placement: (w, workers),
-                    dialer: self.driver.dialer.clone(),
-                    audit,
-                    steps: steps.as_mut().map(|(plan, parts)| StepJob {
-                        plan: plan.clone(),
-                        parts: std::mem::take(&mut parts[w]),
-                        gate: Arc::clone(&gate),
-                    }),
-                }
-            })
-            .collect()
     }
 
     /// Hands every worker its job and waits for what each hands back.
@@ -750,86 +689,8 @@ async fn until_shutdown<T>(
     }
 }
 
-/// The workers' results merged into what the run measured, from `measure_start`.
-fn merge(
-    outcomes: Vec<JobResult>,
-    work: Arc<Work>,
-    scenario: &Scenario,
-    measure_start: Instant,
-) -> Measured {
-    // The intended start, not when the workers woke for it (later on a loaded machine):
-    // the fault steps are scheduled from it.
-    let last_done = outcomes.iter().map(|o| o.last_done).max().unwrap_or(measure_start);
-    let interrupted = outcomes.iter().any(|o| o.interrupted);
-    let mut recorder = Recorder::new(&[], measure_start, scenario.series_interval().length);
-    let worker_cpu = outcomes.iter().map(|o| o.cpu).sum::<Option<Duration>>();
-    let mut audits = Vec::new();
-    let worker_busy = outcomes
-        .iter()
-        .filter_map(|o| o.busy)
-        .map(|(peak, run)| (run, peak))
-        .reduce(|a, b| (a.0.max(b.0), a.1.max(b.1)));
-    for o in outcomes {
-        recorder.merge(o.recorder);
-        audits.extend(o.audit);
-    }
-    let grace =
-        scenario.kubernetes.as_ref().map_or(NODE_MONITOR_GRACE, |k| k.node_monitor_grace_period);
-    let nodes = scenario.kubernetes.as_ref().map(|k| k.nodes);
-    let kubernetes = KubernetesReport::from_requests(
-        work.request_kinds(),
-        recorder.requests_by_slot(),
-        nodes,
-        grace,
-    );
-    let audit = scenario.checks.audit.then(|| History::gather(audits, work));
-    Measured {
-        kubernetes,
-        recorder,
-        measure_start,
-        last_done,
-        interrupted,
-        watch: None,
-        worker_cpu,
-        audit,
-        worker_busy,
-    }
-}
-
-/// A worker's share of the audit's limit (in entries), in proportion to its clients, and
-/// never more than its share of a bounded total needs (`parts` entries a request at most).
-fn audit_share(scenario: &Scenario, clients: usize, parts: u64) -> usize {
-    let all = u64::from(scenario.load.clients.max(1));
-    let mine = clients as u64;
-    let mut share = scenario.checks.audit_limit.saturating_mul(mine).div_ceil(all);
-    if let Some(total) = scenario.load.total {
-        share = share.min(total.saturating_mul(parts).saturating_mul(mine).div_ceil(all));
-    }
-    usize::try_from(share).unwrap_or(usize::MAX)
-}
-
-/// Each worker's request indices of each client step, `parts[worker][step]`: a counted
-/// step's indices split over the workers in proportion to the clients each has sending in
-/// it, as contiguous ranges from the step's first, so that together they issue exactly the
-/// step's; nothing for a timed step.
-fn step_parts(plan: StepPlan, clients: &[Vec<Client>]) -> (StepPlan, Vec<Vec<(u64, u64)>>) {
-    let mut parts = vec![Vec::with_capacity(plan.len()); clients.len()];
-    for (k, s) in plan.steps().iter().enumerate() {
-        let (first, count) = plan.indices(k);
-        let sending: Vec<u64> =
-            clients.iter().map(|c| c.iter().filter(|c| s.has(c.id)).count() as u64).collect();
-        let split = step::split(count.unwrap_or(0), &sending);
-        for (worker, (start, n)) in parts.iter_mut().zip(split) {
-            worker.push((first + start, n));
-        }
-    }
-    (plan, parts)
-}
-
 #[cfg(test)]
 mod tests {
-    use etcdlat_core::ClientStep;
-
     use super::*;
 
     #[test]
@@ -845,19 +706,5 @@ mod tests {
         }
         assert!(!before("", (3, 7)), "unknown: the server is asked");
         assert!(!before("3.x", (3, 7)), "unknown: the server is asked");
-    }
-
-    #[test]
-    fn each_counted_step_is_split_over_the_workers_that_send_in_it() {
-        let plan = StepPlan::new(&[
-            ClientStep { clients: 1, total: Some(10), duration: None },
-            ClientStep { clients: 3, total: None, duration: Some(Duration::from_secs(1)) },
-            ClientStep { clients: 4, total: Some(100), duration: None },
-        ]);
-        // Four clients on one connection each, over two workers: 0 and 2 on the first.
-        let on = |ids: &[u32]| ids.iter().map(|&id| Client { id, conn: 0 }).collect::<Vec<_>>();
-        let (_, parts) = step_parts(plan, &[on(&[0, 2]), on(&[1, 3])]);
-        assert_eq!(parts[0], [(0, 10), (10, 0), (10, 50)]);
-        assert_eq!(parts[1], [(10, 0), (10, 0), (60, 50)], "client 1 sends from the third step");
     }
 }
