@@ -204,15 +204,22 @@ impl Scenario {
     /// cannot run at that size (a preload over the quota, `nodes` 0).
     pub fn with_nodes(&self, nodes: u64) -> Result<Scenario, ScenarioError> {
         let mut s = self.clone();
-        let Some(k) = &mut s.kubernetes else {
+        if s.kubernetes.is_none() {
             return Err(ScenarioError::invalid("kubernetes.nodes", "needs a [kubernetes] table"));
-        };
-        k.nodes = nodes;
-        s.mix.clear();
-        s.load.rate = 0;
-        s.derive_kubernetes()?;
+        }
+        s.set_nodes(nodes)?;
         s.validate()?;
         Ok(s)
+    }
+
+    /// Sets the `[kubernetes]` model's node count, if there is one, and derives its mix and
+    /// rate again from it.
+    fn set_nodes(&mut self, nodes: u64) -> Result<(), ScenarioError> {
+        let Some(k) = &mut self.kubernetes else { return Ok(()) };
+        k.nodes = nodes;
+        self.mix.clear();
+        self.load.rate = 0;
+        self.derive_kubernetes()
     }
 
     /// The scenario with every total and duration multiplied by `factor` (at least 1
@@ -239,12 +246,9 @@ impl Scenario {
         if let Some(setup) = &mut s.setup {
             setup.total = scale_n(setup.total);
         }
-        if let Some(k) = &mut s.kubernetes {
-            k.nodes = scale_n(k.nodes);
-            s.mix.clear();
-            s.load.rate = 0;
-            // A scaled model that cannot run keeps its old mix, which validation refuses.
-            let _ = s.derive_kubernetes();
+        if let Some(nodes) = s.kubernetes.as_ref().map(|k| scale_n(k.nodes)) {
+            // A scaled model that cannot run is left without a mix, which validation refuses.
+            let _ = s.set_nodes(nodes);
         }
         for step in &mut s.faults {
             step.at = scale_d(step.at);
