@@ -576,13 +576,19 @@ impl LocalCluster {
                 state: Mutex::default(),
             });
         }
+        // An emulated link's delay is the readiness probe's too: a round trip over the
+        // slowest link is allowed on top of the usual limits, so that slow links can be
+        // started at all.
+        let mut slowest = Duration::ZERO;
         if let Some(network) = &opts.network {
             // Before any member starts: they dial each other through the proxies at once.
             let processes: Vec<Arc<Process>> =
                 cluster.members.iter().map(|m| Arc::clone(&m.process)).collect();
             let pids = Arc::new(move || processes.iter().map(|p| p.pid()).collect());
-            let links = network
-                .links(opts.members)
+            let links = network.links(opts.members);
+            slowest =
+                links.iter().flatten().map(|l| l.latency + l.jitter).max().unwrap_or_default();
+            let links = links
                 .into_iter()
                 .map(|row| row.into_iter().map(LinkParams::from).collect())
                 .collect();
@@ -610,12 +616,6 @@ impl LocalCluster {
             tls: opts.tls.as_ref().map(LocalTls::client_tls).unwrap_or_default(),
             credentials: None,
         };
-        // An emulated link's delay is the probe's too: a round trip over the slowest link
-        // is allowed on top of the usual limits, so that slow links can be started at all.
-        let slowest = opts.network.as_ref().map_or(Duration::ZERO, |n| {
-            let links = n.links(opts.members);
-            links.iter().flatten().map(|l| l.latency + l.jitter).max().unwrap_or_default()
-        });
         let probe = Dialer::new(&probe, Duration::from_millis(500) + 2 * slowest)?;
         cluster.wait_ready(opts.ready_timeout, &probe, STATUS_ANSWER + 2 * slowest).await?;
         tracing::debug!(members = cluster.members.len(), "local etcd cluster ready");
