@@ -20,11 +20,9 @@ use etcdlat_core::report::kubernetes::{self, SloVerdict};
 use etcdlat_core::workload::kubernetes::slo;
 use etcdlat_core::{Report, ReportSet, Scenario};
 
-use crate::exporter::Exporter;
-use crate::output::{self, Lines};
+use crate::output;
 use crate::plan::RunPlan;
-use crate::run::run_one;
-use crate::shutdown::shutdown_signal;
+use crate::run::{Session, run_one};
 use crate::verdict::Verdict;
 
 /// The share of a probe's requests that may fail with its SLOs still met.
@@ -81,19 +79,15 @@ pub async fn execute(plan: &RunPlan, runs: u32) -> Result<Verdict> {
     let base = &plan.scenarios[0];
     let first =
         base.kubernetes.as_ref().map(|k| k.nodes).context("--find-max needs [kubernetes]")?;
-    let stop = shutdown_signal();
-    let exporter = match &plan.metrics_addr {
-        Some(addr) => Some(Exporter::bind(addr).await?),
-        None => None,
-    };
-    let mut lines = plan.outputs.jsonl.as_ref().map(Lines::open).transpose()?;
+    let mut session = Session::open(plan).await?;
+    let stop = session.stop.clone();
     let mut probes: Vec<Probe> = Vec::new();
     let mut bounds = Bounds::default();
     let mut next = Some(first);
     while let Some(nodes) = next.filter(|_| probes.len() < runs as usize && !*stop.borrow()) {
         let probe = match probe_scenario(base, nodes) {
             Ok(scenario) => {
-                let run = run_one(plan, 0, &scenario, stop.clone(), &mut lines, exporter.as_ref());
+                let run = run_one(plan, 0, &scenario, &mut session);
                 let Some(report) = run.await? else { break };
                 if report.interrupted {
                     break;
@@ -110,14 +104,12 @@ pub async fn execute(plan: &RunPlan, runs: u32) -> Result<Verdict> {
         probes.push(probe);
         next = bounds.next();
     }
-    if let Some(exporter) = exporter {
-        exporter.stop();
-    }
     if plan.print_text {
         output::print(&summary(base, &probes, bounds))?;
     }
     let interrupted = *stop.borrow();
-    plan.outputs.write(&ReportSet::new(probes.into_iter().filter_map(|p| p.report).collect()))?;
+    let set = ReportSet::new(probes.into_iter().filter_map(|p| p.report).collect());
+    session.close(plan, &set)?;
     Ok(if interrupted {
         Verdict::Interrupted
     } else if bounds.met.is_some() {

@@ -18,26 +18,55 @@ use crate::shutdown::{shutdown_signal, unless_stopped};
 use crate::verdict::{self, Verdict};
 use crate::{output, progress, shard};
 
+/// What the runs of one plan share, from before the first to after the reports are
+/// written: the stop flag, the Prometheus endpoint and the `--jsonl` stream.
+pub(crate) struct Session {
+    pub(crate) stop: watch::Receiver<bool>,
+    exporter: Option<Exporter>,
+    lines: Option<Lines>,
+}
+
+impl Session {
+    /// Says the plan's preflight warnings, removes what killed etcdlats left of their
+    /// throwaway clusters when the plan starts some, then listens for a stop and opens the
+    /// endpoint and the stream.
+    pub(crate) async fn open(plan: &RunPlan) -> Result<Self> {
+        for warning in preflight::warnings(&plan.scenarios) {
+            eprintln!("etcdlat: warning: {warning}");
+        }
+        if plan.scenarios.iter().any(|s| plan.cluster.endpoints_for(s).is_none()) {
+            remove_abandoned_clusters();
+        }
+        let stop = shutdown_signal();
+        let exporter = match &plan.metrics_addr {
+            Some(addr) => Some(Exporter::bind(addr).await?),
+            None => None,
+        };
+        let lines = plan.outputs.jsonl.as_ref().map(Lines::open).transpose()?;
+        Ok(Self { stop, exporter, lines })
+    }
+
+    /// Writes `set` to the plan's report files, then stops serving `/metrics`: the endpoint
+    /// is up until the last report is written.
+    pub(crate) fn close(self, plan: &RunPlan, set: &ReportSet) -> Result<()> {
+        plan.outputs.write(set)?;
+        if let Some(exporter) = self.exporter {
+            exporter.stop();
+        }
+        Ok(())
+    }
+}
+
 /// Runs every scenario of `plan`, writes the report files, and says how it went.
 pub async fn execute(plan: &RunPlan) -> Result<Verdict> {
-    for warning in preflight::warnings(&plan.scenarios) {
-        eprintln!("etcdlat: warning: {warning}");
-    }
-    if plan.scenarios.iter().any(|s| plan.cluster.endpoints_for(s).is_none()) {
-        remove_abandoned_clusters();
-    }
-    let stop = shutdown_signal();
-    let exporter = match &plan.metrics_addr {
-        Some(addr) => Some(Exporter::bind(addr).await?),
-        None => None,
-    };
-    let mut lines = plan.outputs.jsonl.as_ref().map(Lines::open).transpose()?;
+    let mut session = Session::open(plan).await?;
+    let stop = session.stop.clone();
     let mut reports = Vec::new();
     for (round, scenario) in plan.scenarios.iter().enumerate() {
         if *stop.borrow() {
             break;
         }
-        let run = run_one(plan, round, scenario, stop.clone(), &mut lines, exporter.as_ref());
+        let run = run_one(plan, round, scenario, &mut session);
         let Some(report) = run.await? else {
             // Stopped before measuring started: nothing of this run to report.
             break;
@@ -69,10 +98,7 @@ pub async fn execute(plan: &RunPlan) -> Result<Verdict> {
     }
     let interrupted = reports.iter().any(|r| r.interrupted) || *stop.borrow();
     let set = ReportSet::new(reports);
-    plan.outputs.write(&set)?;
-    if let Some(exporter) = exporter {
-        exporter.stop();
-    }
+    session.close(plan, &set)?;
     // A shard's thresholds are held against the whole, by `etcdlat merge`.
     let passed = if plan.shard.is_some() {
         verdict::checks_passed(&set.runs)
@@ -102,16 +128,17 @@ pub fn remove_abandoned_clusters() {
     }
 }
 
-/// Runs one scenario (the plan's `round`-th), streaming its intervals to `lines` if given;
-/// `None` when a stop came before measurement started.
+/// Runs one scenario (the plan's `round`-th), streaming its intervals to the session's
+/// `--jsonl` stream if it has one; `None` when a stop came before measurement started.
 pub(crate) async fn run_one(
     plan: &RunPlan,
     round: usize,
     scenario: &Scenario,
-    stop: watch::Receiver<bool>,
-    lines: &mut Option<Lines>,
-    exporter: Option<&Exporter>,
+    session: &mut Session,
 ) -> Result<Option<Report>> {
+    let stop = session.stop.clone();
+    let lines = &mut session.lines;
+    let exporter = session.exporter.as_ref();
     // A shard runs its part of the scenario, and its report carries the whole.
     let whole = scenario;
     let part = match plan.shard {
