@@ -3,8 +3,9 @@
 //! watch event, counted per worker and added when the recorders merge. Named as the audit's
 //! counts are ([`crate::audit::AuditReport`]): what was violated, how many times.
 //!
-//! The checks that read a watch are made by every worker's watch cache on the events it
-//! receives, so one fault of etcd's is counted once per worker that watched it.
+//! The checks that read a watch are made by the run's watch cache of each resource on the
+//! events it receives (one watch per resource per run), so one fault of etcd's is counted
+//! once.
 
 use serde::{Deserialize, Serialize};
 

@@ -57,7 +57,7 @@ fn node_heartbeats_pod_churn_and_events_send_their_flows() {
     assert!(ok(&runs[0], "k8s-update") > 20, "{:#}", runs[0]["ops"]);
     assert_eq!(ok(&runs[0], "k8s-event"), 0);
     let runs = run("k8s-pod-churn", "0.05");
-    // 3 s at 6 updates and 5 events a second, after each worker's watch cache has listed
+    // 3 s at 6 updates and 5 events a second, after the run's watch cache has listed
     // 7,500 pods: on a busy machine one of the two may not come up.
     assert!(ok(&runs[0], "k8s-update") + ok(&runs[0], "k8s-event") > 0, "{:#}", runs[0]["ops"]);
     let runs = run("k8s-events", "0.05");

@@ -96,8 +96,8 @@ pub struct RequestReport {
     /// been compacted"), also counted under their code in `errors`.
     pub compacted: u64,
     /// Latency of the successes (completion minus intended start), microseconds; for a
-    /// watch, from each of a worker's own writes' answers to its event's arrival on that
-    /// worker's watch cache (its successes are those events; 0 when the event was read
+    /// watch, from each of the run's own writes' answers to its event's arrival on the
+    /// run's watch cache (its successes are those events; 0 when the event was read
     /// before the answer, both having arrived together or the event first).
     #[serde(rename = "latency_us")]
     pub latency: Distribution,

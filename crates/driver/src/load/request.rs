@@ -66,6 +66,8 @@ pub(crate) struct Work {
     spaces: Spaces,
     /// The apiserver's (resource, verb)s the operations send, by slot.
     requests: Vec<RequestKind>,
+    /// The watch caches and checks the apiserver's operations share, when it has any.
+    k8s: Option<Arc<kubernetes::Shared>>,
 }
 
 fn range_template(key: Bytes, range_end: Bytes, consistency: Consistency) -> RangeRequest {
@@ -93,8 +95,24 @@ impl Work {
                 };
                 (weight, prepared)
             })
+            .collect::<Vec<_>>();
+        let plans: Vec<&kubernetes::Workload> = ops
+            .iter()
+            .filter_map(|(_, p)| match p {
+                Prepared::K8s(plan) => Some(&**plan),
+                _ => None,
+            })
             .collect();
-        Self { ops, seed, spaces, requests }
+        let k8s = (!plans.is_empty()).then(|| Arc::new(kubernetes::Shared::new(plans)));
+        Self { ops, seed, spaces, requests, k8s }
+    }
+
+    /// The run starts on `workers` workers, measured from `measure_from`: the apiserver's
+    /// operations count their workers' ends, and their watch caches measure from then.
+    pub(crate) fn begin(&self, workers: usize, measure_from: std::time::Instant) {
+        if let Some(k8s) = &self.k8s {
+            k8s.begin(workers, measure_from);
+        }
     }
 
     /// The apiserver's (resource, verb)s the operations send, by the slot their requests
@@ -211,8 +229,7 @@ impl Work {
     /// streams.
     pub(crate) fn instantiate(self: &Arc<Self>, worker_seed: u64) -> Ops {
         let mut total = 0;
-        let mut k8s = None::<kubernetes::WorkerCaches>;
-        let mut items: Vec<(u32, Instance)> = self
+        let items: Vec<(u32, Instance)> = self
             .ops
             .iter()
             .enumerate()
@@ -272,25 +289,18 @@ impl Work {
                     Prepared::Stm(plan) => Instance::Stm(stm::Runner::new(Arc::clone(plan), seed)),
                     Prepared::K8s(plan) => Instance::K8s(kubernetes::Runner::new(
                         Arc::clone(plan),
-                        k8s.get_or_insert_with(kubernetes::WorkerCaches::default),
+                        self.k8s.as_deref().expect("the apiserver's operations share a cache"),
                         worker_seed,
                     )),
                 };
                 (total, instance)
             })
             .collect();
-        if let Some(k8s) = &k8s {
-            for (_, instance) in &mut items {
-                if let Instance::K8s(runner) = instance {
-                    runner.share_cache(k8s);
-                }
-            }
-        }
         Ops {
             items,
             total,
             rng: RefCell::new(StdRng::seed_from_u64(worker_seed ^ self.seed ^ 0x4D49_5845)),
-            k8s,
+            k8s: self.k8s.clone(),
         }
     }
 }
@@ -315,8 +325,8 @@ pub(crate) struct Ops {
     items: Vec<(u32, Instance)>,
     total: u32,
     rng: RefCell<StdRng>,
-    /// The watch caches and checks of the apiserver's operations, when the worker runs any.
-    k8s: Option<kubernetes::WorkerCaches>,
+    /// The run's watch caches and checks of the apiserver's operations, when it has any.
+    k8s: Option<Arc<kubernetes::Shared>>,
 }
 
 /// What a logical client keeps between requests: its number, and nothing more (one
@@ -443,30 +453,13 @@ async fn paginated(
 }
 
 impl Ops {
-    /// The violations the apiserver's operations counted on this worker, by
-    /// [`etcdlat_core::invariant::Invariant::index`]; `None` when it runs none of them.
-    pub(crate) fn violations(&self) -> Option<[u64; etcdlat_core::invariant::Invariant::COUNT]> {
-        self.k8s.as_ref().map(|k| k.checks.counts())
-    }
-
-    /// Forgets what the worker's watch caches recorded in warm-up.
-    pub(crate) fn reset_watches(&self) {
-        if let Some(k8s) = &self.k8s {
-            k8s.reset_watches();
-        }
-    }
-
-    /// Hands what the worker's watch caches recorded of their watches to `recorder`.
-    pub(crate) fn record_watches(&self, recorder: &mut etcdlat_core::recorder::Recorder) {
-        if let Some(k8s) = &self.k8s {
-            k8s.record_watches(recorder);
-        }
-    }
-
-    /// Checks the worker's watch caches against etcd at the end of the run, if it has any.
-    pub(crate) async fn check_caches(&self, conn: &Conn) {
-        if let Some(k8s) = &self.k8s {
-            k8s.check_at_end(conn).await;
+    /// This worker's part of the run ended: if it is the last worker to end, what the
+    /// apiserver's operations recorded over the run, their caches checked against etcd on
+    /// `conn` first ([`kubernetes::Shared::end`]).
+    pub(crate) async fn end(&self, conn: Option<&Conn>) -> Option<kubernetes::Ended> {
+        match &self.k8s {
+            Some(k8s) => k8s.end(conn).await,
+            None => None,
         }
     }
 

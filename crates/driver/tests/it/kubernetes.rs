@@ -3,8 +3,8 @@
 //! whose compares fail on stale revisions (none with one writer per object, more with
 //! more writers), lists pinned to their first page's revision, counts, consistent reads,
 //! events on reused leases, the apiserver's compactor, racing creates of which one wins,
-//! watch caches that end as a fresh list and deliver every write of their worker's (its
-//! lag the watch row's latency), consistent reads' waits for progress notifications; the
+//! the run's watch caches, shared by its workers, that end as a fresh list and deliver
+//! every write the run made (its lag the watch row's latency), consistent reads' waits for progress notifications; the
 //! revision moves by exactly the successful mutating transactions and the compactor's
 //! writes.
 
@@ -268,7 +268,8 @@ async fn a_churn_of_creates_and_deletes_leaves_every_watch_cache_as_a_fresh_list
         return;
     }
     let etcd = Etcd::start_cluster(3).await;
-    // Two workers, each with its own watch cache that the other's writes reach by events.
+    // Two workers sharing the run's watch cache: each one's writes write through it, and
+    // reach it by events too.
     let driver = etcd.driver_builder().conns(4).workers(2).connect().await.unwrap();
     let churn =
         "resource = \"pods\"\nname-prefix = \"churn-\"\nobjects = 40\nwriters-per-object = 8";
@@ -292,7 +293,7 @@ async fn a_churn_of_creates_and_deletes_leaves_every_watch_cache_as_a_fresh_list
         (create.ok + delete.ok + update.ok) as i64,
         "one revision per successful create, delete and update"
     );
-    // Each worker's cache, its list and the events since, is what a fresh list says.
+    // The cache, its list and the events since, is what a fresh list says.
     held(&report);
 
     // Of racing creates of one name exactly one succeeds, again and again.
@@ -489,9 +490,9 @@ fn watch_row<'r>(
     row.unwrap_or_else(|| panic!("no {resource} watch in {:?}", k.requests))
 }
 
-/// Each worker's watch cache receives the events of that worker's own writes (creates,
-/// updates, deletes), every one of them in a run that ends cleanly: the watch row counts as
-/// many as the writes that succeeded, its lag positive and within the run, held to no SLO
+/// The run's watch cache, shared by its two workers, receives the events of the run's own
+/// writes (creates, updates, deletes), every one of them once in a run that ends cleanly:
+/// the watch row counts as many as the writes that succeeded, its lag positive and within the run, held to no SLO
 /// and outside the verdict.
 #[tokio::test]
 async fn the_watch_row_times_the_delivery_of_every_own_write() {
@@ -509,15 +510,15 @@ async fn the_watch_row_times_the_delivery_of_every_own_write() {
     assert_eq!((update.ok, update.errors_total), (1000, 0), "{:?}", update.errors);
     let watch = watch_row(&report, "pods");
     assert_eq!((watch.ok, watch.errors_total, watch.compacted), (1000, 0, 0));
-    // An event read before its write's own answer counts 0 (both arrive together, on one
-    // thread), so half of them or more may: only the largest is surely above 0.
+    // An event read before its write's own answer counts 0 (both arrive together), so half
+    // of them or more may: only the largest is surely above 0.
     let (p50, max) = (watch.latency.quantile_us(0.5), watch.latency.quantile_us(1.0));
     assert!(max > 0 && max < run_us, "lag p50 {p50} us, max {max} us, run {run_us} us");
     assert_eq!(watch.slo, None, "Kubernetes has no official watch SLO");
     held(&report);
 
     // Creates, deletes and updates of names that come and go: each write that succeeded
-    // reaches the cache of the worker that made it.
+    // reaches the cache, once.
     let churn =
         "resource = \"pods\"\nname-prefix = \"churn-\"\nobjects = 40\nwriters-per-object = 8";
     let toml = format!(

@@ -1,27 +1,31 @@
-//! A worker's watch cache of one resource, as the apiserver's: its objects' revisions, from
-//! a list at one revision (pages of 10,000, pinned), then a watch on the resource's prefix
-//! from the next revision (prevKV, progress notify), and the revision it has caught up to.
+//! A watch cache of one resource, as the apiserver's: its objects' revisions, from a list at
+//! one revision (pages of 10,000, pinned), then a watch on the resource's prefix from the
+//! next revision (prevKV, progress notify), and the revision it has caught up to.
 //!
-//! One cache per resource per worker, shared by that worker's operations on it, so a
-//! request reads it with a `Cell` read: no lock, no allocation. The watch task on the
-//! worker's thread writes it, event by event; the worker's own successful writes write
-//! through (a revision only ever replaces an older one), as the apiserver's GuaranteedUpdate
-//! keeps the object its last write returned. An object's slot holds its mod revision, or
-//! minus the revision it was deleted at (0: never seen).
+//! One cache per resource per run, as one apiserver has one: every worker's operations on
+//! the resource share it, and etcd sends each of its events once. A request reads it with
+//! one atomic load: no lock, no allocation. The watch task, on the thread of the worker
+//! that filled the cache, writes it event by event; the workers' own successful writes
+//! write through (a revision only ever replaces an older one), as the apiserver's
+//! GuaranteedUpdate keeps the object its last write returned. An object's slot holds its
+//! mod revision, or minus the revision it was deleted at (0: never seen).
 //!
-//! The cache also measures its watch ([`WatchRecord`]): how long each of the worker's own
-//! writes took from its answer to its event's arrival (matched by revision in a fixed ring,
-//! [`SENT`] entries indexed by revision, so that neither side allocates or locks), the
-//! progress notifications it received and how long consistent reads waited for them, and
-//! whether etcd cancelled its watch for a compaction.
+//! The cache also measures its watch ([`WatchRecord`]), from the start of measurement
+//! ([`Cache::measure_from`]): how long each own write took from its answer to its event's
+//! arrival (matched by revision in a fixed ring, [`SENT`] entries indexed by revision,
+//! that the writer and the watch task each swap once, so that neither side allocates or
+//! locks), the progress notifications it received and how long consistent reads waited
+//! for them, and whether etcd cancelled its watch for a compaction. The record is behind
+//! a lock that the watch task takes once per response carrying an own write, consistent
+//! reads that waited once each, and the end of the run once: no two threads contend for
+//! it but at the end.
 
-use std::cell::{Cell, RefCell};
-use std::rc::{Rc, Weak};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use etcdlat_core::invariant::Invariant;
-use etcdlat_core::recorder::Recorder;
 use etcdlat_core::recorder::kubernetes::WatchRecord;
 use etcdlat_core::workload::kubernetes::object_at;
 use etcdlat_core::workload::prefix_end;
@@ -39,7 +43,7 @@ const INITIAL_PAGE: i64 = 10_000;
 const RECHECKS: u32 = 5;
 const RECHECK: Duration = Duration::from_millis(200);
 
-/// Entries of the ring of the worker's own writes awaiting their events: a write's entry is
+/// Entries of the ring of own writes awaiting their events: a write's entry is
 /// overwritten by one `SENT` revisions later, so a lag is lost only when that many
 /// revisions pass while its event is on its way (at 10,000 writes/s, most of a second).
 const SENT: usize = 8192;
@@ -52,7 +56,7 @@ const PROGRESS_EVERY: Duration = Duration::from_millis(100);
 /// `waitUntilFreshAndBlock` (3 s), before it fails with `DeadlineExceeded`.
 pub(super) const FRESH_WAIT: Duration = Duration::from_secs(3);
 
-/// One resource's watch cache on one worker.
+/// One resource's watch cache.
 pub(crate) struct Cache {
     prefix: Bytes,
     /// Its objects' layout: other keys under the prefix are not its.
@@ -60,27 +64,42 @@ pub(crate) struct Cache {
     namespaces: u64,
     name_prefix: String,
     /// Per object: its mod revision, or minus the revision it was deleted at, 0 unknown.
-    slots: Box<[Cell<i64>]>,
+    slots: Box<[AtomicI64]>,
     /// The revision the watch has delivered up to (events or progress notifications).
-    revision: Cell<i64>,
-    /// The highest event revision delivered, to check their order and progress against.
-    last_event: Cell<i64>,
+    revision: AtomicI64,
+    /// The highest event revision delivered, to check their order and progress against
+    /// (written by the watch task only).
+    last_event: AtomicI64,
     /// Woken whenever `revision` moves, for consistent reads waiting on it.
     moved: Notify,
     /// Tells the watch task to ask etcd for a progress notification (the task holds it, not
     /// the cache).
-    progress: Rc<Notify>,
+    progress: Arc<Notify>,
     started: OnceCell<()>,
     /// Dropped with the cache: its watch task then ends.
-    end: Cell<Option<oneshot::Sender<()>>>,
-    checks: Rc<Checks>,
+    end: Mutex<Option<oneshot::Sender<()>>>,
+    checks: Arc<Checks>,
     /// The (resource, `watch`)'s slot its [`WatchRecord`] is recorded under.
     watch_slot: usize,
-    /// By revision % [`SENT`]: a write of the worker's awaiting its event (its revision and
-    /// when it was answered), or an event that arrived before its write's answer was read
-    /// (minus its revision and when it arrived), or 0.
-    sent: Box<[Cell<(i64, Instant)>]>,
-    watch: RefCell<WatchRecord>,
+    /// What the times below count from.
+    epoch: Instant,
+    /// Nanoseconds from `epoch` that the watch's figures count from (0: all).
+    measure_from: AtomicU64,
+    /// By revision % [`SENT`]: an own write awaiting its event, or an event that arrived
+    /// before its write's answer was read.
+    sent: Box<[Sent]>,
+    /// Own writes whose events were read before their answers: lags of 0.
+    zero_lags: AtomicU64,
+    watch: Mutex<WatchRecord>,
+}
+
+/// An entry of [`Cache::sent`]: the revision of an own write whose answer was read (and
+/// `at`, when, in nanoseconds from the cache's epoch), or minus the revision of an event
+/// that arrived first, or 0.
+#[derive(Default)]
+struct Sent {
+    revision: AtomicI64,
+    at: AtomicU64,
 }
 
 impl Cache {
@@ -90,40 +109,61 @@ impl Cache {
         layout: &Layout,
         objects: u64,
         watch_slot: usize,
-        checks: Rc<Checks>,
+        checks: Arc<Checks>,
     ) -> Self {
-        let now = Instant::now();
         Self {
             prefix: Bytes::copy_from_slice(layout.prefix.as_bytes()),
             prefix_text: layout.prefix.clone(),
             namespaces: layout.namespaces,
             name_prefix: layout.name_prefix.clone(),
-            slots: (0..objects).map(|_| Cell::new(0)).collect(),
-            revision: Cell::new(0),
-            last_event: Cell::new(0),
+            slots: (0..objects).map(|_| AtomicI64::new(0)).collect(),
+            revision: AtomicI64::new(0),
+            last_event: AtomicI64::new(0),
             moved: Notify::new(),
-            progress: Rc::default(),
+            progress: Arc::default(),
             started: OnceCell::new(),
-            end: Cell::new(None),
+            end: Mutex::new(None),
             checks,
             watch_slot,
-            sent: (0..SENT).map(|_| Cell::new((0, now))).collect(),
-            watch: RefCell::new(WatchRecord::default()),
+            epoch: Instant::now(),
+            measure_from: AtomicU64::new(0),
+            sent: (0..SENT).map(|_| Sent::default()).collect(),
+            zero_lags: AtomicU64::new(0),
+            watch: Mutex::new(WatchRecord::default()),
         }
     }
 
-    /// Forgets what the watch recorded in warm-up ([`WatchRecord::reset`]), and warm-up's
-    /// writes still awaiting their events: the measured run times its own.
-    pub(super) fn reset_watch(&self) {
-        self.watch.borrow_mut().reset();
-        for entry in &*self.sent {
-            entry.set((0, entry.get().1));
-        }
+    /// The watch's figures count from `start` (measurement's start; set before the run's
+    /// workers start): lags of writes answered before, progress notifications received
+    /// before and waits asked before, in warm-up, are not recorded. Compactions are, since
+    /// a watch cancelled in warm-up leaves the cache unfed for the measured run too.
+    pub(super) fn measure_from(&self, start: Instant) {
+        self.measure_from.store(self.nanos(start), Ordering::Relaxed);
     }
 
-    /// Hands what the watch recorded to the worker's recorder.
-    pub(super) fn record_watch(&self, recorder: &mut Recorder) {
-        recorder.record_watch(self.watch_slot, &self.watch.borrow());
+    /// `at` in nanoseconds from the cache's epoch (0 before it).
+    fn nanos(&self, at: Instant) -> u64 {
+        u64::try_from(at.saturating_duration_since(self.epoch).as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// Whether what happened at `at` (nanoseconds from the epoch) is measured.
+    fn measured(&self, at: u64) -> bool {
+        at >= self.measure_from.load(Ordering::Relaxed)
+    }
+
+    fn record(&self) -> MutexGuard<'_, WatchRecord> {
+        self.watch.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// What the watch recorded, and the (resource, `watch`) slot it is recorded under;
+    /// taken once, at the end of the run.
+    pub(super) fn take_watch(&self) -> (usize, WatchRecord) {
+        let mut watch = std::mem::take(&mut *self.record());
+        let zero = self.zero_lags.swap(0, Ordering::Relaxed);
+        if zero > 0 {
+            watch.lag.saturating_record_n(0, zero);
+        }
+        (self.watch_slot, watch)
     }
 
     /// Whether the cache is filled and watching.
@@ -131,13 +171,14 @@ impl Cache {
         self.started.initialized()
     }
 
-    /// Fills the cache and starts its watch, once: the first of the worker's clients does,
-    /// the others wait for it. Unmeasured, before the client's first request.
-    pub(super) async fn start(self: &Rc<Self>, conn: &Conn) -> Result<(), tonic::Status> {
+    /// Fills the cache and starts its watch, once: the first client to need it does, on
+    /// its worker's thread, and the others wait for it. Unmeasured, before the client's
+    /// first request.
+    pub(super) async fn start(self: &Arc<Self>, conn: &Conn) -> Result<(), tonic::Status> {
         self.started.get_or_try_init(|| self.fill_and_watch(conn)).await.map(|_| ())
     }
 
-    async fn fill_and_watch(self: &Rc<Self>, conn: &Conn) -> Result<(), tonic::Status> {
+    async fn fill_and_watch(self: &Arc<Self>, conn: &Conn) -> Result<(), tonic::Status> {
         let mut kv = conn.kv.clone();
         let mut req = RangeRequest { limit: INITIAL_PAGE, ..self.prefix_range() };
         loop {
@@ -154,14 +195,14 @@ impl Cache {
             }
         }
         let listed = req.revision;
-        self.revision.set(listed);
-        self.last_event.set(listed);
+        self.revision.store(listed, Ordering::Release);
+        self.last_event.store(listed, Ordering::Relaxed);
         self.watch_from(conn, listed + 1).await
     }
 
     /// Starts the cache's watch from `start_revision`, its task spawned on this thread.
     async fn watch_from(
-        self: &Rc<Self>,
+        self: &Arc<Self>,
         conn: &Conn,
         start_revision: i64,
     ) -> Result<(), tonic::Status> {
@@ -184,10 +225,10 @@ impl Cache {
             }
         }
         let (end, ended) = oneshot::channel();
-        self.end.set(Some(end));
+        *self.end.lock().unwrap_or_else(PoisonError::into_inner) = Some(end);
         tokio::task::spawn_local(watch(
-            Rc::downgrade(self),
-            Rc::clone(&self.progress),
+            Arc::downgrade(self),
+            Arc::clone(&self.progress),
             requests,
             responses,
             ended,
@@ -198,60 +239,59 @@ impl Cache {
     /// The revision object `o` was last seen at, if it exists as far as the cache knows.
     #[inline]
     pub(super) fn revision_of(&self, o: u64) -> Option<i64> {
-        let rev = self.slots.get(o as usize)?.get();
+        let rev = self.slots.get(o as usize)?.load(Ordering::Relaxed);
         (rev > 0).then_some(rev)
     }
 
-    /// Object `o` was written (`deleted` false) or deleted at `revision` by this worker,
-    /// answered now: its event's delivery is timed from here.
+    /// Object `o` was written (`deleted` false) or deleted at `revision` by one of the
+    /// workers, answered now: its event's delivery is timed from here.
     #[inline]
     pub(super) fn wrote(&self, o: u64, revision: i64, deleted: bool) {
         if let Some(slot) = self.slots.get(o as usize) {
             put_newer(slot, revision, deleted);
         }
         let entry = self.sent_entry(revision);
-        let now = Instant::now();
-        match entry.get() {
-            // Its event was read first (both were ready together): no lag to speak of.
-            (r, _) if r == -revision => {
-                self.watch.borrow_mut().lagged(0);
-                entry.set((0, now));
-            }
-            _ => entry.set((revision, now)),
+        let now = self.nanos(Instant::now());
+        entry.at.store(now, Ordering::Relaxed);
+        // Released with the revision: the watch task reads `at` only after it sees it.
+        let before = entry.revision.swap(revision, Ordering::AcqRel);
+        // Its event was read first (both were ready together): no lag to speak of.
+        if before == -revision && self.measured(now) {
+            self.zero_lags.fetch_add(1, Ordering::Relaxed);
         }
     }
 
-    /// The event at `revision` arrived at `now`: the lag of the worker's own write there,
-    /// if it was one whose answer was read.
+    /// The event at `revision` arrived at `now` (nanoseconds from the epoch): the lag of
+    /// the own write there, in microseconds, if it was one whose answer was read and
+    /// measured.
     #[inline]
-    fn delivered(&self, revision: i64, now: Instant) {
+    fn delivered(&self, revision: i64, now: u64) -> Option<u64> {
         let entry = self.sent_entry(revision);
-        match entry.get() {
-            (r, answered) if r == revision => {
-                let us = now.saturating_duration_since(answered).as_micros();
-                self.watch.borrow_mut().lagged(u64::try_from(us).unwrap_or(u64::MAX));
-                entry.set((0, now));
-            }
-            // Another's write, or the worker's whose answer is not read yet: kept for it.
-            _ => entry.set((-revision, now)),
+        // Another's write, or an own one whose answer is not read yet: the entry says so
+        // for its writer, which then counts no lag.
+        let before = entry.revision.swap(-revision, Ordering::AcqRel);
+        if before != revision {
+            return None;
         }
+        let answered = entry.at.load(Ordering::Relaxed);
+        self.measured(answered).then(|| now.saturating_sub(answered) / 1_000)
     }
 
-    fn sent_entry(&self, revision: i64) -> &Cell<(i64, Instant)> {
+    fn sent_entry(&self, revision: i64) -> &Sent {
         &self.sent[revision.unsigned_abs() as usize % SENT]
     }
 
     /// The revision the watch has delivered up to.
     pub(super) fn revision(&self) -> i64 {
-        self.revision.get()
+        self.revision.load(Ordering::Acquire)
     }
 
     /// Waits until the watch has delivered `revision`, asking etcd for progress
     /// notifications meanwhile; false when [`FRESH_WAIT`] passed first.
     pub(super) async fn caught_up(&self, revision: i64) -> bool {
-        // A cache that keeps up answers with a Cell read; only a wait registers with the
-        // `Notify` (whose list of waiters is behind a lock, uncontended on this thread).
-        if self.revision.get() >= revision {
+        // A cache that keeps up answers with an atomic load; only a wait registers with
+        // the `Notify`.
+        if self.revision() >= revision {
             return true;
         }
         let asked = Instant::now();
@@ -260,7 +300,7 @@ impl Cache {
                 let moved = self.moved.notified();
                 tokio::pin!(moved);
                 moved.as_mut().enable();
-                if self.revision.get() >= revision {
+                if self.revision() >= revision {
                     return;
                 }
                 self.progress.notify_one();
@@ -271,16 +311,16 @@ impl Cache {
             }
         };
         let caught_up = tokio::time::timeout(FRESH_WAIT, wait).await.is_ok();
-        if caught_up {
+        if caught_up && self.measured(self.nanos(asked)) {
             let us = u64::try_from(asked.elapsed().as_micros()).unwrap_or(u64::MAX);
-            self.watch.borrow_mut().waited(us);
+            self.record().waited(us);
         }
         caught_up
     }
 
     /// Checks the cache against etcd at the end of a run: once it has caught up to the
     /// current revision, its objects as they stand (a list at R plus the events from R + 1,
-    /// and the worker's own writes) against a fresh list pinned to the revision it holds.
+    /// and the workers' own writes) against a fresh list pinned to the revision it holds.
     /// Returns the objects that differ; unmeasured, once per cache.
     ///
     /// Differences are looked at again, a few times [`RECHECK`] apart, before they count:
@@ -309,9 +349,11 @@ impl Cache {
 
     /// How many objects the cache holds otherwise than a fresh list at its revision.
     async fn differences(&self, kv: &mut Kv) -> Result<u64, tonic::Status> {
-        // Taken at once, with no await between: the events after it do not move it.
-        let revision = self.revision.get();
-        let held: Vec<i64> = self.slots.iter().map(|s| s.get().max(0)).collect();
+        // Read before the slots, and stored by the watch task after the events it covers:
+        // the slots are at least as new as it. An event that lands while they are read
+        // makes a difference that the next look mends.
+        let revision = self.revision();
+        let held: Vec<i64> = self.slots.iter().map(|s| s.load(Ordering::Relaxed).max(0)).collect();
         let mut fresh = vec![0; held.len()];
         let mut req = RangeRequest { revision, keys_only: true, ..self.prefix_range() };
         req.limit = INITIAL_PAGE;
@@ -346,7 +388,7 @@ impl Cache {
     }
 
     /// The slot of the object `key` names, if it is one of the cache's.
-    fn slot(&self, key: &[u8]) -> Option<&Cell<i64>> {
+    fn slot(&self, key: &[u8]) -> Option<&AtomicI64> {
         self.slots.get(self.object_at(key)? as usize)
     }
 
@@ -361,7 +403,7 @@ impl Cache {
                 // Compacted past what it had delivered: the apiserver would list again;
                 // this cache stays where it was, and its consistent reads time out.
                 if resp.compact_revision != 0 {
-                    self.watch.borrow_mut().compacted += 1;
+                    self.record().compacted += 1;
                 }
                 tracing::warn!(
                     compact_revision = resp.compact_revision,
@@ -370,25 +412,31 @@ impl Cache {
                 );
             }
             if !resp.created && !resp.canceled {
-                self.watch.borrow_mut().progress_notifications += 1;
+                if self.measured(self.nanos(Instant::now())) {
+                    self.record().progress_notifications += 1;
+                }
                 self.progressed(resp.revision);
             }
             return Ok(());
         }
         // One clock read per response, not per event: its events arrived together.
-        let now = Instant::now();
+        let now = self.nanos(Instant::now());
+        let mut record = None;
         for event in resp.events() {
             let event = event?;
-            self.delivered(event.mod_revision, now);
+            if let Some(us) = self.delivered(event.mod_revision, now) {
+                record.get_or_insert_with(|| self.record()).lagged(us);
+            }
             self.event(&event);
         }
-        self.advance(self.last_event.get());
+        drop(record);
+        self.advance(self.last_event.load(Ordering::Relaxed));
         Ok(())
     }
 
     /// A progress notification: everything up to `revision` was delivered.
     fn progressed(&self, revision: i64) {
-        if revision < self.last_event.get() {
+        if revision < self.last_event.load(Ordering::Relaxed) {
             self.checks.violated(Invariant::ProgressRegression);
         }
         self.advance(revision);
@@ -396,24 +444,27 @@ impl Cache {
 
     /// One event, checked and applied.
     fn event(&self, e: &EventView<'_>) {
-        if e.mod_revision < self.last_event.get() {
+        let last = self.last_event.load(Ordering::Relaxed);
+        if e.mod_revision < last {
             self.checks.violated(Invariant::WatchOrder);
         }
-        self.last_event.set(self.last_event.get().max(e.mod_revision));
+        self.last_event.store(last.max(e.mod_revision), Ordering::Relaxed);
         let Some(slot) = self.slot(e.key) else { return };
         if (e.deleted || e.version > 1) && !e.prev_kv {
             self.checks.violated(Invariant::MissingPrevKv);
         }
         // Created (version 1) over an object the cache holds, with no delete between.
-        if !e.deleted && e.version == 1 && slot.get() > 0 && slot.get() < e.mod_revision {
+        let held = slot.load(Ordering::Relaxed);
+        if !e.deleted && e.version == 1 && held > 0 && held < e.mod_revision {
             self.checks.violated(Invariant::DuplicateCreate);
         }
         put_newer(slot, e.mod_revision, e.deleted);
     }
 
     fn advance(&self, revision: i64) {
-        if revision > self.revision.get() {
-            self.revision.set(revision);
+        // Only the watch task moves it, so a load and a store do.
+        if revision > self.revision.load(Ordering::Relaxed) {
+            self.revision.store(revision, Ordering::Release);
             self.moved.notify_waiters();
         }
     }
@@ -422,15 +473,18 @@ impl Cache {
 impl Drop for Cache {
     fn drop(&mut self) {
         // Ends the watch task, which then drops its stream (and etcd its watcher).
-        drop(self.end.take());
+        drop(self.end.get_mut().unwrap_or_else(PoisonError::into_inner).take());
     }
 }
 
-/// `slot` takes `revision` (minus it when `deleted`) if that is newer than what it holds.
-fn put_newer(slot: &Cell<i64>, revision: i64, deleted: bool) {
-    if revision > slot.get().abs() {
-        slot.set(if deleted { -revision } else { revision });
-    }
+/// `slot` takes `revision` (minus it when `deleted`) if that is newer than what it holds:
+/// a writer and the watch task may store one object's revision at once, and the newer
+/// stands.
+fn put_newer(slot: &AtomicI64, revision: i64, deleted: bool) {
+    let new = if deleted { -revision } else { revision };
+    let _ = slot.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
+        (revision > held.abs()).then_some(new)
+    });
 }
 
 /// The key after `key`: `key + "\0"`, where the apiserver's next page starts.
@@ -446,7 +500,7 @@ pub(super) fn next_key(key: &[u8]) -> Bytes {
 /// weakly, so the cache and its task do not keep each other alive.
 async fn watch(
     cache: Weak<Cache>,
-    progress: Rc<Notify>,
+    progress: Arc<Notify>,
     mut requests: WatchSender,
     mut responses: WatchReceiver,
     mut ended: oneshot::Receiver<()>,
@@ -484,7 +538,7 @@ mod tests {
             namespaces: 1,
             name_prefix: "object-".into(),
         };
-        Cache::new(&layout, 10, 0, Rc::default())
+        Cache::new(&layout, 10, 0, Arc::default())
     }
 
     fn put(key: &str, mod_revision: i64, version: i64) -> EventView<'_> {
@@ -553,18 +607,22 @@ mod tests {
         let local = tokio::task::LocalSet::new();
         local
             .run_until(async {
-                let c = Rc::new(cache());
+                let c = Arc::new(cache());
                 c.watch_from(&conn, 2).await.expect("the watch is created first");
                 let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-                while c.watch.borrow().compacted == 0 && tokio::time::Instant::now() < deadline {
+                while c.record().compacted == 0 && tokio::time::Instant::now() < deadline {
                     tokio::time::sleep(Duration::from_millis(10)).await;
                 }
                 client.put("/registry/pods/ns-0/object-00000001", "y", None).await.unwrap();
                 tokio::time::sleep(Duration::from_millis(200)).await;
                 assert_eq!((c.revision(), c.revision_of(1)), (0, None), "fed nothing since");
-                let mut recorder =
-                    Recorder::new(&[], std::time::Instant::now(), Duration::from_secs(1));
-                c.record_watch(&mut recorder);
+                let mut recorder = etcdlat_core::recorder::Recorder::new(
+                    &[],
+                    std::time::Instant::now(),
+                    Duration::from_secs(1),
+                );
+                let (slot, watch) = c.take_watch();
+                recorder.record_watch(slot, &watch);
                 let (slot, row) = recorder.requests_by_slot().iter().next().expect("its row");
                 let out_of_range = row.errors[etcdlat_core::ErrorCode::OutOfRange.index()];
                 assert_eq!((slot, row.compacted, out_of_range, row.ok), (0, 1, 1, 0));

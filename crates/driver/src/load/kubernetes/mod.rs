@@ -5,7 +5,7 @@
 //! - create: `Txn(If mod_revision(key) == 0, Then Put [lease])`; not succeeded is the
 //!   apiserver's AlreadyExists.
 //! - update (`GuaranteedUpdate`): `Txn(If mod_revision(key) == r, Then Put, Else Get)`, `r`
-//!   from the worker's watch cache ([`cache`]), or from a Get when the cache does not hold
+//!   from the run's watch cache ([`cache`]), or from a Get when the cache does not hold
 //!   the object (as the apiserver reads etcd when it has no cached object); on a conflict
 //!   it retries with the revision the Else's Get returned. Conflicts and retries are
 //!   counted.
@@ -19,12 +19,13 @@
 //!   apiserver's cache.
 //! - event: a create of a new name on a lease reused as the apiserver reuses them ([`lease`]).
 //!
-//! Each worker plays one apiserver: one watch cache per resource, one lease in use per
-//! operation. Which object a request writes: creates and gets take object `i % objects` of
-//! request `i`; updates and deletes take the next of their client's group's objects
-//! (`writers-per-object`), so that with one writer per object no two clients write one;
-//! events are named by their worker and a count of its own. The checks of
-//! [`etcdlat_core::invariant`] are counted in the worker's [`Checks`], and its caches are
+//! The run plays one apiserver: one watch cache per resource ([`Shared`]), which every
+//! worker's requests read and write through and etcd feeds by one watch; one lease in use
+//! per operation per worker. Which object a request writes: creates and gets take object
+//! `i % objects` of request `i`; updates and deletes take the next of their client's
+//! group's objects (`writers-per-object`), so that with one writer per object no two
+//! clients write one; events are named by their worker and a count of its own. The checks
+//! of [`etcdlat_core::invariant`] are counted in the run's [`Checks`], and its caches are
 //! checked against a fresh list when the run ends.
 
 mod cache;
@@ -32,12 +33,13 @@ mod lease;
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
-use std::rc::Rc;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Instant;
 
 use bytes::Bytes;
 use etcdlat_core::invariant::Invariant;
-use etcdlat_core::recorder::Recorder;
+use etcdlat_core::recorder::kubernetes::WatchRecord;
 use etcdlat_core::workload::keyspace::random_value;
 use etcdlat_core::workload::kubernetes::{
     self as k8s, EventOp, NODE_LEASES, ObjectOp, RequestKind, write_key,
@@ -235,16 +237,18 @@ impl Workload {
         }
     }
 
-    /// Whether its requests need the worker's watch cache of its resource.
+    /// Whether its requests need the run's watch cache of its resource.
     fn cached(&self) -> bool {
         matches!(self.verb, Verb::Update | Verb::Delete | Verb::ConsistentList)
     }
 }
 
-/// Violations of [`Invariant`]s one worker counted, handed to its recorder at the end.
+/// Violations of [`Invariant`]s the run's apiserver operations counted, on every worker,
+/// handed to one worker's recorder at the end (violations are rare: their counts are
+/// atomics that no request waits on).
 #[derive(Default)]
 pub(crate) struct Checks {
-    counts: [Cell<u64>; Invariant::COUNT],
+    counts: [AtomicU64; Invariant::COUNT],
 }
 
 impl Checks {
@@ -255,58 +259,92 @@ impl Checks {
     /// Counted, not logged at warn: the report says how many, and a fault that repeats
     /// would fill the terminal.
     fn violated_times(&self, invariant: Invariant, times: u64) {
-        let count = &self.counts[invariant.index()];
-        count.set(count.get() + times);
+        self.counts[invariant.index()].fetch_add(times, Ordering::Relaxed);
         tracing::debug!(?invariant, times, "an invariant of the apiserver's requests was violated");
     }
 
     /// The counts, indexed by [`Invariant::index`].
     pub(crate) fn counts(&self) -> [u64; Invariant::COUNT] {
-        std::array::from_fn(|i| self.counts[i].get())
+        std::array::from_fn(|i| self.counts[i].load(Ordering::Relaxed))
     }
 }
 
-/// What the `k8s-*` operations of one worker share: one watch cache per resource and name
-/// prefix, and the checks' counts.
+/// What the `k8s-*` operations of a run share across its workers, as one apiserver's
+/// requests share its storage: one watch cache per resource and name prefix, and the
+/// checks' counts.
 #[derive(Default)]
-pub(crate) struct WorkerCaches {
+pub(crate) struct Shared {
     /// By the layout of the objects they hold.
-    caches: HashMap<Layout, Rc<Cache>>,
-    pub(crate) checks: Rc<Checks>,
+    caches: HashMap<Layout, Arc<Cache>>,
+    checks: Arc<Checks>,
+    /// Workers whose part of the run has not ended: the last to end checks the caches
+    /// and records them and the checks.
+    running: AtomicUsize,
 }
 
-impl WorkerCaches {
-    /// Checks each of the worker's watch caches against a fresh list at the end of the run
-    /// ([`Invariant::CacheDivergence`]), within a bound: a cluster that no longer answers
-    /// leaves them unchecked, which is said in the log.
-    pub(crate) async fn check_at_end(&self, conn: &Conn) {
-        for cache in self.caches.values().filter(|c| c.started()) {
-            let checked = tokio::time::timeout(END_CHECK, cache.diverged(conn)).await;
-            match checked {
-                Ok(Ok(diverged)) => {
-                    self.checks.violated_times(Invariant::CacheDivergence, diverged)
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared").field("caches", &self.caches.keys()).finish_non_exhaustive()
+    }
+}
+
+/// What the last worker to end records of the apiserver's operations: the checks' counts,
+/// by [`Invariant::index`], and each watch cache's watch, by its (resource, `watch`) slot.
+pub(crate) struct Ended {
+    pub violations: [u64; Invariant::COUNT],
+    pub watches: Vec<(usize, WatchRecord)>,
+}
+
+impl Shared {
+    /// The caches `plans` need: one for each layout that an update, a delete or a
+    /// consistent list reads.
+    pub(crate) fn new<'a>(plans: impl IntoIterator<Item = &'a Workload>) -> Self {
+        let checks = Arc::<Checks>::default();
+        let mut caches = HashMap::new();
+        for plan in plans.into_iter().filter(|p| p.cached()) {
+            caches.entry(plan.layout.clone()).or_insert_with(|| {
+                let (objects, slot) = (plan.cached_objects, plan.watch_slot);
+                Arc::new(Cache::new(&plan.layout, objects, slot, Arc::clone(&checks)))
+            });
+        }
+        Self { caches, checks, running: AtomicUsize::new(0) }
+    }
+
+    /// The run starts on `workers` workers and is measured from `measure_from`; before its
+    /// jobs are handed out.
+    pub(crate) fn begin(&self, workers: usize, measure_from: Instant) {
+        self.running.store(workers, Ordering::Release);
+        for cache in self.caches.values() {
+            cache.measure_from(measure_from);
+        }
+    }
+
+    /// A worker's part of the run ended. The last worker to end (every request of the run
+    /// answered or abandoned) checks each watch cache against a fresh list on `conn`
+    /// ([`Invariant::CacheDivergence`]), within a bound (a cluster that no longer answers
+    /// leaves them unchecked, which is said in the log), and takes what is recorded; the
+    /// others get `None`.
+    pub(crate) async fn end(&self, conn: Option<&Conn>) -> Option<Ended> {
+        if self.running.fetch_sub(1, Ordering::AcqRel) != 1 {
+            return None;
+        }
+        let started = || self.caches.values().filter(|c| c.started());
+        if let Some(conn) = conn {
+            for cache in started() {
+                let checked = tokio::time::timeout(END_CHECK, cache.diverged(conn)).await;
+                match checked {
+                    Ok(Ok(diverged)) => {
+                        self.checks.violated_times(Invariant::CacheDivergence, diverged);
+                    }
+                    Ok(Err(e)) => tracing::warn!(error = %e, "a watch cache could not be checked"),
+                    Err(_) => {
+                        tracing::warn!("a watch cache could not be checked in {END_CHECK:?}");
+                    }
                 }
-                Ok(Err(e)) => tracing::warn!(error = %e, "a watch cache could not be checked"),
-                Err(_) => tracing::warn!("a watch cache could not be checked in {END_CHECK:?}"),
             }
         }
-    }
-}
-
-impl WorkerCaches {
-    /// Forgets what the caches recorded of their watches in warm-up.
-    pub(crate) fn reset_watches(&self) {
-        for cache in self.caches.values() {
-            cache.reset_watch();
-        }
-    }
-
-    /// Hands what each cache recorded of its watch to the worker's recorder, once at the
-    /// end, as its resource's (resource, `watch`) row.
-    pub(crate) fn record_watches(&self, recorder: &mut Recorder) {
-        for cache in self.caches.values().filter(|c| c.started()) {
-            cache.record_watch(recorder);
-        }
+        let watches = started().map(|c| c.take_watch()).collect();
+        Some(Ended { violations: self.checks.counts(), watches })
     }
 }
 
@@ -316,9 +354,9 @@ const END_CHECK: std::time::Duration = std::time::Duration::from_secs(10);
 /// One `k8s-*` operation as one worker runs it.
 pub(crate) struct Runner {
     plan: Arc<Workload>,
-    cache: Option<Rc<Cache>>,
+    cache: Option<Arc<Cache>>,
     leases: Option<Leases>,
-    checks: Rc<Checks>,
+    checks: Arc<Checks>,
     /// The key being built, reused from request to request.
     key: RefCell<Vec<u8>>,
     /// What its names start with: the plan's, and for events the worker's own besides.
@@ -334,15 +372,14 @@ pub(crate) struct ClientState {
 }
 
 impl Runner {
-    /// The worker's runner of `plan`, on the worker's cache of its resource; `worker_seed`
-    /// tells its events' names from other workers'.
-    pub(crate) fn new(plan: Arc<Workload>, shared: &mut WorkerCaches, worker_seed: u64) -> Self {
-        let cache = plan.cached().then(|| {
-            let checks = Rc::clone(&shared.checks);
-            Rc::clone(shared.caches.entry(plan.layout.clone()).or_insert_with(|| {
-                Rc::new(Cache::new(&plan.layout, plan.cached_objects, plan.watch_slot, checks))
-            }))
-        });
+    /// The worker's runner of `plan`, on the run's cache of its resource; `worker_seed`
+    /// tells its events' names from other workers'. Creates write through the cache of
+    /// their objects when another operation needs one (as the apiserver's creates land in
+    /// its watch cache), so that their events' delivery is measured too.
+    pub(crate) fn new(plan: Arc<Workload>, shared: &Shared, worker_seed: u64) -> Self {
+        let cache = (plan.cached() || plan.verb == Verb::Create)
+            .then(|| shared.caches.get(&plan.layout).cloned())
+            .flatten();
         let leases = plan.lease.map(Leases::new);
         // Request indices repeat from warm-up to measurement and, in a timed run, from one
         // worker to the next: an event is named by its worker and its number there.
@@ -354,19 +391,10 @@ impl Runner {
             plan,
             cache,
             leases,
-            checks: Rc::clone(&shared.checks),
+            checks: Arc::clone(&shared.checks),
             key: RefCell::default(),
             name_prefix,
             events: Cell::new(0),
-        }
-    }
-
-    /// Creates write through the worker's cache of their objects when another operation
-    /// made one (as the apiserver's creates land in its watch cache), so that their events'
-    /// delivery is measured too; called once every runner of the worker is made.
-    pub(crate) fn share_cache(&mut self, shared: &WorkerCaches) {
-        if self.plan.verb == Verb::Create && self.cache.is_none() {
-            self.cache = shared.caches.get(&self.plan.layout).cloned();
         }
     }
 
@@ -386,7 +414,7 @@ impl Runner {
         self.cache.as_ref().is_some_and(|c| !c.started())
     }
 
-    /// Fills the worker's cache and starts its watch (once per worker), unmeasured.
+    /// Fills the run's cache and starts its watch (once per run), unmeasured.
     pub(crate) async fn start(&self, conn: &Conn) -> Result<(), tonic::Status> {
         match &self.cache {
             Some(cache) => cache.start(conn).await,
@@ -599,8 +627,8 @@ fn else_revision(resp: &TxnResponse) -> Option<i64> {
 mod tests {
     use super::*;
 
-    fn runner(objects: u64, groups: u64) -> Runner {
-        let plan = Workload {
+    fn plan(objects: u64, groups: u64) -> Workload {
+        Workload {
             verb: Verb::Update,
             layout: Layout {
                 prefix: "/registry/pods/".into(),
@@ -617,8 +645,35 @@ mod tests {
             slot: 0,
             renews: false,
             watch_slot: 1,
+        }
+    }
+
+    fn runner(objects: u64, groups: u64) -> Runner {
+        Runner::new(Arc::new(plan(objects, groups)), &Shared::default(), 0)
+    }
+
+    /// The run's operations on one resource share one cache whatever worker runs them, as
+    /// one apiserver's requests share its watch cache: a write through one worker's
+    /// runner is what another's reads, and etcd is asked for one watch.
+    #[test]
+    fn every_worker_reads_and_writes_through_one_cache_per_resource() {
+        let update = plan(10, 10);
+        let delete = Workload { verb: Verb::Delete, ..plan(10, 10) };
+        let other = Workload {
+            layout: Layout { prefix: "/registry/minions/".into(), ..update.layout.clone() },
+            ..plan(10, 10)
         };
-        Runner::new(Arc::new(plan), &mut WorkerCaches::default(), 0)
+        let shared = Shared::new([&update, &delete, &other]);
+        assert_eq!(shared.caches.len(), 2, "one per resource");
+        let update = Arc::new(update);
+        let (w0, w1) = (
+            Runner::new(Arc::clone(&update), &shared, 0),
+            Runner::new(Arc::new(delete), &shared, 1),
+        );
+        w0.cache.as_ref().expect("a cache").wrote(3, 42, false);
+        assert_eq!(w1.cache.as_ref().expect("the same cache").revision_of(3), Some(42));
+        let w2 = Runner::new(update, &shared, 2);
+        assert!(Arc::ptr_eq(w0.cache.as_ref().unwrap(), w2.cache.as_ref().unwrap()));
     }
 
     /// With one writer per object each client's objects are its own; with `w` writers per

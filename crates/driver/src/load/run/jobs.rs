@@ -48,6 +48,7 @@ impl Run<'_> {
         let interval = scenario.series_interval();
         let series = self.stream.then(|| (interval.length, kinds.clone()));
         let progress = self.driver.progress.reset(workers, series);
+        work.begin(workers, start.at + load.warmup);
         (0..workers)
             .map(|w| {
                 let share = clients[w].len() as f64 / f64::from(load.clients);

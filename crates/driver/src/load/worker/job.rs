@@ -486,7 +486,6 @@ pub(super) async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> JobResult {
     let cpu_at_start = thread_cpu();
     shared.busy.borrow_mut().start();
     shared.recorder.borrow_mut().reset(measure_start);
-    shared.ops.reset_watches();
     for c in &shared.issued {
         c.set(0);
     }
@@ -527,16 +526,16 @@ pub(super) async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> JobResult {
     let _ = retargeting.await;
     // Unmeasured, after the worker's CPU time is read.
     let conn = shared.conns.borrow().first().cloned();
-    if let Some(conn) = conn {
-        shared.ops.check_caches(&conn).await;
-    }
+    let k8s = shared.ops.end(conn.as_ref()).await;
 
     {
         let mut recorder = shared.recorder.borrow_mut();
-        if let Some(violations) = shared.ops.violations() {
-            recorder.record_checks(&violations);
+        if let Some(k8s) = k8s {
+            recorder.record_checks(&k8s.violations);
+            for (slot, watch) in &k8s.watches {
+                recorder.record_watch(*slot, watch);
+            }
         }
-        shared.ops.record_watches(&mut recorder);
         recorder.close_renewals(last_done);
         // Requests abandoned at a hard stop were issued but never completed: count them.
         for k in OpKind::ALL {
