@@ -212,6 +212,7 @@ enum Value<'a> {
 impl<'a> Iterator for Fields<'a> {
     type Item = Result<(u32, Value<'a>), Malformed>;
 
+    #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         if self.0.is_empty() {
             return None;
@@ -226,6 +227,7 @@ impl<'a> Iterator for Fields<'a> {
 }
 
 impl<'a> Fields<'a> {
+    #[inline]
     fn field(&mut self) -> Result<(u32, Value<'a>), Malformed> {
         let key = self.varint()?;
         let tag = u32::try_from(key >> 3).map_err(|_| Malformed("a field number"))?;
@@ -248,17 +250,17 @@ impl<'a> Fields<'a> {
         Ok((tag, value))
     }
 
-    /// A base-128 varint, at most 10 bytes, taken from the front.
+    /// A base-128 varint, at most 10 bytes, taken from the front: one byte at once, longer
+    /// ones (revisions, the header's ids) by prost's unrolled reader.
+    #[inline]
     fn varint(&mut self) -> Result<u64, Malformed> {
-        let mut value = 0u64;
-        for (i, &byte) in self.0.iter().take(10).enumerate() {
-            value |= u64::from(byte & 0x7f) << (7 * i);
-            if byte < 0x80 {
-                self.0 = &self.0[i + 1..];
-                return Ok(value);
+        match self.0 {
+            [byte, rest @ ..] if *byte < 0x80 => {
+                self.0 = rest;
+                Ok(u64::from(*byte))
             }
+            _ => prost::encoding::decode_varint(&mut self.0).map_err(|_| Malformed("a varint")),
         }
-        Err(Malformed("a varint"))
     }
 }
 
