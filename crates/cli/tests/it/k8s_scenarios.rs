@@ -57,9 +57,11 @@ fn node_heartbeats_pod_churn_and_events_send_their_flows() {
     assert!(ok(&runs[0], "k8s-update") > 20, "{:#}", runs[0]["ops"]);
     assert_eq!(ok(&runs[0], "k8s-event"), 0);
     let runs = run("k8s-pod-churn", "0.05");
-    // 3 s at 6 updates and 5 events a second, after the run's watch cache has listed
-    // 7,500 pods: on a busy machine one of the two may not come up.
-    assert!(ok(&runs[0], "k8s-update") + ok(&runs[0], "k8s-event") > 0, "{:#}", runs[0]["ops"]);
+    // 3 s at 6 updates and 5 events a second, the run's watch cache having listed its
+    // 7,500 pods before the start: both flows come up (when the first clients listed them
+    // within the run, on a busy machine one of the two often did not).
+    let (updates, events) = (ok(&runs[0], "k8s-update"), ok(&runs[0], "k8s-event"));
+    assert!(updates > 2 && events > 2, "{:#}", runs[0]["ops"]);
     let runs = run("k8s-events", "0.05");
     assert!(ok(&runs[0], "k8s-event") > 0, "{:#}", runs[0]["ops"]);
     assert_eq!(ok(&runs[0], "k8s-update"), 0);

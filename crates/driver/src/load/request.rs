@@ -107,6 +107,20 @@ impl Work {
         Self { ops, seed, spaces, requests, k8s }
     }
 
+    /// Whether the apiserver's operations have watch caches to fill before the run.
+    pub(crate) fn has_caches(&self) -> bool {
+        self.k8s.as_ref().is_some_and(|k| k.has_caches())
+    }
+
+    /// Fills the apiserver's operations' watch caches on `conn`, their watches started on
+    /// this thread ([`kubernetes::Shared::fill`]).
+    pub(crate) async fn fill_caches(&self, conn: &Conn) -> Result<(), tonic::Status> {
+        match &self.k8s {
+            Some(k8s) => k8s.fill(conn).await,
+            None => Ok(()),
+        }
+    }
+
     /// The run starts on `workers` workers, measured from `measure_from`: the apiserver's
     /// operations count their workers' ends, and their watch caches measure from then.
     pub(crate) fn begin(&self, workers: usize, measure_from: std::time::Instant) {

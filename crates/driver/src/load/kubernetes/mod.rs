@@ -310,6 +310,20 @@ impl Shared {
         Self { caches, checks, running: AtomicUsize::new(0) }
     }
 
+    /// Whether the run has watch caches to fill.
+    pub(crate) fn has_caches(&self) -> bool {
+        !self.caches.is_empty()
+    }
+
+    /// Fills every cache and starts its watch on `conn`, on this thread (a worker's: the
+    /// watches run there), before the run starts; the clients need not wait for it then.
+    pub(crate) async fn fill(&self, conn: &Conn) -> Result<(), tonic::Status> {
+        for cache in self.caches.values() {
+            cache.start(conn).await?;
+        }
+        Ok(())
+    }
+
     /// The run starts on `workers` workers and is measured from `measure_from`; before its
     /// jobs are handed out.
     pub(crate) fn begin(&self, workers: usize, measure_from: Instant) {

@@ -1,6 +1,6 @@
-//! The workers' side of a run: one job per worker (its logical clients, its share of the
-//! total, the rate, the audit's limit and the client steps' indices), and their results
-//! merged into what the run measured.
+//! The workers' side of a run: the apiserver's watch caches filled before it starts, one
+//! job per worker (its logical clients, its share of the total, the rate, the audit's limit
+//! and the client steps' indices), and their results merged into what the run measured.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -87,6 +87,32 @@ impl Run<'_> {
             })
             .collect()
     }
+}
+
+/// Fills the apiserver's operations' watch caches on the first worker, whose thread then
+/// runs their watches, before the sampler and the start: a cache lists every object of
+/// its resource (150,000 pods at 5,000 nodes), which would otherwise hold the first
+/// clients in the measured run while their open-loop slots pass. A cache that cannot be
+/// filled here is said in the log and left to the clients, which fill it before their
+/// first request or fail that request, named.
+pub(super) async fn fill_caches(pool: &Pool, work: &Arc<Work>) {
+    let Some(worker) = pool.workers.first() else { return };
+    let work = Arc::clone(work);
+    let filled = worker.exec(move |conns| async move {
+        match conns.first() {
+            Some(conn) => work.fill_caches(conn).await,
+            None => Ok(()),
+        }
+    });
+    let failed = match filled {
+        Ok(filled) => match filled.await {
+            Ok(Ok(())) => return,
+            Ok(Err(e)) => e.message().to_owned(),
+            Err(_) => "the worker ended".to_owned(),
+        },
+        Err(e) => e.to_string(),
+    };
+    tracing::warn!("the watch caches could not be filled before the run: {failed}");
 }
 
 /// The workers' results merged into what the run measured, from `measure_start`.

@@ -244,6 +244,12 @@ impl<'a> Run<'a> {
         let (driver, scenario) = (self.driver, self.scenario);
         let target = self.connect(&mut pool).await?;
         let conns = pool.conns;
+        // Prepared before the sampler and the start: a large value takes milliseconds to
+        // make, and the apiserver's watch caches list every object of their resources.
+        let work = (!scenario.is_stream()).then(|| Arc::new(Work::prepare(scenario, self.seed)));
+        if let Some(work) = work.as_ref().filter(|w| w.has_caches()) {
+            jobs::fill_caches(&pool, work).await;
+        }
         let network_before = driver.config.control.as_ref().map(MemberControl::network_snapshot);
         // Every member's /metrics and resources, and our own, from just before the load to
         // its end.
@@ -261,8 +267,6 @@ impl<'a> Run<'a> {
         .await;
         let usage = Usage::start(network_threads);
 
-        // Prepared before the start is set: a large value takes milliseconds to make.
-        let work = (!scenario.is_stream()).then(|| Arc::new(Work::prepare(scenario, self.seed)));
         let (stop, stop_rx) = watch::channel(false);
         let start = Start::soon(scenario.load.warmup);
         let compactor = scenario.compaction.as_ref().map(|c| {
