@@ -101,6 +101,7 @@ fn largest_writes(s: &Scenario) -> Vec<(&'static str, u64)> {
             Operation::WatchLatency(w) => ("a watch-latency put", w.key_size + w.val_size),
             Operation::K8sEvent(e) => ("a k8s-event object", e.object_size),
             Operation::K8sCreate(o) | Operation::K8sUpdate(o) => ("a k8s object", o.object_size),
+            Operation::K8sPodLifecycle(l) => ("a k8s object", l.object_size),
             _ => continue,
         };
         out.push(write);

@@ -1,7 +1,7 @@
 //! The requests kube-apiserver sends etcd (k8s.io/apiserver's `storage/etcd3`), as request
 //! operations: `k8s-create`, `k8s-update`, `k8s-delete`, `k8s-get`, `k8s-list`,
-//! `k8s-count`, `k8s-consistent-list` on [`ObjectOp`]'s objects, and `k8s-event` on
-//! [`EventOp`]'s.
+//! `k8s-count`, `k8s-consistent-list` on [`ObjectOp`]'s objects, `k8s-event` on
+//! [`EventOp`]'s, and `k8s-pod-lifecycle`, objects' whole lives ([`LifecycleOp`]).
 //!
 //! Objects live at `/registry/<resource>/<namespace>/<name>`, as the apiserver keeps them:
 //! object `o` of `objects` is in namespace `ns-<o % namespaces>` and named
@@ -26,6 +26,10 @@ pub const NAME_DIGITS: usize = 8;
 
 /// The most objects a resource may have: what [`NAME_DIGITS`] digits number.
 pub const MAX_OBJECTS: u64 = 100_000_000;
+
+/// The most updates one life of `k8s-pod-lifecycle` may have: more would be a typo, and a
+/// run too short to delete a single object.
+pub const MAX_UPDATES_PER_LIFE: u64 = 1_000_000;
 
 /// Where the apiserver keeps everything, and the compactor its claim key
 /// (`compact_rev_key`) at the root.
@@ -88,7 +92,7 @@ impl ObjectOp {
     /// cache read.
     #[must_use]
     pub fn prefix(&self) -> String {
-        format!("{REGISTRY}/{}/", self.resource)
+        resource_prefix(&self.resource)
     }
 
     /// The key of object `o`: `/registry/<resource>/ns-<o % namespaces>/<name-prefix><o>`.
@@ -120,6 +124,73 @@ impl ObjectOp {
         check_object_size(at, self.object_size)?;
         if let Some(ttl) = self.ttl {
             check_ttl(at, ttl)?;
+        }
+        Ok(())
+    }
+}
+
+/// Parameters of `k8s-pod-lifecycle`: objects that live as a pod does, each created, updated
+/// `updates` times and deleted by the apiserver, one request at a time. Each logical client
+/// runs its own objects one after another (request `k` of its cycle of `updates + 2` is
+/// the create of a new one, then its updates, then its delete), each write comparing the
+/// revision its own previous write returned: one writer per object, so every request
+/// succeeds and a conflict is a fault. Names are never used twice, not even by another run
+/// (as `k8s-event`'s); a run that ends in the middle of a life leaves its object behind, as
+/// a cluster does.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct LifecycleOp {
+    /// The resource, as in its key. Default `pods`.
+    #[serde(default = "pods")]
+    pub resource: String,
+    /// Namespaces the objects are spread over (`ns-0`, `ns-1`, ...). Default 1.
+    #[serde(default = "one")]
+    pub namespaces: u64,
+    /// What every name starts with, before the run's own part and its number. Default
+    /// `object-`.
+    #[serde(default = "object_prefix")]
+    pub name_prefix: String,
+    /// The size of an object's value as written. Default 1 KiB.
+    #[serde(default = "kibibyte", deserialize_with = "unit::size::deserialize")]
+    pub object_size: u64,
+    /// Updates in an object's life, between its create and its delete (a pod's scheduling,
+    /// container states, readiness). Default 6.
+    #[serde(default = "six")]
+    pub updates: u64,
+}
+
+impl Default for LifecycleOp {
+    fn default() -> Self {
+        Self {
+            resource: pods(),
+            namespaces: 1,
+            name_prefix: object_prefix(),
+            object_size: 1024,
+            updates: 6,
+        }
+    }
+}
+
+impl LifecycleOp {
+    /// The resource's prefix, `/registry/<resource>/`.
+    #[must_use]
+    pub fn prefix(&self) -> String {
+        resource_prefix(&self.resource)
+    }
+
+    /// Requests in one object's life: its create, its updates and its delete.
+    #[must_use]
+    pub fn requests_per_life(&self) -> u64 {
+        self.updates + 2
+    }
+
+    pub(crate) fn validate_at(&self, at: &str) -> Result<(), InvalidParam> {
+        check_name(at, "resource", &self.resource)?;
+        check_name(at, "name-prefix", &self.name_prefix)?;
+        check_positive(at, "namespaces", self.namespaces)?;
+        check_object_size(at, self.object_size)?;
+        if self.updates > MAX_UPDATES_PER_LIFE {
+            return Err(invalid(at, "updates", format!("more than {MAX_UPDATES_PER_LIFE}")));
         }
         Ok(())
     }
@@ -166,7 +237,7 @@ impl EventOp {
     /// The key prefix of events, `/registry/events/`.
     #[must_use]
     pub fn prefix(&self) -> String {
-        format!("{REGISTRY}/events/")
+        resource_prefix("events")
     }
 
     pub(crate) fn validate_at(&self, at: &str) -> Result<(), InvalidParam> {
@@ -275,6 +346,11 @@ pub const NODE_LEASES: &str = "leases";
 /// renewal is marked NotReady.
 pub const NODE_MONITOR_GRACE: Duration = Duration::from_secs(40);
 
+/// Where a resource's objects live: `/registry/<resource>/`.
+fn resource_prefix(resource: &str) -> String {
+    format!("{REGISTRY}/{resource}/")
+}
+
 /// Writes the key of object `o` into `out` (cleared first): the one place the layout is
 /// written, for [`ObjectOp::key`] and the driver's reused buffers.
 pub fn write_key(out: &mut Vec<u8>, prefix: &str, namespaces: u64, name_prefix: &str, o: u64) {
@@ -365,6 +441,9 @@ fn one() -> u64 {
 fn thousand() -> u64 {
     1000
 }
+fn six() -> u64 {
+    6
+}
 fn five_hundred() -> u64 {
     500
 }
@@ -435,6 +514,50 @@ mod tests {
         assert!(err.starts_with("line 9, column 11: mix.0.op.k8s-update.objects"), "{err}");
         let err = Scenario::from_toml_str(&text.replace("page-size", "page-sise")).unwrap_err();
         assert!(err.to_string().contains("page-sise"), "{err}");
+    }
+
+    /// `k8s-pod-lifecycle` takes the keys of a life (no object count: its names are new)
+    /// and reports as the three kinds its requests are; an absurd `updates` is refused in
+    /// one line naming the key, where it stands.
+    #[test]
+    fn a_pod_lifecycle_is_read_with_its_updates_and_refuses_absurd_ones() {
+        use crate::{OpKind, Operation, Scenario};
+        let with = |params: &str| {
+            Scenario::from_toml_str(&format!(
+                "[load]\nclients = 2\ntotal = 16\n[op.k8s-pod-lifecycle]\n{params}\n"
+            ))
+        };
+        let s = with("").unwrap();
+        let Some(Operation::K8sPodLifecycle(life)) = &s.op else { panic!("{:?}", s.op) };
+        assert_eq!(*life, LifecycleOp::default());
+        assert_eq!(
+            (life.resource.as_str(), life.updates, life.requests_per_life()),
+            ("pods", 6, 8)
+        );
+        let op = Operation::K8sPodLifecycle(life.clone());
+        assert_eq!(op.kinds(), &[OpKind::K8sCreate, OpKind::K8sUpdate, OpKind::K8sDelete]);
+        assert!(op.is_kubernetes() && op.objects().is_none());
+
+        let s = with("resource = \"configmaps\"\nnamespaces = 3\nname-prefix = \"cm-\"\nobject-size = \"4KiB\"\nupdates = 0")
+            .unwrap();
+        let Some(Operation::K8sPodLifecycle(life)) = &s.op else { panic!("{:?}", s.op) };
+        assert_eq!(
+            (life.prefix().as_str(), life.namespaces, life.object_size, life.requests_per_life()),
+            ("/registry/configmaps/", 3, 4096, 2)
+        );
+
+        with("updates = 1000000").unwrap();
+        let err = with("updates = 1000001").unwrap_err().to_string();
+        assert_eq!(
+            err, "line 5, column 11: op.k8s-pod-lifecycle.updates: more than 1000000",
+            "one line, naming the key"
+        );
+        let err = with("updates = -1").unwrap_err().to_string();
+        assert!(err.starts_with("line 5, column 11: ") && !err.contains('\n'), "{err}");
+        let err = with("objects = 10").unwrap_err().to_string();
+        assert!(err.contains("unknown field `objects`"), "{err}");
+        let err = with("namespaces = 0").unwrap_err().to_string();
+        assert!(err.contains("op.k8s-pod-lifecycle.namespaces"), "{err}");
     }
 
     #[test]

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::op::OpKind;
 
 pub use keyspace::{KeyTarget, escape_key, key_bytes, prefix_end, range_start};
-pub use kubernetes::{EventOp, ObjectOp};
+pub use kubernetes::{EventOp, LifecycleOp, ObjectOp};
 pub use kv::{Consistency, DEFAULT_PAGE_SIZE, DeleteOp, PutOp, RangeOp};
 pub use lease::LeaseOp;
 pub use stm::{Isolation, StmLocker, StmOp};
@@ -83,6 +83,11 @@ pub enum Operation {
     K8sConsistentList(ObjectOp),
     /// The apiserver's event create: a new name each, on a reused lease of the event TTL.
     K8sEvent(EventOp),
+    /// A pod's life as the apiserver writes it, one request at a time: each logical client
+    /// creates a new object (as `k8s-create`), updates it `updates` times and deletes it
+    /// (as `k8s-update` and `k8s-delete`, comparing the revision its own last write
+    /// returned), then starts the next; reported as those three kinds.
+    K8sPodLifecycle(LifecycleOp),
 }
 
 impl Operation {
@@ -110,6 +115,7 @@ impl Operation {
             Self::K8sCount(_) => "k8s-count",
             Self::K8sConsistentList(_) => "k8s-consistent-list",
             Self::K8sEvent(_) => "k8s-event",
+            Self::K8sPodLifecycle(_) => "k8s-pod-lifecycle",
         }
     }
 
@@ -140,6 +146,7 @@ impl Operation {
             Self::K8sCount(_) => &[OpKind::K8sCount],
             Self::K8sConsistentList(_) => &[OpKind::K8sConsistentList],
             Self::K8sEvent(_) => &[OpKind::K8sEvent],
+            Self::K8sPodLifecycle(_) => &[OpKind::K8sCreate, OpKind::K8sUpdate, OpKind::K8sDelete],
         }
     }
 
@@ -151,7 +158,7 @@ impl Operation {
     }
 
     /// The apiserver's objects this operation works on, if it is one of its (`k8s-*` but
-    /// `k8s-event`).
+    /// `k8s-event` and `k8s-pod-lifecycle`, whose objects are new names of the run's).
     #[must_use]
     pub fn objects(&self) -> Option<&ObjectOp> {
         match self {
@@ -169,7 +176,7 @@ impl Operation {
     /// Whether this is one of the apiserver's operations (`k8s-*`).
     #[must_use]
     pub fn is_kubernetes(&self) -> bool {
-        self.objects().is_some() || matches!(self, Self::K8sEvent(_))
+        self.objects().is_some() || matches!(self, Self::K8sEvent(_) | Self::K8sPodLifecycle(_))
     }
 
     /// Whether `[checks] audit` records its requests ([`crate::audit`]): the key-value
@@ -210,6 +217,7 @@ impl Operation {
             Self::WatchGet(w) => w.validate_at(&at),
             Self::WatchLatency(w) => w.validate_at(&at),
             Self::K8sEvent(e) => e.validate_at(&at),
+            Self::K8sPodLifecycle(l) => l.validate_at(&at),
             // The apiserver's operations on objects, all of one parameter type.
             _ => self.objects().expect("the other operations have objects").validate_at(&at),
         }

@@ -155,6 +155,9 @@ pub(super) fn params(scenario: &Scenario, conns: u32, workers: usize, seed: u64)
                 p.key_space_size = Some(o.objects);
             }
             Operation::K8sEvent(e) if p.val_size.is_none() => p.val_size = Some(e.object_size),
+            Operation::K8sPodLifecycle(l) if p.val_size.is_none() => {
+                p.val_size = Some(l.object_size);
+            }
             _ => {}
         }
     }

@@ -83,13 +83,14 @@ impl Work {
     /// Prepares the request operations of `scenario` (not its stream workload).
     pub(crate) fn prepare(scenario: &Scenario, seed: u64) -> Self {
         let mut spaces = Spaces::default();
-        let mut requests = Vec::new();
+        let (mut requests, mut lives) = (Vec::new(), 0);
         let ops = scenario
             .workload()
             .into_iter()
             .filter(|(_, op)| !op.is_stream())
             .map(|(weight, op)| {
-                let prepared = match kubernetes::Workload::new(op, scenario, seed, &mut requests) {
+                let k8s = kubernetes::Workload::new(op, scenario, seed, &mut requests, &mut lives);
+                let prepared = match k8s {
                     Some(k8s) => Prepared::K8s(Arc::new(k8s)),
                     None => Self::prepare_one(op, seed, &mut spaces),
                 };
@@ -361,6 +362,11 @@ impl ClientState {
     fn get(&mut self) -> &mut State {
         self.state.get_or_insert_with(Box::default)
     }
+
+    /// The apiserver's operations' state of the client, once one has made it.
+    fn k8s(&self) -> Option<&kubernetes::ClientState> {
+        self.state.as_deref().map(|s| &s.k8s)
+    }
 }
 
 #[derive(Default)]
@@ -487,10 +493,11 @@ impl Ops {
         self.items.iter().position(|(cum, _)| r < *cum).unwrap_or(0)
     }
 
-    /// The kind operation `op` reports request `i` under (txn-mixed decides here whether it
-    /// reads or writes).
+    /// The kind operation `op` reports the next request of the client in `state` under
+    /// (txn-mixed decides here whether it reads or writes; a pod lifecycle's is the
+    /// request's place in the client's current life).
     #[inline]
-    pub(crate) fn kind(&self, op: usize) -> OpKind {
+    pub(crate) fn kind(&self, op: usize, state: &ClientState) -> OpKind {
         match &self.items[op].1 {
             Instance::Put { .. } => OpKind::Put,
             Instance::Range { .. } => OpKind::Range,
@@ -507,16 +514,16 @@ impl Ops {
             Instance::LeaseRevoke { .. } => OpKind::LeaseRevoke,
             Instance::LeaseKeepalive { .. } => OpKind::LeaseKeepalive,
             Instance::Stm(_) => OpKind::Stm,
-            Instance::K8s(k8s) => k8s.kind(),
+            Instance::K8s(k8s) => k8s.kind(state.k8s()),
         }
     }
 
-    /// What the worker records of operation `op`'s requests by resource and verb, when it
-    /// is one of the apiserver's.
+    /// What the worker records of operation `op`'s next request from the client in
+    /// `state` by resource and verb, when it is one of the apiserver's.
     #[inline]
-    pub(crate) fn request(&self, op: usize) -> Option<kubernetes::Recorded> {
+    pub(crate) fn request(&self, op: usize, state: &ClientState) -> Option<kubernetes::Recorded> {
         match &self.items[op].1 {
-            Instance::K8s(k8s) => Some(k8s.request()),
+            Instance::K8s(k8s) => Some(k8s.request(state.k8s())),
             _ => None,
         }
     }

@@ -2,13 +2,18 @@
 //! creates that write once and fail on an existing name, optimistic updates and deletes
 //! whose compares fail on stale revisions (none with one writer per object, more with
 //! more writers), lists pinned to their first page's revision, counts, consistent reads,
-//! events on reused leases, the apiserver's compactor, racing creates of which one wins,
+//! events on reused leases, pods' lives (a client's create, updates and delete of each
+//! new name, in order, never conflicting), the apiserver's compactor, racing creates of
+//! which one wins,
 //! the run's watch caches, shared by its workers, that end as a fresh list and deliver
 //! every write the run made (its lag the watch row's latency), consistent reads' waits for progress notifications; the
 //! revision moves by exactly the successful mutating transactions and the compactor's
 //! writes.
 
-use etcd_client::{DeleteOptions, GetOptions};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use etcd_client::{DeleteOptions, EventType, GetOptions, WatchOptions};
 use etcdlat_core::invariant::InvariantReport;
 use etcdlat_core::report::kubernetes::{SloVerdict, verdict};
 use etcdlat_core::workload::kubernetes::Verb;
@@ -303,6 +308,118 @@ async fn a_churn_of_creates_and_deletes_leaves_every_watch_cache_as_a_fresh_list
         let create = report.op(OpKind::K8sCreate);
         assert_eq!((create.ok, create.errors_of(ErrorCode::AlreadyExists)), (1, 7), "{round}");
     }
+}
+
+/// Pods with a life, one client's after another: 8 clients, one per worker so that each
+/// sends exactly its share, each create a new pod, update it 4 times and delete it, 3 times
+/// over. Every request succeeds without a conflict, etcd's history under the prefix is 24
+/// lives of 24 names (a create at version 1, the updates, the delete, in that order), the
+/// revision moved by exactly those 144 writes, nothing is left, and the (pods, create),
+/// (pods, update) and (pods, delete) rows count them. A run that stops in the middle of
+/// its lives leaves their pods, and the next run's names are its own.
+#[tokio::test]
+async fn pods_live_one_client_after_another_and_leave_nothing_when_their_lives_end() {
+    if skip() {
+        return;
+    }
+    let etcd = Etcd::start_cluster(3).await;
+    let driver = etcd.driver_builder().conns(8).workers(8).connect().await.unwrap();
+    let life = "updates = 4\nnamespaces = 3\nname-prefix = \"life-\"\nobject-size = 700";
+    let (clients, cycles, per_life) = (8, 3, 6);
+    let before = etcd.revision().await;
+    let report = run(&driver, 8, clients * cycles * per_life, "k8s-pod-lifecycle", life).await;
+    let lives = clients * cycles;
+    let (create, update, delete) =
+        (report.op(OpKind::K8sCreate), report.op(OpKind::K8sUpdate), report.op(OpKind::K8sDelete));
+    assert_eq!(
+        [
+            create.ok,
+            update.ok,
+            delete.ok,
+            create.errors_total + update.errors_total + delete.errors_total
+        ],
+        [lives, lives * 4, lives, 0],
+        "{:?} {:?} {:?}",
+        create.errors,
+        update.error_messages,
+        delete.error_messages
+    );
+    assert_eq!((update.conflicts, update.retries, delete.conflicts), (0, 0, 0));
+    assert_eq!(update.value_bytes, lives * 4 * 700);
+    assert_eq!(etcd.revision().await - before, (lives * per_life) as i64, "one per write");
+    assert!(keys(&etcd, "/registry/pods/").await.is_empty(), "every life ended");
+    held(&report);
+
+    // What etcd did, name by name: each name created once, updated four times from the
+    // revision before, deleted at the fifth version.
+    let mut client = etcd.client().await;
+    let from = WatchOptions::new().with_prefix().with_prev_key().with_start_revision(before + 1);
+    let mut stream = client.watch("/registry/pods/", Some(from)).await.unwrap();
+    let mut history: BTreeMap<String, Vec<(bool, i64, i64)>> = BTreeMap::new();
+    let mut events = 0;
+    while events < lives * per_life {
+        let resp = tokio::time::timeout(Duration::from_secs(10), stream.message())
+            .await
+            .expect("the history in time")
+            .unwrap()
+            .expect("a watch response");
+        for e in resp.events() {
+            let kv = e.kv().expect("a key");
+            let (version, prev) = match e.event_type() {
+                EventType::Put => (kv.version(), e.prev_kv().map_or(0, |p| p.mod_revision())),
+                EventType::Delete => (0, e.prev_kv().map_or(0, |p| p.version())),
+            };
+            let name = kv.key_str().unwrap().to_owned();
+            history.entry(name).or_default().push((
+                e.event_type() == EventType::Put,
+                version,
+                prev,
+            ));
+            events += 1;
+        }
+    }
+    assert_eq!(history.len() as u64, lives, "a new name for every life");
+    for (name, writes) in &history {
+        assert!(name.starts_with("/registry/pods/ns-") && name.contains("/life-"), "{name}");
+        let puts: Vec<i64> = writes.iter().filter(|w| w.0).map(|w| w.1).collect();
+        assert_eq!(puts, [1, 2, 3, 4, 5], "{name}: {writes:?}");
+        assert_eq!(writes.last(), Some(&(false, 0, 5)), "{name}: deleted last, at version 5");
+    }
+
+    // One more request per client than whole lives: each starts a life it cannot end, and
+    // its pod stays. The next run's names are its own, so each of its creates succeeds.
+    let report = run(&driver, 8, clients * per_life + clients, "k8s-pod-lifecycle", life).await;
+    assert_eq!((report.op(OpKind::K8sCreate).ok, report.errors_total()), (2 * clients, 0));
+    assert_eq!(keys(&etcd, "/registry/pods/").await.len() as u64, clients, "left by the run");
+    let report = run(&driver, 8, clients * per_life, "k8s-pod-lifecycle", life).await;
+    assert_eq!((report.op(OpKind::K8sDelete).ok, report.errors_total()), (clients, 0));
+    assert_eq!(keys(&etcd, "/registry/pods/").await.len() as u64, clients);
+
+    // By resource and verb: the three rows of pods, each with what its kind counted.
+    let k = report.kubernetes.as_ref().expect("the apiserver's requests by resource");
+    let rows: Vec<(&str, Verb, u64, u64)> =
+        k.requests.iter().map(|r| (r.resource.as_str(), r.verb, r.ok, r.errors_total)).collect();
+    assert_eq!(
+        rows,
+        [
+            ("pods", Verb::Create, clients, 0),
+            ("pods", Verb::Update, clients * 4, 0),
+            ("pods", Verb::Delete, clients, 0)
+        ]
+    );
+
+    // A timed run after a warm-up on two workers: its lives are named apart from the
+    // warm-up's, whose pods stay; every request succeeds, and each client ends at most one
+    // life short.
+    let driver = etcd.driver_builder().conns(2).workers(2).connect().await.unwrap();
+    let timed = format!(
+        "[load]\nclients = 4\nduration = \"1s\"\nwarmup = \"300ms\"\n[op.k8s-pod-lifecycle]\n{life}\n"
+    );
+    let report = driver.run(&scenario(&timed)).await.expect("a run");
+    let (create, delete) = (report.op(OpKind::K8sCreate), report.op(OpKind::K8sDelete));
+    assert_eq!(report.errors_total(), 0, "{:?}", report.ops);
+    assert!(delete.ok > 0 && create.ok >= delete.ok && create.ok - delete.ok <= 4);
+    held(&report);
 }
 
 /// Versions written past each key's first under `prefix`: the updates its objects took.

@@ -15,8 +15,8 @@
 //! - `kubernetes`: the apiserver's requests (`k8s-*`) on 3 members, checked on the server:
 //!   creates once per name, updates and deletes whose compares fail only on stale revisions
 //!   (never with one writer per object), lists pinned to their first page's revision,
-//!   consistent reads, events on shared leases, the apiserver's compactor; of racing
-//!   creates one wins; after a churn the run's watch cache is what a fresh list says;
+//!   consistent reads, events on shared leases, the apiserver's compactor, pods' lives
+//!   (each client's creates, updates and deletes of new names); of racing creates one wins; after a churn the run's watch cache is what a fresh list says;
 //!   the revision moved by exactly the successful mutating transactions and compactor
 //!   writes.
 //! - `load`: 10,000 watchers over 1,000 connections get every event, and 10,000 put clients

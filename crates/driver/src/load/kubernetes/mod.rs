@@ -18,13 +18,19 @@
 //!   caught up to it (progress requests meanwhile), as a consistent read from the
 //!   apiserver's cache.
 //! - event: a create of a new name on a lease reused as the apiserver reuses them ([`lease`]).
+//! - pod lifecycle: a logical client's objects' lives one after another, each a create of a
+//!   new name, its updates and its delete, each write comparing the revision its own
+//!   previous write returned (the client's [`ClientState`] holds where it is); the kind a
+//!   request is reported under is its place in the life.
 //!
 //! The run plays one apiserver: one watch cache per resource ([`Shared`]), which every
 //! worker's requests read and write through and etcd feeds by one watch; one lease in use
 //! per operation per worker. Which object a request writes: creates and gets take object
 //! `i % objects` of request `i`; updates and deletes take the next of their client's
 //! group's objects (`writers-per-object`), so that with one writer per object no two
-//! clients write one; events are named by their worker and a count of its own. The checks
+//! clients write one; events and lives' objects are named by the run, their worker and a
+//! count of its own, and are in no cache (their names are without bound): a cache of their
+//! resource passes over their events. The checks
 //! of [`etcdlat_core::invariant`] are counted in the run's [`Checks`], and its caches are
 //! checked against a fresh list when the run ends.
 
@@ -42,7 +48,7 @@ use etcdlat_core::invariant::Invariant;
 use etcdlat_core::recorder::kubernetes::WatchRecord;
 use etcdlat_core::workload::keyspace::random_value;
 use etcdlat_core::workload::kubernetes::{
-    self as k8s, EventOp, NODE_LEASES, ObjectOp, RequestKind, write_key,
+    self as k8s, EventOp, LifecycleOp, NODE_LEASES, ObjectOp, RequestKind, write_key,
 };
 use etcdlat_core::workload::{Operation, prefix_end};
 use etcdlat_core::{OpKind, Scenario};
@@ -70,6 +76,33 @@ enum Verb {
     Count,
     ConsistentList,
     Event,
+    Lifecycle,
+}
+
+/// A `k8s-pod-lifecycle`'s lives: how long each is, and where its requests are recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Lifecycle {
+    /// Updates between an object's create and its delete.
+    updates: u64,
+    /// Its number among the run's lifecycles: its place in each client's [`ClientState`].
+    index: usize,
+    /// The (resource, create), (resource, update) and (resource, delete) slots.
+    slots: [usize; 3],
+}
+
+impl Lifecycle {
+    /// The kinds of its requests, in the order of `slots`.
+    const KINDS: [OpKind; 3] = [OpKind::K8sCreate, OpKind::K8sUpdate, OpKind::K8sDelete];
+
+    /// What the request at `step` of a life is: 0 the create, 1 an update, 2 the delete
+    /// (an index into [`Lifecycle::KINDS`] and `slots`).
+    fn verb_at(&self, step: u64) -> usize {
+        match step {
+            0 => 0,
+            s if s <= self.updates => 1,
+            _ => 2,
+        }
+    }
 }
 
 /// Where a resource's objects are: `/registry/<resource>/ns-<n>/<name-prefix><o>`.
@@ -110,6 +143,8 @@ pub(crate) struct Workload {
     renews: bool,
     /// The (resource, `watch`)'s slot, for its cache's delivery of the worker's own writes.
     watch_slot: usize,
+    /// A `k8s-pod-lifecycle`'s lives.
+    life: Option<Lifecycle>,
 }
 
 /// What the worker records of an apiserver request besides its kind: its (resource, verb)'s
@@ -137,12 +172,14 @@ fn slot_of(kind: RequestKind, slots: &mut Vec<RequestKind>) -> usize {
 
 impl Workload {
     /// The operation `op` of `scenario` if it is one of the apiserver's; `seed` tells this
-    /// run's event names from another's; its (resource, verb) gets its number in `slots`.
+    /// run's event and lifecycle names from another's; its (resource, verb)s get their
+    /// numbers in `slots`, and a lifecycle its number among the run's from `lives`.
     pub(crate) fn new(
         op: &Operation,
         scenario: &Scenario,
         seed: u64,
         slots: &mut Vec<RequestKind>,
+        lives: &mut usize,
     ) -> Option<Self> {
         let verb = match op {
             Operation::K8sCreate(_) => Verb::Create,
@@ -155,6 +192,10 @@ impl Workload {
             Operation::K8sEvent(e) => {
                 let kind = RequestKind { resource: "events".to_owned(), verb: k8s::Verb::Create };
                 return Some(Self::events(e, seed, slot_of(kind, slots)));
+            }
+            Operation::K8sPodLifecycle(l) => {
+                *lives += 1;
+                return Some(Self::lives(l, seed, slots, *lives - 1));
             }
             _ => return None,
         };
@@ -195,35 +236,82 @@ impl Workload {
             slot,
             renews: verb == Verb::Update && o.resource == NODE_LEASES,
             watch_slot,
+            life: None,
         })
     }
 
     fn events(e: &EventOp, seed: u64, slot: usize) -> Self {
         Self {
-            verb: Verb::Event,
-            layout: Layout {
-                prefix: e.prefix(),
-                namespaces: e.namespaces,
-                // A run's own names: events are never created twice, not even by another
-                // run (each worker adds its own, see `Runner::new`).
-                name_prefix: format!("event-{seed:016x}-"),
-            },
-            objects: u64::MAX,
-            cached_objects: 0,
-            value: Bytes::from(random_value(e.object_size as usize, seed)),
-            groups: 1,
-            single_writer: false,
-            page_size: 0,
             lease: Some(lease::Plan::new(e.ttl, e)),
-            slot,
-            renews: false,
-            // Never used: no watch cache holds events (their names are a run's own, without
-            // bound).
-            watch_slot: slot,
+            ..Self::named(
+                Verb::Event,
+                e.prefix(),
+                e.namespaces,
+                "event-",
+                e.object_size,
+                seed,
+                slot,
+            )
         }
     }
 
-    /// The kind its requests are reported under, as a slice of one.
+    /// Lifecycle `index` of the run: each of its objects has one writer, the client whose
+    /// life it is.
+    fn lives(l: &LifecycleOp, seed: u64, slots: &mut Vec<RequestKind>, index: usize) -> Self {
+        let mut slot = |verb| slot_of(RequestKind { resource: l.resource.clone(), verb }, slots);
+        let slots = [slot(k8s::Verb::Create), slot(k8s::Verb::Update), slot(k8s::Verb::Delete)];
+        let life = Lifecycle { updates: l.updates, index, slots };
+        let (prefix, size) = (l.prefix(), l.object_size);
+        Self {
+            single_writer: true,
+            life: Some(life),
+            ..Self::named(
+                Verb::Lifecycle,
+                prefix,
+                l.namespaces,
+                &l.name_prefix,
+                size,
+                seed,
+                slots[0],
+            )
+        }
+    }
+
+    /// An operation on objects of new names, the run's own: never created twice, not even
+    /// by another run (each worker adds its own part, see `Runner::new`), and held in no
+    /// watch cache (their names are without bound).
+    fn named(
+        verb: Verb,
+        prefix: String,
+        namespaces: u64,
+        name_prefix: &str,
+        object_size: u64,
+        seed: u64,
+        slot: usize,
+    ) -> Self {
+        Self {
+            verb,
+            layout: Layout {
+                prefix,
+                namespaces,
+                name_prefix: format!("{name_prefix}{seed:016x}-"),
+            },
+            objects: u64::MAX,
+            cached_objects: 0,
+            value: Bytes::from(random_value(object_size as usize, seed)),
+            groups: 1,
+            single_writer: false,
+            page_size: 0,
+            lease: None,
+            slot,
+            renews: false,
+            // Never used: no watch cache holds these objects.
+            watch_slot: slot,
+            life: None,
+        }
+    }
+
+    /// The kinds its requests are reported under: one, or a lifecycle's three.
     pub(crate) fn kinds(&self) -> &'static [OpKind] {
         match self.verb {
             Verb::Create => &[OpKind::K8sCreate],
@@ -234,6 +322,7 @@ impl Workload {
             Verb::Count => &[OpKind::K8sCount],
             Verb::ConsistentList => &[OpKind::K8sConsistentList],
             Verb::Event => &[OpKind::K8sEvent],
+            Verb::Lifecycle => &Lifecycle::KINDS,
         }
     }
 
@@ -373,16 +462,40 @@ pub(crate) struct Runner {
     checks: Arc<Checks>,
     /// The key being built, reused from request to request.
     key: RefCell<Vec<u8>>,
-    /// What its names start with: the plan's, and for events the worker's own besides.
+    /// What its names start with: the plan's, and for new names (events, lives' objects)
+    /// the worker's own besides.
     name_prefix: String,
-    /// Events this worker created: the next one's number.
-    events: Cell<u64>,
+    /// Objects of new names this worker created: the next one's number.
+    named: Cell<u64>,
 }
 
-/// A logical client's place in its group's objects.
+/// A logical client's place in its group's objects, and in its lives.
 #[derive(Default)]
 pub(crate) struct ClientState {
     next: u64,
+    /// Its life in each of the run's lifecycles, by [`Lifecycle::index`]; made at its first
+    /// request of one.
+    lives: Vec<Life>,
+}
+
+impl ClientState {
+    /// The request of lifecycle `life` the client sends next: 0 the create, then the updates,
+    /// then the delete.
+    fn step(state: Option<&Self>, life: &Lifecycle) -> u64 {
+        state.and_then(|s| s.lives.get(life.index)).map_or(0, |l| l.step)
+    }
+}
+
+/// Where a logical client is in the life of its current object of one lifecycle.
+#[derive(Debug, Clone, Copy, Default)]
+struct Life {
+    /// The object's number among its worker's.
+    object: u64,
+    /// Its next request's place: 0 the create, 1 to `updates` the updates, then the delete.
+    step: u64,
+    /// The revision its last write returned; 0 when not known (that write failed): the next
+    /// write reads it from etcd first.
+    revision: i64,
 }
 
 impl Runner {
@@ -396,9 +509,12 @@ impl Runner {
             .flatten();
         let leases = plan.lease.map(Leases::new);
         // Request indices repeat from warm-up to measurement and, in a timed run, from one
-        // worker to the next: an event is named by its worker and its number there.
+        // worker to the next: an event or a life's object is named by its worker and its
+        // number there.
         let name_prefix = match plan.verb {
-            Verb::Event => format!("{}{worker_seed:016x}-", plan.layout.name_prefix),
+            Verb::Event | Verb::Lifecycle => {
+                format!("{}{worker_seed:016x}-", plan.layout.name_prefix)
+            }
             _ => plan.layout.name_prefix.clone(),
         };
         Self {
@@ -408,19 +524,27 @@ impl Runner {
             checks: Arc::clone(&shared.checks),
             key: RefCell::default(),
             name_prefix,
-            events: Cell::new(0),
+            named: Cell::new(0),
         }
     }
 
-    /// The kind its requests are reported under.
-    pub(crate) fn kind(&self) -> OpKind {
-        self.plan.kinds()[0]
+    /// The kind the next request of a client in `state` (`None`: it has none yet) is
+    /// reported under: the operation's, or in a lifecycle its place in the client's life.
+    pub(crate) fn kind(&self, state: Option<&ClientState>) -> OpKind {
+        match &self.plan.life {
+            Some(life) => Lifecycle::KINDS[life.verb_at(ClientState::step(state, life))],
+            None => self.plan.kinds()[0],
+        }
     }
 
-    /// What the worker records of its requests besides their kind.
-    pub(crate) fn request(&self) -> Recorded {
+    /// What the worker records of the next request of a client in `state` besides its kind.
+    pub(crate) fn request(&self, state: Option<&ClientState>) -> Recorded {
         let p = &self.plan;
-        Recorded { slot: p.slot, renewed_of: p.renews.then_some(p.objects) }
+        let slot = match &p.life {
+            Some(life) => life.slots[life.verb_at(ClientState::step(state, life))],
+            None => p.slot,
+        };
+        Recorded { slot, renewed_of: p.renews.then_some(p.objects) }
     }
 
     /// Whether the client must wait for the cache to be filled before its request.
@@ -466,11 +590,8 @@ impl Runner {
         let p = &self.plan;
         match p.verb {
             Verb::Create => self.create(kv, conn, i % p.objects).await,
-            Verb::Event => {
-                let n = self.events.get();
-                self.events.set(n + 1);
-                self.create(kv, conn, n).await
-            }
+            Verb::Event => self.create(kv, conn, self.next_name()).await,
+            Verb::Lifecycle => self.live(kv, conn, state).await,
             Verb::Update => self.update(kv, self.owned(id, state), false).await,
             Verb::Delete => self.update(kv, self.owned(id, state), true).await,
             Verb::Get => {
@@ -528,14 +649,79 @@ impl Runner {
         Ok(Done::answered(resp.header.as_ref(), 1, self.plan.value.len() as u64))
     }
 
-    /// GuaranteedUpdate (or the conditional delete with `delete`) of object `o`.
+    /// The number of the next object of a new name this worker creates.
+    fn next_name(&self) -> u64 {
+        let n = self.named.get();
+        self.named.set(n + 1);
+        n
+    }
+
+    /// The next request of the client's current life: the create of a new object, one of
+    /// its updates or its delete. A create that failed ends the life before it began, and
+    /// an update that found its object gone ends it too: the next request creates a new
+    /// one. An update that failed otherwise leaves the object's revision unknown, read from
+    /// etcd by the next write.
+    async fn live(
+        &self,
+        kv: &mut Kv,
+        conn: &Conn,
+        state: &mut ClientState,
+    ) -> Result<Done, tonic::Status> {
+        let cycle = self.plan.life.expect("a lifecycle's plan");
+        if state.lives.len() <= cycle.index {
+            state.lives.resize(cycle.index + 1, Life::default());
+        }
+        let life = &mut state.lives[cycle.index];
+        let (result, next) = match cycle.verb_at(life.step) {
+            0 => {
+                life.object = self.next_name();
+                let created = self.create(kv, conn, life.object).await;
+                let next = u64::from(created.is_ok());
+                (created, next)
+            }
+            verb => {
+                let delete = verb == 2;
+                let known = (life.revision > 0).then_some(life.revision);
+                let key = self.key(life.object);
+                let written = self.guaranteed(kv, &key, life.object, known, delete).await;
+                let next = match &written {
+                    _ if delete => 0,
+                    Err(e) if e.code() == tonic::Code::NotFound => 0,
+                    _ => life.step + 1,
+                };
+                (written, next)
+            }
+        };
+        life.revision = result.as_ref().map_or(0, |done| done.revision);
+        life.step = next;
+        result
+    }
+
+    /// GuaranteedUpdate (or the conditional delete with `delete`) of object `o`, from the
+    /// revision the run's cache holds, written through it.
     async fn update(&self, kv: &mut Kv, o: u64, delete: bool) -> Result<Done, tonic::Status> {
         let cache = self.cache.as_ref().expect("an update has its cache");
         let key = self.key(o);
-        let mut expected = match cache.revision_of(o) {
+        let done = self.guaranteed(kv, &key, o, cache.revision_of(o), delete).await?;
+        cache.wrote(o, done.revision, delete);
+        Ok(done)
+    }
+
+    /// GuaranteedUpdate (or the conditional delete with `delete`) of object `o` at `key`,
+    /// comparing `known`, the revision its writer holds, or when it holds none the one a
+    /// Get reads first (as the apiserver reads etcd when it has no cached object); retried
+    /// on the revision etcd's Else returned.
+    async fn guaranteed(
+        &self,
+        kv: &mut Kv,
+        key: &Bytes,
+        o: u64,
+        known: Option<i64>,
+        delete: bool,
+    ) -> Result<Done, tonic::Status> {
+        let mut expected = match known {
             Some(rev) => rev,
             None => {
-                // Not in the cache: the apiserver reads the object from etcd first.
                 let resp = kv.range(get(key.clone())).await?;
                 resp.kvs.first().ok_or_else(not_found)?.mod_revision
             }
@@ -544,11 +730,9 @@ impl Runner {
             if delete { Write::Delete } else { Write::Put { value: &self.plan.value, lease: 0 } };
         let mut conflicts = 0;
         loop {
-            let txn = GuardedWrite { key: &key, expected, write, else_get: true };
+            let txn = GuardedWrite { key, expected, write, else_get: true };
             let resp = kv.guarded(&txn).await?;
             if resp.succeeded {
-                let revision = resp.header.map_or(0, |h| h.revision);
-                cache.wrote(o, revision, delete);
                 let value_bytes = if delete { 0 } else { self.plan.value.len() as u64 };
                 return Ok(Done {
                     retries: conflicts,
@@ -659,6 +843,7 @@ mod tests {
             slot: 0,
             renews: false,
             watch_slot: 1,
+            life: None,
         }
     }
 
@@ -688,6 +873,41 @@ mod tests {
         assert_eq!(w1.cache.as_ref().expect("the same cache").revision_of(3), Some(42));
         let w2 = Runner::new(update, &shared, 2);
         assert!(Arc::ptr_eq(w0.cache.as_ref().unwrap(), w2.cache.as_ref().unwrap()));
+    }
+
+    /// A lifecycle's request is reported by the client's place in its current life: the
+    /// create, each update, the delete, then the next life's create; its objects' names
+    /// are the run's and the worker's, in no cache.
+    #[test]
+    fn a_life_is_reported_as_its_create_updates_and_delete() {
+        let mut slots = Vec::new();
+        let plan = Workload::lives(
+            &LifecycleOp { updates: 2, ..LifecycleOp::default() },
+            7,
+            &mut slots,
+            0,
+        );
+        let runner = Runner::new(Arc::new(plan), &Shared::default(), 1);
+        assert!(runner.cache.is_none());
+        assert_eq!(runner.name_prefix, "object-0000000000000007-0000000000000001-");
+        let reported = |state: Option<&ClientState>| {
+            let slot = runner.request(state).slot;
+            (runner.kind(state), slots[slot].resource.as_str(), slots[slot].verb)
+        };
+        assert_eq!(reported(None), (OpKind::K8sCreate, "pods", k8s::Verb::Create));
+        let places = [
+            (OpKind::K8sCreate, k8s::Verb::Create),
+            (OpKind::K8sUpdate, k8s::Verb::Update),
+            (OpKind::K8sUpdate, k8s::Verb::Update),
+            (OpKind::K8sDelete, k8s::Verb::Delete),
+        ];
+        for (step, (kind, verb)) in places.into_iter().enumerate() {
+            let state = ClientState {
+                lives: vec![Life { step: step as u64, ..Life::default() }],
+                ..ClientState::default()
+            };
+            assert_eq!(reported(Some(&state)), (kind, "pods", verb), "step {step}");
+        }
     }
 
     /// With one writer per object each client's objects are its own; with `w` writers per

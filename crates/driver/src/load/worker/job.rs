@@ -137,7 +137,7 @@ async fn client_loop(shared: Rc<Shared>, client: Client) {
         }
         let conn = &conns[index];
         let op = shared.ops.pick();
-        let kind = shared.ops.kind(op);
+        let kind = shared.ops.kind(op, &state);
         if let Err(status) = shared.ops.prepare(op, conn, &mut state).await {
             // The request cannot be sent (its lease could not be granted): a failure of it.
             let issued = &shared.issued[kind.index()];
@@ -146,7 +146,7 @@ async fn client_loop(shared: Rc<Shared>, client: Client) {
             let mut rec = shared.recorder.borrow_mut();
             rec.record_error(kind, code(&status), done);
             rec.record_error_message(kind, code(&status), status.message());
-            if let Some(r) = shared.ops.request(op) {
+            if let Some(r) = shared.ops.request(op, &state) {
                 rec.record_request_error(r.slot, code(&status), kubernetes::compacted(&status));
             }
             if let Some(k) = step {
@@ -161,7 +161,7 @@ async fn client_loop(shared: Rc<Shared>, client: Client) {
         let Some((intended, sent)) = shared.pace().await else { break };
         let issued = &shared.issued[kind.index()];
         issued.set(issued.get() + 1);
-        let request = shared.ops.request(op);
+        let request = shared.ops.request(op, &state);
         let audit = shared.audit.as_ref().map(|log| Recording::new(log, sent));
         let result =
             shared.ops.execute(op, kind, i, &mut kv, conn, &mut state, audit.as_ref()).await;
