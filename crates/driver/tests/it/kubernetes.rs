@@ -349,6 +349,8 @@ async fn pods_live_one_client_after_another_and_leave_nothing_when_their_lives_e
     assert_eq!(etcd.revision().await - before, (lives * per_life) as i64, "one per write");
     assert!(keys(&etcd, "/registry/pods/").await.is_empty(), "every life ended");
     held(&report);
+    // The run's pods cache (one of the lives' own, holding no pod) heard of every write.
+    assert_eq!(watch_row(&report, "pods").ok, lives * per_life);
 
     // What etcd did, name by name: each name created once, updated four times from the
     // revision before, deleted at the fifth version.
@@ -395,7 +397,8 @@ async fn pods_live_one_client_after_another_and_leave_nothing_when_their_lives_e
     assert_eq!((report.op(OpKind::K8sDelete).ok, report.errors_total()), (clients, 0));
     assert_eq!(keys(&etcd, "/registry/pods/").await.len() as u64, clients);
 
-    // By resource and verb: the three rows of pods, each with what its kind counted.
+    // By resource and verb: the three rows of pods, each with what its kind counted, and the
+    // watch of pods that delivered them.
     let k = report.kubernetes.as_ref().expect("the apiserver's requests by resource");
     let rows: Vec<(&str, Verb, u64, u64)> =
         k.requests.iter().map(|r| (r.resource.as_str(), r.verb, r.ok, r.errors_total)).collect();
@@ -404,7 +407,8 @@ async fn pods_live_one_client_after_another_and_leave_nothing_when_their_lives_e
         [
             ("pods", Verb::Create, clients, 0),
             ("pods", Verb::Update, clients * 4, 0),
-            ("pods", Verb::Delete, clients, 0)
+            ("pods", Verb::Delete, clients, 0),
+            ("pods", Verb::Watch, clients * per_life, 0),
         ]
     );
 

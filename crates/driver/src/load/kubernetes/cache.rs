@@ -250,6 +250,13 @@ impl Cache {
         if let Some(slot) = self.slots.get(o as usize) {
             put_newer(slot, revision, deleted);
         }
+        self.answered(revision);
+    }
+
+    /// A write of one of the workers was answered at `revision`, now: its event's delivery
+    /// is timed from here (of an object the cache has a slot for or not).
+    #[inline]
+    pub(super) fn answered(&self, revision: i64) {
         let entry = self.sent_entry(revision);
         let now = self.nanos(Instant::now());
         entry.at.store(now, Ordering::Relaxed);

@@ -29,8 +29,10 @@
 //! `i % objects` of request `i`; updates and deletes take the next of their client's
 //! group's objects (`writers-per-object`), so that with one writer per object no two
 //! clients write one; events and lives' objects are named by the run, their worker and a
-//! count of its own, and are in no cache (their names are without bound): a cache of their
-//! resource passes over their events. The checks
+//! count of its own, and are in no cache's slots (their names are without bound): a cache
+//! of their resource passes over their events. Lives' writes are timed by their resource's
+//! cache all the same, as every write the apiserver makes reaches its watch cache (one made
+//! for them, holding no object, when no other operation needs one). The checks
 //! of [`etcdlat_core::invariant`] are counted in the run's [`Checks`], and its caches are
 //! checked against a fresh list when the run ends.
 
@@ -260,11 +262,13 @@ impl Workload {
     fn lives(l: &LifecycleOp, seed: u64, slots: &mut Vec<RequestKind>, index: usize) -> Self {
         let mut slot = |verb| slot_of(RequestKind { resource: l.resource.clone(), verb }, slots);
         let slots = [slot(k8s::Verb::Create), slot(k8s::Verb::Update), slot(k8s::Verb::Delete)];
+        let watch_slot = slot(k8s::Verb::Watch);
         let life = Lifecycle { updates: l.updates, index, slots };
         let (prefix, size) = (l.prefix(), l.object_size);
         Self {
             single_writer: true,
             life: Some(life),
+            watch_slot,
             ..Self::named(
                 Verb::Lifecycle,
                 prefix,
@@ -278,8 +282,8 @@ impl Workload {
     }
 
     /// An operation on objects of new names, the run's own: never created twice, not even
-    /// by another run (each worker adds its own part, see `Runner::new`), and held in no
-    /// watch cache (their names are without bound).
+    /// by another run (each worker adds its own part, see `Runner::new`), and in no watch
+    /// cache's slots (their names are without bound).
     fn named(
         verb: Verb,
         prefix: String,
@@ -305,7 +309,7 @@ impl Workload {
             lease: None,
             slot,
             renews: false,
-            // Never used: no watch cache holds these objects.
+            // Never used by events: no watch cache watches them.
             watch_slot: slot,
             life: None,
         }
@@ -386,17 +390,36 @@ pub(crate) struct Ended {
 
 impl Shared {
     /// The caches `plans` need: one for each layout that an update, a delete or a
-    /// consistent list reads.
+    /// consistent list reads, and one for each resource that lives write to and none of
+    /// those reads.
     pub(crate) fn new<'a>(plans: impl IntoIterator<Item = &'a Workload>) -> Self {
+        let plans: Vec<&Workload> = plans.into_iter().collect();
         let checks = Arc::<Checks>::default();
         let mut caches = HashMap::new();
-        for plan in plans.into_iter().filter(|p| p.cached()) {
+        for plan in plans.iter().filter(|p| p.cached()) {
             caches.entry(plan.layout.clone()).or_insert_with(|| {
                 let (objects, slot) = (plan.cached_objects, plan.watch_slot);
                 Arc::new(Cache::new(&plan.layout, objects, slot, Arc::clone(&checks)))
             });
         }
+        // Lives' writes reach the cache of their resource, as every write the apiserver
+        // makes does: another operation's, or else one of their own that holds no object
+        // (their names are without bound), for its watch and their events' delivery.
+        for plan in plans.iter().filter(|p| p.verb == Verb::Lifecycle) {
+            if !caches.keys().any(|l: &Layout| l.prefix == plan.layout.prefix) {
+                let checks = Arc::clone(&checks);
+                let cache = Cache::new(&plan.layout, 0, plan.watch_slot, checks);
+                caches.insert(plan.layout.clone(), Arc::new(cache));
+            }
+        }
         Self { caches, checks, running: AtomicUsize::new(0) }
+    }
+
+    /// A cache of the resource whose prefix is `prefix`, whatever objects it holds (the
+    /// first by name prefix, when several do).
+    fn cache_of_resource(&self, prefix: &str) -> Option<Arc<Cache>> {
+        let of_resource = self.caches.iter().filter(|(l, _)| l.prefix == prefix);
+        of_resource.min_by_key(|(l, _)| &l.name_prefix).map(|(_, cache)| Arc::clone(cache))
     }
 
     /// Whether the run has watch caches to fill.
@@ -500,13 +523,18 @@ struct Life {
 
 impl Runner {
     /// The worker's runner of `plan`, on the run's cache of its resource; `worker_seed`
-    /// tells its events' names from other workers'. Creates write through the cache of
-    /// their objects when another operation needs one (as the apiserver's creates land in
-    /// its watch cache), so that their events' delivery is measured too.
+    /// tells its events' and lives' names from other workers'. Creates write through the
+    /// cache of their objects when another operation needs one (as the apiserver's creates
+    /// land in its watch cache), and lives through their resource's, so that their events'
+    /// delivery is measured too.
     pub(crate) fn new(plan: Arc<Workload>, shared: &Shared, worker_seed: u64) -> Self {
-        let cache = (plan.cached() || plan.verb == Verb::Create)
-            .then(|| shared.caches.get(&plan.layout).cloned())
-            .flatten();
+        let cache = match plan.verb {
+            Verb::Lifecycle => shared.cache_of_resource(&plan.layout.prefix),
+            verb if plan.cached() || verb == Verb::Create => {
+                shared.caches.get(&plan.layout).cloned()
+            }
+            _ => None,
+        };
         let leases = plan.lease.map(Leases::new);
         // Request indices repeat from warm-up to measurement and, in a timed run, from one
         // worker to the next: an event or a life's object is named by its worker and its
@@ -642,11 +670,18 @@ impl Runner {
         if !resp.succeeded {
             return Err(tonic::Status::already_exists("the object exists"));
         }
-        let revision = resp.header.map_or(0, |h| h.revision);
-        if let Some(cache) = &self.cache {
-            cache.wrote(o, revision, false);
-        }
+        self.written(o, resp.header.map_or(0, |h| h.revision), false);
         Ok(Done::answered(resp.header.as_ref(), 1, self.plan.value.len() as u64))
+    }
+
+    /// Object `o` was written (or deleted) at `revision`: the run's cache of its resource,
+    /// if it has one, holds it, unless it is a life's (in no slot), and times its event.
+    fn written(&self, o: u64, revision: i64, deleted: bool) {
+        match (&self.cache, self.plan.life) {
+            (Some(cache), None) => cache.wrote(o, revision, deleted),
+            (Some(cache), Some(_)) => cache.answered(revision),
+            (None, _) => {}
+        }
     }
 
     /// The number of the next object of a new name this worker creates.
@@ -684,6 +719,9 @@ impl Runner {
                 let known = (life.revision > 0).then_some(life.revision);
                 let key = self.key(life.object);
                 let written = self.guaranteed(kv, &key, life.object, known, delete).await;
+                if let Ok(done) = &written {
+                    self.written(life.object, done.revision, delete);
+                }
                 let next = match &written {
                     _ if delete => 0,
                     Err(e) if e.code() == tonic::Code::NotFound => 0,
@@ -703,7 +741,7 @@ impl Runner {
         let cache = self.cache.as_ref().expect("an update has its cache");
         let key = self.key(o);
         let done = self.guaranteed(kv, &key, o, cache.revision_of(o), delete).await?;
-        cache.wrote(o, done.revision, delete);
+        self.written(o, done.revision, delete);
         Ok(done)
     }
 
@@ -877,18 +915,13 @@ mod tests {
 
     /// A lifecycle's request is reported by the client's place in its current life: the
     /// create, each update, the delete, then the next life's create; its objects' names
-    /// are the run's and the worker's, in no cache.
+    /// are the run's and the worker's, in no cache's slots.
     #[test]
     fn a_life_is_reported_as_its_create_updates_and_delete() {
         let mut slots = Vec::new();
-        let plan = Workload::lives(
-            &LifecycleOp { updates: 2, ..LifecycleOp::default() },
-            7,
-            &mut slots,
-            0,
-        );
-        let runner = Runner::new(Arc::new(plan), &Shared::default(), 1);
-        assert!(runner.cache.is_none());
+        let short = LifecycleOp { updates: 2, ..LifecycleOp::default() };
+        let life = Workload::lives(&short, 7, &mut slots, 0);
+        let runner = Runner::new(Arc::new(life), &Shared::default(), 1);
         assert_eq!(runner.name_prefix, "object-0000000000000007-0000000000000001-");
         let reported = |state: Option<&ClientState>| {
             let slot = runner.request(state).slot;
@@ -908,6 +941,20 @@ mod tests {
             };
             assert_eq!(reported(Some(&state)), (kind, "pods", verb), "step {step}");
         }
+
+        // Its resource's cache: one of its own that holds no object, or another
+        // operation's, whose slots its writes leave alone.
+        let life = Workload::lives(&LifecycleOp::default(), 7, &mut Vec::new(), 0);
+        let alone = Shared::new([&life]);
+        assert_eq!(alone.caches.values().map(|c| c.revision_of(0)).collect::<Vec<_>>(), [None]);
+        let update = plan(10, 10);
+        let beside = Shared::new([&update, &life]);
+        assert_eq!(beside.caches.len(), 1, "one cache of pods");
+        let runner = Runner::new(Arc::new(life), &beside, 0);
+        let cache = runner.cache.as_ref().expect("the pods' cache");
+        assert!(Arc::ptr_eq(cache, &beside.caches[&update.layout]));
+        runner.written(3, 42, false);
+        assert_eq!(cache.revision_of(3), None, "object 3 of the cache is not the life's");
     }
 
     /// With one writer per object each client's objects are its own; with `w` writers per
