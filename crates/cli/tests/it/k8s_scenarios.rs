@@ -1,6 +1,7 @@
 //! The shipped Kubernetes scenarios (`k8s-*`), scaled down with `--scale` (their node
 //! counts with them), each run on the throwaway 3-member etcd it asks for: every request of
-//! every flow succeeds and the flows the scenario is about were sent; a threshold may fail
+//! every flow succeeds and the flows the scenario is about were sent (pods' creates,
+//! updates and deletes among them); a threshold may fail
 //! only for a flow too rare to come up in a scaled-down run (a list a minute). With one
 //! writer per pod no update conflicts, and with 8 they do; the text report holds each
 //! run's SLO verdict, as its p99 in the JSON report says, and its conflicts per update.
@@ -17,10 +18,16 @@ fn run(name: &str, scale: &str) -> Vec<Value> {
 
 /// As [`run`], with the text report.
 fn run_with_text(name: &str, scale: &str) -> (Vec<Value>, String) {
+    run_with_flags(name, scale, &[])
+}
+
+/// As [`run_with_text`], with more flags for `run`.
+fn run_with_flags(name: &str, scale: &str, flags: &[&str]) -> (Vec<Value>, String) {
     let dir = tempfile::tempdir().unwrap();
     let out = etcdlat()
         .current_dir(dir.path())
         .args(["run", name, "--scale", scale, "--json", "r.json"])
+        .args(flags)
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -56,12 +63,16 @@ fn node_heartbeats_pod_churn_and_events_send_their_flows() {
     let runs = run("k8s-node-heartbeat", "0.05");
     assert!(ok(&runs[0], "k8s-update") > 20, "{:#}", runs[0]["ops"]);
     assert_eq!(ok(&runs[0], "k8s-event"), 0);
-    let runs = run("k8s-pod-churn", "0.05");
-    // 3 s at 6 updates and 5 events a second, the run's watch cache having listed its
-    // 7,500 pods before the start: both flows come up (when the first clients listed them
-    // within the run, on a busy machine one of the two often did not).
+    // 3 s of pods' lives (a create, 6 updates and a delete each, 8 requests a second) and 5
+    // events a second, beside 7,500 preloaded pods: every verb of a life comes up. On 2
+    // clients, each of which lives a life after another, a dozen requests each; the
+    // scenario's 64 would each send a request or two of their first life.
+    let (runs, _) = run_with_flags("k8s-pod-churn", "0.05", &["--clients", "2"]);
     let (updates, events) = (ok(&runs[0], "k8s-update"), ok(&runs[0], "k8s-event"));
     assert!(updates > 2 && events > 2, "{:#}", runs[0]["ops"]);
+    let (creates, deletes) = (ok(&runs[0], "k8s-create"), ok(&runs[0], "k8s-delete"));
+    assert!(creates > 0 && deletes > 0 && creates >= deletes, "{:#}", runs[0]["ops"]);
+    assert!(updates >= 6 * deletes, "each deleted pod was updated 6 times first");
     let runs = run("k8s-events", "0.05");
     assert!(ok(&runs[0], "k8s-event") > 0, "{:#}", runs[0]["ops"]);
     assert_eq!(ok(&runs[0], "k8s-update"), 0);

@@ -12,15 +12,21 @@
 //! - node status updates: every node every `node-status-interval` (5 min, the kubelet's
 //!   `nodeStatusReportFrequency` when nothing changed): about 17/s at 5,000 nodes;
 //! - pod churn: `pod-churn` pods a second (default one per 250 nodes, 20/s at 5,000, within
-//!   the scalability tests' 10-50), each `updates-per-pod` updates (6) and
+//!   the scalability tests' 10-50), each a life of its own (`k8s-pod-lifecycle`: a create,
+//!   `updates-per-pod` updates (6) and a delete, 160 requests a second at 5,000 nodes) and
 //!   `events-per-pod` events (5);
 //! - lists of pods: `lists-per-minute` per apiserver (1), in pages of 500;
 //! - counts of every resource (pods, nodes, leases, events): `counts-per-minute` per
 //!   apiserver (1, the apiserver's storage metrics);
 //! - `apiservers` apiservers (3).
 //!
-//! The pods' own creates and deletes are not in the mix: `k8s-create` names its object by
-//! request index, which a timed run repeats on every worker.
+//! The churned pods are new names of the run's own, beside the preloaded pods: each logical
+//! client runs its pods' lives one after another, one writer per pod, so their updates never
+//! conflict. With `writers-per-pod` above 1 the pods' updates race instead, on the preloaded
+//! pods (`k8s-update` with that `writers-per-object`, at `pod-churn * updates-per-pod`), and
+//! the lives are a create and a delete each. Every client's first request of the flow is a
+//! create: a run of a few lives per client creates more pods than it deletes, and a run
+//! (or its warm-up) that ends in the middle of lives leaves their pods, as a cluster does.
 
 use std::time::Duration;
 
@@ -28,7 +34,9 @@ use serde::{Deserialize, Serialize};
 
 use super::ScenarioError;
 use crate::unit;
-use crate::workload::kubernetes::{EventOp, MAX_OBJECTS, ObjectOp};
+use crate::workload::kubernetes::{
+    EventOp, LifecycleOp, MAX_OBJECTS, MAX_UPDATES_PER_LIFE, ObjectOp,
+};
 use crate::workload::{Operation, Weighted};
 
 /// etcd's default `--max-request-bytes`: an object larger than this fails every write.
@@ -53,7 +61,7 @@ pub struct Kubernetes {
     /// Nodes of the cluster: everything else defaults from it.
     pub nodes: u64,
     /// Pods per node, preloaded. Default 30 (the scalability tests' density); 0: no pods,
-    /// and no pod updates.
+    /// and no pods' lives or updates (their events stay).
     #[serde(default = "thirty")]
     pub pods_per_node: u64,
     /// How often each node renews its lease. Default 10 s; 0 s: never.
@@ -78,7 +86,9 @@ pub struct Kubernetes {
     #[serde(default = "five")]
     pub events_per_pod: u64,
     /// Writers racing on each pod's updates (the kubelet, controllers, several
-    /// apiservers): `k8s-update`'s `writers-per-object`. Default 1, which never conflicts.
+    /// apiservers). Default 1: each pod's life has one writer, which never conflicts; with
+    /// more, the updates are `k8s-update`s of the preloaded pods with this
+    /// `writers-per-object`, and the lives a create and a delete each.
     #[serde(default = "one")]
     pub writers_per_pod: u64,
     /// Apiservers, each listing and counting on its own. Default 3.
@@ -206,11 +216,25 @@ impl Kubernetes {
         ];
         let mut counted = vec![nodes.clone(), leases.clone()];
         if let Some(pods) = preload.get(2) {
-            let racing = ObjectOp { writers_per_object: self.writers_per_pod, ..pods.clone() };
+            let racing = self.writers_per_pod > 1;
+            let life = LifecycleOp {
+                resource: pods.resource.clone(),
+                namespaces: pods.namespaces,
+                name_prefix: pods.name_prefix.clone(),
+                object_size: pods.object_size,
+                updates: if racing { 0 } else { self.updates_per_pod },
+            };
             flows.push(Flow {
-                op: Operation::K8sUpdate(racing),
-                rate_per_second: churn * self.updates_per_pod as f64,
+                rate_per_second: churn * life.requests_per_life() as f64,
+                op: Operation::K8sPodLifecycle(life),
             });
+            if racing {
+                let racing = ObjectOp { writers_per_object: self.writers_per_pod, ..pods.clone() };
+                flows.push(Flow {
+                    op: Operation::K8sUpdate(racing),
+                    rate_per_second: churn * self.updates_per_pod as f64,
+                });
+            }
             flows.push(Flow {
                 op: Operation::K8sList(pods.clone()),
                 rate_per_second: per_minute(self.lists_per_minute),
@@ -282,6 +306,12 @@ impl Kubernetes {
         }
         if self.pod_churn.is_some_and(|c| !(c.is_finite() && c >= 0.0)) {
             return Err(ScenarioError::invalid(&at("pod-churn"), "must be 0 or more"));
+        }
+        if self.updates_per_pod > MAX_UPDATES_PER_LIFE {
+            return Err(ScenarioError::invalid(
+                &at("updates-per-pod"),
+                format!("more than {MAX_UPDATES_PER_LIFE}"),
+            ));
         }
         for (field, size) in [
             ("pod-size", self.pod_size),
@@ -365,19 +395,18 @@ mod tests {
     use crate::Scenario;
 
     /// At 5,000 nodes the flows are the issue's: 500 lease renewals a second, about 17
-    /// node status updates, 20 pods of churn (120 updates, 100 events), and each of the
-    /// three apiservers' list and counts once a minute.
+    /// node status updates, 20 pods of churn (each created, updated 6 times and deleted:
+    /// 160 requests; and 100 events), and each of the three apiservers' list and counts
+    /// once a minute.
     #[test]
     fn five_thousand_nodes_send_the_issues_rates() {
-        let rates: Vec<(String, f64)> = Kubernetes::with_nodes(5000)
-            .flows()
-            .iter()
-            .map(|f| (f.op.name().to_owned(), f.rate_per_second))
-            .collect();
+        let flows = Kubernetes::with_nodes(5000).flows();
+        let rates: Vec<(String, f64)> =
+            flows.iter().map(|f| (f.op.name().to_owned(), f.rate_per_second)).collect();
         let expected = [
             ("k8s-update", 500.0),
             ("k8s-update", 5000.0 / 300.0),
-            ("k8s-update", 120.0),
+            ("k8s-pod-lifecycle", 160.0),
             ("k8s-list", 0.05),
             ("k8s-event", 100.0),
             ("k8s-count", 0.05),
@@ -390,6 +419,45 @@ mod tests {
             assert_eq!(name, want_name);
             assert!((rate - want).abs() < 1e-9, "{name}: {rate} != {want}");
         }
+        let Operation::K8sPodLifecycle(life) = &flows[2].op else { panic!("{flows:?}") };
+        let pods = &Kubernetes::with_nodes(5000).preload()[2];
+        assert_eq!(
+            (life.prefix(), life.namespaces, life.name_prefix.as_str(), life.object_size),
+            (pods.prefix(), 10, "pod-", 8 * 1024)
+        );
+        assert_eq!((life.updates, life.requests_per_life()), (6, 8));
+    }
+
+    /// With one writer per pod the pods' updates are their lives' own; with more, they
+    /// race on the preloaded pods at the same rate, and the lives are creates and deletes:
+    /// as many creates, deletes and updates a second either way.
+    #[test]
+    fn writers_per_pod_move_the_updates_to_the_preloaded_pods() {
+        // (updates per life, rate) of the lives; (writers, objects, rate) of pod updates.
+        let pod_flows = |model: &Kubernetes| {
+            let (mut lives, mut updates) = (Vec::new(), Vec::new());
+            for f in model.flows() {
+                match f.op {
+                    Operation::K8sPodLifecycle(l) => lives.push((l.updates, f.rate_per_second)),
+                    Operation::K8sUpdate(o) if o.resource == "pods" => {
+                        updates.push((o.writers_per_object, o.objects, f.rate_per_second));
+                    }
+                    _ => {}
+                }
+            }
+            (lives, updates)
+        };
+        let one = Kubernetes { pod_churn: Some(10.0), ..Kubernetes::with_nodes(100) };
+        assert_eq!(pod_flows(&one), (vec![(6, 80.0)], vec![]));
+        let four = Kubernetes { writers_per_pod: 4, ..one.clone() };
+        assert_eq!(pod_flows(&four), (vec![(0, 20.0)], vec![(4, 3000, 60.0)]));
+        let total =
+            |model: &Kubernetes| model.flows().iter().map(|f| f.rate_per_second).sum::<f64>();
+        assert!((total(&one) - total(&four)).abs() < 1e-9, "as many requests a second");
+        // No pods: no lives, and no updates of pods.
+        let none = Kubernetes { pods_per_node: 0, ..four };
+        assert_eq!(pod_flows(&none), (vec![], vec![]));
+        assert_eq!(none.flows().len(), 2 + 1 + 3, "leases, nodes, events, three counts");
     }
 
     /// `[kubernetes] nodes = N` makes the scenario's open-loop mix and rate, and refuses a
@@ -399,7 +467,7 @@ mod tests {
         let s = Scenario::from_toml_str("[load]\nduration = \"10s\"\n[kubernetes]\nnodes = 50\n")
             .unwrap();
         assert_eq!(s.load.schedule, crate::Schedule::Open);
-        assert_eq!(s.load.rate, 8, "5 + 0.17 + 1.2 + 0.05 + 1 + 4 x 0.05");
+        assert_eq!(s.load.rate, 8, "5 + 0.17 + 0.2 x 8 + 0.05 + 1 + 4 x 0.05");
         assert_eq!(s.mix[0].weight, 5000);
         let ten = s.scaled(0.2);
         assert_eq!((ten.kubernetes.as_ref().unwrap().nodes, ten.load.rate), (10, 2));
@@ -462,6 +530,9 @@ mod tests {
         assert!(bad("nodes = 0").contains("kubernetes.nodes: must be more than 0"));
         assert!(bad("nodes = -1").contains("integer `-1`, expected u64"));
         assert!(bad("nodes = 10\npod-size = \"2MiB\"").contains("kubernetes.pod-size"));
+        let err = bad("nodes = 10\nupdates-per-pod = 1000001");
+        assert!(err.contains("kubernetes.updates-per-pod: more than 1000000"), "{err}");
+        assert!(!err.contains('\n'), "one line: {err}");
         // 5,000 nodes of 150,000 pods at 15 KiB: 2.3 GB, over etcd's default 2 GiB.
         let err = bad("nodes = 5000\npod-size = \"15KiB\"");
         assert!(err.contains("more than the backend quota of 2147483648"), "{err}");

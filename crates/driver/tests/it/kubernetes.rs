@@ -432,11 +432,13 @@ async fn updates_under(etcd: &Etcd, prefix: &str) -> i64 {
 }
 
 /// `[kubernetes] nodes = 50` preloads exactly its nodes, node leases and pods (one create
-/// each, counted by prefix), then sends each flow at its derived rate: the updates each
-/// resource's keys took (their versions) and the events and counts the run made are each
-/// flow's share of the open-loop rate, within 30% (a mix picks at random). The node status,
-/// churn, list and count rates are set higher than a 50-node cluster's so that every flow
-/// has a hundred-odd requests in 20 s, and pods of 1 KiB so that one Get lists them.
+/// each, counted by prefix and name), then sends each flow at its derived rate: the updates
+/// each node resource's keys took (their versions), the pods' lives' requests, and the
+/// events and counts the run made are each flow's share of the open-loop rate, within 30%
+/// (a mix picks at random). The node status, churn, list and count rates are set higher
+/// than a 50-node cluster's so that every flow has a hundred-odd requests in 20 s, and pods
+/// of 1 KiB so that one Get lists them. The revision moves by exactly the preload and the
+/// run's successful writes; the lives' pods left are those created and not yet deleted.
 #[tokio::test]
 async fn a_cluster_of_nodes_is_preloaded_and_sent_at_its_derived_rates() {
     if skip() {
@@ -449,14 +451,24 @@ async fn a_cluster_of_nodes_is_preloaded_and_sent_at_its_derived_rates() {
          [kubernetes]\nnodes = 50\nnode-status-interval = \"10s\"\npod-churn = 1\n\
          lists-per-minute = 20\ncounts-per-minute = 20\npod-size = \"1KiB\"\n",
     );
-    assert_eq!(s.load.rate, 26, "5 + 5 leases and nodes, 6 + 5 churn, 1 list, 4 counts");
+    assert_eq!(
+        s.load.rate, 28,
+        "5 + 5 leases and nodes, 8 lives' requests + 5 events, 1 list, 4 counts"
+    );
+    let before = etcd.revision().await;
     let report = driver.run(&s).await.expect("a run");
 
-    for (prefix, objects) in
-        [("/registry/minions/", 50), ("/registry/leases/", 50), ("/registry/pods/", 1500)]
-    {
+    for (prefix, objects) in [("/registry/minions/", 50), ("/registry/leases/", 50)] {
         assert_eq!(keys(&etcd, prefix).await.len(), objects, "{prefix}");
     }
+    // The preloaded pods are named `pod-` and their number; the lives' names have the
+    // run's part between.
+    let (preloaded, lived): (Vec<_>, Vec<_>) =
+        keys(&etcd, "/registry/pods/").await.into_iter().partition(|kv| {
+            let name = kv.key_str().unwrap().rsplit('/').next().unwrap();
+            name.len() == "pod-".len() + 8
+        });
+    assert_eq!(preloaded.len(), 1500);
     let seconds = report.op(OpKind::K8sUpdate).duration_s;
     let near = |what: &str, got: f64, per_second: f64| {
         let want = per_second * seconds;
@@ -464,14 +476,24 @@ async fn a_cluster_of_nodes_is_preloaded_and_sent_at_its_derived_rates() {
     };
     near("lease renewals", updates_under(&etcd, "/registry/leases/").await as f64, 5.0);
     near("node status updates", updates_under(&etcd, "/registry/minions/").await as f64, 5.0);
-    near("pod updates", updates_under(&etcd, "/registry/pods/").await as f64, 6.0);
+    let (create, delete) = (report.op(OpKind::K8sCreate), report.op(OpKind::K8sDelete));
     near("events", keys(&etcd, "/registry/events/").await.len() as f64, 5.0);
     near("counts", report.op(OpKind::K8sCount).ok as f64, 4.0);
     assert!(report.op(OpKind::K8sList).ok > 0);
     let sent: u64 = report.ops.values().map(|op| op.ok + op.errors_total).sum();
     assert_eq!(report.errors_total(), 0, "{:?}", report.ops);
-    near("all requests", sent as f64, 26.0);
+    near("all requests", sent as f64, 28.0);
     held(&report);
+    // Every own write moved the revision once: the preload's creates, the updates, the
+    // lives' creates and deletes, the events.
+    let writes = [OpKind::K8sUpdate, OpKind::K8sCreate, OpKind::K8sDelete, OpKind::K8sEvent]
+        .map(|k| report.op(k).ok)
+        .iter()
+        .sum::<u64>();
+    assert_eq!(etcd.revision().await - before, (1600 + writes) as i64);
+    // Each client's lives one after another: at most one each is not over.
+    assert!(create.ok >= delete.ok && create.ok - delete.ok <= 16, "{} {}", create.ok, delete.ok);
+    assert_eq!(lived.len() as u64, create.ok - delete.ok, "the lives not over left their pods");
 
     // By resource and verb, each flow on its own line: as many successes as etcd stored
     // writes under its prefix, and together what its kind counted.
@@ -484,18 +506,22 @@ async fn a_cluster_of_nodes_is_preloaded_and_sent_at_its_derived_rates() {
         assert_eq!(slo.verdict, SloVerdict::Met, "{resource} {verb:?}");
         row.ok
     };
-    let updates = [
-        ("leases", "/registry/leases/"),
-        ("minions", "/registry/minions/"),
-        ("pods", "/registry/pods/"),
-    ];
     let mut updated = 0;
-    for (resource, prefix) in updates {
+    for (resource, prefix) in [("leases", "/registry/leases/"), ("minions", "/registry/minions/")] {
         let stored = updates_under(&etcd, prefix).await as u64;
         assert_eq!(by(resource, Verb::Update), stored, "{resource} updates");
         updated += stored;
     }
-    assert_eq!(updated, report.op(OpKind::K8sUpdate).ok, "the kind counts them all");
+    // The pods' lives: their rows are their kinds' (no other flow creates, updates a pod
+    // or deletes), at the lives' rate together.
+    let lives = [Verb::Create, Verb::Update, Verb::Delete].map(|verb| by("pods", verb));
+    assert_eq!([lives[0], lives[2]], [create.ok, delete.ok]);
+    assert_eq!(updated + lives[1], report.op(OpKind::K8sUpdate).ok, "the kind counts them all");
+    near("pods' lives", lives.iter().sum::<u64>() as f64, 8.0);
+    let left_updates: i64 = lived.iter().map(|kv| kv.version() - 1).sum();
+    assert!(left_updates as u64 <= lives[1]);
+    // The run's pods cache, made for the lives (no other flow needs one), heard of each.
+    assert_eq!(watch_row(&report, "pods").ok, lives.iter().sum::<u64>());
     let events = keys(&etcd, "/registry/events/").await.len() as u64;
     assert_eq!(by("events", Verb::Create), events);
     assert_eq!(by("pods", Verb::List), report.op(OpKind::K8sList).ok);
