@@ -309,7 +309,8 @@ impl Workload {
             lease: None,
             slot,
             renews: false,
-            // Never used by events: no watch cache watches them.
+            // Never used by events: no watch cache watches them, as kube-apiserver's
+            // `DefaultWatchCacheSizes` gives events a cache of 0, which disables it.
             watch_slot: slot,
             life: None,
         }
