@@ -84,16 +84,24 @@ pub async fn execute(plan: &RunPlan, runs: u32) -> Result<Verdict> {
     let mut probes: Vec<Probe> = Vec::new();
     let mut bounds = Bounds::default();
     let mut next = Some(first);
+    // The first run that could not be made: the search's error when no run was.
+    let mut failed: Option<anyhow::Error> = None;
     while let Some(nodes) = next.filter(|_| probes.len() < runs as usize && !*stop.borrow()) {
         let probe = match probe_scenario(base, nodes) {
-            Ok(scenario) => {
-                let run = run_one(plan, 0, &scenario, &mut session);
-                let Some(report) = run.await? else { break };
-                if report.interrupted {
-                    break;
+            Ok(scenario) => match run_one(plan, 0, &scenario, &mut session).await {
+                Ok(Some(report)) if !report.interrupted => {
+                    Probe { nodes, missed: judge(&report).err(), report: Some(report) }
                 }
-                Probe { nodes, missed: judge(&report).err(), report: Some(report) }
-            }
+                Ok(_) => break,
+                // A count the cluster could not be set up for (its preload refused when
+                // the store outgrew the quota, which the estimate allowed): it does not
+                // carry that count; the search goes on below it, and what ran is reported.
+                Err(e) => {
+                    let missed = Some(format!("could not run: {e:#}"));
+                    failed.get_or_insert(e);
+                    Probe { nodes, missed, report: None }
+                }
+            },
             // Too large for the cluster (its preload over the quota): a count it cannot carry.
             Err(e) => Probe { nodes, missed: Some(format!("cannot run: {e:#}")), report: None },
         };
@@ -108,8 +116,12 @@ pub async fn execute(plan: &RunPlan, runs: u32) -> Result<Verdict> {
         output::print(&summary(base, &probes, bounds))?;
     }
     let interrupted = *stop.borrow();
+    let ran = probes.iter().any(|p| p.report.is_some());
     let set = ReportSet::new(probes.into_iter().filter_map(|p| p.report).collect());
     session.close(plan, &set)?;
+    if let Some(e) = failed.filter(|_| !ran) {
+        return Err(e);
+    }
     Ok(if interrupted {
         Verdict::Interrupted
     } else if bounds.met.is_some() {
