@@ -31,7 +31,8 @@ use etcdlat_core::workload::kubernetes::object_at;
 use etcdlat_core::workload::prefix_end;
 use tokio::sync::{Notify, OnceCell, oneshot};
 
-use super::{Checks, Layout};
+use super::Layout;
+use super::checks::Checks;
 use crate::transport::message::{EventView, Malformed, RangeRequest, WatchResponse, WatchView};
 use crate::transport::{Conn, Kv, WatchCreate, WatchReceiver, WatchSender};
 

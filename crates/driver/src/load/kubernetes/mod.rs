@@ -37,17 +37,18 @@
 //! checked against a fresh list when the run ends.
 
 mod cache;
+mod checks;
 mod lease;
+mod shared;
+
+pub(crate) use checks::Checks;
+pub(crate) use shared::{Ended, Shared};
 
 use std::cell::{Cell, RefCell};
-use std::collections::HashMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::time::Instant;
 
 use bytes::Bytes;
 use etcdlat_core::invariant::Invariant;
-use etcdlat_core::recorder::kubernetes::WatchRecord;
 use etcdlat_core::workload::keyspace::random_value;
 use etcdlat_core::workload::kubernetes::{
     self as k8s, EventOp, LifecycleOp, NODE_LEASES, ObjectOp, RequestKind, write_key,
@@ -336,147 +337,6 @@ impl Workload {
         matches!(self.verb, Verb::Update | Verb::Delete | Verb::ConsistentList)
     }
 }
-
-/// Violations of [`Invariant`]s the run's apiserver operations counted, on every worker,
-/// handed to one worker's recorder at the end (violations are rare: their counts are
-/// atomics that no request waits on).
-#[derive(Default)]
-pub(crate) struct Checks {
-    counts: [AtomicU64; Invariant::COUNT],
-}
-
-impl Checks {
-    fn violated(&self, invariant: Invariant) {
-        self.violated_times(invariant, 1);
-    }
-
-    /// Counted, not logged at warn: the report says how many, and a fault that repeats
-    /// would fill the terminal.
-    fn violated_times(&self, invariant: Invariant, times: u64) {
-        self.counts[invariant.index()].fetch_add(times, Ordering::Relaxed);
-        tracing::debug!(?invariant, times, "an invariant of the apiserver's requests was violated");
-    }
-
-    /// The counts, indexed by [`Invariant::index`].
-    pub(crate) fn counts(&self) -> [u64; Invariant::COUNT] {
-        std::array::from_fn(|i| self.counts[i].load(Ordering::Relaxed))
-    }
-}
-
-/// What the `k8s-*` operations of a run share across its workers, as one apiserver's
-/// requests share its storage: one watch cache per resource and name prefix, and the
-/// checks' counts.
-#[derive(Default)]
-pub(crate) struct Shared {
-    /// By the layout of the objects they hold.
-    caches: HashMap<Layout, Arc<Cache>>,
-    checks: Arc<Checks>,
-    /// Workers whose part of the run has not ended: the last to end checks the caches
-    /// and records them and the checks.
-    running: AtomicUsize,
-}
-
-impl std::fmt::Debug for Shared {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Shared").field("caches", &self.caches.keys()).finish_non_exhaustive()
-    }
-}
-
-/// What the last worker to end records of the apiserver's operations: the checks' counts,
-/// by [`Invariant::index`], and each watch cache's watch, by its (resource, `watch`) slot.
-pub(crate) struct Ended {
-    pub violations: [u64; Invariant::COUNT],
-    pub watches: Vec<(usize, WatchRecord)>,
-}
-
-impl Shared {
-    /// The caches `plans` need: one for each layout that an update, a delete or a
-    /// consistent list reads, and one for each resource that lives write to and none of
-    /// those reads.
-    pub(crate) fn new<'a>(plans: impl IntoIterator<Item = &'a Workload>) -> Self {
-        let plans: Vec<&Workload> = plans.into_iter().collect();
-        let checks = Arc::<Checks>::default();
-        let mut caches = HashMap::new();
-        for plan in plans.iter().filter(|p| p.cached()) {
-            caches.entry(plan.layout.clone()).or_insert_with(|| {
-                let (objects, slot) = (plan.cached_objects, plan.watch_slot);
-                Arc::new(Cache::new(&plan.layout, objects, slot, Arc::clone(&checks)))
-            });
-        }
-        // Lives' writes reach the cache of their resource, as every write the apiserver
-        // makes does: another operation's, or else one of their own that holds no object
-        // (their names are without bound), for its watch and their events' delivery.
-        for plan in plans.iter().filter(|p| p.verb == Verb::Lifecycle) {
-            if !caches.keys().any(|l: &Layout| l.prefix == plan.layout.prefix) {
-                let checks = Arc::clone(&checks);
-                let cache = Cache::new(&plan.layout, 0, plan.watch_slot, checks);
-                caches.insert(plan.layout.clone(), Arc::new(cache));
-            }
-        }
-        Self { caches, checks, running: AtomicUsize::new(0) }
-    }
-
-    /// A cache of the resource whose prefix is `prefix`, whatever objects it holds (the
-    /// first by name prefix, when several do).
-    fn cache_of_resource(&self, prefix: &str) -> Option<Arc<Cache>> {
-        let of_resource = self.caches.iter().filter(|(l, _)| l.prefix == prefix);
-        of_resource.min_by_key(|(l, _)| &l.name_prefix).map(|(_, cache)| Arc::clone(cache))
-    }
-
-    /// Whether the run has watch caches to fill.
-    pub(crate) fn has_caches(&self) -> bool {
-        !self.caches.is_empty()
-    }
-
-    /// Fills every cache and starts its watch on `conn`, on this thread (a worker's: the
-    /// watches run there), before the run starts; the clients need not wait for it then.
-    pub(crate) async fn fill(&self, conn: &Conn) -> Result<(), tonic::Status> {
-        for cache in self.caches.values() {
-            cache.start(conn).await?;
-        }
-        Ok(())
-    }
-
-    /// The run starts on `workers` workers and is measured from `measure_from`; before its
-    /// jobs are handed out.
-    pub(crate) fn begin(&self, workers: usize, measure_from: Instant) {
-        self.running.store(workers, Ordering::Release);
-        for cache in self.caches.values() {
-            cache.measure_from(measure_from);
-        }
-    }
-
-    /// A worker's part of the run ended. The last worker to end (every request of the run
-    /// answered or abandoned) checks each watch cache against a fresh list on `conn`
-    /// ([`Invariant::CacheDivergence`]), within a bound (a cluster that no longer answers
-    /// leaves them unchecked, which is said in the log), and takes what is recorded; the
-    /// others get `None`.
-    pub(crate) async fn end(&self, conn: Option<&Conn>) -> Option<Ended> {
-        if self.running.fetch_sub(1, Ordering::AcqRel) != 1 {
-            return None;
-        }
-        let started = || self.caches.values().filter(|c| c.started());
-        if let Some(conn) = conn {
-            for cache in started() {
-                let checked = tokio::time::timeout(END_CHECK, cache.diverged(conn)).await;
-                match checked {
-                    Ok(Ok(diverged)) => {
-                        self.checks.violated_times(Invariant::CacheDivergence, diverged);
-                    }
-                    Ok(Err(e)) => tracing::warn!(error = %e, "a watch cache could not be checked"),
-                    Err(_) => {
-                        tracing::warn!("a watch cache could not be checked in {END_CHECK:?}");
-                    }
-                }
-            }
-        }
-        let watches = started().map(|c| c.take_watch()).collect();
-        Some(Ended { violations: self.checks.counts(), watches })
-    }
-}
-
-/// How long the check of a watch cache at the end may take.
-const END_CHECK: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// One `k8s-*` operation as one worker runs it.
 pub(crate) struct Runner {
@@ -861,121 +721,4 @@ fn else_revision(resp: &TxnResponse) -> Option<i64> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn plan(objects: u64, groups: u64) -> Workload {
-        Workload {
-            verb: Verb::Update,
-            layout: Layout {
-                prefix: "/registry/pods/".into(),
-                namespaces: 1,
-                name_prefix: "object-".into(),
-            },
-            objects,
-            cached_objects: objects,
-            value: Bytes::new(),
-            groups,
-            single_writer: groups > 1,
-            page_size: 0,
-            lease: None,
-            slot: 0,
-            renews: false,
-            watch_slot: 1,
-            life: None,
-        }
-    }
-
-    fn runner(objects: u64, groups: u64) -> Runner {
-        Runner::new(Arc::new(plan(objects, groups)), &Shared::default(), 0)
-    }
-
-    /// The run's operations on one resource share one cache whatever worker runs them, as
-    /// one apiserver's requests share its watch cache: a write through one worker's
-    /// runner is what another's reads, and etcd is asked for one watch.
-    #[test]
-    fn every_worker_reads_and_writes_through_one_cache_per_resource() {
-        let update = plan(10, 10);
-        let delete = Workload { verb: Verb::Delete, ..plan(10, 10) };
-        let other = Workload {
-            layout: Layout { prefix: "/registry/minions/".into(), ..update.layout.clone() },
-            ..plan(10, 10)
-        };
-        let shared = Shared::new([&update, &delete, &other]);
-        assert_eq!(shared.caches.len(), 2, "one per resource");
-        let update = Arc::new(update);
-        let (w0, w1) = (
-            Runner::new(Arc::clone(&update), &shared, 0),
-            Runner::new(Arc::new(delete), &shared, 1),
-        );
-        w0.cache.as_ref().expect("a cache").wrote(3, 42, false);
-        assert_eq!(w1.cache.as_ref().expect("the same cache").revision_of(3), Some(42));
-        let w2 = Runner::new(update, &shared, 2);
-        assert!(Arc::ptr_eq(w0.cache.as_ref().unwrap(), w2.cache.as_ref().unwrap()));
-    }
-
-    /// A lifecycle's request is reported by the client's place in its current life: the
-    /// create, each update, the delete, then the next life's create; its objects' names
-    /// are the run's and the worker's, in no cache's slots.
-    #[test]
-    fn a_life_is_reported_as_its_create_updates_and_delete() {
-        let mut slots = Vec::new();
-        let short = LifecycleOp { updates: 2, ..LifecycleOp::default() };
-        let life = Workload::lives(&short, 7, &mut slots, 0);
-        let runner = Runner::new(Arc::new(life), &Shared::default(), 1);
-        assert_eq!(runner.name_prefix, "object-0000000000000007-0000000000000001-");
-        let reported = |state: Option<&ClientState>| {
-            let slot = runner.request(state).slot;
-            (runner.kind(state), slots[slot].resource.as_str(), slots[slot].verb)
-        };
-        assert_eq!(reported(None), (OpKind::K8sCreate, "pods", k8s::Verb::Create));
-        let places = [
-            (OpKind::K8sCreate, k8s::Verb::Create),
-            (OpKind::K8sUpdate, k8s::Verb::Update),
-            (OpKind::K8sUpdate, k8s::Verb::Update),
-            (OpKind::K8sDelete, k8s::Verb::Delete),
-        ];
-        for (step, (kind, verb)) in places.into_iter().enumerate() {
-            let state = ClientState {
-                lives: vec![Life { step: step as u64, ..Life::default() }],
-                ..ClientState::default()
-            };
-            assert_eq!(reported(Some(&state)), (kind, "pods", verb), "step {step}");
-        }
-
-        // Its resource's cache: one of its own that holds no object, or another
-        // operation's, whose slots its writes leave alone.
-        let life = Workload::lives(&LifecycleOp::default(), 7, &mut Vec::new(), 0);
-        let alone = Shared::new([&life]);
-        assert_eq!(alone.caches.values().map(|c| c.revision_of(0)).collect::<Vec<_>>(), [None]);
-        let update = plan(10, 10);
-        let beside = Shared::new([&update, &life]);
-        assert_eq!(beside.caches.len(), 1, "one cache of pods");
-        let runner = Runner::new(Arc::new(life), &beside, 0);
-        let cache = runner.cache.as_ref().expect("the pods' cache");
-        assert!(Arc::ptr_eq(cache, &beside.caches[&update.layout]));
-        runner.written(3, 42, false);
-        assert_eq!(cache.revision_of(3), None, "object 3 of the cache is not the life's");
-    }
-
-    /// With one writer per object each client's objects are its own; with `w` writers per
-    /// object each object is written by `w` clients.
-    #[test]
-    fn writer_groups_share_objects_as_asked() {
-        let writers_of = |objects: u64, clients: u32, groups: u64| {
-            let r = runner(objects, groups);
-            let mut writers = vec![std::collections::BTreeSet::new(); objects as usize];
-            for id in 0..clients {
-                let mut state = ClientState::default();
-                for _ in 0..3 * objects {
-                    writers[r.owned(id, &mut state) as usize].insert(id);
-                }
-            }
-            writers.iter().map(std::collections::BTreeSet::len).collect::<Vec<_>>()
-        };
-        assert!(writers_of(10, 10, 10).iter().all(|&n| n == 1));
-        assert!(writers_of(100, 10, 10).iter().all(|&n| n == 1));
-        assert!(writers_of(10, 10, 5).iter().all(|&n| n == 2));
-        assert!(writers_of(7, 12, 3).iter().all(|&n| n == 4));
-    }
-}
+mod tests;

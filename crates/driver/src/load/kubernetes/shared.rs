@@ -1,0 +1,131 @@
+//! What the `k8s-*` operations of a run share across its workers: the watch caches, one
+//! per resource ([`Shared`]), the invariants' counts ([`Checks`]), and the end of the run,
+//! where the last worker to end checks the caches and takes what they recorded.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use etcdlat_core::invariant::Invariant;
+use etcdlat_core::recorder::kubernetes::WatchRecord;
+
+use super::cache::Cache;
+use super::checks::Checks;
+use super::{Layout, Verb, Workload};
+use crate::transport::Conn;
+
+/// What the `k8s-*` operations of a run share across its workers, as one apiserver's
+/// requests share its storage: one watch cache per resource and name prefix, and the
+/// checks' counts.
+#[derive(Default)]
+pub(crate) struct Shared {
+    /// By the layout of the objects they hold.
+    pub(super) caches: HashMap<Layout, Arc<Cache>>,
+    pub(super) checks: Arc<Checks>,
+    /// Workers whose part of the run has not ended: the last to end checks the caches
+    /// and records them and the checks.
+    running: AtomicUsize,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared").field("caches", &self.caches.keys()).finish_non_exhaustive()
+    }
+}
+
+/// What the last worker to end records of the apiserver's operations: the checks' counts,
+/// by [`Invariant::index`], and each watch cache's watch, by its (resource, `watch`) slot.
+pub(crate) struct Ended {
+    pub violations: [u64; Invariant::COUNT],
+    pub watches: Vec<(usize, WatchRecord)>,
+}
+
+impl Shared {
+    /// The caches `plans` need: one for each layout that an update, a delete or a
+    /// consistent list reads, and one for each resource that lives write to and none of
+    /// those reads.
+    pub(crate) fn new<'a>(plans: impl IntoIterator<Item = &'a Workload>) -> Self {
+        let plans: Vec<&Workload> = plans.into_iter().collect();
+        let checks = Arc::<Checks>::default();
+        let mut caches = HashMap::new();
+        for plan in plans.iter().filter(|p| p.cached()) {
+            caches.entry(plan.layout.clone()).or_insert_with(|| {
+                let (objects, slot) = (plan.cached_objects, plan.watch_slot);
+                Arc::new(Cache::new(&plan.layout, objects, slot, Arc::clone(&checks)))
+            });
+        }
+        // Lives' writes reach the cache of their resource, as every write the apiserver
+        // makes does: another operation's, or else one of their own that holds no object
+        // (their names are without bound), for its watch and their events' delivery.
+        for plan in plans.iter().filter(|p| p.verb == Verb::Lifecycle) {
+            if !caches.keys().any(|l: &Layout| l.prefix == plan.layout.prefix) {
+                let checks = Arc::clone(&checks);
+                let cache = Cache::new(&plan.layout, 0, plan.watch_slot, checks);
+                caches.insert(plan.layout.clone(), Arc::new(cache));
+            }
+        }
+        Self { caches, checks, running: AtomicUsize::new(0) }
+    }
+
+    /// A cache of the resource whose prefix is `prefix`, whatever objects it holds (the
+    /// first by name prefix, when several do).
+    pub(super) fn cache_of_resource(&self, prefix: &str) -> Option<Arc<Cache>> {
+        let of_resource = self.caches.iter().filter(|(l, _)| l.prefix == prefix);
+        of_resource.min_by_key(|(l, _)| &l.name_prefix).map(|(_, cache)| Arc::clone(cache))
+    }
+
+    /// Whether the run has watch caches to fill.
+    pub(crate) fn has_caches(&self) -> bool {
+        !self.caches.is_empty()
+    }
+
+    /// Fills every cache and starts its watch on `conn`, on this thread (a worker's: the
+    /// watches run there), before the run starts; the clients need not wait for it then.
+    pub(crate) async fn fill(&self, conn: &Conn) -> Result<(), tonic::Status> {
+        for cache in self.caches.values() {
+            cache.start(conn).await?;
+        }
+        Ok(())
+    }
+
+    /// The run starts on `workers` workers and is measured from `measure_from`; before its
+    /// jobs are handed out.
+    pub(crate) fn begin(&self, workers: usize, measure_from: Instant) {
+        self.running.store(workers, Ordering::Release);
+        for cache in self.caches.values() {
+            cache.measure_from(measure_from);
+        }
+    }
+
+    /// A worker's part of the run ended. The last worker to end (every request of the run
+    /// answered or abandoned) checks each watch cache against a fresh list on `conn`
+    /// ([`Invariant::CacheDivergence`]), within a bound (a cluster that no longer answers
+    /// leaves them unchecked, which is said in the log), and takes what is recorded; the
+    /// others get `None`.
+    pub(crate) async fn end(&self, conn: Option<&Conn>) -> Option<Ended> {
+        if self.running.fetch_sub(1, Ordering::AcqRel) != 1 {
+            return None;
+        }
+        let started = || self.caches.values().filter(|c| c.started());
+        if let Some(conn) = conn {
+            for cache in started() {
+                let checked = tokio::time::timeout(END_CHECK, cache.diverged(conn)).await;
+                match checked {
+                    Ok(Ok(diverged)) => {
+                        self.checks.violated_times(Invariant::CacheDivergence, diverged);
+                    }
+                    Ok(Err(e)) => tracing::warn!(error = %e, "a watch cache could not be checked"),
+                    Err(_) => {
+                        tracing::warn!("a watch cache could not be checked in {END_CHECK:?}");
+                    }
+                }
+            }
+        }
+        let watches = started().map(|c| c.take_watch()).collect();
+        Some(Ended { violations: self.checks.counts(), watches })
+    }
+}
+
+/// How long the check of a watch cache at the end may take.
+const END_CHECK: std::time::Duration = std::time::Duration::from_secs(10);
