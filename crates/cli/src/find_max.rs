@@ -8,17 +8,19 @@
 //! A probe meets the SLOs when its run sustained them
 //! ([`etcdlat_core::report::kubernetes::verdict`]: every resource and verb answered at p99
 //! within its SLO, no node's lease renewals further apart than the grace period), at most
-//! 0.1% of each kind of apiserver request failed, the open-loop schedule achieved 95% of its target rate (an etcd that
-//! cannot keep up falls behind before its latency shows it in a short run), and no check
-//! (the invariants) failed.
+//! 0.1% of each kind of apiserver request failed, the open-loop schedule achieved 95% of
+//! its target rate (an etcd that cannot keep up falls behind before its latency shows it
+//! in a short run), and no check (the invariants) failed. A request abandoned unanswered at
+//! the run's end counts as failed when it had been out longer than its SLO by then, and
+//! not at all when it had not: it might have met it.
 
 use std::fmt::Write as _;
 
 use anyhow::{Context, Result};
-use etcdlat_core::report::Row;
 use etcdlat_core::report::kubernetes::{self, SloVerdict};
+use etcdlat_core::report::{OpReport, Row};
 use etcdlat_core::workload::kubernetes::slo;
-use etcdlat_core::{Report, ReportSet, Scenario};
+use etcdlat_core::{OpKind, Report, ReportSet, Scenario};
 
 use crate::output;
 use crate::plan::RunPlan;
@@ -166,11 +168,8 @@ fn judge(report: &Report) -> Result<(), String> {
     if !verdict.sustained {
         return Err("no apiserver request was answered".to_owned());
     }
-    for (kind, op) in report.ops.iter().filter(|(kind, _)| slo(**kind).is_some()) {
-        let requests = op.ok + op.errors_total;
-        if op.errors_total as f64 > requests as f64 * ERRORS_ALLOWED {
-            return Err(format!("{kind}: {} of {requests} requests failed", op.errors_total));
-        }
+    for (&kind, op) in &report.ops {
+        failures(kind, op)?;
     }
     if let Some(p) = &report.pacing
         && p.achieved_rate < p.target_rate * RATE_KEPT
@@ -181,6 +180,20 @@ fn judge(report: &Report) -> Result<(), String> {
         Some(failure) => Err(failure),
         None => Ok(()),
     }
+}
+
+/// `Err` when more than [`ERRORS_ALLOWED`] of an apiserver request kind's requests failed.
+/// A request abandoned at the run's end before its SLO had passed might have met it: it is
+/// judged neither way (a list begun in a short run's last seconds). One abandoned later is
+/// a failure.
+fn failures(kind: OpKind, op: &OpReport) -> Result<(), String> {
+    let Some((_, limit)) = slo(kind) else { return Ok(()) };
+    let failed = op.errors_total - op.abandoned_within(limit);
+    let requests = op.ok + failed;
+    if failed as f64 > requests as f64 * ERRORS_ALLOWED {
+        return Err(format!("{kind}: {failed} of {requests} requests failed"));
+    }
+    Ok(())
 }
 
 /// The `n`-th probe's line: its count, verdict and figures.
@@ -253,6 +266,10 @@ fn summary(base: &Scenario, probes: &[Probe], bounds: Bounds) -> String {
 
 #[cfg(test)]
 mod tests {
+    use std::time::{Duration, Instant};
+
+    use etcdlat_core::Recorder;
+
     use super::*;
 
     /// The search doubles while it meets the SLOs, halves while it misses them, then
@@ -285,5 +302,38 @@ mod tests {
         let (tried, bounds) = probe(1, 1, 3);
         assert_eq!(tried, [1, 2], "one node apart is close enough");
         assert_eq!((bounds.met, bounds.missed), (Some(1), Some(2)));
+    }
+
+    /// A request abandoned at the run's end is a failure once out longer than its SLO, and
+    /// judged neither way before: one list out for 3 s of its 30 s does not miss a run.
+    #[test]
+    fn an_abandoned_request_fails_only_past_its_slo() {
+        let judged = |kind: OpKind, ok: u64, abandoned_after: &[u64]| {
+            let start = Instant::now();
+            let mut rec = Recorder::new(&[kind], start, Duration::from_secs(1));
+            let end = start + Duration::from_secs(60);
+            for _ in 0..ok {
+                rec.record_ok(kind, end - Duration::from_millis(5), end, end);
+            }
+            for &s in abandoned_after {
+                rec.record_abandoned(kind, end - Duration::from_secs(s), end);
+            }
+            let record = rec.finish().into_iter().find(|(k, _)| *k == kind).unwrap().1;
+            failures(kind, &OpReport::from_record(&record, Duration::from_secs(60), end - start))
+        };
+        assert_eq!(judged(OpKind::K8sList, 0, &[3]), Ok(()));
+        assert_eq!(judged(OpKind::K8sList, 0, &[29, 3]), Ok(()));
+        assert_eq!(
+            judged(OpKind::K8sList, 0, &[31, 3]),
+            Err("k8s-list: 1 of 1 requests failed".to_owned())
+        );
+        // Mutations' SLO is 1 s, and the grace alone is 2 s: every abandoned one failed.
+        assert_eq!(judged(OpKind::K8sUpdate, 999, &[2]), Ok(()), "0.1% may fail");
+        assert_eq!(
+            judged(OpKind::K8sUpdate, 999, &[2, 3]),
+            Err("k8s-update: 2 of 1001 requests failed".to_owned())
+        );
+        // Kinds with no SLO are not judged here.
+        assert_eq!(judged(OpKind::Put, 0, &[5]), Ok(()));
     }
 }

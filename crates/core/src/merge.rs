@@ -408,6 +408,10 @@ fn merge_op<'a>(
         out.retries += op.retries;
         out.conflicts += op.conflicts;
         out.pages += op.pages;
+        out.abandoned = match (&out.abandoned, &op.abandoned) {
+            (Some(a), Some(b)) => Some(add(a, b).ok_or(label)?),
+            (a, b) => a.clone().or_else(|| b.clone()),
+        };
     }
     out.duration_s = ops.iter().map(|(_, op)| op.duration_s).fold(0.0, f64::max);
     out.throughput = per_second(out.ok, out.duration_s);

@@ -397,6 +397,22 @@ impl Recorder {
         &self.steps
     }
 
+    /// Records a request abandoned unanswered at a stop or the run's end, at `at`: a
+    /// failure as `Cancelled` ([`Recorder::record_error`]), and how long it had been out
+    /// from its `intended` start ([`OpRecord::abandoned`]). Its latency is unknown, only
+    /// that it was longer than that, so it is in no latency histogram.
+    #[cold]
+    pub fn record_abandoned(&mut self, kind: OpKind, intended: Instant, at: Instant) {
+        self.record_error(kind, ErrorCode::Cancelled, at);
+        let (out, clamped) = to_us(at.saturating_duration_since(intended));
+        let op = self.op_mut(kind);
+        op.clamped += u64::from(clamped);
+        op.abandoned
+            .get_or_insert_with(|| Box::new(new_histogram()))
+            .record(out)
+            .expect("value within bounds");
+    }
+
     /// Records `n` failures of one code at once (requests abandoned at a hard stop).
     pub fn record_errors(&mut self, kind: OpKind, code: ErrorCode, n: u64, done: Instant) {
         if n == 0 {

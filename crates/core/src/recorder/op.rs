@@ -37,6 +37,10 @@ pub struct OpRecord {
     pub conflicts: u64,
     /// Pages read by the successful requests (an apiserver list's).
     pub pages: u64,
+    /// Of the failed (as `Cancelled`), the requests abandoned unanswered at a stop or the
+    /// run's end: how long each had been out by then, from its intended start, us. `None`
+    /// until one is ([`super::Recorder::record_abandoned`]).
+    pub abandoned: Option<Box<Histogram<u64>>>,
     /// Finished intervals.
     pub intervals: Vec<IntervalSample>,
     /// Which milliseconds of measured time saw a success of this kind.
@@ -61,6 +65,7 @@ impl OpRecord {
             retries: 0,
             conflicts: 0,
             pages: 0,
+            abandoned: None,
             intervals: Vec::new(),
             successes: Timeline::default(),
             current: new_interval_histogram(),
@@ -160,6 +165,11 @@ impl OpRecord {
         self.retries += other.retries;
         self.conflicts += other.conflicts;
         self.pages += other.pages;
+        match (&mut self.abandoned, other.abandoned) {
+            (Some(mine), Some(theirs)) => mine.add(&*theirs).expect("same bounds"),
+            (mine @ None, theirs) => *mine = theirs,
+            (Some(_), None) => {}
+        }
         self.intervals.append(&mut other.intervals);
         self.successes.union(&other.successes);
     }

@@ -588,6 +588,12 @@ pub struct OpReport {
     pub conflicts: u64,
     /// Pages the successful requests read (an apiserver list's).
     pub pages: u64,
+    /// Of the failed (as `Cancelled`), the requests abandoned unanswered at a stop or the
+    /// run's end (after its grace): how long each had been out by then, from its intended
+    /// start, microseconds. Their latency is at least that, and unknown. Absent when none
+    /// was.
+    #[serde(rename = "abandoned_us", default, skip_serializing_if = "Option::is_none")]
+    pub abandoned: Option<Distribution>,
     /// The time series, one entry per interval from the start of measurement.
     pub intervals: Vec<Interval>,
 }
@@ -626,6 +632,7 @@ impl OpReport {
             retries: record.retries,
             conflicts: record.conflicts,
             pages: record.pages,
+            abandoned: record.abandoned.as_deref().map(|h| Distribution::new(h.clone())),
             intervals: Interval::series(&record.intervals, interval),
         }
     }
@@ -634,6 +641,21 @@ impl OpReport {
     #[must_use]
     pub fn errors_of(&self, code: ErrorCode) -> u64 {
         self.errors.get(code.name()).copied().unwrap_or(0)
+    }
+
+    /// Of the requests abandoned at the end ([`OpReport::abandoned`]), those that had been
+    /// out for less than `bound` by then: whether they would have been answered within it
+    /// is unknown.
+    #[must_use]
+    pub fn abandoned_within(&self, bound: Duration) -> u64 {
+        let bound_us = u64::try_from(bound.as_micros()).unwrap_or(u64::MAX);
+        self.abandoned.as_ref().map_or(0, |d| {
+            let h = d.histogram();
+            h.iter_recorded()
+                .filter(|v| h.highest_equivalent(v.value_iterated_to()) < bound_us)
+                .map(|v| v.count_at_value())
+                .sum()
+        })
     }
 }
 

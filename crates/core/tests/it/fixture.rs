@@ -577,6 +577,21 @@ pub fn full_report() -> Report {
     failed
         .error_messages
         .insert("DeadlineExceeded".to_owned(), "context deadline exceeded".to_owned());
+    // Two more requests of each kind abandoned at the stop, out 2.1 s and 2.4 s by then.
+    for (&kind, op) in &mut report.ops {
+        let t0 = Instant::now();
+        let mut rec = Recorder::new(&[kind], t0, Duration::from_secs(1));
+        for out_ms in [2_100, 2_400] {
+            rec.record_abandoned(kind, t0, t0 + Duration::from_millis(out_ms));
+        }
+        op.errors.insert("Cancelled".to_owned(), 2);
+        op.errors_total += 2;
+        op.error_messages.insert(
+            "Cancelled".to_owned(),
+            "abandoned: no answer within the grace after the run ended or was stopped".to_owned(),
+        );
+        op.abandoned = op_report(rec, kind, Duration::from_secs(3)).abandoned;
+    }
     report.all = Some(report.op(OpKind::Put).clone());
     report.hashkv = Some(HashKvCheck {
         revision: 2_006,

@@ -650,6 +650,8 @@ struct Op {
     conflicts: u64,
     /// Pages of the apiserver's lists.
     pages: u64,
+    /// How long the requests abandoned at the end had been out, when any were.
+    abandoned_us: Nullable<Dist>,
     intervals: Vec<Interval>,
 }
 
@@ -747,7 +749,7 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 15] = [
             "shards",
         ],
     ),
-    ("op", &["error_messages"]),
+    ("op", &["error_messages", "abandoned_us"]),
     ("watch", &["uncertain_puts", "uncertain_events", "unexplained"]),
     ("pacing", &["verdict"]),
     ("fault", &["member", "resumed_s", "error"]),

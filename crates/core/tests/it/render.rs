@@ -207,6 +207,17 @@ fn markdown_table() {
 }
 
 #[test]
+fn requests_abandoned_at_the_end_are_counted_with_how_long_they_were_out() {
+    let text = render::text(&full_report(), &TextOptions::default());
+    let line = text.lines().find(|l| l.contains("Abandoned at the end:")).expect(&text);
+    // Out 2.1 s and 2.4 s, as far as the histogram's three digits tell.
+    assert!(line.starts_with("  Abandoned at the end:\t2, out for 2.09"), "{line}");
+    assert!(line.contains(" to 2.40") && line.ends_with(" secs."), "{line}");
+    assert!(text.contains("  [2]\tCancelled: abandoned: no answer within the grace"), "{text}");
+    assert!(!render::text(&put_report(), &TextOptions::default()).contains("Abandoned"));
+}
+
+#[test]
 fn alarms_are_named_in_the_text_and_the_page() {
     let text = render::text(&full_report(), &TextOptions::default());
     assert!(text.contains("\nAlarms:\n  m1:\tNOSPACE\n"), "{text}");

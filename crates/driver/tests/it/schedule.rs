@@ -3,36 +3,46 @@
 
 use std::time::Duration;
 
-use etcdlat_core::OpKind;
+use etcdlat_core::{ErrorCode, OpKind, Report};
 use etcdlat_testkit::{Etcd, skip};
 
 use crate::{scenario, under_way};
+
+/// Runs the scenario in `toml` on a fresh etcd over 2 connections, pausing etcd (SIGSTOP)
+/// `after` its first requests complete, for `stall`.
+async fn run_with_a_stall(toml: &str, after: Duration, stall: Duration) -> Report {
+    let etcd = Etcd::start().await;
+    let member = etcd.local().members()[0].name().to_owned();
+    let driver = etcd.driver(2).await;
+    let s = scenario(toml);
+    let progress = driver.progress();
+    let run = driver.run(&s);
+    let stalled = async {
+        assert!(under_way(&progress).await > 0, "the run did not start");
+        tokio::time::sleep(after).await;
+        etcd.pause(&member);
+        tokio::time::sleep(stall).await;
+        etcd.resume(&member);
+    };
+    let (report, ()) = tokio::join!(run, stalled);
+    report.unwrap()
+}
 
 #[tokio::test]
 async fn a_one_second_stall_shows_in_the_open_loop_percentiles() {
     if skip() {
         return;
     }
-    let etcd = Etcd::start().await;
-    let member = etcd.local().members()[0].name().to_owned();
-    let driver = etcd.driver(2).await;
-    let s = scenario(
-        "[load]\nclients = 16\nduration = \"4s\"\nrate = 200\nschedule = \"open\"\n\
-         [op.put]\nkey-space-size = 1000\n[report]\ninterval = \"500ms\"\n",
-    );
-    let progress = driver.progress();
-    let run = driver.run(&s);
     // A stall of one second once requests complete (the progress shows them within 100 ms):
     // it begins early in the run, however late the run itself began, and ends long before
     // the run's 4 s do.
-    let stall = async {
-        assert!(under_way(&progress).await > 0, "the run did not start");
-        etcd.pause(&member);
-        tokio::time::sleep(Duration::from_secs(1)).await;
-        etcd.resume(&member);
-    };
-    let (report, ()) = tokio::join!(run, stall);
-    let report = report.unwrap();
+    let report = run_with_a_stall(
+        "[load]\nclients = 16\nduration = \"4s\"\nrate = 200\nschedule = \"open\"\n\
+         [op.put]\nkey-space-size = 1000\n[report]\ninterval = \"500ms\"\n",
+        Duration::ZERO,
+        Duration::from_secs(1),
+    )
+    .await;
     let put = report.op(OpKind::Put);
     // The schedule does not bend: 200/s for 4 s is 800 requests, stall or not.
     assert_eq!(put.ok + put.errors_total, 800, "{:?}", put.errors);
@@ -52,6 +62,37 @@ async fn a_one_second_stall_shows_in_the_open_loop_percentiles() {
     assert_eq!(pacing.schedule, "open");
     assert!(pacing.late > 100, "the requests due during the stall started late: {}", pacing.late);
     assert!(pacing.lateness.quantile(0.99) >= Duration::from_millis(300));
+}
+
+/// Requests that etcd holds past the run's end and its grace are abandoned, and each is
+/// counted once, as `Cancelled`, with how long it had been out by then.
+#[tokio::test]
+async fn requests_abandoned_at_the_end_count_with_how_long_they_were_out() {
+    if skip() {
+        return;
+    }
+    // etcd stops answering about 2 s into the 3 s run, and answers again once the run has
+    // abandoned what it held (its end, then 2 s of grace): each of the 8 clients has one
+    // request out by then, out for 2 s or more.
+    let report = run_with_a_stall(
+        "[load]\nclients = 8\nduration = \"3s\"\nrate = 100\nschedule = \"open\"\n\
+         [op.put]\nkey-space-size = 100\n",
+        Duration::from_secs(2),
+        Duration::from_secs(4),
+    )
+    .await;
+    let put = report.op(OpKind::Put);
+    let abandoned = put.abandoned.as_ref().expect("requests were abandoned");
+    assert_eq!(abandoned.count(), 8, "one per client: {:?}", put.errors);
+    assert_eq!(put.errors_of(ErrorCode::Cancelled), 8, "{:?}", put.errors);
+    assert_eq!(put.errors_total, 8, "{:?}", put.errors);
+    assert!(put.error_messages["Cancelled"].starts_with("abandoned"), "{:?}", put.error_messages);
+    // Out at least the grace, and at most what the run and its grace together allow.
+    assert!(abandoned.min_us() >= 2_000_000, "out {} us", abandoned.min_us());
+    assert!(abandoned.max_us() <= 5_500_000, "out {} us", abandoned.max_us());
+    // Their latency is unknown: none is in the latency histogram.
+    assert_eq!(put.latency.count(), put.ok);
+    assert!(put.latency.max_us() < 2_000_000, "worst answered {} us", put.latency.max_us());
 }
 
 #[tokio::test]

@@ -122,6 +122,13 @@ impl Writer<'_> {
         if op.retries > 0 {
             let _ = writeln!(self.out, "  Retries:\t{}", op.retries);
         }
+        if let Some(abandoned) = &op.abandoned {
+            let _ = write!(self.out, "  Abandoned at the end:\t{}, out for ", abandoned.count());
+            self.number(abandoned.min_us() as f64 / 1e6);
+            self.out.push_str(" to ");
+            self.secs_us(abandoned.max_us() as f64);
+            self.out.push_str(".\n");
+        }
         if op.ok == 0 {
             // No latency was measured: zeros would read as instant answers.
             return;

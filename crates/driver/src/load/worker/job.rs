@@ -163,8 +163,10 @@ async fn client_loop(shared: Rc<Shared>, client: Client) {
         issued.set(issued.get() + 1);
         let request = shared.ops.request(op, &state);
         let audit = shared.audit.as_ref().map(|log| Recording::new(log, sent));
+        let out = Outstanding { shared: &shared, kind, intended };
         let result =
             shared.ops.execute(op, kind, i, &mut kv, conn, &mut state, audit.as_ref()).await;
+        out.answered();
         let done = Instant::now();
         if let Some(audit) = &audit {
             audit.finish(&result, done);
@@ -209,6 +211,36 @@ async fn client_loop(shared: Rc<Shared>, client: Client) {
                 steps.answered(k);
             }
         }
+    }
+}
+
+/// A request out and not yet answered. Dropped unanswered (its client's task aborted after
+/// the grace at a stop or the run's end), it records itself as abandoned: a `Cancelled`
+/// failure of its kind, with how long it had been out ([`Recorder::record_abandoned`]).
+/// An apiserver request's (resource, verb) row leaves it out: whether it would have met its
+/// SLO is unknown. A drop guard on the client's stack: nothing allocated, and nothing done
+/// while the request is answered in time.
+struct Outstanding<'a> {
+    shared: &'a Shared,
+    kind: OpKind,
+    intended: Instant,
+}
+
+impl Outstanding<'_> {
+    /// The request was answered: nothing to record here.
+    #[inline]
+    fn answered(self) {
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for Outstanding<'_> {
+    fn drop(&mut self) {
+        // Never held across the request's await; if it were, the worker counts the request
+        // as abandoned without its time (issued minus recorded, at the job's end).
+        let Ok(mut rec) = self.shared.recorder.try_borrow_mut() else { return };
+        rec.record_abandoned(self.kind, self.intended, Instant::now());
+        rec.record_error_message(self.kind, ErrorCode::Cancelled, ABANDONED);
     }
 }
 
@@ -537,7 +569,8 @@ pub(super) async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> JobResult {
             }
         }
         recorder.close_renewals(last_done);
-        // Requests abandoned at a hard stop were issued but never completed: count them.
+        // Requests abandoned at a hard stop record themselves (`Outstanding`); any issued
+        // and never recorded otherwise are counted here, without their times.
         for k in OpKind::ALL {
             let abandoned = shared.issued[k.index()].get().saturating_sub(recorder.requests_of(k));
             recorder.record_errors(k, ErrorCode::Cancelled, abandoned, last_done);
