@@ -239,7 +239,8 @@ impl Report {
     /// links.
     #[must_use]
     pub fn network_limit(&self) -> Option<String> {
-        let late = self.target.network.as_ref()?.late_links();
+        let network = self.target.network.as_ref()?;
+        let late = network.late_links();
         if late.is_empty() {
             return None;
         }
@@ -255,10 +256,17 @@ impl Report {
                 )
             })
             .collect();
+        let ordinary = if network.emulator.is_some_and(|e| !e.realtime) {
+            "; its threads ran at ordinary priority, waiting for cores the members and the \
+             client kept busy (run etcdlat as root or with CAP_SYS_NICE, and they run ahead of \
+             them)"
+        } else {
+            ""
+        };
         Some(format!(
             "the latency may be the emulated network's, not etcd's: it delivered later than its \
-             links' latency allows on {}; run fewer clients or connections through it, or \
-             shape a real network (toxiproxy with --endpoints)",
+             links' latency allows on {}{ordinary}; run fewer clients or connections through \
+             it, or shape a real network (toxiproxy with --endpoints)",
             links.join(", ")
         ))
     }

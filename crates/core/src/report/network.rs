@@ -33,6 +33,13 @@ pub struct EmulatorUsage {
     pub voluntary_ctxt_switches: u64,
     /// Involuntary context switches.
     pub nonvoluntary_ctxt_switches: u64,
+    /// Every emulator thread was scheduled real-time (`SCHED_FIFO`) when the run ended,
+    /// ahead of the members' and the client's threads, as the kernel's own network runs
+    /// ahead of processes. `false` when the process may not raise them (neither root nor
+    /// `CAP_SYS_NICE`): then a link's lateness under load includes the time its thread
+    /// waited for a core.
+    #[serde(default)]
+    pub realtime: bool,
 }
 
 /// How late a link may deliver at p99 before its run is warned about

@@ -663,6 +663,7 @@ pub fn full_report() -> Report {
             system_cpu_s: 0.17,
             voluntary_ctxt_switches: 5_120,
             nonvoluntary_ctxt_switches: 33,
+            realtime: false,
         }),
     });
     report.watch = Some(WatchAccounting {

@@ -613,6 +613,8 @@ struct Emulator {
     system_cpu_s: f64,
     voluntary_ctxt_switches: u64,
     nonvoluntary_ctxt_switches: u64,
+    /// Its threads were scheduled real-time.
+    realtime: bool,
 }
 
 #[derive(Debug, Deserialize)]

@@ -566,4 +566,14 @@ fn text_network_section_and_the_emulators_verdict() {
     report.target.network.as_mut().unwrap().links[1].late_p99_us = Some(201);
     let text = render::text(&report, &TextOptions::default());
     assert!(text.lines().last().unwrap().contains(", m0 -> m1 201 µs late"), "{text}");
+    // Its threads at ordinary priority, it says so, and how to raise them.
+    let warning = text.lines().last().unwrap();
+    assert!(warning.contains("its threads ran at ordinary priority"), "{warning}");
+    assert!(warning.contains("CAP_SYS_NICE"), "{warning}");
+    let emulator = report.target.network.as_mut().unwrap().emulator.as_mut().unwrap();
+    emulator.realtime = true;
+    let text = render::text(&report, &TextOptions::default());
+    assert!(text.contains("not in the client's figures), real-time threads"), "{text}");
+    assert!(!text.contains("ordinary priority"), "{text}");
+    assert!(text.lines().last().unwrap().contains("m0 -> m1 201 µs late"), "{text}");
 }

@@ -120,6 +120,23 @@ async fn the_emulators_cpu_is_reported_apart_from_the_clients() {
     // The emulator's thread is not among the workers, whose CPU is part of the client's.
     let workers = client.worker_cpu_s.unwrap();
     assert!(workers <= client_s + 0.02, "workers {workers} s within the client's {client_s} s");
+    // Its threads run real-time whenever this process may make a thread so.
+    assert_eq!(emulator.realtime, may_run_realtime(), "{emulator:?}");
+}
+
+/// Whether this process may schedule a thread real-time (`SCHED_FIFO`): tried on a thread of
+/// its own.
+fn may_run_realtime() -> bool {
+    use thread_priority::{
+        RealtimeThreadSchedulePolicy, ThreadPriority, ThreadSchedulePolicy,
+        set_thread_priority_and_policy, thread_native_id,
+    };
+    let fifo = ThreadSchedulePolicy::Realtime(RealtimeThreadSchedulePolicy::Fifo);
+    std::thread::spawn(move || {
+        set_thread_priority_and_policy(thread_native_id(), ThreadPriority::Min, fifo).is_ok()
+    })
+    .join()
+    .unwrap()
 }
 
 #[tokio::test]

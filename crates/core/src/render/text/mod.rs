@@ -275,8 +275,11 @@ impl Writer<'_> {
             if let Some(e) = &network.emulator {
                 let _ = writeln!(
                     self.out,
-                    "  emulator:\tCPU {:.2} s user, {:.2} s system (not in the client's figures)",
-                    e.user_cpu_s, e.system_cpu_s
+                    "  emulator:\tCPU {:.2} s user, {:.2} s system (not in the client's figures), \
+                     {} threads",
+                    e.user_cpu_s,
+                    e.system_cpu_s,
+                    if e.realtime { "real-time" } else { "ordinary" }
                 );
             }
         }

@@ -199,13 +199,26 @@ fn cpu_seconds(stat: &str) -> Option<(f64, f64)> {
     Some((utime as f64 / ticks, stime as f64 / ticks))
 }
 
-/// One thread of this process ([`own_thread`]): its CPU time and context switches.
+/// Whether a `/proc/PID/stat` line's scheduling policy (field 41) is a real-time one
+/// (`SCHED_FIFO` 1 or `SCHED_RR` 2).
+#[cfg(target_os = "linux")]
+fn realtime_policy(stat: &str) -> Option<bool> {
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    // Field 3 is the first after the name: the policy is the 39th from there.
+    let policy: u32 = after_name.split_whitespace().nth(38)?.parse().ok()?;
+    Some(matches!(policy, 1 | 2))
+}
+
+/// One thread of this process ([`own_thread`]): its CPU time, context switches and
+/// scheduling.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct ThreadCounters {
     pub user_s: f64,
     pub system_s: f64,
     /// Voluntary and involuntary context switches.
     pub ctxt_switches: (u64, u64),
+    /// Scheduled real-time (`SCHED_FIFO` or `SCHED_RR`), ahead of every ordinary thread.
+    pub realtime: bool,
 }
 
 /// The counters of this process's thread `tid`, from `/proc/self/task/TID` (CPU time in
@@ -217,8 +230,10 @@ pub(crate) fn own_thread(tid: i32) -> Result<ThreadCounters, String> {
         std::fs::read_to_string(dir.join(name))
             .map_err(|e| format!("reading /proc/self/task/{tid}/{name}: {e}"))
     };
-    let (user_s, system_s) = cpu_seconds(&read("stat")?)
-        .ok_or_else(|| format!("/proc/self/task/{tid}/stat: unreadable"))?;
+    let stat = read("stat")?;
+    let unreadable = || format!("/proc/self/task/{tid}/stat: unreadable");
+    let (user_s, system_s) = cpu_seconds(&stat).ok_or_else(unreadable)?;
+    let realtime = realtime_policy(&stat).ok_or_else(unreadable)?;
     let status = read("status")?;
     Ok(ThreadCounters {
         user_s,
@@ -227,6 +242,7 @@ pub(crate) fn own_thread(tid: i32) -> Result<ThreadCounters, String> {
             field(&status, "voluntary_ctxt_switches:").unwrap_or(0),
             field(&status, "nonvoluntary_ctxt_switches:").unwrap_or(0),
         ),
+        realtime,
     })
 }
 
@@ -464,6 +480,24 @@ mod tests {
         let stat = "4242 (etc d) x) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 150 0 0 20 0 9 0";
         let ticks = clock_ticks_per_second();
         assert_eq!(cpu_seconds(stat), Some((250.0 / ticks, 150.0 / ticks)));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_stat_line_gives_the_scheduling_policy() {
+        // A whole line of a thread of this project's (52 fields), under SCHED_FIFO (field
+        // 41 is 1) at real-time priority 1 (field 40), with a name that has a parenthesis.
+        let line = |policy: u32| {
+            format!(
+                "3101 (etcdlat-net) x) S 3090 3090 3060 34816 3090 4194368 171 0 0 0 29 47 0 0 -2 0 \
+                 3 0 4886135 1052770304 11043 18446744073709551615 1 1 0 0 0 0 0 4096 1088 0 0 \
+                 0 -1 1 1 {policy} 0 0 0 0 0 0 0 0 0 0"
+            )
+        };
+        assert_eq!(realtime_policy(&line(1)), Some(true));
+        assert_eq!(realtime_policy(&line(2)), Some(true));
+        assert_eq!(realtime_policy(&line(0)), Some(false));
+        assert_eq!(realtime_policy("4242 (etcd) S 1 2 3"), None, "cut short");
     }
 
     #[cfg(target_os = "linux")]

@@ -266,6 +266,7 @@ impl Usage {
             system_cpu_s: 0.0,
             voluntary_ctxt_switches: 0,
             nonvoluntary_ctxt_switches: 0,
+            realtime: true,
         };
         for (tid, start) in &self.apart {
             let (Some(start), Ok(end)) = (start, host::own_thread(*tid)) else { return None };
@@ -275,6 +276,7 @@ impl Usage {
                 end.ctxt_switches.0.saturating_sub(start.ctxt_switches.0);
             sum.nonvoluntary_ctxt_switches +=
                 end.ctxt_switches.1.saturating_sub(start.ctxt_switches.1);
+            sum.realtime &= end.realtime;
         }
         Some(sum)
     }

@@ -12,7 +12,8 @@
 //! Connections are spread over a few emulator threads ([`default_threads`]), each a
 //! current-thread runtime with one timer ([`timer`]) for every delay line on it: under load
 //! one thread alone fell behind its deadlines by milliseconds, one timer per direction of
-//! each connection cost a wake-up per chunk.
+//! each connection cost a wake-up per chunk. The threads run real-time when the process
+//! may ([`run_ahead`]).
 
 mod link;
 mod owner;
@@ -304,6 +305,8 @@ impl Thread {
     /// why it cannot, then carries connections until the emulator stops.
     fn run(self, started: &std::sync::mpsc::Sender<std::io::Result<Option<i32>>>) {
         #[cfg(target_os = "linux")]
+        run_ahead(self.index);
+        #[cfg(target_os = "linux")]
         let tid = Some(nix::unistd::gettid().as_raw());
         #[cfg(not(target_os = "linux"))]
         let tid = None;
@@ -354,6 +357,27 @@ impl Thread {
         });
         // Dropping the LocalSet here cancels every connection's tasks and closes them.
         drop(local);
+    }
+}
+
+/// Schedules the calling emulator thread real-time (`SCHED_FIFO`, at the lowest real-time
+/// priority), so that a delay line's deadline wakes it ahead of the members' and the
+/// client's threads, as the kernel's own network runs ahead of processes. At ordinary
+/// priority, under load, an on-time wake-up waited milliseconds for a core that etcd and
+/// the clients kept busy (`benches/README.md`). It takes root or `CAP_SYS_NICE`; without
+/// them the thread stays ordinary, and the report says so
+/// (`target.network.emulator.realtime`). A wake-up's work is short (forward what is due,
+/// sleep again), and the kernel keeps 5% of every second for ordinary threads whatever
+/// real-time ones do.
+#[cfg(target_os = "linux")]
+fn run_ahead(thread: usize) {
+    use thread_priority::{
+        RealtimeThreadSchedulePolicy, ThreadPriority, ThreadSchedulePolicy,
+        set_thread_priority_and_policy, thread_native_id,
+    };
+    let fifo = ThreadSchedulePolicy::Realtime(RealtimeThreadSchedulePolicy::Fifo);
+    if let Err(e) = set_thread_priority_and_policy(thread_native_id(), ThreadPriority::Min, fifo) {
+        tracing::debug!(thread, error = ?e, "emulated network: its thread stays at ordinary priority");
     }
 }
 
