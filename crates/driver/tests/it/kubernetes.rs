@@ -581,6 +581,39 @@ async fn node_leases_renewed_less_often_than_the_grace_period_are_not_ready() {
     assert_eq!((leases.nodes, leases.not_ready), (6, 0), "{leases:?}");
 }
 
+/// Node leases are renewed in turn, as each node's kubelet renews its own at the lease
+/// interval: with node status updates drawn at random beside them, by 8 clients on 2
+/// workers, every node's lease is renewed as often as every other's, give or take one, and
+/// no node waits much longer than the interval. Drawn by whichever client took a renewal,
+/// each node waited for its client to draw one, and some waited several intervals.
+#[tokio::test]
+async fn node_leases_are_renewed_in_turn_at_their_interval() {
+    if skip() {
+        return;
+    }
+    let etcd = Etcd::start().await;
+    let driver = etcd.driver(2).await;
+    let model = scenario(
+        "[load]\nclients = 8\nduration = \"4s\"\n\
+         [kubernetes]\nnodes = 60\npods-per-node = 0\nnode-status-interval = \"1s\"\n\
+         pod-churn = 0\ncounts-per-minute = 0\nnode-lease-interval = \"1s\"\n",
+    );
+    let report = driver.run(&model).await.expect("a run");
+    let renewals = report.op(OpKind::K8sUpdate).ok;
+    assert!(renewals > 300, "leases and statuses, 120/s for 4 s: {renewals}");
+    let versions: Vec<i64> =
+        keys(&etcd, "/registry/leases/").await.iter().map(|kv| kv.version()).collect();
+    assert_eq!(versions.len(), 60);
+    let (fewest, most) = (versions.iter().min().unwrap(), versions.iter().max().unwrap());
+    assert!(most - fewest <= 1, "renewals per node from {fewest} to {most}: {versions:?}");
+    assert!(*fewest >= 4, "each renewed about every second for 4 s: {versions:?}");
+    let leases = report.kubernetes.and_then(|k| k.node_leases).expect("reported");
+    assert_eq!((leases.nodes, leases.not_ready), (60, 0), "{leases:?}");
+    // Gaps include the run's start to each node's first renewal and its last to the end,
+    // and the run's first second also opens its connections.
+    assert!(leases.max_gap_us < 3_000_000, "a 1 s interval: {leases:?}");
+}
+
 /// A list whose later pages are pinned to a revision etcd compacts meanwhile fails with
 /// ErrCompacted, and the report counts it apart (and among its errors, under OutOfRange):
 /// lists a key a page run while another client writes and compacts to the newest revision

@@ -28,7 +28,10 @@
 //! per operation per worker. Which object a request writes: creates and gets take object
 //! `i % objects` of request `i`; updates and deletes take the next of their client's
 //! group's objects (`writers-per-object`), so that with one writer per object no two
-//! clients write one; events and lives' objects are named by the run, their worker and a
+//! clients write one; node lease renewals (one writer per object) take the nodes in turn,
+//! all workers' clients together, so that each node is renewed at the lease interval as its
+//! kubelet renews it, not whenever its client happens to draw a renewal; events and lives'
+//! objects are named by the run, their worker and a
 //! count of its own, and are in no cache's slots (their names are without bound): a cache
 //! of their resource passes over their events. Lives' writes are timed by their resource's
 //! cache all the same, as every write the apiserver makes reaches its watch cache (one made
@@ -46,6 +49,7 @@ pub(crate) use shared::{Ended, Shared};
 
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
 use etcdlat_core::invariant::Invariant;
@@ -144,6 +148,11 @@ pub(crate) struct Workload {
     slot: usize,
     /// Its updates renew node leases: the recorder follows each object's renewals.
     renews: bool,
+    /// Renewals taken in turn by every worker's clients together: the next renews node
+    /// `turn % objects`, so each node's lease is renewed once every `objects` renewals, at
+    /// the node-lease interval as a kubelet renews it. `None` for other operations, and for
+    /// renewals with several writers per object (racing them is their point).
+    turns: Option<AtomicU64>,
     /// The (resource, `watch`)'s slot, for its cache's delivery of the worker's own writes.
     watch_slot: usize,
     /// A `k8s-pod-lifecycle`'s lives.
@@ -220,6 +229,7 @@ impl Workload {
             .workload()
             .iter()
             .any(|(_, other)| matches!(other, Operation::K8sCreate(c) if same_names(c)));
+        let renews = verb == Verb::Update && o.resource == NODE_LEASES;
         let kind = op.kinds()[0];
         let verb_of_kind = k8s::Verb::of(kind).expect("an apiserver request kind");
         let slot = slot_of(RequestKind { resource: o.resource.clone(), verb: verb_of_kind }, slots);
@@ -232,12 +242,15 @@ impl Workload {
             cached_objects,
             value: Bytes::from(random_value(o.object_size as usize, seed)),
             groups,
-            single_writer: o.writers_per_object == 1 && groups == clients && !created,
+            // Two renewals of one node in turn are out together only when one is out
+            // longer than the lease interval: then they may conflict, and retry.
+            single_writer: o.writers_per_object == 1 && groups == clients && !created && !renews,
             page_size: i64::try_from(o.page_size).unwrap_or(i64::MAX),
             // Objects with a TTL share leases as events do, on the apiserver's defaults.
             lease: o.ttl.map(|ttl| lease::Plan::new(ttl, &EventOp::default())),
             slot,
-            renews: verb == Verb::Update && o.resource == NODE_LEASES,
+            renews,
+            turns: (renews && o.writers_per_object == 1).then(AtomicU64::default),
             watch_slot,
             life: None,
         })
@@ -310,6 +323,7 @@ impl Workload {
             lease: None,
             slot,
             renews: false,
+            turns: None,
             // Never used by events: no watch cache watches them, as kube-apiserver's
             // `DefaultWatchCacheSizes` gives events a cache of 0, which disables it.
             watch_slot: slot,
@@ -481,7 +495,13 @@ impl Runner {
             Verb::Create => self.create(kv, conn, i % p.objects).await,
             Verb::Event => self.create(kv, conn, self.next_name()).await,
             Verb::Lifecycle => self.live(kv, conn, state).await,
-            Verb::Update => self.update(kv, self.owned(id, state), false).await,
+            Verb::Update => {
+                let o = match &p.turns {
+                    Some(turns) => turns.fetch_add(1, Ordering::Relaxed) % p.objects,
+                    None => self.owned(id, state),
+                };
+                self.update(kv, o, false).await
+            }
             Verb::Delete => self.update(kv, self.owned(id, state), true).await,
             Verb::Get => {
                 let resp = kv.range(get(self.key(i % p.objects))).await?;

@@ -19,6 +19,7 @@ fn plan(objects: u64, groups: u64) -> Workload {
         lease: None,
         slot: 0,
         renews: false,
+        turns: None,
         watch_slot: 1,
         life: None,
     }
