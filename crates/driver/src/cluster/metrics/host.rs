@@ -190,8 +190,7 @@ fn field(text: &str, name: &str) -> Option<u64> {
 /// clock ticks, counted after the command name (which may hold spaces and parentheses).
 #[cfg(target_os = "linux")]
 fn cpu_seconds(stat: &str) -> Option<(f64, f64)> {
-    let after_name = &stat[stat.rfind(')')? + 1..];
-    let mut fields = after_name.split_whitespace();
+    let mut fields = fields_after_name(stat)?;
     // Field 3 (the state) is the first after the name: utime is the 12th from there.
     let utime: u64 = fields.nth(11)?.parse().ok()?;
     let stime: u64 = fields.next()?.parse().ok()?;
@@ -203,10 +202,16 @@ fn cpu_seconds(stat: &str) -> Option<(f64, f64)> {
 /// (`SCHED_FIFO` 1 or `SCHED_RR` 2).
 #[cfg(target_os = "linux")]
 fn realtime_policy(stat: &str) -> Option<bool> {
-    let after_name = &stat[stat.rfind(')')? + 1..];
     // Field 3 is the first after the name: the policy is the 39th from there.
-    let policy: u32 = after_name.split_whitespace().nth(38)?.parse().ok()?;
+    let policy: u32 = fields_after_name(stat)?.nth(38)?.parse().ok()?;
     Some(matches!(policy, 1 | 2))
+}
+
+/// A `/proc/PID/stat` line's fields after the command name (which may hold spaces and
+/// parentheses), from field 3, the state.
+#[cfg(target_os = "linux")]
+fn fields_after_name(stat: &str) -> Option<std::str::SplitWhitespace<'_>> {
+    Some(stat[stat.rfind(')')? + 1..].split_whitespace())
 }
 
 /// One thread of this process ([`own_thread`]): its CPU time, context switches and
