@@ -2,9 +2,10 @@
 //! TCP connection across it.
 //!
 //! The model is a serial line followed by a propagation delay, as netem's rate and delay
-//! together: a chunk read at `t` waits for the line to be free, takes `bytes / bandwidth` to
-//! go out (the line is shared by every connection on the link, so two transfers split it),
-//! then arrives `latency ± jitter` later. A connection's bytes never overtake each other:
+//! together: a chunk that reached the proxy's socket at `t` (the kernel's receive stamp,
+//! [`super::stamp`]; when its thread read it, without one) waits for the line to be free,
+//! takes `bytes / bandwidth` to go out (the line is shared by every connection on the link,
+//! so two transfers split it), then arrives `latency ± jitter` later. A connection's bytes never overtake each other:
 //! a chunk whose jitter would land it before the previous one arrives with it instead.
 //!
 //! A link's connections may be carried by several emulator threads: what they share (the
@@ -20,13 +21,14 @@ use bytes::{Bytes, BytesMut};
 use hdrhistogram::Histogram;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, watch};
 
+use super::stamp::StampedRead;
 use super::timer::Timer;
 
 /// How much one read takes off a socket at most.
-const CHUNK_BYTES: usize = 64 * 1024;
+pub(crate) const CHUNK_BYTES: usize = 64 * 1024;
 
 /// Below this much room the read buffer is replaced by a fresh one of [`CHUNK_BYTES`]: the
 /// chunks read before still hold the old one until delivered, so a buffer is allocated per
@@ -157,7 +159,7 @@ pub(crate) async fn pump<R, W>(
     timer: &Rc<Timer>,
     thread: usize,
 ) where
-    R: AsyncRead + Unpin,
+    R: StampedRead,
     W: AsyncWrite + Unpin,
 {
     let (queue, mut arrivals) = mpsc::channel::<(Instant, Bytes)>(QUEUE_CHUNKS);
@@ -177,13 +179,21 @@ pub(crate) async fn pump<R, W>(
             if buf.capacity() < MIN_READ_ROOM_BYTES {
                 buf = BytesMut::with_capacity(CHUNK_BYTES);
             }
-            match from.read_buf(&mut buf).await {
-                Ok(0) | Err(_) => return,
-                Ok(_) => {}
-            }
+            let ready = Instant::now();
+            let stamp = match from.read_stamped(&mut buf).await {
+                Ok((0, _)) | Err(_) => return,
+                Ok((_, stamp)) => stamp,
+            };
+            // The bytes left their sender when the kernel took them, not when this thread
+            // got round to reading them: its wake-up is spent inside the link's latency
+            // ([`super::stamp`]). Not before `ready`, though: bytes that waited while the
+            // reader was held back (a full queue, a partition) are sent from when it could
+            // read again, as a real sender's would.
+            let now = Instant::now();
+            let came = stamp.map_or(now, |s| s.clamp(ready, now));
             let chunk = buf.split().freeze();
             let p = *params.borrow_and_update();
-            let sent = link.transmit(Instant::now(), chunk.len(), p.bandwidth);
+            let sent = link.transmit(came, chunk.len(), p.bandwidth);
             let arrival = (sent + delay(&p, &mut rng)).max(last_arrival);
             last_arrival = arrival;
             if queue.send((arrival, chunk)).await.is_err() {
@@ -262,8 +272,11 @@ fn delay(p: &LinkParams, rng: &mut StdRng) -> Duration {
 mod tests {
     use std::sync::Arc;
 
+    use tokio::io::AsyncReadExt;
+
     use super::*;
-    use crate::cluster::network::timer::on_a_timer;
+    use crate::cluster::network::stamp::StampedSocket;
+    use crate::cluster::network::timer::{MAX_HEAD_START, on_a_timer};
 
     #[test]
     fn the_line_is_shared_and_serial() {
@@ -445,6 +458,48 @@ mod tests {
             link.set(LinkParams::default());
             server.read_exact(&mut got).await.unwrap();
             assert_eq!(&got, b"hello");
+        });
+    }
+
+    #[test]
+    fn the_latency_counts_from_when_the_bytes_reached_the_socket() {
+        // Bytes reach the proxy's socket, and its thread is busy for 15 ms before it reads
+        // them: across a 20 ms link they still arrive 20 ms after they were sent, not 35.
+        on_a_timer(|timer| async move {
+            let latency = Duration::from_millis(20);
+            let link = Arc::new(Link::new(LinkParams { latency, ..LinkParams::default() }, 1));
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let mut client =
+                tokio::net::TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+            let (proxy_in, _) = listener.accept().await.unwrap();
+            let (proxy_out, mut server) = tokio::io::duplex(1024);
+            let mut from = StampedSocket::new(proxy_in.into_split().0, CHUNK_BYTES);
+            // Until the kernel stamps this socket's packets (it turns stamping on a moment
+            // after it is asked), bytes read late count from their read.
+            let mut buf = BytesMut::with_capacity(64);
+            for _ in 0..100 {
+                client.write_all(b"x").await.unwrap();
+                buf.clear();
+                if from.read_stamped(&mut buf).await.unwrap().1.is_some() {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            let (pumped, timer) = (Arc::clone(&link), Rc::clone(&timer));
+            tokio::task::spawn_local(async move {
+                pump(from, proxy_out, pumped, &timer, 0).await;
+            });
+            tokio::task::yield_now().await;
+            let sent = Instant::now();
+            client.write_all(b"hello").await.unwrap();
+            // The emulator's thread (this one) is kept from reading.
+            std::thread::sleep(Duration::from_millis(15));
+            let mut got = [0u8; 5];
+            server.read_exact(&mut got).await.unwrap();
+            let took = sent.elapsed();
+            assert_eq!(&got, b"hello");
+            assert!(took + MAX_HEAD_START >= latency, "early: {took:?}");
+            assert!(took < latency + Duration::from_millis(10), "counted from the read: {took:?}");
         });
     }
 

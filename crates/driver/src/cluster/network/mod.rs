@@ -18,6 +18,7 @@
 mod link;
 mod owner;
 mod proxy;
+mod stamp;
 mod timer;
 
 use std::cell::Cell;
