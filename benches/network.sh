@@ -7,6 +7,14 @@
 # of which (p50 proxied - p50 plain) / 2 is the extra loopback hop through the proxy. The
 # proxy runs in the etcdlat process on threads of its own, whose CPU the report keeps apart
 # from the client's (target.network.emulator): both are printed per request.
+#
+# With one client a 1 ms link leaves etcd and the client idle for milliseconds between
+# requests, and waking an idle process (on a virtual machine, an idle virtual CPU) costs
+# time that any network with that latency would cost too. So each emulated one-client run
+# is followed by a plain run paced at its throughput ("paced": the same idle gaps, no
+# emulator), and
+#   added per hop beyond idle = (p50 emulated - p50 paced - 2 x 1 ms) / 2
+# is what the emulator itself adds.
 # Usage: benches/network.sh [ROUNDS] [MEMBERS]   (after cargo build --release -p etcdlat-cli)
 set -euo pipefail
 rounds=${1:-3}
@@ -28,6 +36,10 @@ for i in $(seq 1 "$rounds"); do
     run "plain-$clients" "${load[@]}"
     run "proxied-$clients" --client-latency 1us "${load[@]}"
     run "emulated-$clients" --client-latency 1ms "${load[@]}"
+    if [ "$clients" = 1 ]; then
+      rate=$(python3 -c 'import json, sys; print(round(json.load(open(sys.argv[1]))["runs"][0]["ops"]["put"]["throughput"]))' "$out/emulated-1-$i.json")
+      run "paced-$clients" "${load[@]}" --rate "$rate"
+    fi
   done
 done
 
@@ -80,5 +92,12 @@ for c in (1, 1000):
              for a, b in (("client", "m0"), ("m0", "client"))]
     print(f"| {c} | {cells[0]} | {cells[1]} |")
 print()
-print("Emulator threads real-time (SCHED_FIFO) in every emulated run:", realtime("emulated-1000"))
+print()
+paced50, emulated50 = med("paced-1", lat("p50")), med("emulated-1", lat("p50"))
+print(f"One client, plain paced at the emulated throughput ({med('paced-1', qps):.0f}/s): p50 {paced50} µs; "
+      f"added per hop beyond idle: {(emulated50 - paced50 - 2000) / 2:.0f} µs")
+print()
+for c in (1, 1000):
+    print(f"Emulator threads real-time (SCHED_FIFO) at the end of every emulated run of {c} clients:",
+          realtime(f"emulated-{c}"))
 EOF
