@@ -473,7 +473,7 @@ mod tests {
                 tokio::net::TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
             let (proxy_in, _) = listener.accept().await.unwrap();
             let (proxy_out, mut server) = tokio::io::duplex(1024);
-            let mut from = StampedSocket::new(proxy_in.into_split().0, CHUNK_BYTES);
+            let mut from = StampedSocket::new(proxy_in.into_split().0);
             // Until the kernel stamps this socket's packets (it turns stamping on a moment
             // after it is asked), bytes read late count from their read.
             let mut buf = BytesMut::with_capacity(64);

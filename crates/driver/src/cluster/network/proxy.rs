@@ -14,7 +14,7 @@ use std::sync::Arc;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
 
-use super::link::{CHUNK_BYTES, Link, pump};
+use super::link::{Link, pump};
 use super::stamp::StampedSocket;
 use super::timer::Timer;
 
@@ -84,8 +84,7 @@ pub(crate) async fn carry(accepted: Accepted, timer: Rc<Timer>, thread: usize) {
     let _ = outbound.set_nodelay(true);
     let (in_read, in_write) = inbound.into_split();
     let (out_read, out_write) = outbound.into_split();
-    let (in_read, out_read) =
-        (StampedSocket::new(in_read, CHUNK_BYTES), StampedSocket::new(out_read, CHUNK_BYTES));
+    let (in_read, out_read) = (StampedSocket::new(in_read), StampedSocket::new(out_read));
     tokio::join!(
         pump(in_read, out_write, up, &timer, thread),
         pump(out_read, in_write, down, &timer, thread)

@@ -7,6 +7,7 @@
 //! and `recvmsg` hands the stamp of the last packet read back with the bytes; counted from
 //! there, the thread's delay is spent inside the link's latency instead of added to it.
 
+use std::cell::RefCell;
 use std::io;
 use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -17,6 +18,8 @@ use nix::sys::time::TimeSpec;
 use tokio::io::Interest;
 use tokio::net::tcp::OwnedReadHalf;
 
+use super::link::CHUNK_BYTES;
+
 /// Where one direction of a delay line reads from.
 pub(crate) trait StampedRead {
     /// Waits for bytes and appends what is there to `buf` (at most its spare capacity,
@@ -25,13 +28,18 @@ pub(crate) trait StampedRead {
     async fn read_stamped(&mut self, buf: &mut BytesMut) -> io::Result<(usize, Option<Instant>)>;
 }
 
+thread_local! {
+    /// What `recvmsg` reads into on this thread, copied into the caller's buffer at once:
+    /// `BytesMut`'s spare room is uninitialised, which safe code may not hand to the kernel.
+    /// One per emulator thread, not one per socket: hundreds of connections would each
+    /// hold [`CHUNK_BYTES`] of it.
+    static SCRATCH: RefCell<Box<[u8]>> = RefCell::new(vec![0; CHUNK_BYTES].into());
+}
+
 /// The read half of a proxied TCP connection, its packets stamped on arrival.
 #[derive(Debug)]
 pub(crate) struct StampedSocket {
     half: OwnedReadHalf,
-    /// What `recvmsg` reads into, copied into the caller's buffer: `BytesMut`'s spare room is
-    /// uninitialised, which safe code may not hand to the kernel.
-    scratch: Box<[u8]>,
     /// Room for one control message, the timestamp.
     control: Vec<u8>,
 }
@@ -39,42 +47,51 @@ pub(crate) struct StampedSocket {
 impl StampedSocket {
     /// Asks the kernel to stamp `half`'s packets; without stamps (an old kernel), reads are
     /// counted from when they are read.
-    pub(crate) fn new(half: OwnedReadHalf, most: usize) -> Self {
+    pub(crate) fn new(half: OwnedReadHalf) -> Self {
         let socket: &tokio::net::TcpStream = half.as_ref();
         if let Err(e) = setsockopt(socket, sockopt::ReceiveTimestampns, &true) {
             tracing::debug!("emulated link: no receive timestamps ({e}); counting from reads");
         }
-        Self { half, scratch: vec![0; most].into(), control: nix::cmsg_space!(TimeSpec) }
+        Self { half, control: nix::cmsg_space!(TimeSpec) }
     }
 }
 
 impl StampedRead for StampedSocket {
     async fn read_stamped(&mut self, buf: &mut BytesMut) -> io::Result<(usize, Option<Instant>)> {
-        let room = (buf.capacity() - buf.len()).min(self.scratch.len());
+        let room = (buf.capacity() - buf.len()).min(CHUNK_BYTES);
         let socket: &tokio::net::TcpStream = self.half.as_ref();
         let fd = socket.as_raw_fd();
-        let Self { scratch, control, .. } = self;
+        let control = &mut self.control;
         loop {
             socket.readable().await?;
             let read = socket.try_io(Interest::READABLE, || {
-                let mut iov = [io::IoSliceMut::new(&mut scratch[..room])];
-                let msg =
-                    recvmsg::<()>(fd, &mut iov, Some(control.as_mut_slice()), MsgFlags::empty())?;
-                // Truncated control data (no room for the stamp) only costs the stamp.
-                let stamp = msg.cmsgs().ok().and_then(|mut c| {
-                    c.find_map(|m| match m {
-                        ControlMessageOwned::ScmTimestampns(ts) => Some(ts),
-                        _ => None,
-                    })
-                });
-                Ok((msg.bytes, stamp))
+                SCRATCH.with_borrow_mut(|scratch| {
+                    let mut iov = [io::IoSliceMut::new(&mut scratch[..room])];
+                    let msg = recvmsg::<()>(
+                        fd,
+                        &mut iov,
+                        Some(control.as_mut_slice()),
+                        MsgFlags::empty(),
+                    )?;
+                    // Truncated control data (no room for the stamp) only costs the stamp.
+                    let stamp = msg.cmsgs().ok().and_then(|mut c| {
+                        c.find_map(|m| match m {
+                            ControlMessageOwned::ScmTimestampns(ts) => Some(ts),
+                            _ => None,
+                        })
+                    });
+                    let n = msg.bytes;
+                    buf.extend_from_slice(&scratch[..n]);
+                    Ok((n, stamp))
+                })
             });
             match read {
-                Ok((n, stamp)) => {
-                    buf.extend_from_slice(&scratch[..n]);
-                    return Ok((n, stamp.and_then(instant_of)));
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Ok((n, stamp)) => return Ok((n, stamp.and_then(instant_of))),
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted
+                    ) => {}
                 Err(e) => return Err(e),
             }
         }
@@ -113,7 +130,7 @@ mod tests {
         let mut sender =
             tokio::net::TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
         let (accepted, _) = listener.accept().await.unwrap();
-        let mut socket = StampedSocket::new(accepted.into_split().0, 1024);
+        let mut socket = StampedSocket::new(accepted.into_split().0);
         // The kernel turns stamping on a moment after it is first asked (from a work
         // queue): until it has, reads are not stamped.
         let mut buf = BytesMut::with_capacity(1024);
