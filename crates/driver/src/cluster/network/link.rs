@@ -24,11 +24,8 @@ use rand::{Rng, SeedableRng};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, watch};
 
-use super::stamp::StampedRead;
+use super::stamp::{CHUNK_BYTES, StampedRead};
 use super::timer::Timer;
-
-/// How much one read takes off a socket at most.
-pub(crate) const CHUNK_BYTES: usize = 64 * 1024;
 
 /// Below this much room the read buffer is replaced by a fresh one of [`CHUNK_BYTES`]: the
 /// chunks read before still hold the old one until delivered, so a buffer is allocated per

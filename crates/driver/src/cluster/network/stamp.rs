@@ -18,8 +18,6 @@ use nix::sys::time::TimeSpec;
 use tokio::io::Interest;
 use tokio::net::tcp::OwnedReadHalf;
 
-use super::link::CHUNK_BYTES;
-
 /// Where one direction of a delay line reads from.
 pub(crate) trait StampedRead {
     /// Waits for bytes and appends what is there to `buf` (at most its spare capacity,
@@ -27,6 +25,9 @@ pub(crate) trait StampedRead {
     /// last of them reached the kernel, when it says.
     async fn read_stamped(&mut self, buf: &mut BytesMut) -> io::Result<(usize, Option<Instant>)>;
 }
+
+/// How much one read takes off a socket at most.
+pub(crate) const CHUNK_BYTES: usize = 64 * 1024;
 
 thread_local! {
     /// What `recvmsg` reads into on this thread, copied into the caller's buffer at once:
