@@ -10,10 +10,9 @@ use std::ffi::OsString;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::net::{Ipv4Addr, TcpListener};
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::process::Child;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use etcdlat_core::scenario::Site;
@@ -21,6 +20,7 @@ use etcdlat_core::{LinkReport, Network, NetworkReport};
 
 use super::network::{Emulator, LinkParams, LinkState, MemberPorts};
 use super::orphan::{self, Guard};
+use super::process::Process;
 use crate::error::DriverError;
 use crate::transport::{Dialer, Security, TlsOptions, control_client, within};
 
@@ -149,93 +149,6 @@ pub struct LocalMember {
     peer_url: String,
     log: PathBuf,
     process: Arc<Process>,
-}
-
-/// A member's etcd process: how it is started, and the running child. Shared with the
-/// drivers built from the cluster ([`MemberControl`]), so that a run's fault steps can kill,
-/// pause and restart members while the [`LocalCluster`] keeps owning them.
-#[derive(Debug, Default)]
-struct Process {
-    bin: PathBuf,
-    args: Vec<OsString>,
-    /// Its `--data-dir`.
-    data_dir: PathBuf,
-    log: PathBuf,
-    /// The process group it runs in: its cluster's [`Guard`]'s.
-    group: i32,
-    state: Mutex<ProcessState>,
-}
-
-#[derive(Debug, Default)]
-struct ProcessState {
-    child: Option<Child>,
-    /// Set when the cluster is shut down: the process is never started again.
-    closed: bool,
-}
-
-impl Process {
-    fn state(&self) -> MutexGuard<'_, ProcessState> {
-        // A panic while holding the lock leaves nothing half-done worth refusing over.
-        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Starts etcd, appending to its log, in its cluster's guarded process group: not
-    /// etcdlat's (so that a Ctrl-C at the terminal stops etcdlat, which then tears the
-    /// cluster down, rather than killing etcd under a running measurement), and killed
-    /// whole when etcdlat dies.
-    fn spawn(&self) -> std::io::Result<Child> {
-        let log = File::options().create(true).append(true).open(&self.log)?;
-        let log2 = log.try_clone()?;
-        Command::new(&self.bin)
-            .args(&self.args)
-            .process_group(self.group)
-            .stdin(Stdio::null())
-            .stdout(log)
-            .stderr(log2)
-            .spawn()
-    }
-
-    fn pid(&self) -> Option<u32> {
-        self.state().child.as_ref().map(Child::id)
-    }
-
-    /// SIGKILL and wait; false when not running.
-    fn kill(&self) -> bool {
-        let Some(mut child) = self.state().child.take() else { return false };
-        let _ = child.kill();
-        let _ = child.wait();
-        true
-    }
-
-    /// Kills the process if it runs, then starts it again with the same flags and data.
-    fn restart(&self) -> Result<(), String> {
-        let mut state = self.state();
-        if state.closed {
-            return Err("the cluster has been shut down".to_owned());
-        }
-        if let Some(mut child) = state.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-        let child = self.spawn().map_err(|e| format!("starting {}: {e}", self.bin.display()))?;
-        state.child = Some(child);
-        Ok(())
-    }
-
-    fn signal(&self, signal: nix::sys::signal::Signal) -> bool {
-        let Some(pid) = self.pid().and_then(|p| i32::try_from(p).ok()) else { return false };
-        nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), signal).is_ok()
-    }
-
-    /// Kills the process for good.
-    fn close(&self) {
-        let mut state = self.state();
-        state.closed = true;
-        if let Some(mut child) = state.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
 }
 
 /// Kills, pauses, resumes and restarts the members of a [`LocalCluster`] from another

@@ -13,5 +13,6 @@ pub(crate) mod local;
 pub(crate) mod metrics;
 pub(crate) mod network;
 pub(crate) mod orphan;
+mod process;
 pub(crate) mod target;
 pub(crate) mod toxiproxy;
