@@ -80,10 +80,27 @@ fn main() -> ExitCode {
     match result {
         Ok(verdict) => verdict.exit_code(),
         Err(e) => {
-            eprintln!("etcdlat: {e:#}");
+            eprintln!("etcdlat: {}", one_line(&e));
             ExitCode::from(2)
         }
     }
+}
+
+/// The error and its causes on one line, as `{:#}` prints them, but a cause that its wrapper
+/// has already printed at its end (a library error that shows its source) only once.
+fn one_line(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if out.ends_with(&text) {
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(": ");
+        }
+        out.push_str(&text);
+    }
+    out
 }
 
 async fn execute(action: Action) -> Result<Verdict> {
