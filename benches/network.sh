@@ -15,6 +15,9 @@
 # emulator), and
 #   added per hop beyond idle = (p50 emulated - p50 paced - 2 x 1 ms) / 2
 # is what the emulator itself adds.
+# With CPUS_ETCD and CPUS_NETWORK set (e.g. 0 and 1), etcd and the client run on CPUS_ETCD
+# and the emulator on CPUS_NETWORK (--etcd-cpus, --pin-cpus, --network-cpus): what the
+# proxy costs when it does not share etcd's cores.
 # Usage: benches/network.sh [ROUNDS] [MEMBERS]   (after cargo build --release -p etcdlat-cli)
 set -euo pipefail
 rounds=${1:-3}
@@ -23,10 +26,18 @@ bin=${ETCDLAT:-target/release/etcdlat}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
+cpus=()
+network_cpus=()
+if [ -n "${CPUS_ETCD:-}" ]; then
+  cpus=(--etcd-cpus "$CPUS_ETCD" --pin-cpus "$CPUS_ETCD")
+  network_cpus=(--network-cpus "${CPUS_NETWORK:?set with CPUS_ETCD}")
+fi
 run() { # name, then etcdlat arguments
   local name=$1
   shift
-  "$bin" --local --members "$members" --quiet --json "$out/$name-$i.json" "$@"
+  local placed=("${cpus[@]}")
+  case "$name" in proxied-* | emulated-*) placed+=("${network_cpus[@]}") ;; esac
+  "$bin" --local --members "$members" --quiet --json "$out/$name-$i.json" "${placed[@]}" "$@"
 }
 for i in $(seq 1 "$rounds"); do
   for clients in 1 1000; do

@@ -176,9 +176,18 @@ pub(crate) async fn run_one(
                 Cluster::Local(Some(m)) => m,
                 _ => scenario.cluster.members.unwrap_or(1),
             };
-            let mut options = LocalCluster::options().members(members).etcd_bin(etcd_bin);
+            let mut options = LocalCluster::options()
+                .members(members)
+                .etcd_bin(etcd_bin)
+                .member_cpus(plan.etcd_cpus.iter().copied())
+                .network_cpus(plan.network_cpus.iter().copied());
             if needs_emulation(scenario) {
                 options = options.network(scenario.network.clone());
+            } else if !plan.network_cpus.is_empty() {
+                bail!(
+                    "{}: --network-cpus places the emulated network's threads, and this run has no emulated network (give --client-latency, --peer-latency or a scenario's [network])",
+                    scenario.name
+                );
             }
             if let Some(quota) = scenario.cluster.quota_backend_bytes {
                 options = options.arg(format!("--quota-backend-bytes={quota}"));

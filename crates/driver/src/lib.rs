@@ -65,6 +65,7 @@
 //! toxics on its member's proxies, all removed when the run ends, stopped early or not); it
 //! refuses the others before the run starts.
 
+mod affinity;
 mod cluster;
 mod error;
 mod load;

@@ -202,6 +202,16 @@ pub struct Global {
     #[arg(long, global = true, value_delimiter = ',', value_name = "CPUS")]
     pub pin_cpus: Option<Vec<usize>>,
 
+    /// Run the throwaway local cluster's members on these CPUs only (e.g. "0"), so that the
+    /// client (--pin-cpus) and the emulated network (--network-cpus) stay off etcd's cores.
+    #[arg(long, global = true, value_delimiter = ',', value_name = "CPUS")]
+    pub etcd_cpus: Option<Vec<usize>>,
+
+    /// Run the emulated network's threads on these CPUs only (e.g. "1"), at most one thread
+    /// per CPU: on a machine the load saturates, its CPU otherwise comes out of etcd's.
+    #[arg(long, global = true, value_delimiter = ',', value_name = "CPUS")]
+    pub network_cpus: Option<Vec<usize>>,
+
     /// Worker threads (default: the number of CPUs, at most one per connection).
     #[arg(long, global = true, value_name = "N")]
     pub workers: Option<usize>,

@@ -67,6 +67,10 @@ pub struct RunPlan {
     pub workers: Option<usize>,
     /// CPUs to pin the worker threads to.
     pub pin_cpus: Vec<usize>,
+    /// CPUs to run a throwaway cluster's members on (`--etcd-cpus`).
+    pub etcd_cpus: Vec<usize>,
+    /// CPUs to run its emulated network's threads on (`--network-cpus`).
+    pub network_cpus: Vec<usize>,
     /// Text report options.
     pub text: TextOptions,
     /// Print the text report (and progress) at all.
@@ -161,6 +165,7 @@ impl Action {
         };
         let (cluster, default_endpoint) = Cluster::from_flags(g, default_cluster)?;
         let quota = quota_backend_bytes(g, &cluster)?;
+        let (etcd_cpus, network_cpus) = local_cpus(g, &cluster)?;
 
         let network_flags = network::NetworkFlags::from_flags(g, &cluster)?;
         let mut scenarios = scenarios;
@@ -241,6 +246,8 @@ impl Action {
             securities,
             workers: g.workers,
             pin_cpus: g.pin_cpus.clone().unwrap_or_default(),
+            etcd_cpus,
+            network_cpus,
             text: TextOptions { precise: g.precise, sample: g.sample },
             print_text: !g.quiet && !outputs.to_stdout(),
             outputs,
@@ -378,6 +385,21 @@ fn apply_global(s: &mut Scenario, g: &Global) -> Result<(), ScenarioError> {
         s.checks.audit_limit = limit;
     }
     s.validate()
+}
+
+/// `--etcd-cpus` and `--network-cpus`, which only a throwaway local cluster can take.
+fn local_cpus(g: &Global, cluster: &Cluster) -> Result<(Vec<usize>, Vec<usize>)> {
+    let given: Vec<&str> = [("--etcd-cpus", &g.etcd_cpus), ("--network-cpus", &g.network_cpus)]
+        .into_iter()
+        .filter_map(|(flag, cpus)| cpus.is_some().then_some(flag))
+        .collect();
+    if !given.is_empty() && matches!(cluster, Cluster::Endpoints(_)) {
+        bail!(
+            "{} place a throwaway local cluster (--local) on CPUs; against --endpoints, pin etcd where it runs (taskset, or systemd's CPUAffinity)",
+            given.join(" and ")
+        );
+    }
+    Ok((g.etcd_cpus.clone().unwrap_or_default(), g.network_cpus.clone().unwrap_or_default()))
 }
 
 /// `--quota-backend-bytes`, which only a throwaway local cluster can take.

@@ -250,3 +250,51 @@ async fn an_unreachable_toxiproxy_exits_2_before_the_run() {
     assert!(line.contains("toxiproxy") && line.contains(&closed.to_string()), "{line}");
     assert_eq!(etcd.revision().await, before, "nothing was put: the run never started");
 }
+
+#[test]
+fn cpus_flags_place_etcd_and_the_emulator_and_bad_ones_are_refused() {
+    if skip() {
+        return;
+    }
+    let last = std::thread::available_parallelism().map_or(1, std::num::NonZero::get) - 1;
+    let network_cpus = format!("--network-cpus={last}");
+    let out = etcdlat()
+        .env("ETCD_BIN", etcd_bin())
+        .args(["--local", "--etcd-cpus=0", &network_cpus, "--pin-cpus=0"])
+        .args(["--client-latency=1ms", "--json=-", "put", "--total=50"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report = parse_report(&out.stdout);
+    assert_eq!(count(only_run(&report), "/ops/put/ok"), 50);
+
+    let refused = |what: &str, args: &[&str], needles: &[&str]| {
+        let out = etcdlat().env("ETCD_BIN", etcd_bin()).args(args).output().unwrap();
+        let line = error_line(what, &out);
+        for needle in needles {
+            assert!(line.contains(needle), "{what}: {needle:?} in {line:?}");
+        }
+        // The OS's reason once, not after every wrapper that shows it.
+        assert!(line.matches("os error").count() <= 1, "{what}: {line}");
+    };
+    refused(
+        "a CPU etcd cannot run on",
+        &["--local", "--etcd-cpus=1000", "put", "--total=1"],
+        &["starting etcd: running it on CPUs 1000", "Invalid argument"],
+    );
+    refused(
+        "a CPU the emulator cannot run on",
+        &["--local", "--network-cpus=1000", "--client-latency=1ms", "put", "--total=1"],
+        &["emulated network: running on CPUs 1000", "Invalid argument"],
+    );
+    refused(
+        "--network-cpus without an emulated network",
+        &["--local", "--network-cpus=0", "put", "--total=1"],
+        &["--network-cpus", "no emulated network"],
+    );
+    refused(
+        "--etcd-cpus against endpoints",
+        &["--endpoints=127.0.0.1:1", "--etcd-cpus=0", "put", "--total=1"],
+        &["--etcd-cpus place a throwaway local cluster", "--endpoints"],
+    );
+}

@@ -35,6 +35,8 @@ pub struct LocalClusterOptions {
     tls: Option<LocalTls>,
     network: Option<Network>,
     emulator_threads: usize,
+    member_cpus: Vec<usize>,
+    network_cpus: Vec<usize>,
 }
 
 /// TLS on a local cluster's client URLs (peers stay plain).
@@ -76,6 +78,8 @@ impl Default for LocalClusterOptions {
             tls: None,
             network: None,
             emulator_threads: super::network::default_threads(),
+            member_cpus: Vec::new(),
+            network_cpus: Vec::new(),
         }
     }
 }
@@ -125,6 +129,22 @@ impl LocalClusterOptions {
     /// two, or one on a one-core machine). Their CPU is reported as the network's.
     pub fn emulator_threads(mut self, threads: usize) -> Self {
         self.emulator_threads = threads.max(1);
+        self
+    }
+
+    /// Runs every member on these CPUs only (Linux; empty, the default: wherever the kernel
+    /// puts them), so that the client and the emulated network can be kept off etcd's cores
+    /// (see [`network_cpus`](Self::network_cpus) and the driver's `pin_cpus`).
+    pub fn member_cpus(mut self, cpus: impl IntoIterator<Item = usize>) -> Self {
+        self.member_cpus = cpus.into_iter().collect();
+        self
+    }
+
+    /// Runs the emulated network's threads on these CPUs only (Linux; empty, the default:
+    /// wherever the kernel puts them), at most one thread per CPU. On a machine that etcd
+    /// and the client saturate, the emulator's CPU otherwise comes out of etcd's throughput.
+    pub fn network_cpus(mut self, cpus: impl IntoIterator<Item = usize>) -> Self {
+        self.network_cpus = cpus.into_iter().collect();
         self
     }
 
@@ -486,6 +506,7 @@ impl LocalCluster {
                 data_dir: data_root.join(&m.name),
                 log: m.log.clone(),
                 group,
+                cpus: opts.member_cpus.clone(),
                 state: Mutex::default(),
             });
         }
@@ -505,9 +526,13 @@ impl LocalCluster {
                 .into_iter()
                 .map(|row| row.into_iter().map(LinkParams::from).collect())
                 .collect();
-            let emulator =
-                Emulator::start(links, std::mem::take(&mut proxies), pids, opts.emulator_threads)
-                    .map_err(|e| DriverError::io("starting the emulated network", e))?;
+            let threads = match opts.network_cpus.len() {
+                0 => opts.emulator_threads,
+                cpus => opts.emulator_threads.min(cpus),
+            };
+            let (proxies, cpus) = (std::mem::take(&mut proxies), opts.network_cpus.clone());
+            let emulator = Emulator::start(links, proxies, pids, threads, cpus)
+                .map_err(|e| DriverError::io("starting the emulated network", e))?;
             cluster.network = Some((network.clone(), Arc::new(emulator)));
         }
         for m in &cluster.members {

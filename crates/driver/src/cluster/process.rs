@@ -19,6 +19,8 @@ pub(super) struct Process {
     pub(super) log: PathBuf,
     /// The process group it runs in: its cluster's [`super::orphan::Guard`]'s.
     pub(super) group: i32,
+    /// The CPUs it runs on; empty: any.
+    pub(super) cpus: Vec<usize>,
     pub(super) state: Mutex<ProcessState>,
 }
 
@@ -39,16 +41,33 @@ impl Process {
     /// etcdlat's (so that a Ctrl-C at the terminal stops etcdlat, which then tears the
     /// cluster down, rather than killing etcd under a running measurement), and killed
     /// whole when etcdlat dies.
+    ///
+    /// On CPUs of its own it is started from a thread pinned to them: a child inherits the
+    /// CPUs of the thread that started it, every thread of its own included, where pinning
+    /// it after the start would miss the threads it had already made.
     pub(super) fn spawn(&self) -> std::io::Result<Child> {
         let log = File::options().create(true).append(true).open(&self.log)?;
         let log2 = log.try_clone()?;
-        Command::new(&self.bin)
+        let mut command = Command::new(&self.bin);
+        command
             .args(&self.args)
             .process_group(self.group)
             .stdin(Stdio::null())
             .stdout(log)
-            .stderr(log2)
-            .spawn()
+            .stderr(log2);
+        if self.cpus.is_empty() {
+            return command.spawn();
+        }
+        std::thread::scope(|s| {
+            let pinned = s.spawn(|| {
+                crate::affinity::pin_current_thread(&self.cpus).map_err(|e| {
+                    let cpus = crate::affinity::list(&self.cpus);
+                    std::io::Error::new(e.kind(), format!("running it on CPUs {cpus}: {e}"))
+                })?;
+                command.spawn()
+            });
+            pinned.join().unwrap_or_else(|_| Err(std::io::Error::other("its starter panicked")))
+        })
     }
 
     pub(super) fn pid(&self) -> Option<u32> {

@@ -6,18 +6,7 @@ use std::time::{Duration, Instant};
 
 /// Pins the calling thread to one CPU.
 pub(super) fn pin_to(cpu: usize) -> std::io::Result<()> {
-    #[cfg(target_os = "linux")]
-    {
-        let mut set = nix::sched::CpuSet::new();
-        set.set(cpu).map_err(std::io::Error::from)?;
-        nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set)
-            .map_err(std::io::Error::from)
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = cpu;
-        Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "CPU pinning needs Linux"))
-    }
+    crate::affinity::pin_current_thread(&[cpu])
 }
 
 /// CPU time this thread has used.

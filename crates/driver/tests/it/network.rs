@@ -124,6 +124,60 @@ async fn the_emulators_cpu_is_reported_apart_from_the_clients() {
     assert_eq!(emulator.realtime, may_run_realtime(), "{emulator:?}");
 }
 
+#[tokio::test]
+async fn members_and_the_emulator_run_on_the_cpus_they_are_given() {
+    if skip() {
+        return;
+    }
+    // etcd on the first CPU, the emulator on the last (the same one on a one-CPU machine),
+    // as a study that keeps the emulator's CPU out of etcd's pins them.
+    let last = std::thread::available_parallelism().map_or(1, std::num::NonZero::get) - 1;
+    let etcd = Etcd::start_with(
+        LocalCluster::options()
+            .etcd_bin(etcd_bin())
+            .members(2)
+            .network(network("client-latency = \"1ms\"\n"))
+            .member_cpus([0])
+            .network_cpus([last]),
+    )
+    .await;
+    let report = run_on(&etcd, 1, "[load]\nclients = 4\ntotal = 200\n[op.put]\n").await;
+    assert_eq!(report.op(OpKind::Put).ok, 200);
+    let allowed = |status: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .map(|c| c.trim().to_owned())
+    };
+    for member in etcd.local().members() {
+        // Every thread of etcd's, those the Go runtime started before and after it ran.
+        let pid = member.pid().unwrap();
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).unwrap();
+        let mut threads = 0;
+        for task in tasks {
+            let status = std::fs::read_to_string(task.unwrap().path().join("status")).unwrap();
+            assert_eq!(allowed(&status).as_deref(), Some("0"), "{} {status}", member.name());
+            threads += 1;
+        }
+        assert!(threads > 1, "etcd runs threads of its own");
+    }
+    let emulator = report.target.network.as_ref().unwrap().emulator.unwrap();
+    assert!(emulator.user_cpu_s + emulator.system_cpu_s > 0.0, "it carried the run");
+    // Other tests' emulators run in this process too, on every CPU: this one's threads are
+    // those on the last CPU alone (on a machine of two or more).
+    let pinned = std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(|task| {
+            let path = task.ok()?.path();
+            let comm = std::fs::read_to_string(path.join("comm")).ok()?;
+            let status = std::fs::read_to_string(path.join("status")).ok()?;
+            (comm.starts_with("etcdlat-network") && allowed(&status)? == last.to_string())
+                .then_some(())
+        })
+        .count();
+    assert!(pinned >= 1, "the emulator's threads run on CPU {last}");
+}
+
 /// Whether this process may schedule a thread real-time (`SCHED_FIFO`): tried on a thread of
 /// its own.
 fn may_run_realtime() -> bool {

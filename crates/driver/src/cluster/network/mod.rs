@@ -135,7 +135,7 @@ impl std::fmt::Debug for Emulator {
 impl Emulator {
     /// Starts proxies for `members` with the settings `params[from][to]` (endpoint 0 is the
     /// client, `1 + i` member i), their connections carried by `threads` emulator threads
-    /// (at least one). `pids` says, when a peer connects, which process each member is now
+    /// (at least one), which run on `cpus` (empty: any). `pids` says, when a peer connects, which process each member is now
     /// (members restart), so that its connection crosses the right link.
     ///
     /// # Errors
@@ -145,6 +145,7 @@ impl Emulator {
         members: Vec<MemberPorts>,
         pids: Arc<dyn Fn() -> Vec<Option<u32>> + Send + Sync>,
         threads: usize,
+        cpus: Vec<usize>,
     ) -> std::io::Result<Self> {
         let n = params.len();
         assert_eq!(n, members.len() + 1, "one row of link settings per endpoint");
@@ -207,6 +208,7 @@ impl Emulator {
                 inbox,
                 listening: listening.take(),
                 stop: emulator.stop.subscribe(),
+                cpus: cpus.clone(),
             };
             let started = started.clone();
             let handle = std::thread::Builder::new()
@@ -299,12 +301,22 @@ struct Thread {
     inbox: tokio::sync::mpsc::UnboundedReceiver<Accepted>,
     listening: Option<Listening>,
     stop: tokio::sync::watch::Receiver<bool>,
+    /// The CPUs it runs on; empty: any.
+    cpus: Vec<usize>,
 }
 
 impl Thread {
     /// Runs on the thread: says on `started` that it has (with its kernel id on Linux) or
     /// why it cannot, then carries connections until the emulator stops.
     fn run(self, started: &std::sync::mpsc::Sender<std::io::Result<Option<i32>>>) {
+        if !self.cpus.is_empty()
+            && let Err(e) = crate::affinity::pin_current_thread(&self.cpus)
+        {
+            let cpus = crate::affinity::list(&self.cpus);
+            let _ = started
+                .send(Err(std::io::Error::new(e.kind(), format!("running on CPUs {cpus}: {e}"))));
+            return;
+        }
         #[cfg(target_os = "linux")]
         run_ahead(self.index);
         #[cfg(target_os = "linux")]
@@ -318,7 +330,7 @@ impl Thread {
                 return;
             }
         };
-        let Self { index, mut inbox, listening, mut stop } = self;
+        let Self { index, mut inbox, listening, mut stop, cpus: _ } = self;
         let local = tokio::task::LocalSet::new();
         local.block_on(&runtime, async move {
             let timer = match Timer::new() {
@@ -450,6 +462,15 @@ mod tests {
     /// An emulator for one member, every link with `p`, on `threads` threads, in front of
     /// an echo server; and the member's client proxy address.
     fn one_member(p: LinkParams, threads: usize) -> (Emulator, SocketAddr) {
+        one_member_on(p, threads, Vec::new()).unwrap()
+    }
+
+    /// [`one_member`] with its threads on `cpus`.
+    fn one_member_on(
+        p: LinkParams,
+        threads: usize,
+        cpus: Vec<usize>,
+    ) -> std::io::Result<(Emulator, SocketAddr)> {
         let echo = echo_server();
         let members = vec![MemberPorts {
             client_proxy: bind(),
@@ -458,9 +479,23 @@ mod tests {
             peer: echo,
         }];
         let proxy = members[0].client_proxy.local_addr().unwrap();
-        let em = Emulator::start(vec![vec![p; 2]; 2], members, Arc::new(|| vec![None]), threads)
-            .unwrap();
-        (em, proxy)
+        let em =
+            Emulator::start(vec![vec![p; 2]; 2], members, Arc::new(|| vec![None]), threads, cpus)?;
+        Ok((em, proxy))
+    }
+
+    #[test]
+    fn its_threads_run_on_the_cpus_they_are_given() {
+        let (em, proxy) = one_member_on(LinkParams::default(), 2, vec![0]).unwrap();
+        for tid in em.thread_ids() {
+            let status = std::fs::read_to_string(format!("/proc/self/task/{tid}/status")).unwrap();
+            let allowed = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:"));
+            assert_eq!(allowed.map(str::trim), Some("0"), "thread {tid}");
+        }
+        ping(&mut TcpStream::connect(proxy).unwrap(), b"ping");
+        // A CPU the machine does not have: the start fails, naming it.
+        let e = one_member_on(LinkParams::default(), 1, vec![1000]).err().unwrap();
+        assert!(e.to_string().contains("running on CPUs 1000"), "{e}");
     }
 
     /// One round trip of `message` on `s`.
