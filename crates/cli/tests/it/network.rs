@@ -280,7 +280,7 @@ fn cpus_flags_place_etcd_and_the_emulator_and_bad_ones_are_refused() {
     refused(
         "a CPU etcd cannot run on",
         &["--local", "--etcd-cpus=1000", "put", "--total=1"],
-        &["starting etcd: running it on CPUs 1000", "Invalid argument"],
+        &["etcd: running it on CPUs 1000", "Invalid argument"],
     );
     refused(
         "a CPU the emulator cannot run on",
