@@ -8,8 +8,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, MutexGuard};
 
 /// A member's etcd process: how it is started, and the running child. Shared with the
-/// drivers built from the cluster ([`super::local::MemberControl`]), so that a run's fault steps can kill,
-/// pause and restart members while the [`super::local::LocalCluster`] keeps owning them.
+/// drivers built from the cluster ([`super::local::MemberControl`]), so that a run's fault
+/// steps can kill, pause and restart members while the [`super::local::LocalCluster`] keeps
+/// owning them.
 #[derive(Debug, Default)]
 pub(super) struct Process {
     pub(super) bin: PathBuf,

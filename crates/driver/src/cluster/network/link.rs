@@ -5,8 +5,9 @@
 //! together: a chunk that reached the proxy's socket at `t` (the kernel's receive stamp,
 //! [`super::stamp`]; when its thread read it, without one) waits for the line to be free,
 //! takes `bytes / bandwidth` to go out (the line is shared by every connection on the link,
-//! so two transfers split it), then arrives `latency ± jitter` later. A connection's bytes never overtake each other:
-//! a chunk whose jitter would land it before the previous one arrives with it instead.
+//! so two transfers split it), then arrives `latency ± jitter` later. A connection's bytes
+//! never overtake each other: a chunk whose jitter would land it before the previous one
+//! arrives with it instead.
 //!
 //! A link's connections may be carried by several emulator threads: what they share (the
 //! settings, the line, the byte count) is atomic or locked only where a rate is set, and

@@ -135,8 +135,9 @@ impl std::fmt::Debug for Emulator {
 impl Emulator {
     /// Starts proxies for `members` with the settings `params[from][to]` (endpoint 0 is the
     /// client, `1 + i` member i), their connections carried by `threads` emulator threads
-    /// (at least one), which run on `cpus` (empty: any). `pids` says, when a peer connects, which process each member is now
-    /// (members restart), so that its connection crosses the right link.
+    /// (at least one), which run on `cpus` (empty: any). `pids` says, when a peer connects,
+    /// which process each member is now (members restart), so that its connection crosses
+    /// the right link.
     ///
     /// # Errors
     /// When a thread, its runtime or its timer cannot be started.
