@@ -416,7 +416,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub open_loop: bool,
 
-    /// Multiply every total and duration by F, so a large published test runs in minutes.
+    /// Multiply every total and duration of the scenarios by F, so a large published test runs
+    /// in minutes (`--total`, `--duration`, `--warmup` are taken as given).
     #[arg(long, value_name = "F")]
     pub scale: Option<f64>,
 

@@ -686,6 +686,15 @@ mod tests {
         let p = plan(&["run", "put-256b-1000clients", "--scale=0.01"]).unwrap();
         assert_eq!(p.scenarios[0].load.total, Some(1000));
         assert!(plan(&["run", "put-1mb", "--scale=0"]).is_err());
+        // The flags' own values are not scaled: the scaled cluster runs for 10 s.
+        let p = plan(&["run", "k8s-cluster", "--scale=0.01", "--duration=10s", "--warmup=2s"]);
+        let load = &p.unwrap().scenarios[0].load;
+        assert_eq!(
+            (load.duration, load.warmup),
+            (Some(Duration::from_secs(10)), Duration::from_secs(2))
+        );
+        let p = plan(&["run", "put-256b-1000clients", "--scale=0.01", "--total=7"]).unwrap();
+        assert_eq!(p.scenarios[0].load.total, Some(7));
     }
 
     #[test]

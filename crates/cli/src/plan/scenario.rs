@@ -1,8 +1,10 @@
 //! `etcdlat run`'s scenarios: files, or shipped scenarios by name, with the flags that
-//! override them (`--set`, then `--total`, `--duration`, `--rate`, `--warmup`,
-//! `--open-loop`, `--scale`), matrices expanded, and TLS paths read relative to the file.
+//! change them (`--set` first; `--scale` on the file's values after its matrix is
+//! expanded; then `--total`, `--duration`, `--rate`, `--warmup`, `--open-loop`, as given),
+//! and TLS paths read relative to the file.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
 use etcdlat_core::{Scenario, Schedule};
@@ -44,25 +46,7 @@ pub fn read(args: &RunArgs) -> Result<Vec<Scenario>> {
             );
         };
         let text = set_keys(&text, &args.set).with_context(|| format!("scenario {label}"))?;
-        let mut s = Scenario::from_toml_str(&text).with_context(|| format!("scenario {label}"))?;
-        if let Some(t) = args.total {
-            s.load.total = Some(t);
-        }
-        if let Some(d) = duration {
-            s.load.duration = Some(d);
-            if args.total.is_none() {
-                s.load.total = None;
-            }
-        }
-        if let Some(r) = args.rate {
-            s.load.rate = r;
-        }
-        if let Some(w) = warmup {
-            s.load.warmup = w;
-        }
-        if args.open_loop {
-            s.load.schedule = Schedule::Open;
-        }
+        let s = Scenario::from_toml_str(&text).with_context(|| format!("scenario {label}"))?;
         let runs = s.expand().with_context(|| format!("scenario {label}"))?;
         for mut run in runs {
             if let Some(dir) = dir {
@@ -74,13 +58,44 @@ pub fn read(args: &RunArgs) -> Result<Vec<Scenario>> {
             if let Some((key, file)) = missing_file(files) {
                 bail!("scenario {label}: {key} {}: no such file", file.display());
             }
-            out.push(match args.scale {
+            let mut run = match args.scale {
                 Some(f) => run.scaled(f),
                 None => run,
-            });
+            };
+            // The flags' values are taken as given: `--scale` scales the file's.
+            override_load(&mut run, args, duration, warmup);
+            out.push(run);
         }
     }
     Ok(out)
+}
+
+/// `--total`, `--duration`, `--rate`, `--warmup` and `--open-loop` in place of the run's
+/// own (the file's, or its matrix cell's, scaled or not).
+fn override_load(
+    run: &mut Scenario,
+    args: &RunArgs,
+    duration: Option<Duration>,
+    warmup: Option<Duration>,
+) {
+    if let Some(t) = args.total {
+        run.load.total = Some(t);
+    }
+    if let Some(d) = duration {
+        run.load.duration = Some(d);
+        if args.total.is_none() {
+            run.load.total = None;
+        }
+    }
+    if let Some(r) = args.rate {
+        run.load.rate = r;
+    }
+    if let Some(w) = warmup {
+        run.load.warmup = w;
+    }
+    if args.open_loop {
+        run.load.schedule = Schedule::Open;
+    }
 }
 
 /// `text` with each `KEY=VALUE` of `--set` written into it: KEY a dotted path of tables

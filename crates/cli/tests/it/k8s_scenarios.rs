@@ -85,7 +85,10 @@ fn lists_and_the_whole_cluster_run_scaled_down() {
     }
     let runs = run("k8s-list-watch", "0.1");
     assert!(ok(&runs[0], "k8s-count") > 0, "{:#}", runs[0]["ops"]);
-    let (runs, text) = run_with_text("k8s-cluster", "0.01");
+    // At 0.01 (50 nodes) the cluster sends 1 event a second among 8 requests, each picked
+    // at random by rate: its 3 s would hold no event one run in 25, (7/8)^24. 10 s hold
+    // one or more but one run in 40,000.
+    let (runs, text) = run_with_flags("k8s-cluster", "0.01", &["--duration", "10s"]);
     for kind in ["k8s-update", "k8s-event"] {
         assert!(ok(&runs[0], kind) > 0, "{kind}: {:#}", runs[0]["ops"]);
     }
