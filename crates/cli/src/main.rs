@@ -43,6 +43,9 @@ use crate::verdict::Verdict;
 /// request, and glibc's malloc was a fifth of the client's CPU per request when the hot path
 /// ran on h2 too (see benches/README.md). Built without transparent huge pages, which
 /// otherwise add ~30 MB of resident memory at start.
+/// The stack of the thread a command pinned with `--pin-cpus` runs on: the main thread's.
+const MAIN_STACK_BYTES: usize = 8 << 20;
+
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -70,12 +73,31 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let result = Action::from_cli(cli, &EtcdSources::from_env()).and_then(|action| {
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .context("starting the runtime")?;
-        rt.block_on(execute(action))
+        // With --pin-cpus every thread of etcdlat's but the main one runs on those CPUs (the
+        // load's workers each on one of them), the command on a thread of its own while the
+        // main thread waits: a member or emulator thread without CPUs of its own runs on the
+        // main thread's, the process's.
+        let cpus = action.client_cpus().to_vec();
+        let mut runtime = tokio::runtime::Builder::new_multi_thread();
+        runtime.worker_threads(1).enable_all();
+        if cpus.is_empty() {
+            let rt = runtime.build().context("starting the runtime")?;
+            return rt.block_on(execute(action));
+        }
+        let pin = move || {
+            // A CPU that cannot be pinned to is named by the load's workers, which refuse it.
+            let _ = etcdlat_driver::pin_current_thread(&cpus);
+        };
+        let rt = runtime.on_thread_start(pin.clone()).build().context("starting the runtime")?;
+        let command = std::thread::Builder::new()
+            .name("etcdlat-main".into())
+            .stack_size(MAIN_STACK_BYTES)
+            .spawn(move || {
+                pin();
+                rt.block_on(execute(action))
+            })
+            .context("starting the command's thread")?;
+        command.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))
     });
     match result {
         Ok(verdict) => verdict.exit_code(),

@@ -72,6 +72,7 @@ mod load;
 mod transport;
 mod watch;
 
+pub use affinity::pin_current_thread;
 pub use cluster::barrier::{Barrier, BarrierError, DEFAULT_BARRIER_TIMEOUT, LEASE_TTL};
 pub use cluster::local::{LocalCluster, LocalClusterOptions, LocalMember, LocalTls};
 pub use cluster::metrics::own_usage;

@@ -197,8 +197,10 @@ pub struct Global {
     )]
     pub zone_latency: Option<String>,
 
-    /// Pin the worker threads to these CPUs, round robin (e.g. "2,3"), to keep the client off
-    /// the cores etcd uses on a shared machine. Defaults the worker count to their number.
+    /// Pin the worker threads to these CPUs, round robin (e.g. "2,3"), and etcdlat's other
+    /// threads to all of them, to keep the client off the cores etcd uses on a shared
+    /// machine (a local cluster and the emulated network stay on the process's CPUs unless
+    /// --etcd-cpus or --network-cpus place them). Defaults the worker count to their number.
     #[arg(long, global = true, value_delimiter = ',', value_name = "CPUS")]
     pub pin_cpus: Option<Vec<usize>>,
 

@@ -116,6 +116,14 @@ pub enum Action {
 }
 
 impl Action {
+    /// The CPUs `--pin-cpus` keeps etcdlat's own threads on; empty: any.
+    pub fn client_cpus(&self) -> &[usize] {
+        match self {
+            Action::Run(plan) => &plan.pin_cpus,
+            _ => &[],
+        }
+    }
+
     /// Builds the action from parsed flags; `sources` says where etcd binaries are found.
     pub fn from_cli(cli: Cli, sources: &EtcdSources) -> Result<Self> {
         let g = &cli.global;

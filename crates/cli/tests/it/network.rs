@@ -298,3 +298,67 @@ fn cpus_flags_place_etcd_and_the_emulator_and_bad_ones_are_refused() {
         &["--etcd-cpus place a throwaway local cluster", "--endpoints"],
     );
 }
+
+#[test]
+fn pin_cpus_keeps_every_thread_of_etcdlats_on_them_and_etcd_on_the_processs() {
+    if skip() {
+        return;
+    }
+    let allowed = |status: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .map(|c| c.trim().to_owned())
+    };
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("etcdlat"))
+        .env("ETCD_BIN", etcd_bin())
+        .args(["--local", "--pin-cpus=0", "--client-latency=1ms", "--json=-", "put"])
+        .args(["--duration=4s"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    // Each thread's id, name and CPUs; a thread gone while it is read is left out.
+    let tasks = |pid: u32| -> Vec<(u32, String, String)> {
+        let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
+        dir.filter_map(|task| {
+            let path = task.ok()?.path();
+            let tid = path.file_name()?.to_str()?.parse().ok()?;
+            let comm = std::fs::read_to_string(path.join("comm")).ok()?;
+            let status = std::fs::read_to_string(path.join("status")).ok()?;
+            Some((tid, comm.trim().to_owned(), allowed(&status)?))
+        })
+        .collect()
+    };
+    let etcd = || -> Option<u32> {
+        let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).ok()?;
+        children.split_whitespace().filter_map(|c| c.parse().ok()).find(|&c: &u32| {
+            std::fs::read_to_string(format!("/proc/{c}/comm")).is_ok_and(|n| n.trim() == "etcd")
+        })
+    };
+    // Once the load runs: its workers, the emulator and etcd are up.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let member = loop {
+        let up = tasks(pid).iter().any(|(_, comm, _)| comm.starts_with("etcdlat-worker"));
+        if let (true, Some(member)) = (up, etcd()) {
+            break member;
+        }
+        assert!(std::time::Instant::now() < deadline, "the load never started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    // The process's CPUs: etcdlat's main thread's, which only waits for the command.
+    let process =
+        allowed(&std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap()).unwrap();
+    for (tid, comm, cpus) in tasks(pid) {
+        let own = tid != pid && !comm.starts_with("etcdlat-network");
+        assert_eq!(cpus, if own { "0" } else { &process }, "etcdlat's thread {tid} {comm}");
+    }
+    for (_, _, cpus) in tasks(member) {
+        assert_eq!(cpus, process, "etcd's threads stay on the process's CPUs");
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "exit {:?}", out.status);
+    let report = parse_report(&out.stdout);
+    assert!(count(only_run(&report), "/ops/put/ok") > 0);
+}

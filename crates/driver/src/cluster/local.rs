@@ -132,8 +132,9 @@ impl LocalClusterOptions {
         self
     }
 
-    /// Runs every member on these CPUs only (Linux; empty, the default: wherever the kernel
-    /// puts them), so that the client and the emulated network can be kept off etcd's cores
+    /// Runs every member on these CPUs only (Linux; empty, the default: on the process's
+    /// CPUs, those of its main thread, even when started from a thread pinned to fewer), so
+    /// that the client and the emulated network can be kept off etcd's cores
     /// (see [`network_cpus`](Self::network_cpus) and the driver's `pin_cpus`).
     pub fn member_cpus(mut self, cpus: impl IntoIterator<Item = usize>) -> Self {
         self.member_cpus = cpus.into_iter().collect();
@@ -141,7 +142,7 @@ impl LocalClusterOptions {
     }
 
     /// Runs the emulated network's threads on these CPUs only (Linux; empty, the default:
-    /// wherever the kernel puts them), at most one thread per CPU. On a machine that etcd
+    /// on the process's CPUs, as members), at most one thread per CPU. On a machine that etcd
     /// and the client saturate, the emulator's CPU otherwise comes out of etcd's throughput.
     pub fn network_cpus(mut self, cpus: impl IntoIterator<Item = usize>) -> Self {
         self.network_cpus = cpus.into_iter().collect();

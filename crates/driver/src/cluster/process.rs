@@ -20,7 +20,7 @@ pub(super) struct Process {
     pub(super) log: PathBuf,
     /// The process group it runs in: its cluster's [`super::orphan::Guard`]'s.
     pub(super) group: i32,
-    /// The CPUs it runs on; empty: any.
+    /// The CPUs it runs on; empty: the process's.
     pub(super) cpus: Vec<usize>,
     pub(super) state: Mutex<ProcessState>,
 }
@@ -43,9 +43,10 @@ impl Process {
     /// cluster down, rather than killing etcd under a running measurement), and killed
     /// whole when etcdlat dies.
     ///
-    /// On CPUs of its own it is started from a thread pinned to them: a child inherits the
-    /// CPUs of the thread that started it, every thread of its own included, where pinning
-    /// it after the start would miss the threads it had already made.
+    /// It is started from a thread pinned to its CPUs, or to the process's when it has none
+    /// of its own: a child inherits the CPUs of the thread that started it, every thread of
+    /// its own included (pinning it after the start would miss the threads it had already
+    /// made), and the thread that starts it may be one kept to the client's CPUs.
     pub(super) fn spawn(&self) -> std::io::Result<Child> {
         let log = File::options().create(true).append(true).open(&self.log)?;
         let log2 = log.try_clone()?;
@@ -56,14 +57,14 @@ impl Process {
             .stdin(Stdio::null())
             .stdout(log)
             .stderr(log2);
-        if self.cpus.is_empty() {
-            return command.spawn();
-        }
         std::thread::scope(|s| {
             let pinned = s.spawn(|| {
                 crate::affinity::pin_current_thread(&self.cpus).map_err(|e| {
-                    let cpus = crate::affinity::list(&self.cpus);
-                    std::io::Error::new(e.kind(), format!("running it on CPUs {cpus}: {e}"))
+                    let cpus = match self.cpus.as_slice() {
+                        [] => "the process's CPUs".to_owned(),
+                        cpus => format!("CPUs {}", crate::affinity::list(cpus)),
+                    };
+                    std::io::Error::new(e.kind(), format!("running it on {cpus}: {e}"))
                 })?;
                 command.spawn()
             });

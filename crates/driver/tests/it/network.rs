@@ -143,12 +143,6 @@ async fn members_and_the_emulator_run_on_the_cpus_they_are_given() {
     .await;
     let report = run_on(&etcd, 1, "[load]\nclients = 4\ntotal = 200\n[op.put]\n").await;
     assert_eq!(report.op(OpKind::Put).ok, 200);
-    let allowed = |status: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-            .map(|c| c.trim().to_owned())
-    };
     for member in etcd.local().members() {
         // Every thread of etcd's, those the Go runtime started before and after it ran.
         let pid = member.pid().unwrap();
@@ -176,6 +170,53 @@ async fn members_and_the_emulator_run_on_the_cpus_they_are_given() {
         })
         .count();
     assert!(pinned >= 1, "the emulator's threads run on CPU {last}");
+}
+
+#[tokio::test]
+async fn members_and_the_emulator_without_cpus_of_their_own_run_on_the_processs() {
+    if skip() {
+        return;
+    }
+    // The process's CPUs: its main thread's, which nothing here pins.
+    let process = allowed(&std::fs::read_to_string("/proc/self/status").unwrap()).unwrap();
+    // The cluster is started from a thread kept to CPU 0, as a binary that keeps its own
+    // threads on the client's CPUs (`--pin-cpus`) starts it; etcd and the emulator would
+    // inherit that CPU.
+    etcdlat_driver::pin_current_thread(&[0]).unwrap();
+    let here = allowed(&std::fs::read_to_string("/proc/thread-self/status").unwrap());
+    assert_eq!(here.as_deref(), Some("0"));
+    let etcd = cluster(2, "client-latency = \"1ms\"\n").await;
+    let report = run_on(&etcd, 1, "[load]\nclients = 4\ntotal = 100\n[op.put]\n").await;
+    assert_eq!(report.op(OpKind::Put).ok, 100);
+    for member in etcd.local().members() {
+        let pid = member.pid().unwrap();
+        for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
+            let status = std::fs::read_to_string(task.unwrap().path().join("status")).unwrap();
+            assert_eq!(allowed(&status), Some(process.clone()), "{} {status}", member.name());
+        }
+    }
+    // This emulator's threads are on the process's CPUs; other tests' run here too, on the
+    // process's CPUs or on the last CPU alone, none on CPU 0 alone (on a machine of two or
+    // more).
+    let (mut on_process, mut on_zero) = (0, 0);
+    for task in std::fs::read_dir("/proc/self/task").unwrap() {
+        let path = task.unwrap().path();
+        let comm = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
+        let status = std::fs::read_to_string(path.join("status")).unwrap_or_default();
+        if comm.starts_with("etcdlat-network") {
+            on_process += usize::from(allowed(&status).as_ref() == Some(&process));
+            on_zero += usize::from(allowed(&status).as_deref() == Some("0"));
+        }
+    }
+    assert!(on_process >= 1, "the emulator's threads run on CPUs {process}");
+    if process != "0" {
+        assert_eq!(on_zero, 0, "no emulator thread inherits CPU 0 from the thread that started it");
+    }
+}
+
+/// The CPUs a thread may run on, from its `/proc/.../status`: `0-1`, `0`.
+fn allowed(status: &str) -> Option<String> {
+    status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).map(|c| c.trim().to_owned())
 }
 
 /// Whether this process may schedule a thread real-time (`SCHED_FIFO`): tried on a thread of

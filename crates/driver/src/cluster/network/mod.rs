@@ -302,7 +302,7 @@ struct Thread {
     inbox: tokio::sync::mpsc::UnboundedReceiver<Accepted>,
     listening: Option<Listening>,
     stop: tokio::sync::watch::Receiver<bool>,
-    /// The CPUs it runs on; empty: any.
+    /// The CPUs it runs on; empty: the process's.
     cpus: Vec<usize>,
 }
 
@@ -310,12 +310,13 @@ impl Thread {
     /// Runs on the thread: says on `started` that it has (with its kernel id on Linux) or
     /// why it cannot, then carries connections until the emulator stops.
     fn run(self, started: &std::sync::mpsc::Sender<std::io::Result<Option<i32>>>) {
-        if !self.cpus.is_empty()
-            && let Err(e) = crate::affinity::pin_current_thread(&self.cpus)
-        {
-            let cpus = crate::affinity::list(&self.cpus);
-            let _ = started
-                .send(Err(std::io::Error::new(e.kind(), format!("running on CPUs {cpus}: {e}"))));
+        if let Err(e) = crate::affinity::pin_current_thread(&self.cpus) {
+            let cpus = match self.cpus.as_slice() {
+                [] => "the process's CPUs".to_owned(),
+                cpus => format!("CPUs {}", crate::affinity::list(cpus)),
+            };
+            let _ =
+                started.send(Err(std::io::Error::new(e.kind(), format!("running on {cpus}: {e}"))));
             return;
         }
         #[cfg(target_os = "linux")]
