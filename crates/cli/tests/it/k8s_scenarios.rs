@@ -1,8 +1,8 @@
 //! The shipped Kubernetes scenarios (`k8s-*`), scaled down with `--scale` (their node
 //! counts with them), each run on the throwaway 3-member etcd it asks for: every request of
 //! every flow succeeds and the flows the scenario is about were sent (pods' creates,
-//! updates and deletes among them); a threshold may fail
-//! only for a flow too rare to come up in a scaled-down run (a list a minute). With one
+//! updates and deletes among them); a threshold may fail only for a flow too rare to come
+//! up in a scaled-down run (a list a minute), or for a p99 over its SLO. With one
 //! writer per pod no update conflicts, and with 8 they do; the text report holds each
 //! run's SLO verdict, as its p99 in the JSON report says, and its conflicts per update.
 
@@ -11,7 +11,7 @@ use serde_json::Value;
 use crate::{count, etcdlat, read_report};
 
 /// Runs shipped scenario `name` at `scale` and returns its runs. Exit 0, or 1 for
-/// thresholds on a kind of request the scaled run made none of.
+/// thresholds on a kind of request the scaled run made none of, or on a p99.
 fn run(name: &str, scale: &str) -> Vec<Value> {
     run_with_text(name, scale).0
 }
@@ -34,8 +34,11 @@ fn run_with_flags(name: &str, scale: &str, flags: &[&str]) -> (Vec<Value>, Strin
     match out.status.code() {
         Some(0) => {}
         Some(1) => {
+            // A flow too rare to come up, or an SLO's p99 a request over it missed on a
+            // shared machine (the SLO verdicts are checked against the JSON's p99 apart).
             for line in stderr.lines().filter(|l| l.contains("threshold")) {
-                assert!(line.contains("requests in the run)"), "{name}: {line}");
+                let rare = line.contains("requests in the run)");
+                assert!(rare || line.contains(" p99 < "), "{name}: {line}");
             }
         }
         code => panic!("{name}: exit {code:?}, stderr:\n{stderr}"),
@@ -63,11 +66,13 @@ fn node_heartbeats_pod_churn_and_events_send_their_flows() {
     let runs = run("k8s-node-heartbeat", "0.05");
     assert!(ok(&runs[0], "k8s-update") > 20, "{:#}", runs[0]["ops"]);
     assert_eq!(ok(&runs[0], "k8s-event"), 0);
-    // 3 s of pods' lives (a create, 6 updates and a delete each, 8 requests a second) and 5
+    // 6 s of pods' lives (a create, 6 updates and a delete each, 8 requests a second) and 5
     // events a second, beside 7,500 preloaded pods: every verb of a life comes up. On 2
-    // clients, each of which lives a life after another, a dozen requests each; the
-    // scenario's 64 would each send a request or two of their first life.
-    let (runs, _) = run_with_flags("k8s-pod-churn", "0.05", &["--clients", "2"]);
+    // clients, each of which lives a life after another, two dozen requests each (in the
+    // scaled 3 s, neither client finished a life one run in 2,600); the scenario's 64 would
+    // each send a request or two of their first life.
+    let flags = ["--clients", "2", "--duration", "6s"];
+    let (runs, _) = run_with_flags("k8s-pod-churn", "0.05", &flags);
     let (updates, events) = (ok(&runs[0], "k8s-update"), ok(&runs[0], "k8s-event"));
     assert!(updates > 2 && events > 2, "{:#}", runs[0]["ops"]);
     let (creates, deletes) = (ok(&runs[0], "k8s-create"), ok(&runs[0], "k8s-delete"));

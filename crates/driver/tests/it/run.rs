@@ -77,8 +77,9 @@ async fn duration_bounded_run_with_rate_cap() {
     assert!((1.9..2.5).contains(&report.duration_s), "{}", report.duration_s);
     assert_eq!(etcd.revision().await - before, put.ok as i64);
     assert!(put.intervals.len() >= 2);
+    // Each second near 100: a capped closed loop does not catch up on a stall.
     assert!(
-        put.intervals[..2].iter().all(|i| (85..=115).contains(&i.count)),
+        put.intervals[..2].iter().all(|i| (70..=130).contains(&i.count)),
         "{:?}",
         put.intervals
     );
