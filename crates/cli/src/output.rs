@@ -1,6 +1,8 @@
 //! Report files: checked before a run (so a long run never ends in "cannot write"), then
 //! written atomically (a temp file in the same directory, renamed into place), so an
-//! interrupted run never leaves a truncated file.
+//! interrupted run never leaves a truncated file. What is no regular file (`/dev/null`,
+//! `/dev/stdout`, a FIFO) is written through, never replaced; a symlink's file is replaced,
+//! not the link.
 
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
@@ -234,12 +236,27 @@ impl Target {
     }
 
     /// Creates the file's directory if it is missing (as `-o`-style flags do), and fails
-    /// unless a file can be created in it.
+    /// unless a file can be created in it; for what is written through, unless it can be
+    /// opened for writing.
     pub fn check(&self, flag: &str) -> Result<()> {
         let Self::File(path) = self else { return Ok(()) };
         if path.is_dir() {
             bail!("{flag} {}: is a directory", path.display());
         }
+        let path = match destination(path) {
+            // A FIFO is opened once its report is ready: opening it now would wait for a
+            // reader.
+            Destination::Through { fifo: true } => return Ok(()),
+            Destination::Through { fifo: false } => {
+                std::fs::OpenOptions::new()
+                    .append(true)
+                    .open(path)
+                    .with_context(|| format!("{flag} {}: cannot write it", path.display()))?;
+                return Ok(());
+            }
+            Destination::Replace(real) => real,
+        };
+        let path = path.as_path();
         let dir = parent(path);
         std::fs::create_dir_all(dir).with_context(|| {
             format!("{flag} {}: cannot create directory {}", path.display(), dir.display())
@@ -250,26 +267,73 @@ impl Target {
         Ok(())
     }
 
-    /// Writes `contents` in full, atomically for files.
+    /// Writes `contents` in full, atomically for regular files, appended to anything else.
     pub fn write(&self, contents: &str) -> Result<()> {
         match self {
             Self::Stdout => print(contents),
-            Self::File(path) => {
+            Self::File(given) => {
+                let path = match destination(given) {
+                    Destination::Through { .. } => {
+                        let mut out = std::fs::OpenOptions::new()
+                            .append(true)
+                            .open(given)
+                            .with_context(|| format!("writing {}", given.display()))?;
+                        return out
+                            .write_all(contents.as_bytes())
+                            .with_context(|| format!("writing {}", given.display()));
+                    }
+                    Destination::Replace(real) => real,
+                };
                 // The mode a file created in the usual way gets (0644 under umask 022), not
                 // the temp file's private 0600, which would survive the rename.
                 let mut tmp = tempfile::Builder::new()
                     .permissions(std::fs::Permissions::from_mode(0o666))
-                    .tempfile_in(parent(path))
+                    .tempfile_in(parent(&path))
                     .with_context(|| format!("writing {}", path.display()))?;
                 tmp.write_all(contents.as_bytes())
                     .with_context(|| format!("writing {}", path.display()))?;
                 tmp.as_file().sync_all().with_context(|| format!("writing {}", path.display()))?;
-                tmp.persist(path)
+                tmp.persist(&path)
                     .map_err(|e| e.error)
                     .with_context(|| format!("writing {}", path.display()))?;
                 Ok(())
             }
         }
+    }
+}
+
+/// How a report reaches a file path.
+#[derive(Debug, PartialEq, Eq)]
+enum Destination {
+    /// Written through the path: a device, a FIFO, a socket, or what a path under `/dev` or
+    /// `/proc` names (`/dev/stdout` a terminal, a pipe or the file the shell opened).
+    /// Renaming onto such a path would replace the device for every process on the machine.
+    Through {
+        /// A FIFO: opening it waits for a reader.
+        fifo: bool,
+    },
+    /// A regular file, or none yet: a temp file is renamed onto this path, the file a
+    /// symlink names rather than the link.
+    Replace(PathBuf),
+}
+
+fn destination(path: &Path) -> Destination {
+    use std::os::unix::fs::FileTypeExt;
+    let special = |p: &Path| p.starts_with("/dev") || p.starts_with("/proc");
+    // Symlinks followed one at a time (as the kernel does, at most 40), so that a link to a
+    // file not made yet is replaced at the file's path, not the link's.
+    let mut path = path.to_owned();
+    for _ in 0..40 {
+        if special(&path) {
+            let fifo = std::fs::metadata(&path).is_ok_and(|m| m.file_type().is_fifo());
+            return Destination::Through { fifo };
+        }
+        let Ok(target) = std::fs::read_link(&path) else { break };
+        path = parent(&path).join(target);
+    }
+    match std::fs::metadata(&path) {
+        Ok(m) if !m.is_file() => Destination::Through { fifo: m.file_type().is_fifo() },
+        _ => Destination::Replace(path),
     }
 }
 
@@ -338,6 +402,46 @@ mod tests {
                 .contains("is a directory")
         );
         assert_eq!(Target::new(Path::new("-")), Target::Stdout);
+    }
+
+    #[test]
+    fn devices_fifos_and_symlinks_are_written_through_not_replaced() {
+        // Decided, not written: a report renamed onto /dev/null would replace the device
+        // for every process on the machine.
+        for special in ["/dev/null", "/dev/stdout", "/proc/self/fd/1"] {
+            let d = destination(Path::new(special));
+            assert!(matches!(d, Destination::Through { .. }), "{special}: {d:?}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let new = dir.path().join("new.json");
+        assert_eq!(destination(&new), Destination::Replace(new.clone()));
+
+        // A symlink: the file it names gets the report, and stays where the link points.
+        let real = dir.path().join("real.md");
+        std::fs::write(&real, "old").unwrap();
+        let link = dir.path().join("link.md");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let target = Target::new(&link);
+        target.check("--markdown").unwrap();
+        target.write("| a |\n").unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink(), "the link stays");
+        assert_eq!(std::fs::read_to_string(&real).unwrap(), "| a |\n");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2, "no temp file left");
+
+        // A FIFO: its reader gets the report; it stays a FIFO.
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        let target = Target::new(&fifo);
+        target.check("--json").unwrap();
+        let reader = std::thread::spawn({
+            let fifo = fifo.clone();
+            move || std::fs::read_to_string(fifo).unwrap()
+        });
+        target.write("{}\n").unwrap();
+        assert_eq!(reader.join().unwrap(), "{}\n");
+        use std::os::unix::fs::FileTypeExt;
+        assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
     }
 
     #[test]

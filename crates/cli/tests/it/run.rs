@@ -192,6 +192,40 @@ fn report_files_get_a_normal_mode_and_missing_directories_are_made() {
 }
 
 #[test]
+fn reports_go_through_a_fifo_and_a_symlink_and_replace_neither() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    use std::os::unix::fs::FileTypeExt;
+    let dir = tempfile::tempdir().unwrap();
+    // A FIFO a reader waits on (as `--json /dev/stdout` or `<(...)` give), and a symlink to
+    // where the markdown lives: a report renamed onto either would replace it.
+    let fifo = dir.path().join("report.fifo");
+    assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let real = dir.path().join("real.md");
+    let link = dir.path().join("table.md");
+    std::os::unix::fs::symlink(&real, &link).unwrap();
+    let reader = std::thread::spawn({
+        let fifo = fifo.clone();
+        move || std::fs::read(fifo).unwrap()
+    });
+    etcdlat()
+        .env("ETCD_BIN", etcdlat_testkit::etcd_bin())
+        .args(["--local", "--quiet", "--json"])
+        .arg(&fifo)
+        .arg("--markdown")
+        .arg(&link)
+        .args(["put", "--total", "5"])
+        .assert()
+        .success();
+    let report = crate::parse_report(&reader.join().unwrap());
+    assert_eq!(crate::count(crate::only_run(&report), "/ops/put/ok"), 5);
+    assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo(), "still a FIFO");
+    assert!(std::fs::symlink_metadata(&link).unwrap().is_symlink(), "still a link");
+    assert!(std::fs::read_to_string(&real).unwrap().starts_with('|'), "the link's file");
+}
+
+#[test]
 fn each_run_of_several_starts_with_its_name_and_matrix_label() {
     if etcdlat_testkit::skip() {
         return;
