@@ -173,6 +173,7 @@ impl Action {
         };
         let (cluster, default_endpoint) = Cluster::from_flags(g, default_cluster)?;
         let quota = quota_backend_bytes(g, &cluster)?;
+        check_cpus(g)?;
         let (etcd_cpus, network_cpus) = local_cpus(g, &cluster)?;
 
         let network_flags = network::NetworkFlags::from_flags(g, &cluster)?;
@@ -408,6 +409,28 @@ fn local_cpus(g: &Global, cluster: &Cluster) -> Result<(Vec<usize>, Vec<usize>)>
         );
     }
     Ok((g.etcd_cpus.clone().unwrap_or_default(), g.network_cpus.clone().unwrap_or_default()))
+}
+
+/// Every CPU of `--pin-cpus`, `--etcd-cpus` and `--network-cpus` one a thread of etcdlat's
+/// can be pinned to (tried on a thread of its own), so that a wrong one is refused before a
+/// cluster starts. A CPU outside the process's own (`taskset`) but in the machine's is one.
+fn check_cpus(g: &Global) -> Result<()> {
+    let flags = [
+        ("--pin-cpus", &g.pin_cpus),
+        ("--etcd-cpus", &g.etcd_cpus),
+        ("--network-cpus", &g.network_cpus),
+    ];
+    for (flag, cpus) in flags {
+        for &cpu in cpus.iter().flatten() {
+            let pinned = std::thread::scope(|s| {
+                s.spawn(|| etcdlat_driver::pin_current_thread(&[cpu])).join()
+            });
+            if let Ok(Err(e)) = pinned {
+                bail!("{flag}: CPU {cpu} is not one this machine lets etcdlat run on: {e}");
+            }
+        }
+    }
+    Ok(())
 }
 
 /// `--quota-backend-bytes`, which only a throwaway local cluster can take.

@@ -280,12 +280,20 @@ fn cpus_flags_place_etcd_and_the_emulator_and_bad_ones_are_refused() {
     refused(
         "a CPU etcd cannot run on",
         &["--local", "--etcd-cpus=1000", "put", "--total=1"],
-        &["etcd: running it on CPUs 1000", "Invalid argument"],
+        &["--etcd-cpus: CPU 1000 is not one this machine lets etcdlat run on", "Invalid argument"],
     );
     refused(
         "a CPU the emulator cannot run on",
         &["--local", "--network-cpus=1000", "--client-latency=1ms", "put", "--total=1"],
-        &["emulated network: running on CPUs 1000", "Invalid argument"],
+        &[
+            "--network-cpus: CPU 1000 is not one this machine lets etcdlat run on",
+            "Invalid argument",
+        ],
+    );
+    refused(
+        "a CPU the client cannot run on",
+        &["--local", "--pin-cpus=0,1000", "put", "--total=1"],
+        &["--pin-cpus: CPU 1000 is not one this machine lets etcdlat run on", "Invalid argument"],
     );
     refused(
         "--network-cpus without an emulated network",
