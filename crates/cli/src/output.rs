@@ -305,9 +305,10 @@ impl Target {
 /// How a report reaches a file path.
 #[derive(Debug, PartialEq, Eq)]
 enum Destination {
-    /// Written through the path: a device, a FIFO, a socket, or what a path under `/dev` or
-    /// `/proc` names (`/dev/stdout` a terminal, a pipe or the file the shell opened).
-    /// Renaming onto such a path would replace the device for every process on the machine.
+    /// Written through the path: a device, a FIFO, a socket, or a file descriptor's link
+    /// in `/proc` (`/dev/stdout`, `/dev/fd/3`: a terminal, a pipe or the file the shell
+    /// opened). Renaming onto `/dev/null` would replace the device for every process on the
+    /// machine.
     Through {
         /// A FIFO: opening it waits for a reader.
         fifo: bool,
@@ -319,7 +320,12 @@ enum Destination {
 
 fn destination(path: &Path) -> Destination {
     use std::os::unix::fs::FileTypeExt;
-    let special = |p: &Path| p.starts_with("/dev") || p.starts_with("/proc");
+    // In /proc, or in a directory that is (`/dev/fd` links to `/proc/self/fd`); `/dev/shm`'s
+    // files are regular files like any other.
+    let special = |p: &Path| {
+        p.starts_with("/proc")
+            || std::fs::canonicalize(parent(p)).is_ok_and(|dir| dir.starts_with("/proc"))
+    };
     // Symlinks followed one at a time (as the kernel does, at most 40), so that a link to a
     // file not made yet is replaced at the file's path, not the link's.
     let mut path = path.to_owned();
@@ -408,9 +414,14 @@ mod tests {
     fn devices_fifos_and_symlinks_are_written_through_not_replaced() {
         // Decided, not written: a report renamed onto /dev/null would replace the device
         // for every process on the machine.
-        for special in ["/dev/null", "/dev/stdout", "/proc/self/fd/1"] {
+        for special in ["/dev/null", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"] {
             let d = destination(Path::new(special));
             assert!(matches!(d, Destination::Through { .. }), "{special}: {d:?}");
+        }
+        // A regular file under /dev (tmpfs) is replaced as any other.
+        if Path::new("/dev/shm").is_dir() {
+            let shm = Path::new("/dev/shm/etcdlat-no-such-report.json");
+            assert_eq!(destination(shm), Destination::Replace(shm.to_owned()));
         }
         let dir = tempfile::tempdir().unwrap();
         let new = dir.path().join("new.json");
