@@ -48,6 +48,49 @@ pub fn read(args: &RunArgs) -> Result<Vec<Scenario>> {
         let text = set_keys(&text, &args.set).with_context(|| format!("scenario {label}"))?;
         let s = Scenario::from_toml_str(&text).with_context(|| format!("scenario {label}"))?;
         let runs = s.expand().with_context(|| format!("scenario {label}"))?;
+        // A flag in place of a value the matrix varies would run one value under every
+        // cell's label.
+        let varied = |f: &dyn Fn(&Scenario) -> bool| runs.iter().any(f);
+        for (flag, given, key, varies) in [
+            (
+                "--total",
+                args.total.is_some(),
+                "load.total",
+                varied(&|r| r.load.total != s.load.total),
+            ),
+            (
+                "--duration",
+                duration.is_some(),
+                "load.duration",
+                varied(&|r| r.load.duration != s.load.duration),
+            ),
+            // Which also takes the total's place.
+            (
+                "--duration",
+                duration.is_some() && args.total.is_none(),
+                "load.total",
+                varied(&|r| r.load.total != s.load.total),
+            ),
+            ("--rate", args.rate.is_some(), "load.rate", varied(&|r| r.load.rate != s.load.rate)),
+            (
+                "--warmup",
+                warmup.is_some(),
+                "load.warmup",
+                varied(&|r| r.load.warmup != s.load.warmup),
+            ),
+            (
+                "--open-loop",
+                args.open_loop,
+                "load.schedule",
+                varied(&|r| r.load.schedule != s.load.schedule),
+            ),
+        ] {
+            if given && varies {
+                bail!(
+                    "{flag}: scenario {label} has a matrix that varies {key}; drop the flag or the axis"
+                );
+            }
+        }
         for mut run in runs {
             if let Some(dir) = dir {
                 run.cluster.resolve_paths(dir);
