@@ -43,11 +43,11 @@ use crate::verdict::Verdict;
 /// request, and glibc's malloc was a fifth of the client's CPU per request when the hot path
 /// ran on h2 too (see benches/README.md). Built without transparent huge pages, which
 /// otherwise add ~30 MB of resident memory at start.
-/// The stack of the thread a command pinned with `--pin-cpus` runs on: the main thread's.
-const MAIN_STACK_BYTES: usize = 8 << 20;
-
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+/// The stack of the thread a command pinned with `--pin-cpus` runs on: the main thread's.
+const MAIN_STACK_BYTES: usize = 8 << 20;
 
 fn main() -> ExitCode {
     let cli = match Cli::parse_args(std::env::args_os()) {

@@ -36,6 +36,42 @@ pub fn pin_current_thread(cpus: &[usize]) -> std::io::Result<()> {
     }
 }
 
+/// Pins the calling thread to `cpus`, a thread's own CPUs, or to the process's when it has
+/// none (empty), a default rather than a demand: where those cannot be set, it keeps the
+/// CPUs it has. An error names the CPUs.
+pub(crate) fn pin_own_or_process(cpus: &[usize]) -> std::io::Result<()> {
+    match pin_current_thread(cpus) {
+        Ok(()) => Ok(()),
+        Err(e) if cpus.is_empty() => {
+            tracing::debug!(error = %e, "a thread keeps the CPUs it was started with");
+            Ok(())
+        }
+        Err(e) => {
+            Err(std::io::Error::new(e.kind(), format!("running on CPUs {}: {e}", list(cpus))))
+        }
+    }
+}
+
+/// The CPUs the process may run on: its main thread's (Linux; elsewhere none known).
+pub(crate) fn process_cpus() -> Vec<usize> {
+    #[cfg(target_os = "linux")]
+    if let Ok(set) = nix::sched::sched_getaffinity(nix::unistd::getpid()) {
+        return (0..nix::sched::CpuSet::count())
+            .filter(|&c| set.is_set(c).unwrap_or(false))
+            .collect();
+    }
+    Vec::new()
+}
+
+/// How many CPUs the process may run on, or the calling thread where the OS does not say:
+/// a count taken on a pinned thread would be that thread's.
+pub(crate) fn process_cpu_count() -> usize {
+    match process_cpus().len() {
+        0 => std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
+        n => n,
+    }
+}
+
 /// `cpus` as a list for a message: `0,2,3`.
 pub(crate) fn list(cpus: &[usize]) -> String {
     cpus.iter().map(ToString::to_string).collect::<Vec<_>>().join(",")

@@ -423,8 +423,11 @@ fn check_cpus(g: &Global) -> Result<()> {
     for (flag, cpus) in flags {
         for &cpu in cpus.iter().flatten() {
             let pinned = std::thread::scope(|s| {
-                s.spawn(|| etcdlat_driver::pin_current_thread(&[cpu])).join()
-            });
+                let thread = std::thread::Builder::new()
+                    .spawn_scoped(s, || etcdlat_driver::pin_current_thread(&[cpu]))
+                    .context("starting a thread to try the CPUs on")?;
+                Ok::<_, anyhow::Error>(thread.join())
+            })?;
             if let Ok(Err(e)) = pinned {
                 bail!("{flag}: CPU {cpu} is not one this machine lets etcdlat run on: {e}");
             }
@@ -726,6 +729,22 @@ mod tests {
         );
         let p = plan(&["run", "put-256b-1000clients", "--scale=0.01", "--total=7"]).unwrap();
         assert_eq!(p.scenarios[0].load.total, Some(7));
+        // A flag in place of what a matrix varies is refused: every cell would run one value.
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("rates.toml");
+        let text = "[cluster]\nendpoints = [\"h:1\"]\n[load]\ntotal = 100\n[op.put]\n\
+                    [matrix]\n\"load.rate\" = [100, 200]\n\"load.total\" = [10, 20]\n";
+        std::fs::write(&file, text).unwrap();
+        let file = file.display().to_string();
+        let msg = |flag: &str| plan(&["run", &file, flag]).unwrap_err().to_string();
+        assert!(msg("--rate=5").starts_with("--rate: scenario"), "{}", msg("--rate=5"));
+        assert!(msg("--rate=5").ends_with("varies load.rate; drop the flag or the axis"));
+        assert!(msg("--total=5").contains("varies load.total"));
+        assert!(msg("--duration=5s").contains("varies load.total"), "it takes the total's place");
+        assert!(
+            plan(&["run", &file, "--warmup=1s"]).is_ok(),
+            "what the matrix leaves is the flag's"
+        );
     }
 
     #[test]

@@ -318,9 +318,13 @@ fn pin_cpus_keeps_every_thread_of_etcdlats_on_them_and_etcd_on_the_processs() {
             .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
             .map(|c| c.trim().to_owned())
     };
+    // The first CPU this process may run on (it and etcdlat's main thread have the same).
+    let mine = allowed(&std::fs::read_to_string("/proc/self/status").unwrap()).unwrap();
+    let first = mine.split([',', '-']).next().unwrap().to_owned();
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("etcdlat"))
         .env("ETCD_BIN", etcd_bin())
-        .args(["--local", "--pin-cpus=0", "--client-latency=1ms", "--json=-", "put"])
+        .arg(format!("--pin-cpus={first}"))
+        .args(["--local", "--client-latency=1ms", "--json=-", "put"])
         .args(["--duration=4s"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
@@ -339,16 +343,26 @@ fn pin_cpus_keeps_every_thread_of_etcdlats_on_them_and_etcd_on_the_processs() {
         })
         .collect()
     };
+    // etcdlat's child named etcd: the 4th field of /proc/PID/stat is the parent's id.
     let etcd = || -> Option<u32> {
-        let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).ok()?;
-        children.split_whitespace().filter_map(|c| c.parse().ok()).find(|&c: &u32| {
-            std::fs::read_to_string(format!("/proc/{c}/comm")).is_ok_and(|n| n.trim() == "etcd")
-        })
+        std::fs::read_dir("/proc")
+            .ok()?
+            .filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+            .find(|&c: &u32| {
+                let stat = std::fs::read_to_string(format!("/proc/{c}/stat")).unwrap_or_default();
+                let after_name = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+                after_name.split_whitespace().nth(1) == Some(&pid.to_string())
+                    && std::fs::read_to_string(format!("/proc/{c}/comm"))
+                        .is_ok_and(|n| n.trim() == "etcd")
+            })
     };
     // Once the load runs: its workers, the emulator and etcd are up.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     let member = loop {
-        let up = tasks(pid).iter().any(|(_, comm, _)| comm.starts_with("etcdlat-worker"));
+        let names: Vec<String> = tasks(pid).into_iter().map(|(_, comm, _)| comm).collect();
+        let up = ["etcdlat-worker", "etcdlat-network", "etcdlat-main"]
+            .iter()
+            .all(|name| names.iter().any(|n| n.starts_with(name)));
         if let (true, Some(member)) = (up, etcd()) {
             break member;
         }
@@ -360,9 +374,11 @@ fn pin_cpus_keeps_every_thread_of_etcdlats_on_them_and_etcd_on_the_processs() {
         allowed(&std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap()).unwrap();
     for (tid, comm, cpus) in tasks(pid) {
         let own = tid != pid && !comm.starts_with("etcdlat-network");
-        assert_eq!(cpus, if own { "0" } else { &process }, "etcdlat's thread {tid} {comm}");
+        assert_eq!(&cpus, if own { &first } else { &process }, "etcdlat's thread {tid} {comm}");
     }
-    for (_, _, cpus) in tasks(member) {
+    let etcd_threads = tasks(member);
+    assert!(!etcd_threads.is_empty(), "etcd ran until it was looked at");
+    for (_, _, cpus) in etcd_threads {
         assert_eq!(cpus, process, "etcd's threads stay on the process's CPUs");
     }
     let out = child.wait_with_output().unwrap();

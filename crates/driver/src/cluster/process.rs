@@ -58,16 +58,10 @@ impl Process {
             .stdout(log)
             .stderr(log2);
         std::thread::scope(|s| {
-            let pinned = s.spawn(|| {
-                crate::affinity::pin_current_thread(&self.cpus).map_err(|e| {
-                    let cpus = match self.cpus.as_slice() {
-                        [] => "the process's CPUs".to_owned(),
-                        cpus => format!("CPUs {}", crate::affinity::list(cpus)),
-                    };
-                    std::io::Error::new(e.kind(), format!("running it on {cpus}: {e}"))
-                })?;
+            let pinned = std::thread::Builder::new().spawn_scoped(s, || {
+                crate::affinity::pin_own_or_process(&self.cpus)?;
                 command.spawn()
-            });
+            })?;
             pinned.join().unwrap_or_else(|_| Err(std::io::Error::other("its starter panicked")))
         })
     }

@@ -37,7 +37,7 @@ use timer::Timer;
 /// the CPU (the members and the client compete for it); more than the cores would only
 /// take turns.
 pub(crate) fn default_threads() -> usize {
-    std::thread::available_parallelism().map_or(1, std::num::NonZero::get).min(2)
+    crate::affinity::process_cpu_count().min(2)
 }
 
 /// Where one member is reached and where it really listens.
@@ -310,13 +310,8 @@ impl Thread {
     /// Runs on the thread: says on `started` that it has (with its kernel id on Linux) or
     /// why it cannot, then carries connections until the emulator stops.
     fn run(self, started: &std::sync::mpsc::Sender<std::io::Result<Option<i32>>>) {
-        if let Err(e) = crate::affinity::pin_current_thread(&self.cpus) {
-            let cpus = match self.cpus.as_slice() {
-                [] => "the process's CPUs".to_owned(),
-                cpus => format!("CPUs {}", crate::affinity::list(cpus)),
-            };
-            let _ =
-                started.send(Err(std::io::Error::new(e.kind(), format!("running on {cpus}: {e}"))));
+        if let Err(e) = crate::affinity::pin_own_or_process(&self.cpus) {
+            let _ = started.send(Err(e));
             return;
         }
         #[cfg(target_os = "linux")]
@@ -437,6 +432,19 @@ mod tests {
     use std::time::{Duration, Instant};
 
     use super::*;
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_default_thread_count_is_the_processs_not_a_pinned_callers() {
+        // Asked from a thread kept to one CPU, as a binary's `--pin-cpus` threads ask.
+        let first = *crate::affinity::process_cpus().first().unwrap();
+        let from_pinned = std::thread::spawn(move || {
+            crate::affinity::pin_current_thread(&[first]).unwrap();
+            default_threads()
+        });
+        let expected = crate::affinity::process_cpus().len().min(2);
+        assert_eq!(from_pinned.join().unwrap(), expected);
+    }
 
     fn echo_server() -> SocketAddr {
         let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).unwrap();
