@@ -230,9 +230,15 @@ pub enum Target {
 }
 
 impl Target {
-    /// `-` is standard output; anything else a file path.
+    /// `-` is standard output, and so are its names in `/dev` and `/proc` (then nothing else
+    /// is printed there, as with `-`); anything else a file path.
     pub fn new(path: &Path) -> Self {
-        if path == Path::new("-") { Self::Stdout } else { Self::File(path.to_owned()) }
+        let stdout = ["-", "/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"];
+        if stdout.iter().any(|name| path == Path::new(name)) {
+            Self::Stdout
+        } else {
+            Self::File(path.to_owned())
+        }
     }
 
     /// Creates the file's directory if it is missing (as `-o`-style flags do), and fails
@@ -408,6 +414,7 @@ mod tests {
                 .contains("is a directory")
         );
         assert_eq!(Target::new(Path::new("-")), Target::Stdout);
+        assert_eq!(Target::new(Path::new("/dev/stdout")), Target::Stdout);
     }
 
     #[test]
