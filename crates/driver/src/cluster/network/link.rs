@@ -273,7 +273,7 @@ mod tests {
     use tokio::io::AsyncReadExt;
 
     use super::*;
-    use crate::cluster::network::stamp::StampedSocket;
+    use crate::cluster::network::stamp::stamped_pair;
     use crate::cluster::network::timer::{MAX_HEAD_START, on_a_timer};
 
     #[test]
@@ -467,23 +467,8 @@ mod tests {
         on_a_timer(|timer| async move {
             let latency = Duration::from_millis(20);
             let link = Arc::new(Link::new(LinkParams { latency, ..LinkParams::default() }, 1));
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let mut client =
-                tokio::net::TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
-            let (proxy_in, _) = listener.accept().await.unwrap();
+            let (mut client, from) = stamped_pair().await;
             let (proxy_out, mut server) = tokio::io::duplex(1024);
-            let mut from = StampedSocket::new(proxy_in.into_split().0);
-            // Until the kernel stamps this socket's packets (it turns stamping on a moment
-            // after it is asked), bytes read late count from their read.
-            let mut buf = BytesMut::with_capacity(64);
-            for _ in 0..100 {
-                client.write_all(b"x").await.unwrap();
-                buf.clear();
-                if from.read_stamped(&mut buf).await.unwrap().1.is_some() {
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(10)).await;
-            }
             let (pumped, timer) = (Arc::clone(&link), Rc::clone(&timer));
             tokio::task::spawn_local(async move {
                 pump(from, proxy_out, pumped, &timer, 0).await;

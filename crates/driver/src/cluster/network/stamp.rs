@@ -119,6 +119,28 @@ impl StampedRead for tokio::io::DuplexStream {
     }
 }
 
+/// A loopback TCP connection: its sending end, and its receiving end once the kernel
+/// stamps what arrives there. The kernel turns stamping on a moment after it is first asked
+/// (from a work queue): until it has, reads are not stamped.
+#[cfg(test)]
+pub(crate) async fn stamped_pair() -> (tokio::net::TcpStream, StampedSocket) {
+    use tokio::io::AsyncWriteExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let mut sender = tokio::net::TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+    let (accepted, _) = listener.accept().await.unwrap();
+    let mut socket = StampedSocket::new(accepted.into_split().0);
+    let mut buf = BytesMut::with_capacity(64);
+    for _ in 0..100 {
+        sender.write_all(b"x").await.unwrap();
+        buf.clear();
+        if socket.read_stamped(&mut buf).await.unwrap().1.is_some() {
+            return (sender, socket);
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("loopback packets are never stamped");
+}
+
 #[cfg(test)]
 mod tests {
     use tokio::io::AsyncWriteExt;
@@ -127,25 +149,8 @@ mod tests {
 
     #[tokio::test]
     async fn bytes_read_late_carry_the_time_they_arrived() {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let mut sender =
-            tokio::net::TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
-        let (accepted, _) = listener.accept().await.unwrap();
-        let mut socket = StampedSocket::new(accepted.into_split().0);
-        // The kernel turns stamping on a moment after it is first asked (from a work
-        // queue): until it has, reads are not stamped.
+        let (mut sender, mut socket) = stamped_pair().await;
         let mut buf = BytesMut::with_capacity(1024);
-        let mut tries = 0;
-        loop {
-            sender.write_all(b"early").await.unwrap();
-            buf.clear();
-            if socket.read_stamped(&mut buf).await.unwrap().1.is_some() {
-                break;
-            }
-            tries += 1;
-            assert!(tries < 100, "loopback packets are never stamped");
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
         for _ in 0..3 {
             let sent = Instant::now();
             sender.write_all(b"later").await.unwrap();
