@@ -404,6 +404,53 @@ pub fn tcp_connections_to(port: u16) -> usize {
     count
 }
 
+/// A thread of a process as `/proc` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProcThread {
+    /// Its kernel id (the process's own id for its main thread).
+    pub tid: u32,
+    /// Its name (`comm`), such as `etcdlat-worker-0`, cut by the kernel at 15 bytes.
+    pub name: String,
+    /// The CPUs it may run on, as the kernel lists them: `0-1`, `0`, `2,5`.
+    pub cpus: String,
+}
+
+/// The threads of process `pid`, read from `/proc`: none when it is gone, and a thread gone
+/// while it is read is left out.
+#[must_use]
+pub fn threads_of(pid: u32) -> Vec<ProcThread> {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
+    dir.filter_map(|task| {
+        let path = task.ok()?.path();
+        let tid = path.file_name()?.to_str()?.parse().ok()?;
+        let name = std::fs::read_to_string(path.join("comm")).ok()?.trim().to_owned();
+        let cpus = cpus_allowed(&std::fs::read_to_string(path.join("status")).ok()?)?;
+        Some(ProcThread { tid, name, cpus })
+    })
+    .collect()
+}
+
+/// The CPUs what `/proc/ENTRY` is may run on, as the kernel lists them: a process's id (its
+/// main thread's CPUs), `self`, or `thread-self` (the calling thread's).
+#[must_use]
+pub fn cpus_of(entry: impl std::fmt::Display) -> Option<String> {
+    cpus_allowed(&std::fs::read_to_string(format!("/proc/{entry}/status")).ok()?)
+}
+
+/// The first CPU of a list such as `0-1` or `2,5`.
+///
+/// # Panics
+/// When `list` does not start with a CPU number.
+#[must_use]
+pub fn first_cpu(list: &str) -> usize {
+    list.split([',', '-']).next().and_then(|c| c.parse().ok()).expect("a CPU list")
+}
+
+/// `Cpus_allowed_list` of a `/proc/.../status`.
+fn cpus_allowed(status: &str) -> Option<String> {
+    status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).map(|c| c.trim().to_owned())
+}
+
 /// The port of an endpoint URL like `http://127.0.0.1:2379`.
 ///
 /// # Panics

@@ -2,7 +2,7 @@
 //! a scenario's `[network]` and a matrix over it, and every bad network input refused
 //! before anything starts (exit 2, one line).
 
-use etcdlat_testkit::{etcd_bin, skip};
+use etcdlat_testkit::{cpus_of, etcd_bin, first_cpu, skip, threads_of};
 use serde_json::Value;
 
 use crate::bad_input::error_line;
@@ -312,15 +312,8 @@ fn pin_cpus_keeps_every_thread_of_etcdlats_on_them_and_etcd_on_the_processs() {
     if skip() {
         return;
     }
-    let allowed = |status: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-            .map(|c| c.trim().to_owned())
-    };
     // The first CPU this process may run on (it and etcdlat's main thread have the same).
-    let mine = allowed(&std::fs::read_to_string("/proc/self/status").unwrap()).unwrap();
-    let first = mine.split([',', '-']).next().unwrap().to_owned();
+    let first = first_cpu(&cpus_of(std::process::id()).unwrap()).to_string();
     let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("etcdlat"))
         .env("ETCD_BIN", etcd_bin())
         .arg(format!("--pin-cpus={first}"))
@@ -331,18 +324,6 @@ fn pin_cpus_keeps_every_thread_of_etcdlats_on_them_and_etcd_on_the_processs() {
         .spawn()
         .unwrap();
     let pid = child.id();
-    // Each thread's id, name and CPUs; a thread gone while it is read is left out.
-    let tasks = |pid: u32| -> Vec<(u32, String, String)> {
-        let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return Vec::new() };
-        dir.filter_map(|task| {
-            let path = task.ok()?.path();
-            let tid = path.file_name()?.to_str()?.parse().ok()?;
-            let comm = std::fs::read_to_string(path.join("comm")).ok()?;
-            let status = std::fs::read_to_string(path.join("status")).ok()?;
-            Some((tid, comm.trim().to_owned(), allowed(&status)?))
-        })
-        .collect()
-    };
     // etcdlat's child named etcd: the 4th field of /proc/PID/stat is the parent's id.
     let etcd = || -> Option<u32> {
         std::fs::read_dir("/proc")
@@ -359,7 +340,7 @@ fn pin_cpus_keeps_every_thread_of_etcdlats_on_them_and_etcd_on_the_processs() {
     // Once the load runs: its workers, the emulator and etcd are up.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     let member = loop {
-        let names: Vec<String> = tasks(pid).into_iter().map(|(_, comm, _)| comm).collect();
+        let names: Vec<String> = threads_of(pid).into_iter().map(|t| t.name).collect();
         let up = ["etcdlat-worker", "etcdlat-network", "etcdlat-main"]
             .iter()
             .all(|name| names.iter().any(|n| n.starts_with(name)));
@@ -370,16 +351,15 @@ fn pin_cpus_keeps_every_thread_of_etcdlats_on_them_and_etcd_on_the_processs() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     };
     // The process's CPUs: etcdlat's main thread's, which only waits for the command.
-    let process =
-        allowed(&std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap()).unwrap();
-    for (tid, comm, cpus) in tasks(pid) {
-        let own = tid != pid && !comm.starts_with("etcdlat-network");
-        assert_eq!(&cpus, if own { &first } else { &process }, "etcdlat's thread {tid} {comm}");
+    let process = cpus_of(pid).unwrap();
+    for t in threads_of(pid) {
+        let own = t.tid != pid && !t.name.starts_with("etcdlat-network");
+        assert_eq!(&t.cpus, if own { &first } else { &process }, "etcdlat's thread {t:?}");
     }
-    let etcd_threads = tasks(member);
+    let etcd_threads = threads_of(member);
     assert!(!etcd_threads.is_empty(), "etcd ran until it was looked at");
-    for (_, _, cpus) in etcd_threads {
-        assert_eq!(cpus, process, "etcd's threads stay on the process's CPUs");
+    for t in etcd_threads {
+        assert_eq!(t.cpus, process, "etcd's threads stay on the process's CPUs");
     }
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "exit {:?}", out.status);

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use etcdlat_core::{FaultAction, Network, OpKind, Report};
 use etcdlat_driver::LocalCluster;
-use etcdlat_testkit::{Etcd, etcd_bin, skip};
+use etcdlat_testkit::{Etcd, cpus_of, etcd_bin, first_cpu, skip, threads_of};
 
 use crate::run_on;
 
@@ -145,29 +145,19 @@ async fn members_and_the_emulator_run_on_the_cpus_they_are_given() {
     assert_eq!(report.op(OpKind::Put).ok, 200);
     for member in etcd.local().members() {
         // Every thread of etcd's, those the Go runtime started before and after it ran.
-        let pid = member.pid().unwrap();
-        let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).unwrap();
-        let mut threads = 0;
-        for task in tasks {
-            let status = std::fs::read_to_string(task.unwrap().path().join("status")).unwrap();
-            assert_eq!(allowed(&status).as_deref(), Some("0"), "{} {status}", member.name());
-            threads += 1;
+        let threads = threads_of(member.pid().unwrap());
+        for t in &threads {
+            assert_eq!(t.cpus, "0", "{} {t:?}", member.name());
         }
-        assert!(threads > 1, "etcd runs threads of its own");
+        assert!(threads.len() > 1, "etcd runs threads of its own");
     }
     let emulator = report.target.network.as_ref().unwrap().emulator.unwrap();
     assert!(emulator.user_cpu_s + emulator.system_cpu_s > 0.0, "it carried the run");
     // Other tests' emulators run in this process too, on every CPU: this one's threads are
     // those on the last CPU alone (on a machine of two or more).
-    let pinned = std::fs::read_dir("/proc/self/task")
-        .unwrap()
-        .filter_map(|task| {
-            let path = task.ok()?.path();
-            let comm = std::fs::read_to_string(path.join("comm")).ok()?;
-            let status = std::fs::read_to_string(path.join("status")).ok()?;
-            (comm.starts_with("etcdlat-network") && allowed(&status)? == last.to_string())
-                .then_some(())
-        })
+    let pinned = threads_of(std::process::id())
+        .into_iter()
+        .filter(|t| t.name.starts_with("etcdlat-network") && t.cpus == last.to_string())
         .count();
     assert!(pinned >= 1, "the emulator's threads run on CPU {last}");
 }
@@ -178,51 +168,36 @@ async fn members_and_the_emulator_without_cpus_of_their_own_run_on_the_processs(
         return;
     }
     // The process's CPUs: its main thread's, which nothing here pins.
-    let process = allowed(&std::fs::read_to_string("/proc/self/status").unwrap()).unwrap();
+    let process = cpus_of(std::process::id()).unwrap();
     // The cluster is started from a thread kept to the first of them, as a binary that
     // keeps its own threads on the client's CPUs (`--pin-cpus`) starts it; etcd and the
     // emulator would inherit that CPU.
     let first = first_cpu(&process);
     etcdlat_driver::pin_current_thread(&[first]).unwrap();
-    let here = allowed(&std::fs::read_to_string("/proc/thread-self/status").unwrap());
-    assert_eq!(here, Some(first.to_string()));
+    assert_eq!(cpus_of("thread-self"), Some(first.to_string()));
     let etcd = cluster(2, "client-latency = \"1ms\"\n").await;
     let report = run_on(&etcd, 1, "[load]\nclients = 4\ntotal = 100\n[op.put]\n").await;
     assert_eq!(report.op(OpKind::Put).ok, 100);
     for member in etcd.local().members() {
-        let pid = member.pid().unwrap();
-        for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
-            let status = std::fs::read_to_string(task.unwrap().path().join("status")).unwrap();
-            assert_eq!(allowed(&status), Some(process.clone()), "{} {status}", member.name());
+        let threads = threads_of(member.pid().unwrap());
+        assert!(!threads.is_empty(), "{} runs", member.name());
+        for t in threads {
+            assert_eq!(t.cpus, process, "{} {t:?}", member.name());
         }
     }
     // This emulator's threads are on the process's CPUs; other tests' run here too, on the
     // process's CPUs or on the last CPU alone, none on the first alone (on a machine of two
     // or more).
-    let (mut on_process, mut on_first) = (0, 0);
-    for task in std::fs::read_dir("/proc/self/task").unwrap() {
-        let path = task.unwrap().path();
-        let comm = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
-        let status = std::fs::read_to_string(path.join("status")).unwrap_or_default();
-        if comm.starts_with("etcdlat-network") {
-            on_process += usize::from(allowed(&status).as_ref() == Some(&process));
-            on_first += usize::from(allowed(&status) == Some(first.to_string()));
-        }
-    }
+    let emulators: Vec<_> = threads_of(std::process::id())
+        .into_iter()
+        .filter(|t| t.name.starts_with("etcdlat-network"))
+        .collect();
+    let on_process = emulators.iter().filter(|t| t.cpus == process).count();
+    let on_first = emulators.iter().filter(|t| t.cpus == first.to_string()).count();
     assert!(on_process >= 1, "the emulator's threads run on CPUs {process}");
     if process != first.to_string() {
         assert_eq!(on_first, 0, "no emulator thread inherits CPU {first} from its starter");
     }
-}
-
-/// The first CPU of a list such as `0-1` or `2,5`.
-fn first_cpu(list: &str) -> usize {
-    list.split([',', '-']).next().and_then(|c| c.parse().ok()).expect("a CPU list")
-}
-
-/// The CPUs a thread may run on, from its `/proc/.../status`: `0-1`, `0`.
-fn allowed(status: &str) -> Option<String> {
-    status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:")).map(|c| c.trim().to_owned())
 }
 
 /// Whether this process may schedule a thread real-time (`SCHED_FIFO`): tried on a thread of
