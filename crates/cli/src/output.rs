@@ -254,9 +254,7 @@ impl Target {
             // reader.
             Destination::Through { fifo: true } => return Ok(()),
             Destination::Through { fifo: false } => {
-                std::fs::OpenOptions::new()
-                    .append(true)
-                    .open(path)
+                open_through(path)
                     .with_context(|| format!("{flag} {}: cannot write it", path.display()))?;
                 return Ok(());
             }
@@ -280,12 +278,8 @@ impl Target {
             Self::File(given) => {
                 let path = match destination(given) {
                     Destination::Through { .. } => {
-                        let mut out = std::fs::OpenOptions::new()
-                            .append(true)
-                            .open(given)
-                            .with_context(|| format!("writing {}", given.display()))?;
-                        return out
-                            .write_all(contents.as_bytes())
+                        return open_through(given)
+                            .and_then(|mut out| out.write_all(contents.as_bytes()))
                             .with_context(|| format!("writing {}", given.display()));
                     }
                     Destination::Replace(real) => real,
@@ -322,6 +316,11 @@ enum Destination {
     /// A regular file, or none yet: a temp file is renamed onto this path, the file a
     /// symlink names rather than the link.
     Replace(PathBuf),
+}
+
+/// Opens what is written through for appending: it is never created or emptied.
+fn open_through(path: &Path) -> std::io::Result<std::fs::File> {
+    std::fs::OpenOptions::new().append(true).open(path)
 }
 
 fn destination(path: &Path) -> Destination {
