@@ -10,12 +10,12 @@ use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use etcdlat_core::audit::{self, Access, AtRevision, Entry, Outcome, ReadBack, ReadPlan};
-use etcdlat_core::render::{self, TextOptions};
 use etcdlat_core::workload::keyspace::KeyGen;
 use etcdlat_core::{
     ErrorCode, OpKind, OpReport, Operation, Params, PutOp, Recorder, Report, ReportSet, Scenario,
     TargetInfo,
 };
+use etcdlat_render::{self as render, TextOptions};
 
 /// Values recorded into each recorder of the merge benchmark.
 const MERGE_VALUES: u64 = 100_000;

@@ -8,9 +8,9 @@
 
 use std::time::Duration;
 
-use etcdlat::core::render::{self, TextOptions};
 use etcdlat::core::{OpKind, Scenario};
 use etcdlat::driver::{Driver, LocalCluster};
+use etcdlat::render::{self, TextOptions};
 
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -1,9 +1,10 @@
 //! etcdlat: a load generator for etcd, as a library to embed in test suites.
 //!
-//! This crate only re-exports the two library crates:
-//! [`core`] (scenario model, HDR recording, reports and renderers; pure) and
-//! [`driver`] (connections, logical clients, throwaway local etcd clusters), and at its top
-//! level the few types a test that embeds etcdlat uses.
+//! This crate only re-exports the library crates:
+//! [`core`] (scenario model, HDR recording, report data; pure),
+//! [`driver`] (connections, logical clients, throwaway local etcd clusters) and
+//! [`render`] (a report as text, JSON, markdown, CSV, HTML and plots), and at its top level
+//! the few types a test that embeds etcdlat uses.
 //!
 //! ```no_run
 //! # async fn f() -> Result<(), Box<dyn std::error::Error>> {
@@ -26,6 +27,7 @@
 
 pub use etcdlat_core as core;
 pub use etcdlat_driver as driver;
+pub use etcdlat_render as render;
 
 pub use etcdlat_core::{Network, OpKind, Report, Scenario, ScenarioError};
 pub use etcdlat_driver::{Driver, DriverError, LocalCluster};

@@ -9,10 +9,10 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, anyhow, bail};
-use etcdlat_core::render::columns::Columns;
-use etcdlat_core::render::heatmap::{self, Heatmap};
-use etcdlat_core::render::{self, plot};
 use etcdlat_core::{Report, ReportSet};
+use etcdlat_render::columns::Columns;
+use etcdlat_render::heatmap::{self, Heatmap};
+use etcdlat_render::{self as render, plot};
 
 /// Writes `text` to standard output. A reader that has gone away (`etcdlat scenarios | head`)
 /// is not an error: what it did not read is dropped, and files and the exit code are as

@@ -5,8 +5,9 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 use anyhow::Result;
-use etcdlat_core::{Report, render::jsonl};
+use etcdlat_core::Report;
 use etcdlat_driver::{LiveInterval, Progress};
+use etcdlat_render::jsonl;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tokio::sync::oneshot;
 

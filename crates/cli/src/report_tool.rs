@@ -6,10 +6,11 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, anyhow, bail};
 use etcdlat_core::comparison::compare_sets;
 use etcdlat_core::merge::merge_labeled;
-use etcdlat_core::render::columns::Columns;
-use etcdlat_core::render::heatmap;
 use etcdlat_core::report::SCHEMA_VERSION;
-use etcdlat_core::{ReportSet, Threshold, render};
+use etcdlat_core::{ReportSet, Threshold};
+use etcdlat_render as render;
+use etcdlat_render::columns::Columns;
+use etcdlat_render::heatmap;
 
 use crate::output;
 use crate::plan::{ComparePlan, MergePlan};

@@ -3,10 +3,11 @@
 //! runs side by side when there were several, the report files and the verdict.
 
 use anyhow::{Context, Result, bail};
-use etcdlat_core::render::columns::Columns;
 use etcdlat_core::schedule::Rate;
-use etcdlat_core::{Report, ReportSet, Scenario, render};
+use etcdlat_core::{Report, ReportSet, Scenario};
 use etcdlat_driver::{Driver, DriverError, LocalCluster};
+use etcdlat_render as render;
+use etcdlat_render::columns::Columns;
 use tokio::sync::watch;
 
 use crate::exporter::Exporter;

@@ -3,7 +3,6 @@
 //!
 //! ```
 //! use etcdlat_core::comparison::{Figure, compare};
-//! use etcdlat_core::render;
 //! # fn show(base: &etcdlat_core::Report, new: &etcdlat_core::Report) {
 //! let comparison = compare(base, new);
 //! for op in &comparison.ops {
@@ -12,9 +11,10 @@
 //!         println!("{}: p99 changed by {:+.1}%", op.kind, p99.change_pct.unwrap_or(0.0));
 //!     }
 //! }
-//! print!("{}", render::comparison::markdown(&[comparison]));
 //! # }
 //! ```
+//!
+//! `etcdlat_render::comparison::markdown` writes comparisons as a table.
 //!
 //! Each operation kind present in either run gets rows for throughput, p50, p99, p99.9 and
 //! errors: the base figure, the new one, and the change in percent of the base.

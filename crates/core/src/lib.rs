@@ -35,7 +35,6 @@ pub mod merge;
 pub mod metrics;
 pub mod op;
 pub mod recorder;
-pub mod render;
 pub mod report;
 pub mod scenario;
 pub mod schedule;

@@ -114,12 +114,12 @@ pub fn format_bandwidth(bytes_per_s: u64) -> String {
 }
 
 /// `1234567` as `1,234,567`.
-pub(crate) fn thousands(n: u64) -> String {
+pub fn thousands(n: u64) -> String {
     group_digits(&n.to_string())
 }
 
 /// Inserts a comma every three digits from the right of a string of digits.
-pub(crate) fn group_digits(digits: &str) -> String {
+pub fn group_digits(digits: &str) -> String {
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
         if i > 0 && (digits.len() - i).is_multiple_of(3) {

@@ -30,11 +30,11 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
-use etcdlat_core::render::{TextOptions, heatmap};
 use etcdlat_core::threshold::Threshold;
 use etcdlat_core::unit::parse_duration;
 use etcdlat_core::{Etcd, Scenario, ScenarioError, Targeting};
 use etcdlat_driver::Security;
+use etcdlat_render::{TextOptions, heatmap};
 
 pub use cluster::{Cluster, DEFAULT_ENDPOINT};
 pub use etcd::EtcdSources;

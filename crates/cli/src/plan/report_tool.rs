@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Result, bail};
-use etcdlat_core::render::TextOptions;
+use etcdlat_render::TextOptions;
 
 use crate::command_line::{CompareArgs, Global, MergeArgs};
 use crate::output::{Heatmaps, Outputs, Target, targets};

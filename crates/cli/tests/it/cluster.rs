@@ -8,8 +8,8 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use etcdlat_core::ReportSet;
-use etcdlat_core::render::columns::Columns;
 use etcdlat_core::report::Row;
+use etcdlat_render::columns::Columns;
 use etcdlat_testkit::{Etcd, eventually};
 
 use crate::{count, etcdlat, parse_report, read_report, text};

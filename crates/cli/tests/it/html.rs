@@ -103,7 +103,7 @@ fn the_html_report_loads_in_a_browser() {
     assert!(dom.contains("</footer>"), "the whole page was loaded:\n{dom}");
     // Latency per interval and spectrum of the puts, throughput, and the resource plots of
     // the local cluster's members and the client; parsed as SVG, not text.
-    let svgs = 3 + etcdlat_core::render::plot::Resource::ALL.len();
+    let svgs = 3 + etcdlat_render::plot::Resource::ALL.len();
     assert_eq!(dom.matches("<svg ").count(), svgs, "{svgs} inline SVGs:\n{dom}");
     assert_eq!(dom.matches("</svg>").count(), svgs);
     assert!(dom.contains("CPU over time"), "{dom}");

@@ -79,7 +79,7 @@ mod benchmark37;
 mod capacity;
 mod cluster;
 // A heatmap's cells read back from its SVG, as core's tests read them.
-#[path = "../../../core/tests/it/drawn.rs"]
+#[path = "../../../render/tests/it/drawn.rs"]
 mod drawn;
 mod error;
 mod etcd;

@@ -157,7 +157,8 @@ impl<'de> Deserialize<'de> for Distribution {
     }
 }
 
-pub(crate) fn round3(x: f64) -> f64 {
+/// `x` rounded to three decimals, as the JSON report writes its floating-point figures.
+pub fn round3(x: f64) -> f64 {
     (x * 1000.0).round() / 1000.0
 }
 

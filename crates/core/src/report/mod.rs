@@ -21,7 +21,7 @@ use crate::invariant::InvariantReport;
 use crate::metrics::{ClientUsage, MemberMetrics};
 use crate::op::OpKind;
 use crate::scenario::{MatrixCell, Scenario, Targeting};
-pub(crate) use distribution::round3;
+pub use distribution::round3;
 
 pub use distribution::{Distribution, QUANTILES};
 pub use network::{EmulatorUsage, LATE_FLOOR_US, LinkReport, NetworkReport};

@@ -518,7 +518,7 @@ impl Report {
 
     /// The load's figures: every operation together (`all`), or the one kind the run sent;
     /// background compaction is not load.
-    pub(crate) fn load_op(&self) -> Option<&OpReport> {
+    pub fn load_op(&self) -> Option<&OpReport> {
         if let Some(all) = &self.all {
             return Some(all);
         }
@@ -615,7 +615,7 @@ fn max_of_average(
 /// The members' average `figure` over time, as `(t_s, average)`: each sample of the member
 /// with the most samples, averaged with the other members' samples nearest to it in time
 /// (within its span); samples where no member has the figure are left out.
-pub(crate) fn members_average(
+pub fn members_average(
     members: &[MemberMetrics],
     figure: fn(&ResourceSample) -> Option<f64>,
 ) -> Vec<(f64, f64)> {

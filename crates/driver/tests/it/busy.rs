@@ -38,7 +38,7 @@ async fn a_saturated_worker_is_reported_with_what_to_change() {
     assert!(peak > 0.9, "one worker, 256 clients, an instant server: {busy:?}");
     let warning = report.client_limit().expect("a warning");
     assert!(warning.contains("--workers"), "{warning}");
-    let text = etcdlat_core::render::text(&report, &etcdlat_core::render::TextOptions::default());
+    let text = etcdlat_render::text(&report, &etcdlat_render::TextOptions::default());
     assert!(text.contains("\nWarning: the figures may be the client's"), "{text}");
     assert!(text.contains("busiest worker"), "{text}");
 }
@@ -54,6 +54,6 @@ async fn a_light_run_is_not_flagged() {
     let busy = report.client.as_ref().and_then(|c| c.busy.clone()).expect("client busy");
     assert!(busy.worker_peak.expect("measured") < 0.8, "{busy:?}");
     assert_eq!(report.client_limit(), None, "{busy:?}");
-    let text = etcdlat_core::render::text(&report, &etcdlat_core::render::TextOptions::default());
+    let text = etcdlat_render::text(&report, &etcdlat_render::TextOptions::default());
     assert!(!text.contains("Warning:"), "{text}");
 }

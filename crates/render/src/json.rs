@@ -1,0 +1,47 @@
+//! The JSON report: the project's data contract, read by scripts, plots and comparisons.
+//!
+//! The layout comes from the serde derives of [`etcdlat_core::report`]; this function is the one
+//! place that writes it, so every command produces the same bytes for the same reports.
+//! Each run also carries its dbtester figures (`study`, [`etcdlat_core::report::Study`]), computed
+//! from the run as it is written: a report read back computes them again
+//! ([`Report::study`]), so they are never out of step with the rest. Its shape is locked by
+//! the `json_contract` test, and [`ReportSet::schema_version`] changes whenever it changes
+//! incompatibly.
+
+use serde::Serialize;
+
+use etcdlat_core::report::{Report, ReportSet, Study};
+
+/// A run as written: the report, then its dbtester figures.
+#[derive(Serialize)]
+struct Run<'a> {
+    #[serde(flatten)]
+    report: &'a Report,
+    study: Study,
+}
+
+/// The top level as written: [`ReportSet`]'s fields, each run with its figures.
+#[derive(Serialize)]
+struct Set<'a> {
+    schema_version: u32,
+    etcdlat_version: &'a str,
+    runs: Vec<Run<'a>>,
+}
+
+/// Renders `set` as pretty-printed JSON, ending with a newline.
+#[must_use]
+pub fn json(set: &ReportSet) -> String {
+    // Destructured so that a field added to the set cannot be left out here.
+    let ReportSet { schema_version, etcdlat_version, runs } = set;
+    let set = Set {
+        schema_version: *schema_version,
+        etcdlat_version,
+        runs: runs.iter().map(|report| Run { report, study: report.study() }).collect(),
+    };
+    // Serializing plain data with string map keys into memory cannot fail; the fallback
+    // keeps rendering infallible should that ever change.
+    let mut out = serde_json::to_string_pretty(&set)
+        .unwrap_or_else(|e| format!("{{\"error\": {}}}", serde_json::Value::String(e.to_string())));
+    out.push('\n');
+    out
+}

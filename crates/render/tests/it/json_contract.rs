@@ -1,0 +1,1208 @@
+//! The JSON contract: the output parses into mirror types declared here, every one with
+//! `deny_unknown_fields` and every field required, so adding, renaming or removing a field
+//! fails this test. When it fails, decide whether the change is compatible; if not, bump
+//! `SCHEMA_VERSION`.
+//!
+//! The output leaves some fields out when they hold nothing ([`LEFT_OUT_WHEN_EMPTY`]). The
+//! mirror still requires them: [`parse`] puts back the listed ones before reading, and
+//! [`removing_any_field_fails_the_parse`] reads a report that has every field without that
+//! help, so a field removed from the output fails the test wherever it stood.
+
+use std::collections::BTreeMap;
+
+use etcdlat_core::{Distribution, OpKind, ReportSet, WatchAccounting};
+use etcdlat_render as render;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::fixture::{
+    full_report, mixed_interrupted_report, put_report, range_report, steps_report,
+};
+
+/// A field that is always written, possibly as `null`. A plain `Option` field would read a
+/// missing field as `None`, and so hide its removal.
+#[derive(Debug, Deserialize)]
+struct Nullable<T>(Option<T>);
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Top {
+    schema_version: u32,
+    etcdlat_version: String,
+    runs: Vec<Run>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Run {
+    name: String,
+    started_at: String,
+    interrupted: bool,
+    /// `--scale`'s factor, when the run was scaled.
+    scale: Nullable<f64>,
+    /// The run's place in its scenario's matrix, in runs of one.
+    matrix: Nullable<Matrix>,
+    duration_s: f64,
+    interval_s: f64,
+    params: Params,
+    target: Target,
+    ops: BTreeMap<String, Op>,
+    /// Every operation together, in runs of more than one kind.
+    all: Nullable<Op>,
+    /// Each client step on its own, in runs with steps.
+    steps: Vec<Step>,
+    /// Watch accounting, in watch runs.
+    watch: Nullable<Watch>,
+    /// The HashKV comparison, when asked for.
+    hashkv: Nullable<HashKv>,
+    /// The consistency audit, when asked for.
+    audit: Nullable<Audit>,
+    /// The invariants the apiserver's requests checked, in runs that sent them.
+    invariants: Nullable<Invariants>,
+    /// The apiserver's requests by resource and verb, in runs that sent them.
+    kubernetes: Nullable<Kubernetes>,
+    /// Successful requests by the member that answered them.
+    members: Vec<ServedBy>,
+    /// Leader changes seen during the run.
+    leader_changes: Vec<LeaderChange>,
+    /// etcd's alarms raised when the run ended.
+    alarms: Vec<Alarm>,
+    /// The scenario's fault steps and what they did to the service.
+    faults: Vec<Fault>,
+    /// Server metrics per member, when scraped.
+    server: Vec<Member>,
+    /// The etcdlat process's own use.
+    client: Nullable<Client>,
+    /// How requests kept to a paced schedule.
+    pacing: Nullable<Pacing>,
+    /// The shards a merged report was made from.
+    shards: Vec<Shard>,
+    /// The scenario as run; its own layout is the scenario file format.
+    scenario: serde_json::Value,
+    /// dbtester's figures of the run, every one written (`null` when unknown).
+    study: Study,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Study {
+    total_s: Nullable<f64>,
+    total_requests: Nullable<u64>,
+    throughput_max_per_s: Nullable<f64>,
+    throughput_avg_per_s: Nullable<f64>,
+    throughput_min_per_s: Nullable<f64>,
+    throughput_window_s: Nullable<f64>,
+    latency_min_us: Nullable<u64>,
+    latency_mean_us: Nullable<f64>,
+    latency_max_us: Nullable<u64>,
+    latency_p10_us: Nullable<u64>,
+    latency_p25_us: Nullable<u64>,
+    latency_p50_us: Nullable<u64>,
+    latency_p75_us: Nullable<u64>,
+    latency_p90_us: Nullable<u64>,
+    latency_p95_us: Nullable<u64>,
+    latency_p99_us: Nullable<u64>,
+    latency_p99_9_us: Nullable<u64>,
+    server_network_received_bytes: Nullable<u64>,
+    server_network_sent_bytes: Nullable<u64>,
+    client_network_received_bytes: Nullable<u64>,
+    client_network_sent_bytes: Nullable<u64>,
+    server_cpu_max_percent: Nullable<f64>,
+    server_memory_max_bytes: Nullable<u64>,
+    client_cpu_max_percent: Nullable<f64>,
+    client_memory_max_bytes: Nullable<u64>,
+    client_errors: Nullable<u64>,
+    server_disk_reads_completed: Nullable<u64>,
+    server_disk_sectors_read: Nullable<u64>,
+    server_disk_writes_completed: Nullable<u64>,
+    server_disk_sectors_written: Nullable<u64>,
+    server_disk_space_avg_bytes: Nullable<u64>,
+    /// Why each unknown figure is unknown, by its field name.
+    unknown: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Resources {
+    period_s: f64,
+    samples: Vec<ResourceSample>,
+    /// The sources without figures, when any.
+    not_available: Vec<NotAvailable>,
+    /// The block device of the disk figures, when read.
+    disk: Nullable<Disk>,
+}
+
+/// A sample writes only the figures its source gives (a member's no `sent_bytes`, the
+/// client's no disk figures).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct ResourceSample {
+    t_s: f64,
+    span_s: f64,
+    cpu_percent: Nullable<f64>,
+    cpu_max_percent: Nullable<f64>,
+    rss_bytes: Nullable<u64>,
+    db_size_bytes: Nullable<u64>,
+    grpc_sent_bytes: Nullable<u64>,
+    grpc_received_bytes: Nullable<u64>,
+    peer_sent_bytes: Nullable<u64>,
+    peer_received_bytes: Nullable<u64>,
+    sent_bytes: Nullable<u64>,
+    received_bytes: Nullable<u64>,
+    read_bytes: Nullable<u64>,
+    write_bytes: Nullable<u64>,
+    read_syscalls: Nullable<u64>,
+    write_syscalls: Nullable<u64>,
+    read_chars: Nullable<u64>,
+    write_chars: Nullable<u64>,
+    voluntary_ctxt_switches: Nullable<u64>,
+    nonvoluntary_ctxt_switches: Nullable<u64>,
+    data_dir_bytes: Nullable<u64>,
+    wal_bytes: Nullable<u64>,
+    snap_bytes: Nullable<u64>,
+    disk_reads_completed: Nullable<u64>,
+    disk_sectors_read: Nullable<u64>,
+    disk_writes_completed: Nullable<u64>,
+    disk_sectors_written: Nullable<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct NotAvailable {
+    source: String,
+    why: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Disk {
+    name: String,
+    device: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Matrix {
+    /// The value of each axis, by its dotted path, in the matrix's order.
+    axes: serde_json::Map<String, Value>,
+    repetition: u32,
+    repeat: u32,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Step {
+    clients: u32,
+    active_clients: u64,
+    /// Requests asked for, in a step that ends by count.
+    total: Nullable<u64>,
+    /// Seconds given, in a step that ends by time.
+    planned_s: Nullable<f64>,
+    start_s: f64,
+    duration_s: f64,
+    ok: u64,
+    errors_total: u64,
+    throughput: f64,
+    latency_us: Dist,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Watch {
+    streams: u64,
+    watchers: u64,
+    puts: u64,
+    expected: u64,
+    received: u64,
+    missing: u64,
+    duplicate: u64,
+    out_of_order: u64,
+    before_ack: u64,
+    /// Puts of unknown outcome and the most events they made, when there were any.
+    uncertain_puts: u64,
+    uncertain_events: u64,
+    /// Events no put accounts for, when there were any.
+    unexplained: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct ServedBy {
+    name: String,
+    id: String,
+    ok: u64,
+    throughput: f64,
+    latency_us: Dist,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Pacing {
+    schedule: String,
+    arrivals: String,
+    target_rate: f64,
+    achieved_rate: f64,
+    paced: u64,
+    late: u64,
+    lateness_us: Dist,
+    timer_lateness_us: Dist,
+    verdict: Nullable<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Alarm {
+    member: String,
+    alarm: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct LeaderChange {
+    t_s: f64,
+    from: String,
+    to: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Fault {
+    step: usize,
+    action: String,
+    member: Nullable<String>,
+    what: String,
+    at_s: f64,
+    started_s: f64,
+    finished_s: f64,
+    resumed_s: Nullable<f64>,
+    error: Nullable<String>,
+    last_success_before_s: Nullable<f64>,
+    first_success_after_s: Nullable<f64>,
+    unavailable_s: f64,
+    first_write_after_s: Nullable<f64>,
+    before: FaultWindow,
+    during: FaultWindow,
+    after: FaultWindow,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct FaultWindow {
+    from_s: f64,
+    to_s: f64,
+    ok: u64,
+    errors: u64,
+    throughput: f64,
+    p50_us: u64,
+    p99_us: u64,
+    max_us: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct HashKv {
+    revision: i64,
+    compact_revision: i64,
+    members: BTreeMap<String, u32>,
+    consistent: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Invariants {
+    unexpected_conflicts: u64,
+    duplicate_creates: u64,
+    list_order_violations: u64,
+    list_count_mismatches: u64,
+    watch_order_violations: u64,
+    progress_regressions: u64,
+    missing_prev_kvs: u64,
+    cache_divergences: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Kubernetes {
+    /// `[kubernetes] nodes`, in runs that modelled a cluster.
+    nodes: Nullable<u64>,
+    sustained: bool,
+    requests: Vec<K8sRequest>,
+    compacted: u64,
+    /// The node leases' renewals, in runs that renewed any.
+    node_leases: Nullable<NodeLeases>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct NodeLeases {
+    nodes: u64,
+    max_gap_us: u64,
+    p99_gap_us: u64,
+    not_ready_after_s: f64,
+    not_ready: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct K8sRequest {
+    resource: String,
+    /// `create`, `update`, `delete`, `get`, `list`, `count`, `consistent-list` or
+    /// `watch`.
+    verb: String,
+    ok: u64,
+    errors: BTreeMap<String, u64>,
+    errors_total: u64,
+    compacted: u64,
+    latency_us: Dist,
+    /// Null in watch rows: Kubernetes has no official watch SLO.
+    slo: Nullable<Slo>,
+    conflicts: u64,
+    retries: u64,
+    /// A list's successes by pages taken (empty for other verbs).
+    pages: Vec<PageBucket>,
+    /// A watch row's progress notifications and consistent reads' waits; null in others.
+    progress: Nullable<Progress>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Progress {
+    notifications: u64,
+    waits: u64,
+    wait_max_us: u64,
+    wait_p99_us: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct PageBucket {
+    pages_min: u64,
+    pages_max: u64,
+    count: u64,
+    p99_us: u64,
+    max_us: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Slo {
+    /// `mutating`, `single-object read` or `list`.
+    class: String,
+    limit_s: f64,
+    /// `met`, `missed` or `no-successes`.
+    verdict: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Audit {
+    issued: u64,
+    audited: u64,
+    limit: u64,
+    writes: u64,
+    failed_writes: u64,
+    unknown_outcome: u64,
+    first_revision: i64,
+    last_revision: i64,
+    keys_read_back: u64,
+    puts_read_at_revision: u64,
+    puts_compacted: u64,
+    /// Why nothing could be read back, when so.
+    read_back_error: Nullable<String>,
+    lost: u64,
+    order_violations: u64,
+    duplicate_revisions: u64,
+    stale_reads: u64,
+    linearizable_reads: u64,
+    serializable_reads: u64,
+    /// When serializable reads were audited.
+    serializable_staleness: Nullable<Staleness>,
+    members: Vec<AuditMember>,
+    violations: Vec<AuditViolation>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Staleness {
+    reads: u64,
+    behind: u64,
+    p50_revisions: u64,
+    p99_revisions: u64,
+    max_revisions: u64,
+    p50_ms: f64,
+    p99_ms: f64,
+    max_ms: f64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct AuditMember {
+    name: String,
+    id: String,
+    staleness: Staleness,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct AuditViolation {
+    check: String,
+    op: String,
+    /// Absent for a request on a range of keys.
+    key: Nullable<u64>,
+    revision: i64,
+    other_revision: i64,
+    sent_s: f64,
+    done_s: f64,
+    member: String,
+    detail: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Member {
+    name: String,
+    url: String,
+    samples: u32,
+    failed_samples: u32,
+    last_error: Nullable<String>,
+    rss_avg_bytes: Nullable<u64>,
+    rss_max_bytes: Nullable<u64>,
+    cpu_s: Nullable<f64>,
+    db_size_bytes: Nullable<u64>,
+    wal_fsync_p50_us: Nullable<u64>,
+    wal_fsync_p99_us: Nullable<u64>,
+    backend_commit_p50_us: Nullable<u64>,
+    backend_commit_p99_us: Nullable<u64>,
+    proposals_committed: Nullable<u64>,
+    proposals_failed: Nullable<u64>,
+    proposals_pending_max: Nullable<u64>,
+    leader_changes: Nullable<u64>,
+    peer_sent_bytes: Nullable<u64>,
+    peer_received_bytes: Nullable<u64>,
+    grpc_sent_bytes: Nullable<u64>,
+    grpc_received_bytes: Nullable<u64>,
+    not_exported: Vec<String>,
+    /// The resource series, when sampled.
+    resources: Nullable<Resources>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Shard {
+    name: String,
+    started_at: String,
+    duration_s: f64,
+    clients: u32,
+    conns: u32,
+    ok: u64,
+    errors_total: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Client {
+    user_cpu_s: f64,
+    system_cpu_s: f64,
+    max_rss_bytes: u64,
+    worker_cpu_s: Nullable<f64>,
+    busy: Nullable<Busy>,
+    sent_bytes: Nullable<u64>,
+    received_bytes: Nullable<u64>,
+    cpu_max_percent: Nullable<f64>,
+    voluntary_ctxt_switches: Nullable<u64>,
+    nonvoluntary_ctxt_switches: Nullable<u64>,
+    /// The resource series, when sampled.
+    resources: Nullable<Resources>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Busy {
+    process: f64,
+    worker_max: Nullable<f64>,
+    worker_peak: Nullable<f64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Params {
+    op: String,
+    conns: u32,
+    clients: u32,
+    workers: u32,
+    rate: u64,
+    total: Nullable<u64>,
+    duration_s: Nullable<f64>,
+    warmup_s: f64,
+    key_size: Nullable<u64>,
+    val_size: Nullable<u64>,
+    key_space_size: Nullable<u64>,
+    sequential_keys: Nullable<bool>,
+    consistency: Nullable<String>,
+    seed: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Target {
+    endpoints: Vec<String>,
+    local: bool,
+    etcd_version: String,
+    members: u32,
+    leader: String,
+    cluster_id: String,
+    /// How the load's members were chosen, when by role or name.
+    targeting: Nullable<String>,
+    /// Those members' names.
+    targeted: Vec<String>,
+    network: Nullable<NetworkMirror>,
+    source_addresses: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct NetworkMirror {
+    /// The `[network]` table as run; its own layout is the scenario file format.
+    config: Value,
+    summary: String,
+    links: Vec<Link>,
+    /// The emulator's own CPU, left out of the client's; written when the network was
+    /// emulated by etcdlat.
+    emulator: Nullable<Emulator>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Emulator {
+    user_cpu_s: f64,
+    system_cpu_s: f64,
+    voluntary_ctxt_switches: u64,
+    nonvoluntary_ctxt_switches: u64,
+    /// Its threads were scheduled real-time.
+    realtime: bool,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Link {
+    from: String,
+    to: String,
+    latency_us: u64,
+    jitter_us: u64,
+    bandwidth_bytes_per_s: Nullable<u64>,
+    bytes: u64,
+    late_p50_us: Nullable<u64>,
+    late_p99_us: Nullable<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Op {
+    ok: u64,
+    errors: BTreeMap<String, u64>,
+    /// A message per error code, for codes whose failures carried one.
+    error_messages: BTreeMap<String, String>,
+    errors_total: u64,
+    duration_s: f64,
+    throughput: f64,
+    latency_us: Dist,
+    service_time_us: Dist,
+    clamped: u64,
+    keys: u64,
+    value_bytes: u64,
+    retries: u64,
+    /// Failed compares of the apiserver's updates and deletes.
+    conflicts: u64,
+    /// Pages of the apiserver's lists.
+    pages: u64,
+    /// How long the requests abandoned at the end had been out, when any were.
+    abandoned_us: Nullable<Dist>,
+    intervals: Vec<Interval>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Dist {
+    count: u64,
+    min: u64,
+    mean: f64,
+    stddev: f64,
+    max: u64,
+    p10: u64,
+    p25: u64,
+    p50: u64,
+    p75: u64,
+    p90: u64,
+    p95: u64,
+    p99: u64,
+    p99_9: u64,
+    p99_99: u64,
+    p99_999: u64,
+    p100: u64,
+    hdr: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Interval {
+    t_s: f64,
+    count: u64,
+    errors: u64,
+    min_us: u64,
+    mean_us: f64,
+    p50_us: u64,
+    p90_us: u64,
+    p99_us: u64,
+    max_us: u64,
+}
+
+fn sample_set() -> ReportSet {
+    ReportSet::new(vec![put_report(), range_report(), mixed_interrupted_report()])
+}
+
+#[test]
+fn client_steps_are_written_each_on_its_own_and_read_back() {
+    let set = ReportSet::new(vec![steps_report()]);
+    let top = parse(&set);
+    let steps = &top.runs[0].steps;
+    let figures: Vec<(u32, u64, Option<u64>, u64, u64)> = steps
+        .iter()
+        .map(|s| (s.clients, s.active_clients, s.total.0, s.ok, s.errors_total))
+        .collect();
+    assert_eq!(
+        figures,
+        [(1, 1, Some(200), 200, 0), (4, 4, Some(800), 800, 0), (16, 16, Some(1_601), 1_600, 1)]
+    );
+    assert!(steps.iter().all(|s| s.planned_s.0.is_none() && s.latency_us.count == s.ok));
+    // Each step's figures are its own: throughput over its own time, from its own start.
+    assert!(
+        steps.windows(2).all(|w| w[1].throughput > w[0].throughput && w[1].start_s > w[0].start_s)
+    );
+    assert!((steps[0].throughput - 1_000.0).abs() < 1.0, "{}", steps[0].throughput);
+    assert_eq!(steps[0].start_s, 0.0);
+    assert!(steps.windows(2).all(|w| w[1].latency_us.p99 > w[0].latency_us.p99));
+    let back: ReportSet = serde_json::from_str(&render::json(&set)).expect("the output reads back");
+    assert_eq!(back, set);
+    // A run without steps writes none, so its layout is unchanged.
+    assert!(!render::json(&sample_set()).contains("\"steps\""));
+}
+
+/// The fields the output leaves out when they hold nothing (`None`, empty, a count of 0), by
+/// the object they belong to; [`empty`] is what each stands for then.
+const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 15] = [
+    (
+        "run",
+        &[
+            "scale",
+            "matrix",
+            "all",
+            "steps",
+            "watch",
+            "hashkv",
+            "audit",
+            "invariants",
+            "kubernetes",
+            "members",
+            "leader_changes",
+            "alarms",
+            "faults",
+            "pacing",
+            "server",
+            "client",
+            "shards",
+        ],
+    ),
+    ("op", &["error_messages", "abandoned_us"]),
+    ("watch", &["uncertain_puts", "uncertain_events", "unexplained"]),
+    ("pacing", &["verdict"]),
+    ("fault", &["member", "resumed_s", "error"]),
+    ("server", &["last_error", "not_exported", "resources"]),
+    (
+        "client",
+        &[
+            "worker_cpu_s",
+            "busy",
+            "sent_bytes",
+            "received_bytes",
+            "cpu_max_percent",
+            "voluntary_ctxt_switches",
+            "nonvoluntary_ctxt_switches",
+            "resources",
+        ],
+    ),
+    ("resources", &["not_available", "disk"]),
+    (
+        "sample",
+        &[
+            "cpu_percent",
+            "cpu_max_percent",
+            "rss_bytes",
+            "db_size_bytes",
+            "grpc_sent_bytes",
+            "grpc_received_bytes",
+            "peer_sent_bytes",
+            "peer_received_bytes",
+            "sent_bytes",
+            "received_bytes",
+            "read_bytes",
+            "write_bytes",
+            "read_syscalls",
+            "write_syscalls",
+            "read_chars",
+            "write_chars",
+            "voluntary_ctxt_switches",
+            "nonvoluntary_ctxt_switches",
+            "data_dir_bytes",
+            "wal_bytes",
+            "snap_bytes",
+            "disk_reads_completed",
+            "disk_sectors_read",
+            "disk_writes_completed",
+            "disk_sectors_written",
+        ],
+    ),
+    ("busy", &["worker_max", "worker_peak"]),
+    ("target", &["targeting", "targeted", "network", "source_addresses"]),
+    ("network", &["emulator"]),
+    ("audit", &["read_back_error", "serializable_staleness", "members", "violations"]),
+    ("violation", &["key"]),
+    ("kubernetes", &["nodes", "node_leases"]),
+];
+
+/// What a field left out stands for.
+fn empty(field: &str) -> Value {
+    match field {
+        "members" | "leader_changes" | "alarms" | "faults" | "server" | "shards" | "targeted"
+        | "violations" | "source_addresses" | "not_exported" | "not_available" | "steps" => {
+            json!([])
+        }
+        "error_messages" => json!({}),
+        "uncertain_puts" | "uncertain_events" | "unexplained" => json!(0),
+        _ => Value::Null,
+    }
+}
+
+/// Puts back the fields of `object` (of the kind `kind`) that the output left out.
+fn put_back(kind: &str, object: Option<&mut Value>) {
+    let Some(object) = object.and_then(Value::as_object_mut) else { return };
+    let (_, fields) = LEFT_OUT_WHEN_EMPTY.iter().find(|(k, _)| *k == kind).expect("a listed kind");
+    for field in *fields {
+        object.entry(*field).or_insert_with(|| empty(field));
+    }
+}
+
+/// The JSON output with every field [`LEFT_OUT_WHEN_EMPTY`] put back where it was left out.
+fn with_left_out_fields(mut json: Value) -> Value {
+    for run in json["runs"].as_array_mut().into_iter().flatten() {
+        put_back("run", Some(run));
+        for op in run["ops"].as_object_mut().into_iter().flat_map(|ops| ops.values_mut()) {
+            put_back("op", Some(op));
+        }
+        put_back("op", run.get_mut("all"));
+        put_back("watch", run.get_mut("watch"));
+        put_back("kubernetes", run.get_mut("kubernetes"));
+        put_back("pacing", run.get_mut("pacing"));
+        put_back("client", run.get_mut("client"));
+        put_back("busy", run.get_mut("client").and_then(|c| c.get_mut("busy")));
+        put_back_resources(run.get_mut("client").and_then(|c| c.get_mut("resources")));
+        put_back("target", run.get_mut("target"));
+        if let Some(network) = run["target"].get_mut("network").filter(|n| n.is_object()) {
+            put_back("network", Some(network));
+        }
+        if let Some(audit) = run.get_mut("audit").filter(|a| a.is_object()) {
+            for violation in audit["violations"].as_array_mut().into_iter().flatten() {
+                put_back("violation", Some(violation));
+            }
+            put_back("audit", Some(audit));
+        }
+        for fault in run["faults"].as_array_mut().into_iter().flatten() {
+            put_back("fault", Some(fault));
+        }
+        for member in run["server"].as_array_mut().into_iter().flatten() {
+            put_back("server", Some(member));
+            put_back_resources(member.get_mut("resources"));
+        }
+    }
+    json
+}
+
+/// Puts back the fields a resource series and its samples left out.
+fn put_back_resources(resources: Option<&mut Value>) {
+    let Some(resources) = resources.filter(|r| r.is_object()) else { return };
+    for sample in resources["samples"].as_array_mut().into_iter().flatten() {
+        put_back("sample", Some(sample));
+    }
+    put_back("resources", Some(resources));
+}
+
+fn parse(set: &ReportSet) -> Top {
+    let json = render::json(set);
+    let value = serde_json::from_str(&json).expect("the output is JSON");
+    serde_json::from_value(with_left_out_fields(value))
+        .unwrap_or_else(|e| panic!("the JSON output left the contract: {e}\n{json}"))
+}
+
+#[test]
+fn output_has_exactly_the_contract_layout() {
+    let set = sample_set();
+    let top = parse(&set);
+    assert_eq!(top.schema_version, 1);
+    assert_eq!(top.etcdlat_version, set.etcdlat_version);
+    assert_eq!(top.runs.len(), 3);
+    let names: Vec<&str> = top.runs.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["put-256b", "range-s", "mixed"]);
+    assert_eq!(top.runs[2].ops.keys().collect::<Vec<_>>(), ["put", "range"]);
+    assert_eq!(top.runs[0].params.key_space_size.0, Some(10_000));
+    assert_eq!(top.runs[1].params.consistency.0.as_deref(), Some("s"));
+    assert!(top.runs[1].target.local);
+    assert_eq!(top.runs[1].target.targeting.0.as_deref(), Some("all"));
+    assert_eq!(top.runs[1].target.targeted, ["m0", "m1", "m2"]);
+    assert_eq!(top.runs[1].scale.0, Some(0.1));
+    assert_eq!((top.runs[0].scale.0, top.runs[0].target.targeting.0.as_deref()), (None, None));
+    assert!(top.runs[0].scenario.is_object());
+    // Server metrics and client usage are left out when not measured.
+    assert!(top.runs[0].server.is_empty() && top.runs[0].client.0.is_none());
+    let members: Vec<&str> = top.runs[1].server.iter().map(|m| m.name.as_str()).collect();
+    assert_eq!(members, ["m0", "m1", "m2"]);
+    assert_eq!(top.runs[1].server[2].db_size_bytes.0, None);
+    assert_eq!(top.runs[1].client.0.as_ref().map(|c| c.max_rss_bytes), Some(48 << 20));
+    assert_eq!(top.runs[1].faults.len(), 1);
+    assert_eq!(top.runs[1].faults[0].action, "pause");
+    assert!(top.runs[0].faults.is_empty());
+}
+
+#[test]
+fn a_run_of_a_matrix_records_its_cell_in_order() {
+    let set = ReportSet::new(vec![full_report(), put_report()]);
+    let json = render::json(&set);
+    let top = parse(&set);
+    let cell = top.runs[0].matrix.0.as_ref().expect("the matrix run's cell is written");
+    assert_eq!(cell.axes.get("op.put.val-size"), Some(&json!(256)));
+    assert_eq!(cell.axes.get("load.clients"), Some(&json!(10)));
+    assert_eq!(cell.axes.len(), 2);
+    // Written in the matrix's order, not sorted: the first axis is a heatmap's rows.
+    let at = |axis: &str| json.find(&format!("\"{axis}\": ")).expect("the axis is written");
+    assert!(at("op.put.val-size") < at("load.clients"), "{json}");
+    assert_eq!((cell.repetition, cell.repeat), (2, 3));
+    assert!(top.runs[1].matrix.0.is_none());
+    assert_eq!(json.matches("\"matrix\"").count(), 1, "left out of a run of no matrix");
+    let back: ReportSet = serde_json::from_str(&json).expect("the output reads back");
+    assert_eq!(back.runs[0].matrix, set.runs[0].matrix);
+    let order: Vec<&str> =
+        back.runs[0].matrix.as_ref().unwrap().axes.keys().map(String::as_str).collect();
+    assert_eq!(order, ["op.put.val-size", "load.clients"], "read back in order");
+}
+
+/// The apiserver's requests are written by resource and verb, each with its SLO verdict, and
+/// read back as they were.
+#[test]
+fn kubernetes_requests_are_written_by_resource_and_verb() {
+    let set = ReportSet::new(vec![full_report(), put_report()]);
+    let top = parse(&set);
+    let k = top.runs[0].kubernetes.0.as_ref().expect("written for a run that sent them");
+    let rows: Vec<(&str, &str, u64, u64, &str)> = k
+        .requests
+        .iter()
+        .map(|r| {
+            let verdict = r.slo.0.as_ref().map_or("none", |slo| &*slo.verdict);
+            (&*r.resource, &*r.verb, r.ok, r.errors_total, verdict)
+        })
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            ("events", "create", 0, 3, "no-successes"),
+            ("leases", "update", 100, 0, "met"),
+            ("pods", "update", 50, 0, "met"),
+            ("pods", "list", 6, 1, "missed"),
+            ("pods", "watch", 40, 1, "none"),
+        ]
+    );
+    let update = &k.requests[2];
+    assert_eq!((update.conflicts, update.retries, update.latency_us.count), (5, 5, 50));
+    let list_slo = k.requests[3].slo.0.as_ref().expect("lists have an SLO");
+    assert_eq!((list_slo.class.as_str(), list_slo.limit_s), ("list", 30.0));
+    assert_eq!(k.requests[0].errors.get("DeadlineExceeded"), Some(&3));
+    // Lists of 1, 2, 3, 4 and twice 7 pages: buckets 1, 2, 3-4 and 5-8.
+    let buckets: Vec<(u64, u64, u64)> =
+        k.requests[3].pages.iter().map(|b| (b.pages_min, b.pages_max, b.count)).collect();
+    assert_eq!(buckets, [(1, 1, 1), (2, 2, 1), (3, 4, 2), (5, 8, 2)]);
+    assert!(k.requests[3].pages.iter().all(|b| b.p99_us <= b.max_us && b.max_us > 20_000_000));
+    assert!(k.requests[2].pages.is_empty(), "updates have no pages");
+    // The list that failed on a compacted revision is counted apart, and among its errors.
+    assert_eq!((k.requests[3].compacted, k.requests[3].errors.get("OutOfRange")), (1, Some(&1)));
+    assert_eq!((k.compacted, k.requests[0].compacted), (2, 0));
+    // The watch: its own writes' lag, a cache cancelled by a compaction, its progress.
+    let watch = &k.requests[4];
+    assert_eq!((watch.compacted, watch.errors.get("OutOfRange")), (1, Some(&1)));
+    assert_eq!((watch.latency_us.count, watch.latency_us.max / 1_000), (40, 9));
+    let progress = watch.progress.0.as_ref().expect("the watch's progress");
+    assert_eq!((progress.notifications, progress.waits), (12, 5));
+    assert_eq!(progress.wait_max_us / 100_000, 25);
+    assert!(k.requests[..4].iter().all(|r| r.progress.0.is_none()), "only watches have it");
+    let leases = k.node_leases.0.as_ref().expect("renewals were recorded");
+    assert_eq!((leases.nodes, leases.not_ready, leases.not_ready_after_s), (4, 2, 40.0));
+    assert_eq!(leases.max_gap_us / 1_000_000, 60, "the lease never renewed: the whole run");
+    assert_eq!((k.nodes.0, k.sustained), (Some(4), false), "lists missed their SLO");
+    assert!(top.runs[1].kubernetes.0.is_none(), "left out of a run that sent none");
+    let back: ReportSet = serde_json::from_str(&render::json(&set)).expect("the output reads back");
+    assert_eq!(back.runs[0].kubernetes, set.runs[0].kubernetes);
+}
+
+#[test]
+fn reports_without_server_metrics_still_read() {
+    // A report written before `server` and `client` existed.
+    let mut json: serde_json::Value =
+        serde_json::from_str(&render::json(&ReportSet::new(vec![range_report()])))
+            .expect("the output is JSON");
+    let run = json["runs"][0].as_object_mut().expect("a run is an object");
+    assert!(run.remove("server").is_some() && run.remove("client").is_some());
+    let back: ReportSet = serde_json::from_value(json).expect("an older report reads");
+    assert!(back.runs[0].server.is_empty());
+    assert_eq!(back.runs[0].client, None);
+}
+
+#[test]
+fn error_messages_are_written_per_code_and_read_back() {
+    let set = sample_set();
+    let json = render::json(&set);
+    let top = parse(&set);
+    let messages = &top.runs[0].ops["put"].error_messages;
+    assert_eq!(
+        messages.iter().map(|(c, m)| (c.as_str(), m.as_str())).collect::<Vec<_>>(),
+        [("InvalidArgument", "etcdserver: request is too large")]
+    );
+    // A code without a message, and an op without any, write nothing.
+    assert!(top.runs[0].ops["put"].errors.contains_key("Unavailable"));
+    assert!(top.runs[1].ops["range"].error_messages.is_empty());
+    assert_eq!(json.matches("\"error_messages\"").count(), 2, "put-256b and mixed's put");
+
+    let back: ReportSet = serde_json::from_str(&json).expect("the output reads back");
+    assert_eq!(
+        back.runs[0].op(OpKind::Put).error_messages,
+        set.runs[0].op(OpKind::Put).error_messages
+    );
+    assert_eq!(
+        back.runs[0].op(OpKind::Put).error_messages["InvalidArgument"],
+        "etcdserver: request is too large"
+    );
+
+    // A report written before messages existed reads, with none.
+    let mut value: serde_json::Value = serde_json::from_str(&json).expect("the output is JSON");
+    let put = value["runs"][0]["ops"]["put"].as_object_mut().expect("an op is an object");
+    assert!(put.remove("error_messages").is_some());
+    let older: ReportSet = serde_json::from_value(value).expect("an older report reads");
+    assert!(older.runs[0].op(OpKind::Put).error_messages.is_empty());
+}
+
+#[test]
+fn watch_accounting_is_written_and_read_back() {
+    let mut report = range_report();
+    report.watch = Some(WatchAccounting {
+        streams: 4,
+        watchers: 100,
+        puts: 31,
+        expected: 310,
+        received: 391,
+        uncertain_puts: 9,
+        uncertain_events: 90,
+        unexplained: 1,
+        ..WatchAccounting::default()
+    });
+    let set = ReportSet::new(vec![report]);
+    let watch = parse(&set).runs.remove(0).watch.0.expect("the watch accounting is written");
+    assert_eq!(
+        (watch.uncertain_puts, watch.uncertain_events, watch.unexplained),
+        (9, 90, 1),
+        "{watch:?}"
+    );
+    let json = render::json(&set);
+    let back: ReportSet = serde_json::from_str(&json).expect("the output reads back");
+    assert_eq!(back.runs[0].watch, set.runs[0].watch);
+
+    // Counts that are usually 0 are left out then, so a normal run's layout is unchanged...
+    let mut normal = set.clone();
+    let w = normal.runs[0].watch.as_mut().unwrap();
+    (w.uncertain_puts, w.uncertain_events, w.unexplained) = (0, 0, 0);
+    let json = render::json(&normal);
+    let value: serde_json::Value = serde_json::from_str(&json).expect("the output is JSON");
+    let written = value["runs"][0]["watch"].as_object().expect("the accounting is an object");
+    for field in ["uncertain_puts", "uncertain_events", "unexplained"] {
+        assert!(!written.contains_key(field), "{field} written as 0: {written:?}");
+    }
+    assert!(written.contains_key("missing"), "the other counts are always written");
+    // ... and a report written before they existed reads, with them 0.
+    let older: ReportSet = serde_json::from_str(&json).expect("an older report reads");
+    assert_eq!(older.runs[0].watch, normal.runs[0].watch);
+}
+
+#[test]
+fn every_request_is_in_the_intervals() {
+    for run in parse(&sample_set()).runs {
+        for (name, op) in &run.ops {
+            let in_intervals: u64 = op.intervals.iter().map(|i| i.count + i.errors).sum();
+            assert_eq!(op.ok + op.errors_total, in_intervals, "{} {name}", run.name);
+            assert_eq!(op.errors.values().sum::<u64>(), op.errors_total, "{} {name}", run.name);
+            assert_eq!(op.latency_us.count, op.ok, "{} {name}", run.name);
+        }
+    }
+}
+
+#[test]
+fn hdr_decodes_to_the_same_histogram() {
+    let set = sample_set();
+    let top = parse(&set);
+    for (run, report) in top.runs.iter().zip(&set.runs) {
+        for (kind, op) in &report.ops {
+            let parsed = &run.ops[kind.name()];
+            let latency =
+                Distribution::decode(&parsed.latency_us.hdr).expect("latency hdr decodes");
+            let service =
+                Distribution::decode(&parsed.service_time_us.hdr).expect("service hdr decodes");
+            assert_eq!(latency, op.latency, "{} {kind}", report.name);
+            assert_eq!(service, op.service_time, "{} {kind}", report.name);
+            assert_eq!(latency.quantile_us(0.99), parsed.latency_us.p99);
+            assert_eq!(latency.max_us(), parsed.latency_us.max);
+        }
+    }
+}
+
+#[test]
+fn report_set_reads_back_equal() {
+    let set = sample_set();
+    let back: ReportSet = serde_json::from_str(&render::json(&set)).expect("the output reads back");
+    assert_eq!(back, set);
+    assert_eq!(back.runs[2].op(OpKind::Range).ok, 0);
+}
+
+#[test]
+fn merged_reports_keep_the_contract() {
+    let set = sample_set();
+    let merged = etcdlat_core::merge(&[set.clone(), set]).expect("a set merges with itself");
+    let top = parse(&merged);
+    let shards: Vec<(&str, u64)> =
+        top.runs[1].shards.iter().map(|s| (s.name.as_str(), s.ok)).collect();
+    assert_eq!(shards, [("shard 1", 1_500), ("shard 2", 1_500)]);
+    assert_eq!(top.runs[1].ops["range"].ok, 3_000);
+}
+
+/// The objects of a report's JSON whose keys are data (operation kinds, error codes, member
+/// names), not fields.
+const MAPS: [&str; 6] =
+    ["/ops", "/errors", "/error_messages", "/hashkv/members", "/unknown", "/matrix/axes"];
+
+/// Every field of the contract in `value`, as (JSON pointer of its object, field): the
+/// fields of every object and of the first element of every array, except inside the
+/// scenario, whose layout is the scenario file format.
+fn fields(value: &Value, pointer: &str, out: &mut Vec<(String, String)>) {
+    match value {
+        Value::Object(object) => {
+            let is_map = MAPS.iter().any(|map| pointer.ends_with(map));
+            for (key, child) in object {
+                if !is_map {
+                    out.push((pointer.to_owned(), key.clone()));
+                }
+                // The scenario and a network's config keep the scenario file's own layout.
+                if key != "scenario" && key != "config" {
+                    fields(child, &format!("{pointer}/{key}"), out);
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(first) = items.first() {
+                fields(first, &format!("{pointer}/0"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn removing_any_field_fails_the_parse() {
+    let json: Value = serde_json::from_str(&render::json(&ReportSet::new(vec![full_report()])))
+        .expect("the output is JSON");
+    let full: Top = serde_json::from_value(json.clone())
+        .unwrap_or_else(|e| panic!("a report with every part has every field: {e}"));
+    let run = &full.runs[0];
+    assert!(run.all.0.is_some() && run.watch.0.is_some() && !run.shards.is_empty());
+    assert!(!run.steps.is_empty());
+
+    let mut every = Vec::new();
+    fields(&json, "", &mut every);
+    for (pointer, field) in &every {
+        let mut cut = json.clone();
+        let object = cut.pointer_mut(pointer).and_then(Value::as_object_mut).expect("an object");
+        object.remove(field);
+        let err = serde_json::from_value::<Top>(cut)
+            .expect_err(&format!("{pointer}/{field} removed, and the report still reads"));
+        assert!(
+            err.to_string().contains(&format!("missing field `{field}`")),
+            "{pointer}/{field} removed: {err}"
+        );
+    }
+    // Each mirror type's fields, once: the run, its params, target, ops, distributions,
+    // intervals, watch, HashKV, members, leader changes, faults and their windows, pacing,
+    // server metrics, client and shards.
+    assert!(every.len() > 150, "only {} fields found", every.len());
+    for field in [
+        "verdict",
+        "nonvoluntary_ctxt_switches",
+        "system_cpu_s",
+        "worker_cpu_s",
+        "worker_peak",
+        "last_error",
+        "uncertain_puts",
+        "p99_9",
+        "hdr",
+        "read_back_error",
+        "p99_ms",
+        "other_revision",
+        "active_clients",
+        "planned_s",
+        "disk_sectors_written",
+        "sent_bytes",
+        "not_available",
+        "server_disk_space_avg_bytes",
+    ] {
+        assert!(every.iter().any(|(_, f)| f == field), "{field} is not among {every:?}");
+    }
+}
