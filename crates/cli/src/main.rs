@@ -109,12 +109,13 @@ fn main() -> ExitCode {
 }
 
 /// The error and its causes on one line, as `{:#}` prints them, but a cause that its wrapper
-/// has already printed at its end (a library error that shows its source) only once.
+/// has already printed (a library error shows its source, at its end or, before a log's
+/// tail, inside) only once.
 fn one_line(e: &anyhow::Error) -> String {
     let mut out = String::new();
     for cause in e.chain() {
         let text = cause.to_string();
-        if out.ends_with(&text) {
+        if out.contains(&text) {
             continue;
         }
         if !out.is_empty() {
