@@ -109,12 +109,13 @@ fn main() -> ExitCode {
 }
 
 /// The error and its causes on one line, as `{:#}` prints them, but a cause that its wrapper
-/// has already printed at its end (a library error that shows its source) only once.
+/// has already printed (a library error shows its source, at its end or, before a log's
+/// tail, inside) only once.
 fn one_line(e: &anyhow::Error) -> String {
     let mut out = String::new();
     for cause in e.chain() {
         let text = cause.to_string();
-        if out.ends_with(&text) {
+        if out.contains(&text) {
             continue;
         }
         if !out.is_empty() {
@@ -176,4 +177,37 @@ async fn hold_cluster(
     let _ = stop.wait_for(|s| *s).await;
     drop(cluster);
     Ok(Verdict::Done)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use etcdlat_driver::{DriverError, NotReady};
+
+    use super::one_line;
+
+    #[test]
+    fn a_cause_its_wrapper_printed_is_printed_once() {
+        // At the wrapper's end.
+        let io = DriverError::Io {
+            what: "making a temp dir".into(),
+            source: std::io::Error::other("disk full"),
+        };
+        let e = anyhow::Error::from(io).context("starting etcd");
+        assert_eq!(one_line(&e), "starting etcd: making a temp dir: disk full");
+        // Inside it, before a log's tail.
+        let e = anyhow::Error::from(DriverError::LocalNotReady {
+            member: "m0".into(),
+            timeout: Duration::from_secs(1),
+            source: NotReady::NoLeader,
+            log_tail: "the tail".into(),
+        });
+        let line = one_line(&e);
+        assert_eq!(line.matches("no leader elected yet").count(), 1, "{line}");
+        assert!(line.ends_with("last log lines:\nthe tail"), "{line}");
+        // A cause its wrapper did not print is printed after it.
+        let e = anyhow::Error::from(std::io::Error::other("refused")).context("dialling");
+        assert_eq!(one_line(&e), "dialling: refused");
+    }
 }

@@ -74,13 +74,16 @@ mod watch;
 
 pub use affinity::pin_current_thread;
 pub use cluster::barrier::{Barrier, BarrierError, DEFAULT_BARRIER_TIMEOUT, LEASE_TTL};
+pub use cluster::fault::FaultError;
 pub use cluster::local::{LocalCluster, LocalClusterOptions, LocalMember, LocalTls};
 pub use cluster::metrics::own_usage;
+pub use cluster::target::TargetError;
 pub use cluster::toxiproxy::ToxiproxyError;
-pub use error::DriverError;
+pub use error::{AnswerError, DriverError, EndpointError, NotReady};
 pub use load::driver::{Driver, DriverBuilder};
 pub use load::progress::{LiveInterval, LiveKind, Progress};
-pub use transport::{Credentials, DEFAULT_DIAL_TIMEOUT, Security, TlsOptions};
+pub use load::worker::WorkerError;
+pub use transport::{Credentials, DEFAULT_DIAL_TIMEOUT, Security, TlsConfigError, TlsOptions};
 
 /// An etcd-client connected to the first of `endpoints` that answers, with `security`'s TLS
 /// and a token for its credentials (renewed when the server stops accepting it): for the

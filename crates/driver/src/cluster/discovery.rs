@@ -9,8 +9,8 @@ use std::time::Instant;
 use etcdlat_core::{LeaderChange, TargetInfo};
 use tokio::sync::watch;
 
-use crate::error::DriverError;
-use crate::transport::{Dialer, control_client, source_chain, within};
+use crate::error::{AnswerError, DriverError, EndpointError};
+use crate::transport::{Dialer, control_client, within};
 
 /// Status and member list, as one member sees them.
 pub(super) struct View {
@@ -25,9 +25,8 @@ impl View {
         for endpoint in endpoints {
             let attempt = async {
                 let mut client = control_client(dialer, endpoint).await?;
-                let view = Self::ask(&mut client, dialer)
-                    .await
-                    .map_err(|e| not_answering(endpoint, &e))?;
+                let view =
+                    Self::ask(&mut client, dialer).await.map_err(|e| not_answering(endpoint, e))?;
                 Ok::<_, DriverError>((client, view))
             };
             match attempt.await {
@@ -37,7 +36,7 @@ impl View {
         }
         Err(last_err.unwrap_or_else(|| DriverError::Endpoint {
             endpoint: String::new(),
-            reason: "no endpoints given".to_owned(),
+            source: EndpointError::Missing,
         }))
     }
 
@@ -159,8 +158,8 @@ pub(crate) async fn members(
     Ok(View::first(endpoints, dialer).await?.member_infos())
 }
 
-pub(super) fn not_answering(endpoint: &str, e: &etcd_client::Error) -> DriverError {
-    DriverError::NotAnswering { endpoint: endpoint.to_owned(), reason: source_chain(e) }
+pub(super) fn not_answering(endpoint: &str, e: etcd_client::Error) -> DriverError {
+    DriverError::NotAnswering { endpoint: endpoint.to_owned(), source: AnswerError::Client(e) }
 }
 
 /// Refreshes the load's endpoints from the member list every `every` until `stop` turns

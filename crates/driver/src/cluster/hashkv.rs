@@ -5,7 +5,7 @@ use std::time::Duration;
 use etcd_client::Client;
 
 use super::discovery::{View, not_answering};
-use crate::error::DriverError;
+use crate::error::{AnswerError, DriverError};
 use crate::transport::{Dialer, control_client, within};
 
 /// Rounds of HashKV asked before members that keep disagreeing on the compact revision are
@@ -53,9 +53,9 @@ pub(crate) async fn hashkv(
         while let Some(joined) = asked.join_next().await {
             let (i, answer) = joined.map_err(|e| DriverError::NotAnswering {
                 endpoint: endpoints.join(","),
-                reason: e.to_string(),
+                source: AnswerError::Task(e),
             })?;
-            match answer.map_err(|e| not_answering(&members[i].1, &e))? {
+            match answer.map_err(|e| not_answering(&members[i].1, e))? {
                 Some(resp) => hashes[i] = (resp.hash(), resp.compact_version()),
                 None => compacted = true,
             }
@@ -65,10 +65,10 @@ pub(crate) async fn hashkv(
             if round >= HASHKV_ROUNDS {
                 return Err(DriverError::NotAnswering {
                     endpoint: url.clone(),
-                    reason: "every revision HashKV was asked for was compacted meanwhile".into(),
+                    source: AnswerError::Compacted,
                 });
             }
-            let status = client.status().await.map_err(|e| not_answering(url, &e))?;
+            let status = client.status().await.map_err(|e| not_answering(url, e))?;
             revision = status.header().map_or(revision, etcd_client::ResponseHeader::revision);
             continue;
         }

@@ -21,7 +21,8 @@ use etcdlat_core::{LinkReport, Network, NetworkReport};
 use super::network::{Emulator, LinkParams, LinkState, MemberPorts};
 use super::orphan::{self, Guard};
 use super::process::Process;
-use crate::error::DriverError;
+use super::target::TargetError;
+use crate::error::{DriverError, NotReady};
 use crate::transport::{Dialer, Security, TlsOptions, control_client, within};
 
 /// How to start a local cluster.
@@ -578,7 +579,7 @@ impl LocalCluster {
                         return Err(DriverError::LocalNotReady {
                             member: m.name.clone(),
                             timeout,
-                            reason: format!("etcd exited with {status}"),
+                            source: NotReady::Exited(status),
                             log_tail: m.log_tail(),
                         });
                     }
@@ -586,14 +587,14 @@ impl LocalCluster {
                 let m = &self.members[i];
                 let last = match status_leader(probe, &m.client_url, answer_within).await {
                     Ok(leader) if leader != 0 => break,
-                    Ok(_) => "no leader elected yet".to_owned(),
+                    Ok(_) => NotReady::NoLeader,
                     Err(e) => e,
                 };
                 if Instant::now() >= deadline {
                     return Err(DriverError::LocalNotReady {
                         member: m.name.clone(),
                         timeout,
-                        reason: last,
+                        source: last,
                         log_tail: m.log_tail(),
                     });
                 }
@@ -636,7 +637,8 @@ impl LocalCluster {
     /// cannot be started.
     pub fn restart(&mut self, name: &str) -> Result<(), DriverError> {
         let Some(m) = self.members.iter().find(|m| m.name == name) else {
-            return Err(DriverError::Target { reason: format!("no member named {name:?}") });
+            let members = self.members.iter().map(|m| m.name.clone()).collect();
+            return Err(TargetError::NoSuchMember { name: name.to_owned(), members }.into());
         };
         m.process.restart().map_err(|reason| {
             DriverError::io(format!("restarting {name}"), std::io::Error::other(reason))
@@ -692,10 +694,11 @@ impl Drop for LocalCluster {
     }
 }
 
-async fn status_leader(dialer: &Dialer, url: &str, within_time: Duration) -> Result<u64, String> {
-    let mut client = control_client(dialer, url).await.map_err(|e| e.to_string())?;
+async fn status_leader(dialer: &Dialer, url: &str, within_time: Duration) -> Result<u64, NotReady> {
+    let mut client =
+        control_client(dialer, url).await.map_err(|e| NotReady::Unreachable(Box::new(e)))?;
     let status = within(within_time, "Status", client.status());
-    status.await.map(|s| s.leader()).map_err(|e| e.to_string())
+    status.await.map(|s| s.leader()).map_err(NotReady::Status)
 }
 
 #[cfg(test)]
@@ -717,7 +720,7 @@ mod tests {
         let failed = |log_tail: &str| DriverError::LocalNotReady {
             member: "m0".into(),
             timeout: Duration::from_secs(1),
-            reason: "etcd exited with exit status: 1".into(),
+            source: NotReady::NoLeader,
             log_tail: log_tail.into(),
         };
         // As etcd 3.4 logs it.

@@ -14,9 +14,7 @@ pub(crate) fn select(
 ) -> Result<Vec<String>, DriverError> {
     let urls = |ms: Vec<&MemberInfo>| -> Result<Vec<String>, DriverError> {
         if let Some(m) = ms.iter().find(|m| m.url.is_empty()) {
-            return Err(DriverError::Target {
-                reason: format!("member {} has no client URL", m.name),
-            });
+            return Err(TargetError::NoClientUrl { member: m.name.clone() }.into());
         }
         Ok(ms.iter().map(|m| m.url.clone()).collect())
     };
@@ -25,29 +23,65 @@ pub(crate) fn select(
         Targeting::Endpoints => Ok(given.to_vec()),
         Targeting::Leader => match members.iter().find(|m| m.leader) {
             Some(m) => urls(vec![m]),
-            None => Err(DriverError::NoLeader { reason: "no member is the leader".to_owned() }),
+            None => Err(DriverError::NoLeader),
         },
-        Targeting::Followers if followers.is_empty() => Err(DriverError::Target {
-            reason: format!("a cluster of {} member(s) has no followers", members.len()),
-        }),
+        Targeting::Followers if followers.is_empty() => {
+            Err(TargetError::NoFollowers { members: members.len() }.into())
+        }
         Targeting::Followers => urls(followers),
         Targeting::Follower(n) => match followers.get(*n as usize - 1) {
             Some(m) => urls(vec![m]),
-            None => Err(DriverError::Target {
-                reason: format!("follower {n} asked for, the cluster has {}", followers.len()),
-            }),
+            None => {
+                Err(TargetError::NoSuchFollower { asked: *n, followers: followers.len() }.into())
+            }
         },
         Targeting::Member(name) => match members.iter().find(|m| &m.name == name) {
             Some(m) => urls(vec![m]),
-            None => Err(DriverError::Target {
-                reason: format!(
-                    "no member named {name:?} (members: {})",
-                    members.iter().map(|m| m.name.as_str()).collect::<Vec<_>>().join(", ")
-                ),
-            }),
+            None => Err(TargetError::NoSuchMember {
+                name: name.clone(),
+                members: members.iter().map(|m| m.name.clone()).collect(),
+            }
+            .into()),
         },
         Targeting::All => urls(members.iter().collect()),
     }
+}
+
+/// Why a scenario's target cannot be sent load: the members it names are not there.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TargetError {
+    /// A selected member advertises no client URL.
+    #[error("member {member} has no client URL")]
+    NoClientUrl {
+        /// The member's name.
+        member: String,
+    },
+
+    /// Followers are asked for, and the cluster has one member.
+    #[error("a cluster of {members} member(s) has no followers")]
+    NoFollowers {
+        /// The cluster's members.
+        members: usize,
+    },
+
+    /// The N-th follower is asked for, and there are fewer.
+    #[error("follower {asked} asked for, the cluster has {followers}")]
+    NoSuchFollower {
+        /// N, 1-based.
+        asked: u32,
+        /// The cluster's followers.
+        followers: usize,
+    },
+
+    /// A member is named that the cluster does not have.
+    #[error("no member named {name:?} (members: {})", .members.join(", "))]
+    NoSuchMember {
+        /// The name asked for.
+        name: String,
+        /// The cluster's members' names.
+        members: Vec<String>,
+    },
 }
 
 /// The names of the members whose client URLs `selected` lists, in its order (a URL no

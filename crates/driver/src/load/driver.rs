@@ -11,7 +11,7 @@ use super::worker::Worker;
 use crate::cluster::discovery;
 use crate::cluster::local::{LocalCluster, MemberControl};
 use crate::cluster::target;
-use crate::error::DriverError;
+use crate::error::{DriverError, EndpointError};
 use crate::transport::{DEFAULT_DIAL_TIMEOUT, Dialer, Security};
 
 /// Builds a [`Driver`]: where to connect and how.
@@ -145,14 +145,11 @@ impl DriverBuilder {
         if self.endpoints.is_empty() {
             return Err(DriverError::Endpoint {
                 endpoint: String::new(),
-                reason: "no endpoints given".into(),
+                source: EndpointError::Missing,
             });
         }
         if self.conns == 0 {
-            return Err(DriverError::Endpoint {
-                endpoint: self.endpoints.join(","),
-                reason: "conns must be at least 1".into(),
-            });
+            return Err(DriverError::NoConns);
         }
         for ep in &self.endpoints {
             crate::transport::url(ep)?;

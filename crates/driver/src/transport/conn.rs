@@ -14,7 +14,7 @@ use super::dial::Dialer;
 use super::kv::{Kv, fetch_token};
 use super::message::RangeRequest;
 use super::watch::{WatchReceiver, WatchSender};
-use crate::error::DriverError;
+use crate::error::{AnswerError, DriverError, EndpointError};
 
 /// One connection to one endpoint; cloning shares it.
 #[derive(Clone)]
@@ -47,10 +47,10 @@ impl Conn {
         };
         match tokio::time::timeout(dialer.timeout(), kv.range(req)).await {
             Ok(Ok(_)) => Ok(Self { kv: Kv::new(channel), client: Arc::default() }),
-            Ok(Err(status)) => Err(refused(dialer, endpoint, &status)),
+            Ok(Err(status)) => Err(refused(dialer, endpoint, status)),
             Err(_) => Err(DriverError::NotAnswering {
                 endpoint: endpoint.to_owned(),
-                reason: "no answer to a read within the dial timeout".to_owned(),
+                source: AnswerError::Timeout,
             }),
         }
     }
@@ -81,7 +81,7 @@ pub(crate) async fn control_client(
 ) -> Result<etcd_client::Client, DriverError> {
     let channel = Channel::connect(dialer, endpoint, None).await?;
     etcd_client::Client::from_channel(channel.etcd_channel(), None).await.map_err(|e| {
-        DriverError::NotAnswering { endpoint: endpoint.to_owned(), reason: e.to_string() }
+        DriverError::NotAnswering { endpoint: endpoint.to_owned(), source: AnswerError::Client(e) }
     })
 }
 
@@ -99,12 +99,12 @@ pub(crate) async fn control_client_any(
     }
     Err(last.unwrap_or_else(|| DriverError::Endpoint {
         endpoint: String::new(),
-        reason: "no endpoints".to_owned(),
+        source: EndpointError::Missing,
     }))
 }
 
 /// Why a connection's first request failed, naming the likely cause.
-fn refused(dialer: &Dialer, endpoint: &str, status: &Status) -> DriverError {
+fn refused(dialer: &Dialer, endpoint: &str, status: Status) -> DriverError {
     let message = status.message();
     let auth_failure = status.code() == Code::Unauthenticated
         || status.code() == Code::PermissionDenied
@@ -122,17 +122,18 @@ fn refused(dialer: &Dialer, endpoint: &str, status: &Status) -> DriverError {
         };
         return DriverError::Auth { endpoint: endpoint.to_owned(), reason };
     }
-    let mut reason = format!("{:?}: {message}", status.code());
-    if message.starts_with("connection:") {
-        let hint = if dialer.uses_tls(endpoint) {
-            // With TLS 1.3 a server that refuses the client's certificate (or its lack
-            // of one) says so only after the handshake, by closing the connection.
-            " (the server closed the TLS connection: if it requires client certificates, \
-             check --cert and --key and that --cacert's authority signed them)"
-        } else {
-            " (if the server uses TLS, use an https:// endpoint or --cacert)"
-        };
-        reason.push_str(hint);
+    let hint = if !message.starts_with("connection:") {
+        ""
+    } else if dialer.uses_tls(endpoint) {
+        // With TLS 1.3 a server that refuses the client's certificate (or its lack
+        // of one) says so only after the handshake, by closing the connection.
+        " (the server closed the TLS connection: if it requires client certificates, \
+         check --cert and --key and that --cacert's authority signed them)"
+    } else {
+        " (if the server uses TLS, use an https:// endpoint or --cacert)"
+    };
+    DriverError::NotAnswering {
+        endpoint: endpoint.to_owned(),
+        source: AnswerError::Status { status, hint },
     }
-    DriverError::NotAnswering { endpoint: endpoint.to_owned(), reason }
 }

@@ -18,7 +18,7 @@ use super::auth::Auth;
 use super::http2::{Connection, Task};
 use super::io::{Io, Ledger, Socket, Traffic};
 use super::security::{Security, TlsOptions};
-use crate::error::DriverError;
+use crate::error::{DriverError, EndpointError};
 
 /// The dial timeout used when none is given.
 pub const DEFAULT_DIAL_TIMEOUT: Duration = Duration::from_secs(5);
@@ -27,7 +27,7 @@ pub const DEFAULT_DIAL_TIMEOUT: Duration = Duration::from_secs(5);
 /// endpoint is checked here, where it is dialled, by the rule scenarios check theirs with.
 pub(crate) fn url(endpoint: &str) -> Result<String, DriverError> {
     etcdlat_core::scenario::check_endpoint(endpoint)
-        .map_err(|reason| DriverError::Endpoint { endpoint: endpoint.to_owned(), reason })?;
+        .map_err(|reason| endpoint_error(endpoint, EndpointError::Malformed { reason }))?;
     Ok(if endpoint.starts_with("http://") || endpoint.starts_with("https://") {
         endpoint.to_owned()
     } else {
@@ -56,7 +56,7 @@ struct Inner {
     tls: TlsOptions,
     /// Built on first use: with options at construction (so a bad file fails early), with
     /// the system's roots on the first `https://` endpoint otherwise.
-    tls_config: OnceLock<Result<Arc<ClientConfig>, String>>,
+    tls_config: OnceLock<Arc<ClientConfig>>,
     auth: Option<Arc<Auth>>,
     /// Loopback source addresses, once one address's ports would not do.
     sources: Sources,
@@ -77,7 +77,7 @@ impl Dialer {
         };
         if security.tls.is_set() {
             let config = security.tls.client_config()?;
-            let _ = inner.tls_config.set(Ok(config));
+            let _ = inner.tls_config.set(config);
         }
         Ok(Self(Arc::new(inner)))
     }
@@ -98,12 +98,14 @@ impl Dialer {
         endpoint.starts_with("https://") || (!endpoint.contains("://") && self.0.tls.is_set())
     }
 
+    /// The TLS configuration, built on first use. A failure is not kept: it fails the
+    /// connection that needed it, and the next one tries again.
     fn tls_config(&self) -> Result<Arc<ClientConfig>, DriverError> {
-        self.0
-            .tls_config
-            .get_or_init(|| self.0.tls.client_config().map_err(|e| e.to_string()))
-            .clone()
-            .map_err(|reason| DriverError::TlsConfig { reason })
+        if let Some(config) = self.0.tls_config.get() {
+            return Ok(Arc::clone(config));
+        }
+        let config = self.0.tls.client_config()?;
+        Ok(Arc::clone(self.0.tls_config.get_or_init(|| config)))
     }
 
     /// The bytes of the load's connections (those dialled with a [`Traffic`] of its).
@@ -121,13 +123,12 @@ impl Dialer {
     ) -> Result<Handshake, DriverError> {
         let url = url(endpoint)?;
         let tls = self.uses_tls(endpoint);
-        let uri: http::Uri = url.parse().map_err(|e: http::uri::InvalidUri| {
-            DriverError::Endpoint { endpoint: endpoint.to_owned(), reason: e.to_string() }
-        })?;
-        let authority = uri.authority().cloned().ok_or_else(|| DriverError::Endpoint {
-            endpoint: endpoint.to_owned(),
-            reason: "no host and port".to_owned(),
-        })?;
+        let uri: http::Uri =
+            url.parse().map_err(|e| endpoint_error(endpoint, EndpointError::Uri(e)))?;
+        let authority = uri
+            .authority()
+            .cloned()
+            .ok_or_else(|| endpoint_error(endpoint, EndpointError::NoAuthority))?;
         let io = if tls {
             self.dial(endpoint, &authority, Some(self.tls_config()?), traffic).await?
         } else {
@@ -147,7 +148,7 @@ impl Dialer {
         traffic: Option<Arc<Traffic>>,
     ) -> Result<Io, DriverError> {
         let connect_error =
-            |reason: String| DriverError::Connect { endpoint: endpoint.to_owned(), reason };
+            |source: std::io::Error| DriverError::Connect { endpoint: endpoint.to_owned(), source };
         let port = authority.port_u16().unwrap_or(if tls.is_some() { 443 } else { 80 });
         let host = authority.host().trim_start_matches('[').trim_end_matches(']').to_owned();
         let source = host.parse().ok().and_then(|ip| self.0.sources.next(ip, port));
@@ -159,8 +160,8 @@ impl Dialer {
         };
         let tcp = match tokio::time::timeout(self.0.timeout, tcp).await {
             Ok(Ok(tcp)) => tcp,
-            Ok(Err(e)) => return Err(connect_error(e.to_string())),
-            Err(_) => return Err(connect_error(self.within("no connection"))),
+            Ok(Err(e)) => return Err(connect_error(e)),
+            Err(_) => return Err(connect_error(self.timed_out("no connection", ""))),
         };
         let _ = tcp.set_nodelay(true);
         let Some(config) = tls else {
@@ -170,20 +171,15 @@ impl Dialer {
             });
         };
         let tcp = Socket::new(tcp, traffic);
-        let name = ServerName::try_from(host).map_err(|e| DriverError::Endpoint {
-            endpoint: endpoint.to_owned(),
-            reason: format!("not a TLS server name: {e}"),
-        })?;
+        let name = ServerName::try_from(host)
+            .map_err(|e| endpoint_error(endpoint, EndpointError::ServerName(e)))?;
         let handshake = tokio_rustls::TlsConnector::from(config).connect(name, tcp);
         match tokio::time::timeout(self.0.timeout, handshake).await {
             Ok(Ok(stream)) => Ok(Io::Tls(Box::new(stream))),
-            Ok(Err(e)) => {
-                Err(DriverError::Tls { endpoint: endpoint.to_owned(), reason: tls_reason(&e) })
-            }
-            Err(_) => Err(connect_error(format!(
-                "{} (the server may not speak TLS on this port)",
-                self.within("no TLS handshake")
-            ))),
+            Ok(Err(source)) => Err(DriverError::Tls { endpoint: endpoint.to_owned(), source }),
+            Err(_) => Err(connect_error(
+                self.timed_out("no TLS handshake", " (the server may not speak TLS on this port)"),
+            )),
         }
     }
 
@@ -197,8 +193,12 @@ impl Dialer {
         self.0.sources.dialled.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clear();
     }
 
-    fn within(&self, what: &str) -> String {
-        format!("{what} within the dial timeout ({:?})", self.0.timeout)
+    /// The dial timeout's passing, as the error a socket gives for it: "`what` within the
+    /// dial timeout (5s)", then `aside`.
+    fn timed_out(&self, what: &str, aside: &str) -> std::io::Error {
+        let timeout = self.0.timeout;
+        let message = format!("{what} within the dial timeout ({timeout:?}){aside}");
+        std::io::Error::new(std::io::ErrorKind::TimedOut, message)
     }
 
     /// A byte stream to `url` (`http://` or `https://`) for HTTP/1.1, with the run's TLS for
@@ -295,19 +295,8 @@ async fn connect_from(
     socket.connect((dest, port).into()).await
 }
 
-/// A rustls error in words, with what it usually means.
-fn tls_reason(e: &std::io::Error) -> String {
-    let text = e.to_string();
-    let hint = if text.contains("UnknownIssuer") || text.contains("invalid peer certificate") {
-        " (is --cacert the authority that signed the server's certificate?)"
-    } else if text.contains("corrupt message") || text.contains("InvalidContentType") {
-        " (the server does not speak TLS on this port: use an http:// endpoint)"
-    } else if text.contains("eof") || text.contains("reset") {
-        " (the server closed the connection: it may not speak TLS on this port)"
-    } else {
-        ""
-    };
-    format!("TLS handshake failed: {text}{hint}")
+fn endpoint_error(endpoint: &str, source: EndpointError) -> DriverError {
+    DriverError::Endpoint { endpoint: endpoint.to_owned(), source }
 }
 
 #[cfg(test)]

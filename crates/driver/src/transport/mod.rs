@@ -46,5 +46,5 @@ pub use dial::DEFAULT_DIAL_TIMEOUT;
 pub(crate) use dial::{Dialer, url};
 pub(crate) use io::Ledger;
 pub(crate) use kv::Kv;
-pub use security::{Credentials, Security, TlsOptions};
+pub use security::{Credentials, Security, TlsConfigError, TlsOptions};
 pub(crate) use watch::{WatchCreate, WatchReceiver, WatchSender};

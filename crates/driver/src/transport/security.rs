@@ -14,8 +14,6 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
 
-use crate::error::DriverError;
-
 /// TLS options, as etcd's tools name them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TlsOptions {
@@ -40,16 +38,16 @@ impl TlsOptions {
 
     /// The rustls configuration these options describe: roots, client certificate, ALPN
     /// `h2`.
-    pub(crate) fn client_config(&self) -> Result<Arc<ClientConfig>, DriverError> {
+    pub(crate) fn client_config(&self) -> Result<Arc<ClientConfig>, TlsConfigError> {
         match (&self.cert, &self.key) {
-            (Some(_), None) => return Err(tls_error("--cert needs --key".to_owned())),
-            (None, Some(_)) => return Err(tls_error("--key needs --cert".to_owned())),
+            (Some(_), None) => return Err(TlsConfigError::CertWithoutKey),
+            (None, Some(_)) => return Err(TlsConfigError::KeyWithoutCert),
             _ => {}
         }
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let builder = ClientConfig::builder_with_provider(Arc::clone(&provider))
             .with_safe_default_protocol_versions()
-            .map_err(|e| tls_error(format!("no usable TLS version: {e}")))?;
+            .map_err(TlsConfigError::Versions)?;
         let builder = if self.insecure_skip_verify {
             builder
                 .dangerous()
@@ -60,12 +58,9 @@ impl TlsOptions {
         let mut config = match (&self.cert, &self.key) {
             (Some(cert), Some(key)) => {
                 let chain = read_certs(cert, "--cert")?;
-                let key = PrivateKeyDer::from_pem_file(key).map_err(|e| {
-                    tls_error(format!("--key {}: no usable private key: {e}", key.display()))
-                })?;
-                builder.with_client_auth_cert(chain, key).map_err(|e| {
-                    tls_error(format!("--cert and --key do not make a client identity: {e}"))
-                })?
+                let key = PrivateKeyDer::from_pem_file(key)
+                    .map_err(|source| TlsConfigError::Key { path: key.clone(), source })?;
+                builder.with_client_auth_cert(chain, key).map_err(TlsConfigError::Identity)?
             }
             _ => builder.with_no_client_auth(),
         };
@@ -73,23 +68,21 @@ impl TlsOptions {
         Ok(Arc::new(config))
     }
 
-    fn roots(&self) -> Result<RootCertStore, DriverError> {
+    fn roots(&self) -> Result<RootCertStore, TlsConfigError> {
         let mut roots = RootCertStore::empty();
         match &self.ca {
             Some(ca) => {
                 for cert in read_certs(ca, "--cacert")? {
-                    roots.add(cert).map_err(|e| {
-                        tls_error(format!("--cacert {}: unusable certificate: {e}", ca.display()))
-                    })?;
+                    roots
+                        .add(cert)
+                        .map_err(|source| TlsConfigError::CaCert { path: ca.clone(), source })?;
                 }
             }
             None => {
                 let found = rustls_native_certs::load_native_certs();
                 let (added, _) = roots.add_parsable_certificates(found.certs);
                 if added == 0 {
-                    return Err(tls_error(
-                        "no system certificate authorities found; pass --cacert".to_owned(),
-                    ));
+                    return Err(TlsConfigError::NoSystemRoots);
                 }
             }
         }
@@ -97,16 +90,81 @@ impl TlsOptions {
     }
 }
 
-fn tls_error(reason: String) -> DriverError {
-    DriverError::TlsConfig { reason }
+/// Why TLS options cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TlsConfigError {
+    /// A client certificate without its key.
+    #[error("--cert needs --key")]
+    CertWithoutKey,
+
+    /// A client key without its certificate.
+    #[error("--key needs --cert")]
+    KeyWithoutCert,
+
+    /// rustls has no protocol version the crypto provider supports.
+    #[error("no usable TLS version: {0}")]
+    Versions(#[source] rustls::Error),
+
+    /// A certificate file (`--cacert` or `--cert`) cannot be read or parsed.
+    #[error("{flag} {}: {source}", .path.display())]
+    ReadCerts {
+        /// The option that named it.
+        flag: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// Why it cannot be read.
+        #[source]
+        source: rustls::pki_types::pem::Error,
+    },
+
+    /// A certificate file holds no PEM certificate.
+    #[error("{flag} {}: no PEM certificate in it", .path.display())]
+    NoCerts {
+        /// The option that named it.
+        flag: &'static str,
+        /// The file.
+        path: PathBuf,
+    },
+
+    /// The `--key` file holds no usable private key.
+    #[error("--key {}: no usable private key: {source}", .path.display())]
+    Key {
+        /// The file.
+        path: PathBuf,
+        /// Why it cannot be used.
+        #[source]
+        source: rustls::pki_types::pem::Error,
+    },
+
+    /// `--cert` and `--key` do not go together.
+    #[error("--cert and --key do not make a client identity: {0}")]
+    Identity(#[source] rustls::Error),
+
+    /// A `--cacert` certificate cannot be a trust anchor.
+    #[error("--cacert {}: unusable certificate: {source}", .path.display())]
+    CaCert {
+        /// The file.
+        path: PathBuf,
+        /// rustls' objection.
+        #[source]
+        source: rustls::Error,
+    },
+
+    /// No `--cacert` was given and the system has no certificate authorities.
+    #[error("no system certificate authorities found; pass --cacert")]
+    NoSystemRoots,
 }
 
-fn read_certs(path: &Path, flag: &str) -> Result<Vec<CertificateDer<'static>>, DriverError> {
+fn read_certs(
+    path: &Path,
+    flag: &'static str,
+) -> Result<Vec<CertificateDer<'static>>, TlsConfigError> {
     let certs: Vec<_> = CertificateDer::pem_file_iter(path)
         .and_then(|iter| iter.collect::<Result<_, _>>())
-        .map_err(|e| tls_error(format!("{flag} {}: {e}", path.display())))?;
+        .map_err(|source| TlsConfigError::ReadCerts { flag, path: path.to_owned(), source })?;
     if certs.is_empty() {
-        return Err(tls_error(format!("{flag} {}: no PEM certificate in it", path.display())));
+        return Err(TlsConfigError::NoCerts { flag, path: path.to_owned() });
     }
     Ok(certs)
 }

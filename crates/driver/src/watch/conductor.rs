@@ -15,6 +15,7 @@ use super::task::work;
 use crate::error::DriverError;
 use crate::load::report::Measured;
 use crate::load::worker::Worker;
+use crate::load::worker::WorkerError;
 use crate::transport::message::{Key, PutRequest};
 
 /// Once every put is acknowledged, how long the run waits for expected events while none
@@ -37,7 +38,7 @@ pub(crate) async fn run(
         Some(Operation::WatchLatency(op)) => Plan::latency(op, scenario, seed, layout),
         Some(Operation::WatchGet(op)) => {
             let Some(first) = workers.first() else {
-                return Err(DriverError::Worker { index: 0, reason: "no workers".into() });
+                return Err(DriverError::worker(0, WorkerError::NoWorkers));
             };
             let revisions = fill(first, op.events, &stop).await?;
             Plan::get(op, scenario, revisions, layout)
@@ -60,13 +61,13 @@ async fn layout_of(workers: &[Worker]) -> Result<Layout, DriverError> {
         conns += count.await.map_err(|_| gone(worker))? as u64;
     }
     if conns == 0 {
-        return Err(DriverError::Worker { index: 0, reason: "no connections".into() });
+        return Err(DriverError::worker(0, WorkerError::NoConnections));
     }
     Ok(Layout { conns, workers: workers.len() as u64 })
 }
 
 fn gone(worker: &Worker) -> DriverError {
-    DriverError::Worker { index: worker.index(), reason: "worker stopped mid-run".into() }
+    DriverError::worker(worker.index(), WorkerError::Stopped)
 }
 
 /// Puts watch-get's `events` values to its key, unmeasured; returns the first and last

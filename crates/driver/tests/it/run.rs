@@ -54,6 +54,10 @@ async fn nothing_listening_fails_within_the_dial_timeout_naming_the_endpoint() {
     assert!(t0.elapsed() < Duration::from_secs(3), "took {:?}", t0.elapsed());
     assert!(matches!(err, DriverError::Connect { .. }), "{err:?}");
     assert!(err.to_string().contains(&endpoint), "{err}");
+    // The socket's own error is the cause, not words copied from it.
+    let source = std::error::Error::source(&err).expect("a source");
+    let io = source.downcast_ref::<std::io::Error>().expect("an io::Error");
+    assert_eq!(io.kind(), std::io::ErrorKind::ConnectionRefused, "{io:?}");
 }
 
 #[tokio::test]

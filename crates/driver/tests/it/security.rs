@@ -81,6 +81,17 @@ async fn tls_failures_are_named() {
     assert!(matches!(e, DriverError::Tls { .. }), "{e:?}");
     let text = e.to_string();
     assert!(text.contains("UnknownIssuer") && text.contains("--cacert"), "{text}");
+    // The cause is rustls' error, inside the handshake's io::Error.
+    let io = std::error::Error::source(&e).and_then(|s| s.downcast_ref::<std::io::Error>());
+    let rustls =
+        io.and_then(std::io::Error::get_ref).and_then(|e| e.downcast_ref::<rustls::Error>());
+    assert!(
+        matches!(
+            rustls,
+            Some(rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer))
+        ),
+        "{e:?}"
+    );
 
     // The server asks for a client certificate and gets none, or one it does not trust.
     for identity in [None, Some((pki.untrusted_client_cert(), pki.untrusted_client_key()))] {

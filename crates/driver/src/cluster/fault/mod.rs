@@ -81,31 +81,23 @@ pub(crate) async fn check(
     let followers = names.len().saturating_sub(1);
     let emulated = target.control.as_ref().is_some_and(|c| c.network().is_some());
     for (step, s) in steps.iter().enumerate() {
-        let fail = |reason: String| Err(DriverError::Fault { step, reason });
+        let fail = |source: FaultError| Err(DriverError::Fault { step, source });
         if s.action.needs_local_cluster() && target.control.is_none() {
-            return fail(format!(
-                "{} acts on a member's process, so it needs a throwaway local cluster that etcdlat starts; against given endpoints only move-leader, compact and defrag can run",
-                s.action
-            ));
+            return fail(FaultError::NeedsLocalCluster { action: s.action });
         }
         if s.action.is_network() && !emulated && target.toxiproxy.is_none() {
-            return fail(format!(
-                "{} acts on the network, so it needs a throwaway local cluster behind etcdlat's emulated network (LocalClusterOptions::network; the CLI sets it up for scenarios with network steps), or against endpoints network.toxiproxy",
-                s.action
-            ));
+            return fail(FaultError::NeedsNetwork { action: s.action });
         }
         match &s.member {
             Some(MemberRef::Name(name)) if !names.contains(name) => {
-                return fail(format!("no member named {name:?} (members: {})", names.join(", ")));
+                return fail(FaultError::NoSuchMember { name: name.clone(), members: names });
             }
             Some(MemberRef::Follower) if followers == 0 => {
-                return fail("a cluster of 1 member has no followers".to_owned());
+                return fail(FaultError::NoFollowers);
             }
             Some(MemberRef::FollowerN(n)) if *n as usize > followers => {
-                return fail(format!(
-                    "follower {n} asked for, a cluster of {} member(s) has {followers}",
-                    names.len()
-                ));
+                let members = names.len();
+                return fail(FaultError::NoSuchFollower { asked: *n, members, followers });
             }
             _ => {}
         }
@@ -114,16 +106,11 @@ pub(crate) async fn check(
             let acted_on: &[String] = match &s.member {
                 Some(MemberRef::Name(name)) => std::slice::from_ref(name),
                 Some(_) => &names,
-                None if proxies.is_empty() => {
-                    return fail("network.proxies maps no member to a toxiproxy proxy".to_owned());
-                }
+                None if proxies.is_empty() => return fail(FaultError::NoProxies),
                 None => &[],
             };
             if let Some(m) = acted_on.iter().find(|m| !proxies.maps(m)) {
-                return fail(format!(
-                    "{} may act on {m:?}, which network.proxies maps to no toxiproxy proxy",
-                    s.action
-                ));
+                return fail(FaultError::Unproxied { action: s.action, member: m.clone() });
             }
         }
     }
@@ -133,6 +120,69 @@ pub(crate) async fn check(
         proxies.check(&names).await?;
     }
     Ok(())
+}
+
+/// Why a scenario's fault step cannot be carried out against the cluster it runs on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FaultError {
+    /// The step acts on a member's process, and the driver was built from endpoints.
+    #[error(
+        "{action} acts on a member's process, so it needs a throwaway local cluster that \
+         etcdlat starts; against given endpoints only move-leader, compact and defrag can run"
+    )]
+    NeedsLocalCluster {
+        /// The step's action.
+        action: FaultAction,
+    },
+
+    /// The step acts on the network, and there is neither an emulated network nor toxiproxy.
+    #[error(
+        "{action} acts on the network, so it needs a throwaway local cluster behind etcdlat's \
+         emulated network (LocalClusterOptions::network; the CLI sets it up for scenarios with \
+         network steps), or against endpoints network.toxiproxy"
+    )]
+    NeedsNetwork {
+        /// The step's action.
+        action: FaultAction,
+    },
+
+    /// The step names a member the cluster does not have.
+    #[error("no member named {name:?} (members: {})", .members.join(", "))]
+    NoSuchMember {
+        /// The name in the step.
+        name: String,
+        /// The cluster's members' names.
+        members: Vec<String>,
+    },
+
+    /// The step acts on a follower of a one-member cluster.
+    #[error("a cluster of 1 member has no followers")]
+    NoFollowers,
+
+    /// The step acts on the N-th follower, and there are fewer.
+    #[error("follower {asked} asked for, a cluster of {members} member(s) has {followers}")]
+    NoSuchFollower {
+        /// N, 1-based.
+        asked: u32,
+        /// The cluster's members.
+        members: usize,
+        /// Its followers.
+        followers: usize,
+    },
+
+    /// A network step names no member, and `network.proxies` maps none.
+    #[error("network.proxies maps no member to a toxiproxy proxy")]
+    NoProxies,
+
+    /// A network step may act on a member that `network.proxies` maps to no proxy.
+    #[error("{action} may act on {member:?}, which network.proxies maps to no toxiproxy proxy")]
+    Unproxied {
+        /// The step's action.
+        action: FaultAction,
+        /// The member without a proxy.
+        member: String,
+    },
 }
 
 /// What the executor did for one step; times are instants until the run's start is known.

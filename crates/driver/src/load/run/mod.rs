@@ -50,6 +50,7 @@ use crate::cluster::network::LinkState;
 use crate::cluster::target;
 use crate::cluster::toxiproxy::Proxies;
 use crate::error::DriverError;
+use crate::load::worker::WorkerError;
 use crate::transport::control_client_any;
 use jobs::merge;
 
@@ -386,10 +387,8 @@ impl<'a> Run<'a> {
         let outcomes = async {
             let mut outcomes = Vec::with_capacity(receivers.len());
             for (index, rx) in receivers {
-                outcomes.push(rx.await.map_err(|_| DriverError::Worker {
-                    index,
-                    reason: "worker stopped mid-run".into(),
-                })?);
+                outcomes
+                    .push(rx.await.map_err(|_| DriverError::worker(index, WorkerError::Stopped))?);
             }
             Ok(outcomes)
         };

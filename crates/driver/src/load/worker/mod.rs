@@ -175,16 +175,17 @@ impl Worker {
         match ready_rx.await {
             Ok(Ok(())) => Ok(worker),
             Ok(Err(e)) => Err(e),
-            Err(_) => Err(DriverError::Worker { index, reason: worker.join_reason() }),
+            Err(_) => Err(DriverError::worker(index, worker.join_reason())),
         }
     }
 
     /// Hands a job to the worker; the outcome arrives on the returned receiver.
     pub(crate) fn run(&self, job: Job) -> Result<oneshot::Receiver<JobResult>, DriverError> {
         let (tx, rx) = oneshot::channel();
-        self.tx.as_ref().and_then(|t| t.send(Command::Run(Box::new(job), tx)).ok()).ok_or_else(
-            || DriverError::Worker { index: self.index, reason: "worker has stopped".into() },
-        )?;
+        self.tx
+            .as_ref()
+            .and_then(|t| t.send(Command::Run(Box::new(job), tx)).ok())
+            .ok_or_else(|| DriverError::worker(self.index, WorkerError::Stopped))?;
         Ok(rx)
     }
 
@@ -203,9 +204,10 @@ impl Worker {
                 let _ = tx.send(f(conns).await);
             })
         });
-        self.tx.as_ref().and_then(|t| t.send(Command::Task(task)).ok()).ok_or_else(|| {
-            DriverError::Worker { index: self.index, reason: "worker has stopped".into() }
-        })?;
+        self.tx
+            .as_ref()
+            .and_then(|t| t.send(Command::Task(task)).ok())
+            .ok_or_else(|| DriverError::worker(self.index, WorkerError::Stopped))?;
         Ok(rx)
     }
 
@@ -214,17 +216,49 @@ impl Worker {
     }
 
     /// Why the thread ended, after it did.
-    pub(crate) fn join_reason(&mut self) -> String {
+    pub(crate) fn join_reason(&mut self) -> WorkerError {
         self.tx = None;
         match self.thread.take().map(JoinHandle::join) {
-            Some(Err(panic)) => panic
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_owned())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "panicked".to_owned()),
-            _ => "stopped".to_owned(),
+            Some(Err(panic)) => WorkerError::Panicked {
+                message: panic
+                    .downcast_ref::<&str>()
+                    .map(|s| (*s).to_owned())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "panicked".to_owned()),
+            },
+            _ => WorkerError::Stopped,
         }
     }
+}
+
+/// How a worker thread failed. Each is a bug in etcdlat: a worker ends only when its
+/// driver is dropped.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WorkerError {
+    /// The thread panicked.
+    #[error("{message}")]
+    Panicked {
+        /// The panic's message ("panicked" when it had none). A string: a panic's payload
+        /// is its message, and no error value is beneath it.
+        message: String,
+    },
+
+    /// The thread had stopped when it was given work, or stopped before it answered.
+    #[error("worker stopped mid-run")]
+    Stopped,
+
+    /// A task of the worker's, opening a connection, panicked or was cancelled.
+    #[error("{0}")]
+    Task(#[source] tokio::task::JoinError),
+
+    /// The workers hold no connections.
+    #[error("no connections")]
+    NoConnections,
+
+    /// There are no workers.
+    #[error("no workers")]
+    NoWorkers,
 }
 
 impl Drop for Worker {
@@ -258,7 +292,7 @@ async fn serve(
                 return;
             }
             Err(e) => {
-                let _ = ready.send(Err(DriverError::Worker { index: 0, reason: e.to_string() }));
+                let _ = ready.send(Err(DriverError::worker(0, WorkerError::Task(e))));
                 return;
             }
         }
