@@ -128,6 +128,7 @@ impl Rate {
 
 /// Hands out intended start times for one worker's share of the rate.
 #[derive(Debug, Clone)]
+#[doc(hidden)] // internal: the driver's; not part of the API
 pub struct Pacer {
     schedule: Schedule,
     arrivals: Arrivals,

@@ -82,6 +82,7 @@ impl ClientStep {
 
 /// The steps of a run, with what the workers need to follow them.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[doc(hidden)] // internal: the driver's; not part of the API
 pub struct StepPlan {
     steps: Vec<ClientStep>,
     /// The first request index of each step: the counted steps' totals before it, summed.
@@ -183,6 +184,7 @@ impl StepPlan {
 /// counts add up to `total`. A part of weight 0 gets nothing; with no weight at all, nothing
 /// is handed out.
 #[must_use]
+#[doc(hidden)] // internal: the driver's; not part of the API
 pub fn split(total: u64, weights: &[u64]) -> Vec<(u64, u64)> {
     let all: u128 = weights.iter().map(|&w| u128::from(w)).sum();
     let mut out = Vec::with_capacity(weights.len());

@@ -132,7 +132,7 @@ pub fn group_digits(digits: &str) -> String {
 
 /// serde adapter for an optional line rate written as a string (`"100MB/s"`) or a number of
 /// bytes per second.
-pub mod opt_bandwidth {
+pub(crate) mod opt_bandwidth {
     use super::{Deserializer, Serializer, de, format_bandwidth, parse_bandwidth};
     use std::fmt;
 
@@ -186,7 +186,7 @@ pub mod opt_bandwidth {
 }
 
 /// serde adapter for a [`Duration`] written as a string ("30s").
-pub mod duration {
+pub(crate) mod duration {
     use super::{
         Deserialize, Deserializer, Duration, Serializer, de, format_duration, parse_duration,
     };
@@ -210,7 +210,7 @@ pub mod duration {
 }
 
 /// serde adapter for an optional [`Duration`] written as a string.
-pub mod opt_duration {
+pub(crate) mod opt_duration {
     use super::{
         Deserialize, Deserializer, Duration, Serializer, de, format_duration, parse_duration,
     };
@@ -237,7 +237,7 @@ pub mod opt_duration {
 }
 
 /// serde adapter for a size in bytes written as an integer or a string ("1MiB").
-pub mod size {
+pub(crate) mod size {
     use super::{Deserializer, de, parse_size};
     use std::fmt;
 
@@ -273,7 +273,7 @@ pub mod size {
 }
 
 /// An optional size (`Option<u64>`), read as [`size`]; written as a plain integer.
-pub mod opt_size {
+pub(crate) mod opt_size {
     use super::Deserializer;
 
     /// Deserializes from an integer or a string.

@@ -65,6 +65,16 @@
 //! toxics on its member's proxies, all removed when the run ends, stopped early or not); it
 //! refuses the others before the run starts.
 
+//!
+//! # Types of other crates in this API
+//!
+//! [`connect_client`] returns an [`etcd_client::Client`], re-exported here as
+//! [`etcd_client`] so that an embedder's calls use the version the driver was built with.
+//! Errors keep their causes as [`std::error::Error::source`]: the socket's
+//! [`std::io::Error`] (a TLS handshake's carries `rustls::Error` inside it), and in the
+//! narrow enums beside [`DriverError`] rustls', http's, etcd-client's and tokio's own error
+//! types, which an embedder reaches through `source()` without naming them.
+
 mod affinity;
 mod cluster;
 mod error;
@@ -84,6 +94,9 @@ pub use load::driver::{Driver, DriverBuilder};
 pub use load::progress::{LiveInterval, LiveKind, Progress};
 pub use load::worker::WorkerError;
 pub use transport::{Credentials, DEFAULT_DIAL_TIMEOUT, Security, TlsConfigError, TlsOptions};
+
+/// etcd's Rust client, the version [`connect_client`] returns a client of.
+pub use etcd_client;
 
 /// An etcd-client connected to the first of `endpoints` that answers, with `security`'s TLS
 /// and a token for its credentials (renewed when the server stops accepting it): for the

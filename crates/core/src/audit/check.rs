@@ -45,6 +45,7 @@ struct Offense {
 /// store back, `server`'s answers to [`ReadPlan::of`] the same history. `member_name` names
 /// a member id. `issued`, `limit` and `read_back_error` are the caller's to fill.
 #[must_use]
+#[doc(hidden)] // internal: the driver's; not part of the API
 pub fn check(
     history: &[Entry],
     server: Option<(&ReadPlan, &ReadBack)>,

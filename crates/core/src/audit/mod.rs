@@ -40,7 +40,11 @@ mod check;
 mod readback;
 mod report;
 
+// The checker and the read-back plan are the driver's (internal, not part of the API); the
+// report is the API.
+#[doc(hidden)]
 pub use check::check;
+#[doc(hidden)]
 pub use readback::{AtRevision, KeyRef, ReadBack, ReadPlan};
 pub use report::{AuditReport, MAX_VIOLATIONS, MemberStaleness, Staleness, Violation};
 

@@ -11,9 +11,9 @@ pub mod series;
 
 use serde::{Deserialize, Serialize};
 
-pub use series::{
-    DiskDevice, MAX_SAMPLES, NotAvailable, ResourceSample, ResourceSeries, SeriesBuilder, source,
-};
+pub use series::{DiskDevice, MAX_SAMPLES, NotAvailable, ResourceSample, ResourceSeries};
+#[doc(hidden)] // internal: the driver's; not part of the API
+pub use series::{SeriesBuilder, source};
 
 /// One etcd member's server metrics over a run, from its Prometheus `/metrics`, scraped just
 /// before the load starts (so warm-up is included), every second, and when it ends.
@@ -284,6 +284,7 @@ pub fn histogram_quantile(buckets: &[(f64, f64)], q: f64) -> Option<f64> {
 /// What a counter counted between two scrapes, `first` and `last`. A counter that went
 /// down was reset by a restart: what it counted since.
 #[must_use]
+#[doc(hidden)] // internal: the driver's; not part of the API
 pub fn counter_increase(first: f64, last: f64) -> f64 {
     if last >= first { last - first } else { last }
 }

@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 pub const MAX_SAMPLES: usize = 200;
 
 /// The sources of a series' figures beyond `/metrics`, as [`NotAvailable::source`] names them.
+#[doc(hidden)] // internal: the driver's readers of /proc and /metrics; not part of the API
 pub mod source {
     /// The process's own counters from `/proc/PID`: CPU time (`stat`), resident memory and
     /// context switches (`status`), and I/O (`io`). Without them a member's CPU and memory
@@ -284,6 +285,7 @@ impl ResourceSeries {
 
 /// Builds a [`ResourceSeries`] one sample at a time, in at most [`MAX_SAMPLES`] samples.
 #[derive(Debug, Clone)]
+#[doc(hidden)] // internal: the driver's; not part of the API
 pub struct SeriesBuilder {
     series: ResourceSeries,
     /// Sampling periods folded into each full sample.

@@ -9,6 +9,7 @@
 //! One file per family: `kv` (put, range, delete), `txn`, `lease`, `stm`, `watch` and
 //! [`kubernetes`] (kube-apiserver's requests); [`keyspace`] makes their keys.
 
+#[doc(hidden)] // internal: the driver's key and value generators; not part of the API
 pub mod keyspace;
 pub mod kubernetes;
 mod kv;
