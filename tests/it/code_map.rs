@@ -1,15 +1,17 @@
-//! The code map stays true: ARCHITECTURE.md against the source trees, each `tests/it/main.rs`
-//! index against its folder, and the source files' imports against the rule that files
-//! import down their layers, never in circles. Each test names every entry it finds wrong,
-//! not only the first.
+//! The code map stays true: the claims ARCHITECTURE.md makes, held against the code. The
+//! crates' manifests against the one-way graph it draws; the source files' imports against
+//! the rule that files import down their layers, never in circles; the libraries' code
+//! against the rule that only the binary prints, reads the environment or exits; every
+//! source folder named in the map, every path it names there, every test it cites defined
+//! where it says; every source file opening with its `//!` line; each `tests/it/main.rs`
+//! index against its folder. Each test names every entry it finds wrong, not only the first.
 //!
-//! ARCHITECTURE.md's conventions, as these tests read them: a source tree (a crate's `src/`,
-//! the root's `src/`, `benches/`, `examples/`) has a heading that names it in backticks
-//! (`` `crates/core` ``, `` `src/lib.rs` ``, `` `benches/` ``); a folder inside it has a
-//! heading of its own (`` `load/` ``) or a bullet in its parent's text (`` - `fault/` ``);
-//! a file is named by its name or a path ending in it in its folder's text (the heading's
-//! lines up to the next heading, or the bullet), or by its path from the repository's root
-//! anywhere.
+//! ARCHITECTURE.md's conventions, as these tests read them: a crate's section is the part
+//! under a heading that names it in backticks (`` `crates/core` ``), up to the next heading
+//! of its level or above, and paths in it are relative to the crate's `src/` (or to the
+//! crate's folder, or the repository's root); elsewhere a path is relative to the root (or
+//! to some crate's `src/`). A folder is named by its path and a trailing `/`. A test is
+//! cited as `` `path/to/file.rs::test_name` ``, its path from the root.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
@@ -65,222 +67,388 @@ fn crates() -> Vec<PathBuf> {
     entries(&repo().join("crates")).into_iter().filter(|p| p.join("src").is_dir()).collect()
 }
 
-/// The source trees ARCHITECTURE.md maps: how its headings name each, and its folder.
-fn trees() -> Vec<(String, PathBuf)> {
-    let mut trees: Vec<(String, PathBuf)> =
-        crates().into_iter().map(|dir| (relative(&dir, repo()), dir.join("src"))).collect();
-    for top in ["src", "benches", "examples"] {
-        trees.push((top.to_owned(), repo().join(top)));
-    }
-    trees
-}
-
 /// The text in backticks of `text`.
 fn code_spans(text: &str) -> impl Iterator<Item = &str> {
     text.split('`').skip(1).step_by(2)
 }
 
-/// ARCHITECTURE.md, its fenced blocks (the diagrams) blanked out.
-struct CodeMap {
+/// One part of ARCHITECTURE.md: a heading's line and the lines after it up to the next
+/// heading, its fenced blocks (the diagrams) blanked out.
+struct Part {
+    heading: String,
     text: String,
-    lines: Vec<String>,
-    /// Each heading's line and level (the number of `#`).
-    headings: Vec<(usize, usize)>,
+    /// The folder of the crate whose section the part is in.
+    krate: Option<PathBuf>,
 }
 
-impl CodeMap {
-    fn read() -> Self {
-        let mut fenced = false;
-        let mut lines = Vec::new();
-        for line in read(&repo().join("ARCHITECTURE.md")).lines() {
-            if line.starts_with("```") {
-                fenced = !fenced;
-            }
-            lines.push(if fenced || line.starts_with("```") {
-                String::new()
-            } else {
-                line.to_owned()
-            });
+/// ARCHITECTURE.md, in parts.
+fn code_map() -> Vec<Part> {
+    let crates = crates();
+    let mut parts: Vec<Part> = Vec::new();
+    // The open crate sections' heading levels and crates, outermost first.
+    let mut open: Vec<(usize, Option<PathBuf>)> = Vec::new();
+    let mut fenced = false;
+    let mut text = String::new();
+    let mut heading = String::new();
+    let flush = |parts: &mut Vec<Part>, heading: &str, text: &mut String, open: &[_]| {
+        let krate = open.iter().rev().find_map(|(_, k): &(usize, Option<PathBuf>)| k.clone());
+        parts.push(Part { heading: heading.to_owned(), text: std::mem::take(text), krate });
+    };
+    for line in read(&repo().join("ARCHITECTURE.md")).lines() {
+        if line.starts_with("```") {
+            fenced = !fenced;
+            text.push('\n');
+            continue;
         }
-        let headings = lines
-            .iter()
-            .enumerate()
-            .filter(|(_, l)| l.starts_with('#'))
-            .map(|(i, l)| (i, l.chars().take_while(|&c| c == '#').count()))
-            .collect();
-        Self { text: lines.join("\n"), lines, headings }
-    }
-
-    /// Heading `h`'s line and the lines after it up to the next heading.
-    fn section(&self, h: usize) -> String {
-        let (start, _) = self.headings[h];
-        let end = self.headings.get(h + 1).map_or(self.lines.len(), |&(line, _)| line);
-        self.lines[start..end].join("\n")
-    }
-
-    /// The headings under heading `h`, up to the next heading of its level or above.
-    fn under(&self, h: usize) -> &[(usize, usize)] {
-        let level = self.headings[h].1;
-        let end = self.headings[h + 1..]
-            .iter()
-            .position(|&(_, l)| l <= level)
-            .map_or(self.headings.len(), |n| h + 1 + n);
-        &self.headings[h + 1..end]
-    }
-
-    fn heading_index(&self, line: usize) -> usize {
-        self.headings.iter().position(|&(l, _)| l == line).expect("a heading")
-    }
-
-    /// The heading that names the tree `name` (`crates/core`, `src`, ...).
-    fn tree_heading(&self, name: &str) -> Option<usize> {
-        let prefix = format!("{name}/");
-        self.headings.iter().position(|&(line, _)| {
-            code_spans(&self.lines[line]).any(|s| s == name || s.starts_with(&prefix))
-        })
-    }
-
-    /// The text that describes `folder` (relative to the tree whose heading is `tree`, `""`
-    /// for the tree itself): its heading's section, or else its bullet in its parent's text.
-    fn folder_text(&self, tree: usize, folder: &str) -> Option<String> {
-        if folder.is_empty() {
-            return Some(self.section(tree));
+        if fenced {
+            text.push('\n');
+            continue;
         }
-        let slashed = format!("{folder}/");
-        if let Some(&(line, _)) = self
-            .under(tree)
-            .iter()
-            .find(|&&(line, _)| code_spans(&self.lines[line]).any(|s| s == slashed))
-        {
-            return Some(self.section(self.heading_index(line)));
+        if line.starts_with('#') {
+            flush(&mut parts, &heading, &mut text, &open);
+            let level = line.chars().take_while(|&c| c == '#').count();
+            open.retain(|&(l, _)| l < level);
+            let krate = crates
+                .iter()
+                .find(|dir| code_spans(line).any(|s| s == relative(dir, repo())))
+                .cloned();
+            open.push((level, krate));
+            heading = line.to_owned();
         }
-        let (parent, name) = folder.rsplit_once('/').unwrap_or(("", folder));
-        let names = [format!("{name}/"), slashed, folder.to_owned()];
-        bullets(&self.folder_text(tree, parent)?)
-            .into_iter()
-            .find(|bullet| code_spans(bullet).any(|s| names.iter().any(|n| n == s)))
+        text.push_str(line);
+        text.push('\n');
     }
-
-    /// Every code span of the document (one may go on over a line break).
-    fn spans(&self) -> impl Iterator<Item = &str> {
-        code_spans(&self.text)
-    }
+    flush(&mut parts, &heading, &mut text, &open);
+    parts
 }
 
-/// The bullets of `text`: each from a line starting `- ` up to the next such line, an empty
-/// line or a heading.
-fn bullets(text: &str) -> Vec<String> {
-    let mut bullets: Vec<String> = Vec::new();
-    let mut open = false;
-    for line in text.lines() {
-        if line.starts_with("- ") {
-            bullets.push(line.to_owned());
-            open = true;
-        } else if line.trim().is_empty() || line.starts_with('#') {
-            open = false;
-        } else if open {
-            let last = bullets.last_mut().expect("an open bullet");
-            last.push('\n');
-            last.push_str(line);
-        }
-    }
-    bullets
+/// The path a code span names, and the test it cites (`path/to/file.rs::name`), if it looks
+/// like a path of the repository: no spaces, no absolute or home path (`/metrics`,
+/// `~/.cache`), no wildcard or variable, and a `/` in it or a file's extension.
+fn path_in(span: &str) -> Option<(&str, Option<&str>)> {
+    let (path, test) = match span.split_once("::") {
+        Some((path, test)) => (path, Some(test)),
+        None => (span, None),
+    };
+    let plain = path.chars().all(|c| c.is_alphanumeric() || "_-./".contains(c));
+    let looks = path.contains('/') || [".rs", ".md", ".toml"].iter().any(|e| path.ends_with(e));
+    (plain && looks && !path.starts_with('/') && !path.is_empty()).then_some((path, test))
 }
 
-/// `text` (a folder's) without the bullets of the folders in it (`` - `fault/`: ... ``): a
-/// folder's own files are named outside them. A folder's bullet is its own.
-fn own_text(text: &str) -> String {
-    if text.starts_with("- ") {
-        return text.to_owned();
+/// Where `path` (named in a part of `krate`'s section, if any) is, if it is anywhere: a
+/// folder when it ends in `/`.
+fn resolve(path: &str, krate: Option<&Path>) -> Option<PathBuf> {
+    let mut bases = vec![repo().to_path_buf()];
+    match krate {
+        Some(dir) => bases.extend([dir.join("src"), dir.to_path_buf()]),
+        None => bases.extend(crates().into_iter().map(|dir| dir.join("src"))),
     }
-    let mut own = Vec::new();
-    let mut skipping = false;
-    for line in text.lines() {
-        if line.starts_with("- ") {
-            skipping = code_spans(line).next().is_some_and(|s| s.ends_with('/'));
-        } else if line.trim().is_empty() || line.starts_with('#') {
-            skipping = false;
-        }
-        if !skipping {
-            own.push(line);
-        }
-    }
-    own.join("\n")
+    let folder = path.ends_with('/');
+    bases
+        .into_iter()
+        .map(|base| base.join(path.trim_end_matches('/')))
+        .find(|p| if folder { p.is_dir() } else { p.exists() })
 }
 
-/// Whether `text` names the file `file` (relative to its tree): by its name, or by a path
-/// that ends in it.
-fn names_file(text: &str, file: &str) -> bool {
-    let name = file.rsplit('/').next().expect("a name");
-    code_spans(text).any(|s| s == name || (s.contains('/') && file.ends_with(&format!("/{s}"))))
+/// Whether `code` defines a function `name`.
+fn defines(code: &str, name: &str) -> bool {
+    code.match_indices(&format!("fn {name}")).any(|(at, found)| {
+        let after = code[at + found.len()..].chars().next();
+        let before = code[..at].chars().next_back();
+        !after.is_some_and(is_ident) && !before.is_some_and(is_ident)
+    })
+}
+
+/// The one-way graph ARCHITECTURE.md draws: each package of the workspace and the packages
+/// of the workspace its `[dependencies]` may name.
+const LAYERS: &[(&str, &[&str])] = &[
+    ("etcdlat-core", &[]),
+    ("etcdlat-render", &["etcdlat-core"]),
+    ("etcdlat-driver", &["etcdlat-core"]),
+    ("etcdlat-cli", &["etcdlat-core", "etcdlat-render", "etcdlat-driver"]),
+    ("etcdlat-testkit", &["etcdlat-driver"]),
+    ("etcdlat", &["etcdlat-core", "etcdlat-driver", "etcdlat-render"]),
+];
+
+/// What each package may have besides in its `[dev-dependencies]`: the testkit, and for the
+/// driver the renderers, which its busy tests read the text report through.
+const DEV_LAYERS: &[(&str, &[&str])] = &[
+    ("etcdlat-driver", &["etcdlat-testkit", "etcdlat-render"]),
+    ("etcdlat-cli", &["etcdlat-testkit"]),
+    ("etcdlat", &["etcdlat-testkit"]),
+];
+
+/// What the pure crates do without: an async runtime, gRPC, the command line.
+const PURE: &[&str] = &["etcdlat-core", "etcdlat-render"];
+const IMPURE: &[&str] = &["tokio", "etcd-client", "tonic", "h2", "prost", "clap"];
+
+/// What only the binary uses.
+const BINARY: &str = "etcdlat-cli";
+const BINARY_ONLY: &[&str] = &["clap", "anyhow", "tracing-subscriber"];
+
+/// A manifest's package name, and the names of the packages in its tables `table`
+/// (`dependencies`, `dev-dependencies`), target-specific ones included.
+fn manifest(path: &Path, table: &str) -> (String, BTreeSet<String>) {
+    let manifest: toml::Table =
+        read(path).parse().unwrap_or_else(|e| panic!("parsing {}: {e}", relative(path, repo())));
+    let name = manifest["package"]["name"].as_str().expect("a package name").to_owned();
+    let targets = manifest.get("target").and_then(toml::Value::as_table);
+    let tables = std::iter::once(manifest.get(table))
+        .chain(targets.into_iter().flat_map(|t| t.values().map(|t| t.get(table))))
+        .flatten()
+        .filter_map(toml::Value::as_table);
+    let mut names = BTreeSet::new();
+    for deps in tables {
+        for (key, value) in deps {
+            let package = value.get("package").and_then(toml::Value::as_str).unwrap_or(key);
+            names.insert(package.to_owned());
+        }
+    }
+    (name, names)
 }
 
 #[test]
-fn architecture_names_every_source_folder_and_file() {
-    let map = CodeMap::read();
-    let everywhere: BTreeSet<&str> = map.spans().collect();
-    let mut missing = Vec::new();
-    for (name, root) in trees() {
-        let Some(tree) = map.tree_heading(&name) else {
-            missing.push(format!("{} (no heading names `{name}`)", relative(&root, repo())));
+fn crates_depend_one_way() {
+    let manifests: Vec<PathBuf> = std::iter::once(repo().to_path_buf())
+        .chain(crates())
+        .map(|dir| dir.join("Cargo.toml"))
+        .collect();
+    let ours: BTreeSet<&str> = LAYERS.iter().map(|(name, _)| *name).collect();
+    let lookup = |table: &[(&str, &'static [&'static str])], name: &str| {
+        table.iter().find(|(n, _)| *n == name).map_or(&[][..], |(_, allowed)| *allowed)
+    };
+    let mut wrong = Vec::new();
+    for path in &manifests {
+        let at = relative(path, repo());
+        let (name, deps) = manifest(path, "dependencies");
+        let (_, dev_deps) = manifest(path, "dev-dependencies");
+        if !ours.contains(name.as_str()) {
+            wrong.push(format!("{at}: `{name}` has no place in the graph"));
             continue;
-        };
-        let (folders, files) = walk(&root);
-        let texts: BTreeMap<&str, Option<String>> =
-            folders.iter().map(|f| (f.as_str(), map.folder_text(tree, f))).collect();
-        for (folder, text) in &texts {
-            if text.is_none() {
-                missing.push(format!("{}/", relative(&root.join(folder), repo())));
+        }
+        let allowed = lookup(LAYERS, &name);
+        for dep in deps.iter().filter(|d| ours.contains(d.as_str())) {
+            if !allowed.contains(&dep.as_str()) {
+                wrong.push(format!("{at}: [dependencies] names `{dep}`"));
             }
         }
-        for file in &files {
-            let path = relative(&root.join(file), repo());
-            let folder = file.rsplit_once('/').map_or("", |(folder, _)| folder);
-            let named =
-                texts[folder].as_deref().is_some_and(|text| names_file(&own_text(text), file));
-            if !named && !everywhere.contains(path.as_str()) {
-                missing.push(path);
+        let dev_allowed = lookup(DEV_LAYERS, &name);
+        for dep in dev_deps.iter().filter(|d| ours.contains(d.as_str())) {
+            if !allowed.contains(&dep.as_str()) && !dev_allowed.contains(&dep.as_str()) {
+                wrong.push(format!("{at}: [dev-dependencies] names `{dep}`"));
+            }
+        }
+        if PURE.contains(&name.as_str()) {
+            for dep in deps.iter().filter(|d| IMPURE.contains(&d.as_str())) {
+                wrong.push(format!("{at}: the pure `{name}` depends on `{dep}`"));
+            }
+        }
+        if name != BINARY {
+            for dep in deps.iter().filter(|d| BINARY_ONLY.contains(&d.as_str())) {
+                wrong.push(format!("{at}: `{dep}` is the binary's, not `{name}`'s"));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "the crates depend one way, as ARCHITECTURE.md draws it (cli -> render -> core, \
+         cli -> driver -> core, testkit -> driver; core and render pure):\n  {}",
+        wrong.join("\n  ")
+    );
+}
+
+/// The code of a crate's source files outside their tests: each file's path from `src` and
+/// its code, comments, literals and `#[cfg(test)]` items blanked out, test-only files left
+/// out.
+fn code_outside_tests(src: &Path) -> Vec<(String, String)> {
+    let (_, paths) = walk(src);
+    let mut test_only = Vec::new();
+    let mut files = Vec::new();
+    for path in paths {
+        let (code, tests) = without_tests(&code_of(&read(&src.join(&path))));
+        let stem = path.trim_end_matches(".rs");
+        let module = match stem.rsplit_once('/') {
+            Some((folder, "mod")) => folder.to_owned(),
+            None if matches!(stem, "lib" | "main") => String::new(),
+            _ => stem.to_owned(),
+        };
+        test_only.extend(
+            tests.iter().map(
+                |t| {
+                    if module.is_empty() { t.clone() } else { format!("{module}/{t}") }
+                },
+            ),
+        );
+        files.push((path, code));
+    }
+    files.retain(|(path, _)| {
+        !test_only.iter().any(|t| *path == format!("{t}.rs") || path.starts_with(&format!("{t}/")))
+    });
+    files
+}
+
+/// What only the binary does: print, read argv or the environment, handle signals, exit.
+const BINARY_CALLS: &[&str] = &[
+    "println!",
+    "print!",
+    "eprintln!",
+    "eprint!",
+    "dbg!",
+    "io::stdout",
+    "io::stderr",
+    "env::var",
+    "env::var_os",
+    "env::vars",
+    "env::args",
+    "env::args_os",
+    "process::exit",
+    "tokio::signal",
+    "ctrl_c",
+];
+
+#[test]
+fn libraries_never_print_read_the_environment_or_exit() {
+    let mut found = Vec::new();
+    for name in ["core", "render", "driver"] {
+        let src = repo().join("crates").join(name).join("src");
+        for (path, code) in code_outside_tests(&src) {
+            for call in BINARY_CALLS {
+                let named = code.match_indices(call).any(|(at, _)| {
+                    let before = code[..at].chars().next_back();
+                    let after = code[at + call.len()..].chars().next();
+                    !before.is_some_and(is_ident)
+                        && (call.ends_with('!') || !after.is_some_and(is_ident))
+                });
+                if named {
+                    found.push(format!("{}: `{call}`", relative(&src.join(&path), repo())));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "only the binary prints, reads argv or the environment, handles signals or exits; \
+         the libraries emit `tracing` events and take shutdown as a future:\n  {}",
+        found.join("\n  ")
+    );
+}
+
+#[test]
+fn architecture_names_every_source_folder() {
+    let parts = code_map();
+    let in_section = |krate: Option<&Path>, name: &str| {
+        parts.iter().any(|p| p.krate.as_deref() == krate && code_spans(&p.text).any(|s| s == name))
+    };
+    let mut missing = Vec::new();
+    for dir in crates() {
+        let src = dir.join("src");
+        for folder in walk(&src).0 {
+            let path = relative(&src.join(&folder), repo());
+            let named = if folder.is_empty() {
+                parts.iter().any(|p| p.krate.as_deref() == Some(dir.as_path()))
+            } else {
+                in_section(Some(&dir), &format!("{folder}/"))
+                    || in_section(None, &format!("{path}/"))
+            };
+            if !named {
+                missing.push(format!("{path}/"));
+            }
+        }
+    }
+    for top in ["src", "benches", "examples"] {
+        for folder in walk(&repo().join(top)).0 {
+            let path = relative(&repo().join(top).join(&folder), repo());
+            if !in_section(None, &format!("{path}/")) {
+                missing.push(format!("{path}/"));
             }
         }
     }
     assert!(
         missing.is_empty(),
-        "ARCHITECTURE.md does not name these (a folder by a heading or a bullet of its parent's \
-         section, a file in its folder's section), so the code map is no longer the whole \
-         code:\n  {}",
+        "ARCHITECTURE.md does not name these source folders (in their crate's section, as \
+         `folder/` from its `src/`; elsewhere by their path from the root):\n  {}",
         missing.join("\n  ")
     );
 }
 
 #[test]
-fn architecture_names_no_file_that_is_gone() {
-    let map = CodeMap::read();
-    let files: Vec<String> = {
-        let mut files = Vec::new();
-        for dir in ["src", "benches", "examples", "tests"]
-            .map(|d| repo().join(d))
-            .into_iter()
-            .chain(crates())
-        {
-            if dir.is_dir() {
-                files.extend(walk(&dir).1.iter().map(|f| relative(&dir.join(f), repo())));
+fn architecture_names_only_paths_that_exist() {
+    let mut gone = Vec::new();
+    for part in code_map() {
+        for span in code_spans(&part.text) {
+            let Some((path, _)) = path_in(span) else { continue };
+            if resolve(path, part.krate.as_deref()).is_none() {
+                gone.push(format!("`{path}` (in {})", part.heading));
             }
         }
-        files
-    };
-    let gone: BTreeSet<&str> = map
-        .spans()
-        .filter(|s| {
-            // A file's path, not the words `.rs` or `*.rs`.
-            let name = s.rsplit('/').next().unwrap_or(s);
-            name.strip_suffix(".rs")
-                .is_some_and(|stem| !stem.is_empty() && stem.chars().all(is_ident))
-        })
-        .filter(|s| !files.iter().any(|f| f == s || f.ends_with(&format!("/{s}"))))
-        .collect();
+    }
     assert!(
         gone.is_empty(),
-        "ARCHITECTURE.md names files that are not in the repository: {gone:?}"
+        "ARCHITECTURE.md names paths that are not in the repository:\n  {}",
+        gone.join("\n  ")
+    );
+}
+
+#[test]
+fn every_invariant_cites_tests_that_exist() {
+    let parts = code_map();
+    let mut wrong = Vec::new();
+    for part in &parts {
+        for span in code_spans(&part.text) {
+            let Some((path, Some(test))) = path_in(span) else { continue };
+            let file = repo().join(path);
+            if !file.is_file() {
+                wrong.push(format!("`{span}`: no file {path}"));
+            } else if !defines(&read(&file), test) {
+                wrong.push(format!("`{span}`: {path} has no `fn {test}`"));
+            }
+        }
+    }
+    let invariants =
+        parts.iter().find(|p| p.heading == "## Invariants").expect("an `## Invariants` section");
+    let mut bullets: Vec<String> = Vec::new();
+    for line in invariants.text.lines() {
+        if line.starts_with("- ") {
+            bullets.push(line.to_owned());
+        } else if let Some(last) = bullets.last_mut().filter(|_| line.starts_with(' ')) {
+            last.push_str(line);
+        }
+    }
+    assert!(!bullets.is_empty(), "the invariants are a list");
+    for bullet in &bullets {
+        if !code_spans(bullet).any(|s| path_in(s).is_some_and(|(_, test)| test.is_some())) {
+            wrong.push(format!("an invariant cites no test: {}", &bullet[..bullet.len().min(80)]));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "each invariant in ARCHITECTURE.md cites the tests that hold it, as \
+         `path/to/file.rs::name`, and each is defined there:\n  {}",
+        wrong.join("\n  ")
+    );
+}
+
+#[test]
+fn every_source_file_opens_with_its_doc_line() {
+    let mut bare = Vec::new();
+    for dir in ["src", "benches", "examples", "tests"]
+        .map(|d| repo().join(d))
+        .into_iter()
+        .chain(crates())
+        .filter(|dir| dir.is_dir())
+    {
+        for file in walk(&dir).1 {
+            let path = dir.join(&file);
+            if !read(&path).starts_with("//!") {
+                bare.push(relative(&path, repo()));
+            }
+        }
+    }
+    assert!(
+        bare.is_empty(),
+        "every source file says what it holds in its opening `//!` line (ARCHITECTURE.md \
+         names folders, not files):\n  {}",
+        bare.join("\n  ")
     );
 }
 

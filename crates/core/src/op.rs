@@ -1,4 +1,5 @@
-//! Operation kinds and per-request outcomes.
+//! Operation kinds ([`OpKind`]) and per-request outcomes ([`ErrorCode`], mapped from the
+//! gRPC code and counted in a fixed array, never turned into a string per request).
 
 use serde::{Deserialize, Serialize};
 

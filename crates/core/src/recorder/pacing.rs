@@ -1,4 +1,5 @@
-//! How requests kept to a paced schedule.
+//! How requests kept to a paced schedule: how many started late and by how much, and how
+//! late the client's own timer woke for the slots it slept until.
 
 use std::time::{Duration, Instant};
 

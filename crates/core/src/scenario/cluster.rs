@@ -1,4 +1,5 @@
-//! Where the load goes: the cluster (`[cluster]`) and which of its members (`target`).
+//! Where the load goes: the cluster (`[cluster]`: endpoints, or a throwaway local cluster's
+//! members and etcd; TLS files, user) and which of its members (`target`).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

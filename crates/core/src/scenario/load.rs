@@ -1,4 +1,5 @@
-//! How much load, for how long (`[load]`).
+//! How much load, for how long (`[load]`): connections, logical clients, a total or a
+//! duration, the rate, warm-up, the schedule and its stages, and client steps.
 
 use std::time::Duration;
 

@@ -1,4 +1,5 @@
-//! `[report]`: how results are reported, and how a run's time series is cut into intervals.
+//! `[report]`: how results are reported (precision, samples, the Prometheus endpoint's
+//! address), and how a run's time series is cut into intervals.
 
 use std::time::Duration;
 

@@ -1,4 +1,5 @@
-//! A local member's etcd process: how it is started, and the running child.
+//! A local member's etcd process: how it is started, the running child, and signalling,
+//! killing and restarting it (what the fault steps do to a member's process).
 
 use std::ffi::OsString;
 use std::fs::File;

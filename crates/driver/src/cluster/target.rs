@@ -1,4 +1,5 @@
-//! Which members a run's targeting sends load to.
+//! Which members a run's targeting sends load to: the endpoints as given, the leader, the
+//! followers, one follower (`follower:N`), one member by name (`member:NAME`), or all.
 
 use etcdlat_core::Targeting;
 

@@ -23,7 +23,9 @@
 //!
 //! Response heads and trailers are decoded by the client's own HPACK decoder ([`hpack`]):
 //! the server's encoder may use all of HPACK (grpc-go's does), and h2 keeps its decoder
-//! private, so a patched h2 would have bound every crate that embeds etcdlat.
+//! private, so a patched h2 would have bound every crate that embeds etcdlat. h2 from
+//! crates.io stays for what still uses it, the testkit's servers and tonic under
+//! etcd-client; no dependency is patched, so a crate that embeds etcdlat builds the same tree.
 //! Nothing the server sends panics: a malformed frame fails its stream or the connection,
 //! as RFC 9113 says (a connection's error goes to the server in a GOAWAY with its code),
 //! and every stream on a failed connection ends with the reason. Nor does it make the
