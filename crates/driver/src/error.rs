@@ -1,16 +1,15 @@
 //! Why a run could not happen. Failed requests are never errors here: they are counted in
-//! the report.
+//! the report. The narrow errors of the modules that fail in their own ways (faults,
+//! targets, workers, TLS files) are defined here too, beside the [`DriverError`] that wraps
+//! them, so that every module imports its errors from here and this file imports none of
+//! them.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use etcdlat_core::ScenarioError;
+use etcdlat_core::{FaultAction, ScenarioError};
 
-use crate::cluster::fault::FaultError;
-use crate::cluster::target::TargetError;
 use crate::cluster::toxiproxy::ToxiproxyError;
-use crate::load::worker::WorkerError;
-use crate::transport::TlsConfigError;
 
 /// Why the driver could not connect, start a cluster or run a scenario.
 ///
@@ -323,6 +322,202 @@ impl DriverError {
     pub(crate) fn worker(index: usize, source: WorkerError) -> Self {
         Self::Worker { index, source }
     }
+}
+
+/// Why a scenario's fault step cannot be carried out against the cluster it runs on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FaultError {
+    /// The step acts on a member's process, and the driver was built from endpoints.
+    #[error(
+        "{action} acts on a member's process, so it needs a throwaway local cluster that \
+         etcdlat starts; against given endpoints only move-leader, compact and defrag can run"
+    )]
+    NeedsLocalCluster {
+        /// The step's action.
+        action: FaultAction,
+    },
+
+    /// The step acts on the network, and there is neither an emulated network nor toxiproxy.
+    #[error(
+        "{action} acts on the network, so it needs a throwaway local cluster behind etcdlat's \
+         emulated network (LocalClusterOptions::network; the CLI sets it up for scenarios with \
+         network steps), or against endpoints network.toxiproxy"
+    )]
+    NeedsNetwork {
+        /// The step's action.
+        action: FaultAction,
+    },
+
+    /// The step names a member the cluster does not have.
+    #[error("no member named {name:?} (members: {})", .members.join(", "))]
+    NoSuchMember {
+        /// The name in the step.
+        name: String,
+        /// The cluster's members' names.
+        members: Vec<String>,
+    },
+
+    /// The step acts on a follower of a one-member cluster.
+    #[error("a cluster of 1 member has no followers")]
+    NoFollowers,
+
+    /// The step acts on the N-th follower, and there are fewer.
+    #[error("follower {asked} asked for, a cluster of {members} member(s) has {followers}")]
+    NoSuchFollower {
+        /// N, 1-based.
+        asked: u32,
+        /// The cluster's members.
+        members: usize,
+        /// Its followers.
+        followers: usize,
+    },
+
+    /// A network step names no member, and `network.proxies` maps none.
+    #[error("network.proxies maps no member to a toxiproxy proxy")]
+    NoProxies,
+
+    /// A network step may act on a member that `network.proxies` maps to no proxy.
+    #[error("{action} may act on {member:?}, which network.proxies maps to no toxiproxy proxy")]
+    Unproxied {
+        /// The step's action.
+        action: FaultAction,
+        /// The member without a proxy.
+        member: String,
+    },
+}
+
+/// Why a scenario's target cannot be sent load: the members it names are not there.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum TargetError {
+    /// A selected member advertises no client URL.
+    #[error("member {member} has no client URL")]
+    NoClientUrl {
+        /// The member's name.
+        member: String,
+    },
+
+    /// Followers are asked for, and the cluster has one member.
+    #[error("a cluster of {members} member(s) has no followers")]
+    NoFollowers {
+        /// The cluster's members.
+        members: usize,
+    },
+
+    /// The N-th follower is asked for, and there are fewer.
+    #[error("follower {asked} asked for, the cluster has {followers}")]
+    NoSuchFollower {
+        /// N, 1-based.
+        asked: u32,
+        /// The cluster's followers.
+        followers: usize,
+    },
+
+    /// A member is named that the cluster does not have.
+    #[error("no member named {name:?} (members: {})", .members.join(", "))]
+    NoSuchMember {
+        /// The name asked for.
+        name: String,
+        /// The cluster's members' names.
+        members: Vec<String>,
+    },
+}
+
+/// How a worker thread failed. Each is a bug in etcdlat: a worker ends only when its
+/// driver is dropped.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WorkerError {
+    /// The thread panicked.
+    #[error("{message}")]
+    Panicked {
+        /// The panic's message ("panicked" when it had none). A string: a panic's payload
+        /// is its message, and no error value is beneath it.
+        message: String,
+    },
+
+    /// The thread had stopped when it was given work, or stopped before it answered.
+    #[error("worker stopped mid-run")]
+    Stopped,
+
+    /// A task of the worker's, opening a connection, panicked or was cancelled.
+    #[error("{0}")]
+    Task(#[source] tokio::task::JoinError),
+
+    /// The workers hold no connections.
+    #[error("no connections")]
+    NoConnections,
+
+    /// There are no workers.
+    #[error("no workers")]
+    NoWorkers,
+}
+
+/// Why TLS options cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TlsConfigError {
+    /// A client certificate without its key.
+    #[error("--cert needs --key")]
+    CertWithoutKey,
+
+    /// A client key without its certificate.
+    #[error("--key needs --cert")]
+    KeyWithoutCert,
+
+    /// rustls has no protocol version the crypto provider supports.
+    #[error("no usable TLS version: {0}")]
+    Versions(#[source] rustls::Error),
+
+    /// A certificate file (`--cacert` or `--cert`) cannot be read or parsed.
+    #[error("{flag} {}: {source}", .path.display())]
+    ReadCerts {
+        /// The option that named it.
+        flag: &'static str,
+        /// The file.
+        path: PathBuf,
+        /// Why it cannot be read.
+        #[source]
+        source: rustls::pki_types::pem::Error,
+    },
+
+    /// A certificate file holds no PEM certificate.
+    #[error("{flag} {}: no PEM certificate in it", .path.display())]
+    NoCerts {
+        /// The option that named it.
+        flag: &'static str,
+        /// The file.
+        path: PathBuf,
+    },
+
+    /// The `--key` file holds no usable private key.
+    #[error("--key {}: no usable private key: {source}", .path.display())]
+    Key {
+        /// The file.
+        path: PathBuf,
+        /// Why it cannot be used.
+        #[source]
+        source: rustls::pki_types::pem::Error,
+    },
+
+    /// `--cert` and `--key` do not go together.
+    #[error("--cert and --key do not make a client identity: {0}")]
+    Identity(#[source] rustls::Error),
+
+    /// A `--cacert` certificate cannot be a trust anchor.
+    #[error("--cacert {}: unusable certificate: {source}", .path.display())]
+    CaCert {
+        /// The file.
+        path: PathBuf,
+        /// rustls' objection.
+        #[source]
+        source: rustls::Error,
+    },
+
+    /// No `--cacert` was given and the system has no certificate authorities.
+    #[error("no system certificate authorities found; pass --cacert")]
+    NoSystemRoots,
 }
 
 #[cfg(test)]

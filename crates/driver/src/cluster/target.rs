@@ -5,6 +5,7 @@ use etcdlat_core::Targeting;
 
 use super::discovery::MemberInfo;
 use crate::error::DriverError;
+pub use crate::error::TargetError;
 
 /// The endpoints a targeting sends load to: the endpoints as given, or the client URLs of
 /// the members it selects.
@@ -46,43 +47,6 @@ pub(crate) fn select(
         },
         Targeting::All => urls(members.iter().collect()),
     }
-}
-
-/// Why a scenario's target cannot be sent load: the members it names are not there.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum TargetError {
-    /// A selected member advertises no client URL.
-    #[error("member {member} has no client URL")]
-    NoClientUrl {
-        /// The member's name.
-        member: String,
-    },
-
-    /// Followers are asked for, and the cluster has one member.
-    #[error("a cluster of {members} member(s) has no followers")]
-    NoFollowers {
-        /// The cluster's members.
-        members: usize,
-    },
-
-    /// The N-th follower is asked for, and there are fewer.
-    #[error("follower {asked} asked for, the cluster has {followers}")]
-    NoSuchFollower {
-        /// N, 1-based.
-        asked: u32,
-        /// The cluster's followers.
-        followers: usize,
-    },
-
-    /// A member is named that the cluster does not have.
-    #[error("no member named {name:?} (members: {})", .members.join(", "))]
-    NoSuchMember {
-        /// The name asked for.
-        name: String,
-        /// The cluster's members' names.
-        members: Vec<String>,
-    },
 }
 
 /// The names of the members whose client URLs `selected` lists, in its order (a URL no

@@ -14,6 +14,8 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
 
+pub use crate::error::TlsConfigError;
+
 /// TLS options, as etcd's tools name them.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TlsOptions {
@@ -88,72 +90,6 @@ impl TlsOptions {
         }
         Ok(roots)
     }
-}
-
-/// Why TLS options cannot be used.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum TlsConfigError {
-    /// A client certificate without its key.
-    #[error("--cert needs --key")]
-    CertWithoutKey,
-
-    /// A client key without its certificate.
-    #[error("--key needs --cert")]
-    KeyWithoutCert,
-
-    /// rustls has no protocol version the crypto provider supports.
-    #[error("no usable TLS version: {0}")]
-    Versions(#[source] rustls::Error),
-
-    /// A certificate file (`--cacert` or `--cert`) cannot be read or parsed.
-    #[error("{flag} {}: {source}", .path.display())]
-    ReadCerts {
-        /// The option that named it.
-        flag: &'static str,
-        /// The file.
-        path: PathBuf,
-        /// Why it cannot be read.
-        #[source]
-        source: rustls::pki_types::pem::Error,
-    },
-
-    /// A certificate file holds no PEM certificate.
-    #[error("{flag} {}: no PEM certificate in it", .path.display())]
-    NoCerts {
-        /// The option that named it.
-        flag: &'static str,
-        /// The file.
-        path: PathBuf,
-    },
-
-    /// The `--key` file holds no usable private key.
-    #[error("--key {}: no usable private key: {source}", .path.display())]
-    Key {
-        /// The file.
-        path: PathBuf,
-        /// Why it cannot be used.
-        #[source]
-        source: rustls::pki_types::pem::Error,
-    },
-
-    /// `--cert` and `--key` do not go together.
-    #[error("--cert and --key do not make a client identity: {0}")]
-    Identity(#[source] rustls::Error),
-
-    /// A `--cacert` certificate cannot be a trust anchor.
-    #[error("--cacert {}: unusable certificate: {source}", .path.display())]
-    CaCert {
-        /// The file.
-        path: PathBuf,
-        /// rustls' objection.
-        #[source]
-        source: rustls::Error,
-    },
-
-    /// No `--cacert` was given and the system has no certificate authorities.
-    #[error("no system certificate authorities found; pass --cacert")]
-    NoSystemRoots,
 }
 
 fn read_certs(

@@ -40,6 +40,7 @@ mod network;
 mod process;
 mod request;
 use crate::error::DriverError;
+pub use crate::error::FaultError;
 use crate::transport::{Dialer, control_client};
 
 /// Where the steps act: the member processes when the cluster is local, and the endpoints;
@@ -120,69 +121,6 @@ pub(crate) async fn check(
         proxies.check(&names).await?;
     }
     Ok(())
-}
-
-/// Why a scenario's fault step cannot be carried out against the cluster it runs on.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum FaultError {
-    /// The step acts on a member's process, and the driver was built from endpoints.
-    #[error(
-        "{action} acts on a member's process, so it needs a throwaway local cluster that \
-         etcdlat starts; against given endpoints only move-leader, compact and defrag can run"
-    )]
-    NeedsLocalCluster {
-        /// The step's action.
-        action: FaultAction,
-    },
-
-    /// The step acts on the network, and there is neither an emulated network nor toxiproxy.
-    #[error(
-        "{action} acts on the network, so it needs a throwaway local cluster behind etcdlat's \
-         emulated network (LocalClusterOptions::network; the CLI sets it up for scenarios with \
-         network steps), or against endpoints network.toxiproxy"
-    )]
-    NeedsNetwork {
-        /// The step's action.
-        action: FaultAction,
-    },
-
-    /// The step names a member the cluster does not have.
-    #[error("no member named {name:?} (members: {})", .members.join(", "))]
-    NoSuchMember {
-        /// The name in the step.
-        name: String,
-        /// The cluster's members' names.
-        members: Vec<String>,
-    },
-
-    /// The step acts on a follower of a one-member cluster.
-    #[error("a cluster of 1 member has no followers")]
-    NoFollowers,
-
-    /// The step acts on the N-th follower, and there are fewer.
-    #[error("follower {asked} asked for, a cluster of {members} member(s) has {followers}")]
-    NoSuchFollower {
-        /// N, 1-based.
-        asked: u32,
-        /// The cluster's members.
-        members: usize,
-        /// Its followers.
-        followers: usize,
-    },
-
-    /// A network step names no member, and `network.proxies` maps none.
-    #[error("network.proxies maps no member to a toxiproxy proxy")]
-    NoProxies,
-
-    /// A network step may act on a member that `network.proxies` maps to no proxy.
-    #[error("{action} may act on {member:?}, which network.proxies maps to no toxiproxy proxy")]
-    Unproxied {
-        /// The step's action.
-        action: FaultAction,
-        /// The member without a proxy.
-        member: String,
-    },
 }
 
 /// What the executor did for one step; times are instants until the run's start is known.

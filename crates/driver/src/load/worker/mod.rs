@@ -37,6 +37,7 @@ use super::progress::WorkerProgress;
 use super::request::Work;
 use super::step::StepJob;
 use crate::error::DriverError;
+pub use crate::error::WorkerError;
 use crate::transport::{Conn, Dialer};
 use job::run_job;
 
@@ -229,36 +230,6 @@ impl Worker {
             _ => WorkerError::Stopped,
         }
     }
-}
-
-/// How a worker thread failed. Each is a bug in etcdlat: a worker ends only when its
-/// driver is dropped.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum WorkerError {
-    /// The thread panicked.
-    #[error("{message}")]
-    Panicked {
-        /// The panic's message ("panicked" when it had none). A string: a panic's payload
-        /// is its message, and no error value is beneath it.
-        message: String,
-    },
-
-    /// The thread had stopped when it was given work, or stopped before it answered.
-    #[error("worker stopped mid-run")]
-    Stopped,
-
-    /// A task of the worker's, opening a connection, panicked or was cancelled.
-    #[error("{0}")]
-    Task(#[source] tokio::task::JoinError),
-
-    /// The workers hold no connections.
-    #[error("no connections")]
-    NoConnections,
-
-    /// There are no workers.
-    #[error("no workers")]
-    NoWorkers,
 }
 
 impl Drop for Worker {
