@@ -33,6 +33,7 @@
 mod hostile;
 mod null;
 pub mod pki;
+mod proxy;
 mod toxiproxy;
 
 use std::path::{Path, PathBuf};
