@@ -1,5 +1,5 @@
-//! What the testkit's HTTP/2 proxies in front of a real etcd ([`crate::HostileProxy`])
-//! share: a free loopback port, a thread and runtime of their own that
+//! What the testkit's HTTP/2 proxies in front of a real etcd ([`crate::HostileProxy`],
+//! [`crate::Wiretap`]) share: a free loopback port, a thread and runtime of their own that
 //! stop when the proxy is dropped, and for each client connection an HTTP/2 connection to
 //! etcd, both handed to the proxy's own handling of the connection.
 
