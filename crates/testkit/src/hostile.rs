@@ -17,8 +17,9 @@ use h2::server::SendResponse;
 use h2::{Reason, RecvStream};
 use http::{HeaderMap, HeaderValue, Request, Response};
 use rand::{Rng, SeedableRng};
-use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc;
+
+use crate::proxy::{Link, Proxy};
 
 /// What the proxy does to an answer. Each keeps the response's HTTP head as etcd sent it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,10 +106,8 @@ fn lock(shared: &Shared) -> std::sync::MutexGuard<'_, Schedule> {
 /// The hostile proxy, on its own thread and runtime, stopped when dropped.
 #[derive(Debug)]
 pub struct HostileProxy {
-    addr: SocketAddr,
+    proxy: Proxy,
     schedule: Shared,
-    stop: Option<tokio::sync::oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl HostileProxy {
@@ -121,13 +120,6 @@ impl HostileProxy {
     #[must_use]
     pub fn start(upstream: &str, every: u64, rounds: u64) -> Self {
         assert!(every > 0, "every must be at least 1");
-        let upstream: SocketAddr = upstream
-            .strip_prefix("http://")
-            .and_then(|a| a.parse().ok())
-            .unwrap_or_else(|| panic!("upstream {upstream:?} is not http://ADDRESS:PORT"));
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("binding a loopback port");
-        listener.set_nonblocking(true).expect("a non-blocking listener");
-        let addr = listener.local_addr().expect("the listener's address");
         let schedule = Arc::new(Mutex::new(Schedule {
             every,
             rounds,
@@ -135,31 +127,16 @@ impl HostileProxy {
             hits: [0; Corruption::ALL.len()],
             clean: 0,
         }));
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let shared = Arc::clone(&schedule);
-        let thread = std::thread::Builder::new()
-            .name("hostile-etcd".to_owned())
-            .spawn(move || {
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                    .expect("the hostile proxy's runtime");
-                rt.block_on(async move {
-                    let listener = TcpListener::from_std(listener).expect("a tokio listener");
-                    tokio::select! {
-                        () = accept(listener, upstream, shared) => {}
-                        _ = stopped => {}
-                    }
-                });
-            })
-            .expect("the hostile proxy's thread");
-        Self { addr, schedule, stop: Some(stop), thread: Some(thread) }
+        let proxy =
+            Proxy::start("hostile-etcd", upstream, move |link| serve(link, Arc::clone(&shared)));
+        Self { proxy, schedule }
     }
 
     /// Its endpoint, `http://127.0.0.1:PORT`.
     #[must_use]
     pub fn endpoint(&self) -> String {
-        format!("http://{}", self.addr)
+        self.proxy.endpoint()
     }
 
     /// How many answers were corrupted, by kind, in [`Corruption::ALL`] order.
@@ -175,33 +152,9 @@ impl HostileProxy {
     }
 }
 
-impl Drop for HostileProxy {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-async fn accept(listener: TcpListener, upstream: SocketAddr, schedule: Shared) {
-    while let Ok((socket, _)) = listener.accept().await {
-        let _ = socket.set_nodelay(true);
-        tokio::spawn(serve(socket, upstream, Arc::clone(&schedule)));
-    }
-}
-
 /// One client connection, with one connection to etcd for its streams.
-async fn serve(socket: TcpStream, upstream: SocketAddr, schedule: Shared) {
-    let Ok(up) = TcpStream::connect(upstream).await else { return };
-    let _ = up.set_nodelay(true);
-    let Ok((sender, up_conn)) = h2::client::handshake(up).await else { return };
-    tokio::spawn(async move {
-        let _ = up_conn.await;
-    });
-    let Ok(mut conn) = h2::server::handshake(socket).await else { return };
+async fn serve(link: Link, schedule: Shared) {
+    let Link { client: mut conn, etcd: sender, authority: upstream } = link;
     let (go_away, mut go_away_asked) = mpsc::unbounded_channel::<()>();
     loop {
         tokio::select! {

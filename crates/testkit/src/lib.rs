@@ -24,6 +24,9 @@
 //! schedule (malformed frames, statuses and bodies, resets, GOAWAY, stalls), for the
 //! client's robustness against a server that speaks HTTP/2 and gRPC badly.
 //!
+//! [`Wiretap`] stands in front of a real etcd, passes everything on and records each gRPC
+//! message clients send, for comparing two clients' requests for the same operations.
+//!
 //! [`Toxiproxy`] is a real toxiproxy server, for network faults against a cluster etcdlat did
 //! not start (see [`toxiproxy_bin`] for where its binary is found).
 //!
@@ -33,7 +36,9 @@
 mod hostile;
 mod null;
 pub mod pki;
+mod proxy;
 mod toxiproxy;
+mod wiretap;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -43,6 +48,7 @@ pub use hostile::{Corruption, HostileProxy};
 pub use null::{Misbehave, NullServer};
 pub use pki::Pki;
 pub use toxiproxy::{TOXIPROXY_VERSION, Toxiproxy, toxiproxy_bin};
+pub use wiretap::{Tapped, Wiretap};
 
 use etcdlat_driver::{
     Credentials, Driver, DriverBuilder, DriverError, LocalCluster, LocalTls, Security,

@@ -79,8 +79,9 @@ pub enum Operation {
     K8sList(ObjectOp),
     /// The apiserver's object count: a count-only Range of the resource's prefix.
     K8sCount(ObjectOp),
-    /// The apiserver's consistent read from its cache: Range(prefix, limit 1) for the
-    /// current revision, then watch progress requests until the cache has caught up.
+    /// The apiserver's consistent read from its cache: a Get of the resource's own key
+    /// (`/registry/<resource>`, limit 1) for the current revision, then watch progress
+    /// requests until the cache has caught up.
     K8sConsistentList(ObjectOp),
     /// The apiserver's event create: a new name each, on a reused lease of the event TTL.
     K8sEvent(EventOp),

@@ -1,5 +1,9 @@
 //! The driver against real etcd servers started by the testkit.
 //!
+//! - `apiserver`: k8s.io/apiserver's own etcd3 storage (a Go program built against it) and
+//!   etcdlat's `k8s-*` operations, through a wiretap in front of one etcd: creates, gets,
+//!   updates (conflicting too), deletes, paginated lists, counts, the watch cache's list and
+//!   watch and consistent reads send requests of the same shapes, or the stated difference.
 //! - `audit`: the consistency audit on 3-member clusters: nothing lost or out of order
 //!   through a paused and a killed leader, counts reconciled with the server's revisions;
 //!   serializable reads on followers behind under write load, on one member never.
@@ -49,6 +53,7 @@
 //! - `workload`: the other request workloads (txn-put, txn-mixed, delete, leases, STM, mixes,
 //!   zipf keys), background compaction and the HashKV check, checked on the server.
 
+mod apiserver;
 mod audit;
 mod barrier;
 mod busy;

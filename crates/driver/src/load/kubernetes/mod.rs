@@ -10,13 +10,13 @@
 //!   it retries with the revision the Else's Get returned. Conflicts and retries are
 //!   counted.
 //! - delete: as update, with Delete in Then.
-//! - get: a linearizable Range of the key; absent is NotFound.
+//! - get: a linearizable Range of the key, limit 1; absent is NotFound.
 //! - list: Range with `page-size`, the first page at the current revision and the others
 //!   pinned to it, each from the last key + `\0`; one sample, its pages counted.
 //! - count: a count-only Range of the resource's prefix.
-//! - consistent list: Range(prefix, limit 1) for the current revision, then the watch cache
-//!   caught up to it (progress requests meanwhile), as a consistent read from the
-//!   apiserver's cache.
+//! - consistent list: a Get of the resource's own key (`/registry/<resource>`, limit 1) for
+//!   the current revision, then the watch cache caught up to it (progress requests
+//!   meanwhile), as a consistent read from the apiserver's cache.
 //! - event: a create of a new name on a lease reused as the apiserver reuses them ([`lease`]).
 //! - pod lifecycle: a logical client's objects' lives one after another, each a create of a
 //!   new name, its updates and its delete, each write comparing the revision its own
@@ -515,7 +515,7 @@ impl Runner {
                 Ok(Done::answered(resp.header.as_ref(), resp.count.max(0) as u64, 0))
             }
             Verb::ConsistentList => {
-                let resp = kv.range(RangeRequest { limit: 1, ..self.prefix_range() }).await?;
+                let resp = kv.range(self.resource_get()).await?;
                 let revision = resp.header.map_or(0, |h| h.revision);
                 let cache = self.cache.as_ref().expect("a consistent list has its cache");
                 if !cache.caught_up(revision).await {
@@ -537,6 +537,14 @@ impl Runner {
             range_end: Bytes::from(prefix_end(prefix)),
             ..RangeRequest::default()
         }
+    }
+
+    /// The apiserver's consistent-read probe (`GetCurrentResourceVersion`): a Get of the
+    /// resource's own key, `/registry/<resource>` (no object has it), for the current
+    /// revision without counting the objects under the prefix.
+    fn resource_get(&self) -> RangeRequest {
+        let prefix = self.plan.layout.prefix.as_bytes();
+        get(Bytes::copy_from_slice(prefix.strip_suffix(b"/").unwrap_or(prefix)))
     }
 
     async fn create(&self, kv: &mut Kv, conn: &Conn, o: u64) -> Result<Done, tonic::Status> {
@@ -723,9 +731,10 @@ pub(crate) fn compacted(status: &tonic::Status) -> bool {
     status.message().contains(COMPACTED)
 }
 
-/// A linearizable Range of one key.
+/// A linearizable Range of one key, with limit 1 as the apiserver's Get
+/// (`kubernetes.Client.Get` in etcd's client).
 fn get(key: Bytes) -> RangeRequest {
-    RangeRequest { key, ..RangeRequest::default() }
+    RangeRequest { key, limit: 1, ..RangeRequest::default() }
 }
 
 fn not_found() -> tonic::Status {
