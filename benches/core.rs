@@ -47,51 +47,33 @@ fn sample_report() -> Report {
     let duration = Duration::from_secs(10);
     let op = OpReport::from_record(&record, duration, Duration::from_secs(1));
     let scenario = Scenario::new(Operation::Put(put_op()));
-    Report {
-        name: "put-bench".to_owned(),
-        started_at: "2026-11-21T21:00:00.000Z".to_owned(),
-        interrupted: false,
-        scale: None,
-        matrix: None,
-        duration_s: duration.as_secs_f64(),
-        interval_s: 1.0,
-        params: Params {
-            op: "put".to_owned(),
-            conns: 10,
-            clients: 100,
-            workers: 2,
-            total: Some(MERGE_VALUES),
-            key_size: Some(8),
-            val_size: Some(256),
-            key_space_size: Some(100_000),
-            sequential_keys: Some(false),
-            seed: 1,
-            ..Params::default()
-        },
-        target: TargetInfo {
-            endpoints: vec!["127.0.0.1:2379".to_owned()],
-            etcd_version: "3.5.17".to_owned(),
-            members: 1,
-            ..TargetInfo::default()
-        },
-        ops: [(kind, op)].into(),
-        all: None,
-        steps: Vec::new(),
-        watch: None,
-        hashkv: None,
-        audit: None,
-        invariants: None,
-        kubernetes: None,
-        members: Vec::new(),
-        leader_changes: Vec::new(),
-        alarms: Vec::new(),
-        faults: Vec::new(),
-        pacing: None,
-        server: Vec::new(),
-        client: None,
-        shards: Vec::new(),
-        scenario,
-    }
+    let params = {
+        let mut p = Params::default();
+        p.op = "put".to_owned();
+        p.conns = 10;
+        p.clients = 100;
+        p.workers = 2;
+        p.total = Some(MERGE_VALUES);
+        p.key_size = Some(8);
+        p.val_size = Some(256);
+        p.key_space_size = Some(100_000);
+        p.sequential_keys = Some(false);
+        p.seed = 1;
+        p
+    };
+    let target = {
+        let mut t = TargetInfo::default();
+        t.endpoints = vec!["127.0.0.1:2379".to_owned()];
+        t.etcd_version = "3.5.17".to_owned();
+        t.members = 1;
+        t
+    };
+    let mut report = Report::new(scenario.clone(), params, target);
+    report.started_at = "2026-11-21T21:00:00.000Z".to_owned();
+    report.duration_s = duration.as_secs_f64();
+    report.interval_s = 1.0;
+    report.ops = [(kind, op)].into();
+    report
 }
 
 fn keys(c: &mut Criterion) {

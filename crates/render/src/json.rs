@@ -32,7 +32,7 @@ struct Set<'a> {
 #[must_use]
 pub fn json(set: &ReportSet) -> String {
     // Destructured so that a field added to the set cannot be left out here.
-    let ReportSet { schema_version, etcdlat_version, runs } = set;
+    let ReportSet { schema_version, etcdlat_version, runs, .. } = set;
     let set = Set {
         schema_version: *schema_version,
         etcdlat_version,

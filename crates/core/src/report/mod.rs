@@ -37,6 +37,7 @@ pub const ETCDLAT_VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Every run of one command: the top level of the JSON output.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ReportSet {
     /// Layout version, [`SCHEMA_VERSION`].
     pub schema_version: u32,
@@ -56,6 +57,7 @@ impl ReportSet {
 
 /// The result of one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Report {
     /// Scenario name.
     pub name: String,
@@ -171,6 +173,41 @@ pub struct ShardInfo {
 }
 
 impl Report {
+    /// A report of `scenario` run with `params` against `target`, with nothing measured yet:
+    /// no operations, no time, every optional section absent. The driver fills it in; a
+    /// report read back from etcdlat's JSON needs no constructor (it is `Deserialize`).
+    #[must_use]
+    pub fn new(scenario: Scenario, params: Params, target: TargetInfo) -> Self {
+        Self {
+            name: scenario.name.clone(),
+            started_at: String::new(),
+            interrupted: false,
+            scale: None,
+            matrix: scenario.matrix_cell.clone(),
+            duration_s: 0.0,
+            interval_s: 0.0,
+            params,
+            target,
+            ops: BTreeMap::new(),
+            all: None,
+            steps: Vec::new(),
+            watch: None,
+            hashkv: None,
+            audit: None,
+            invariants: None,
+            kubernetes: None,
+            members: Vec::new(),
+            leader_changes: Vec::new(),
+            alarms: Vec::new(),
+            faults: Vec::new(),
+            pacing: None,
+            server: Vec::new(),
+            client: None,
+            shards: Vec::new(),
+            scenario,
+        }
+    }
+
     /// Length of one interval of the time series: `interval_s`, or for a report that
     /// predates it its scenario's `[report] interval` (then always set), else 1 s.
     #[must_use]
@@ -470,6 +507,7 @@ pub struct HashKvCheck {
 
 /// The parameters of a run, flattened for tables.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[non_exhaustive]
 pub struct Params {
     /// Operation name (`put`, `range`).
     pub op: String,
@@ -503,6 +541,7 @@ pub struct Params {
 
 /// What a run measured against.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
+#[non_exhaustive]
 pub struct TargetInfo {
     /// Endpoints the connections were opened to.
     pub endpoints: Vec<String>,

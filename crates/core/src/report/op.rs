@@ -12,6 +12,7 @@ use crate::recorder::{IntervalSample, IntervalSum, OpRecord};
 
 /// Results of one operation kind.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct OpReport {
     /// Successful requests.
     pub ok: u64,
@@ -120,6 +121,7 @@ impl OpReport {
 
 /// One interval of the time series.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Interval {
     /// Start of the interval, seconds since measurement started.
     pub t_s: f64,

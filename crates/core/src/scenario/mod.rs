@@ -73,6 +73,7 @@ pub const MAX_DURATION: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
 /// A validated description of one run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
+#[non_exhaustive]
 pub struct Scenario {
     /// Short name, used in reports and tables. Defaults to the operation's name.
     #[serde(default)]

@@ -38,6 +38,7 @@ pub const MAX_VALUE_SIZE: u64 = 256 << 20;
 /// What a scenario runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
+#[non_exhaustive]
 pub enum Operation {
     /// Put a key, as etcd's `benchmark put`.
     Put(PutOp),

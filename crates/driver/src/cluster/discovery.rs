@@ -115,23 +115,16 @@ pub(crate) async fn discover(
         .leader()
         .filter(|m| !m.name().is_empty())
         .map_or_else(|| format!("{leader_id:x}"), |m| m.name().to_owned());
-    let target = TargetInfo {
-        endpoints: endpoints.to_vec(),
-        local: false,
-        etcd_version: view.status.version().to_owned(),
-        members: u32::try_from(view.members.members().len()).unwrap_or(u32::MAX),
-        leader,
-        cluster_id: view
-            .status
-            .header()
-            .map(|h| format!("{:x}", h.cluster_id()))
-            .unwrap_or_default(),
-        // Set by the driver, which knows how the load's members were chosen.
-        targeting: etcdlat_core::Targeting::Endpoints,
-        targeted: Vec::new(),
-        network: None,
-        source_addresses: Vec::new(),
-    };
+    let mut target = TargetInfo::default();
+    target.endpoints = endpoints.to_vec();
+    target.local = false;
+    target.etcd_version = view.status.version().to_owned();
+    target.members = u32::try_from(view.members.members().len()).unwrap_or(u32::MAX);
+    target.leader = leader;
+    target.cluster_id =
+        view.status.header().map(|h| format!("{:x}", h.cluster_id())).unwrap_or_default();
+    // targeting, targeted, network and source addresses are set by the driver, which knows
+    // how the load's members were chosen.
     Ok(Discovery { target, members })
 }
 

@@ -112,18 +112,16 @@ pub(super) fn op_seed(scenario: &Scenario) -> u64 {
 pub(super) fn params(scenario: &Scenario, conns: u32, workers: usize, seed: u64) -> Params {
     let load = &scenario.load;
     let workload = scenario.workload();
-    let mut p = Params {
-        op: workload.iter().map(|(_, op)| op.name()).collect::<Vec<_>>().join("+"),
-        conns,
-        clients: load.clients,
-        workers: u32::try_from(workers).unwrap_or(u32::MAX),
-        rate: load.rate,
-        total: load.total_asked(),
-        duration_s: load.duration_asked().map(|d| d.as_secs_f64()),
-        warmup_s: load.warmup.as_secs_f64(),
-        seed,
-        ..Params::default()
-    };
+    let mut p = Params::default();
+    p.op = workload.iter().map(|(_, op)| op.name()).collect::<Vec<_>>().join("+");
+    p.conns = conns;
+    p.clients = load.clients;
+    p.workers = u32::try_from(workers).unwrap_or(u32::MAX);
+    p.rate = load.rate;
+    p.total = load.total_asked();
+    p.duration_s = load.duration_asked().map(|d| d.as_secs_f64());
+    p.warmup_s = load.warmup.as_secs_f64();
+    p.seed = seed;
     for (_, op) in workload {
         match op {
             Operation::Put(put) if p.val_size.is_none() => {

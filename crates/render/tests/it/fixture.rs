@@ -73,60 +73,45 @@ pub fn put_report() -> Report {
     scenario.load.clients = 10;
     scenario.load.total = Some(2_005);
 
-    Report {
-        name: scenario.name.clone(),
-        started_at: STARTED_AT.to_owned(),
-        interrupted: false,
-        scale: None,
-        matrix: None,
-        duration_s: duration.as_secs_f64(),
-        interval_s: 1.0,
-        params: Params {
-            op: "put".to_owned(),
-            conns: 1,
-            clients: 10,
-            workers: 1,
-            rate: 0,
-            total: Some(2_005),
-            duration_s: None,
-            warmup_s: 0.0,
-            key_size: Some(8),
-            val_size: Some(256),
-            key_space_size: Some(10_000),
-            sequential_keys: Some(false),
-            consistency: None,
-            seed: 42,
-        },
-        target: TargetInfo {
-            endpoints: scenario.cluster.endpoints.clone(),
-            local: false,
-            etcd_version: "3.5.17".to_owned(),
-            members: 1,
-            leader: "default".to_owned(),
-            cluster_id: "cdf818194e3a8c32".to_owned(),
-            targeting: Targeting::Endpoints,
-            targeted: Vec::new(),
-            network: None,
-            source_addresses: Vec::new(),
-        },
-        ops: [(OpKind::Put, op_report(rec, OpKind::Put, duration))].into(),
-        all: None,
-        steps: Vec::new(),
-        watch: None,
-        hashkv: None,
-        audit: None,
-        invariants: None,
-        kubernetes: None,
-        members: Vec::new(),
-        leader_changes: Vec::new(),
-        alarms: Vec::new(),
-        faults: Vec::new(),
-        pacing: Some(pacing()),
-        server: Vec::new(),
-        client: None,
-        shards: Vec::new(),
-        scenario,
-    }
+    let params = {
+        let mut p = Params::default();
+        p.op = "put".to_owned();
+        p.conns = 1;
+        p.clients = 10;
+        p.workers = 1;
+        p.rate = 0;
+        p.total = Some(2_005);
+        p.duration_s = None;
+        p.warmup_s = 0.0;
+        p.key_size = Some(8);
+        p.val_size = Some(256);
+        p.key_space_size = Some(10_000);
+        p.sequential_keys = Some(false);
+        p.consistency = None;
+        p.seed = 42;
+        p
+    };
+    let target = {
+        let mut t = TargetInfo::default();
+        t.endpoints = scenario.cluster.endpoints.clone();
+        t.local = false;
+        t.etcd_version = "3.5.17".to_owned();
+        t.members = 1;
+        t.leader = "default".to_owned();
+        t.cluster_id = "cdf818194e3a8c32".to_owned();
+        t.targeting = Targeting::Endpoints;
+        t.targeted = Vec::new();
+        t.network = None;
+        t.source_addresses = Vec::new();
+        t
+    };
+    let mut report = Report::new(scenario.clone(), params, target);
+    report.started_at = STARTED_AT.to_owned();
+    report.duration_s = duration.as_secs_f64();
+    report.interval_s = 1.0;
+    report.ops = [(OpKind::Put, op_report(rec, OpKind::Put, duration))].into();
+    report.pacing = Some(pacing());
+    report
 }
 
 /// A 2 s serializable range run against a throwaway 3-member cluster: 1,500 ranges, no
@@ -149,78 +134,64 @@ pub fn range_report() -> Report {
     scenario.load.conns = Some(10);
     scenario.load.total = Some(1_500);
 
-    Report {
-        name: scenario.name.clone(),
-        started_at: STARTED_AT.to_owned(),
-        interrupted: false,
-        scale: Some(0.1),
-        matrix: None,
-        duration_s: duration.as_secs_f64(),
-        interval_s: 1.0,
-        params: Params {
-            op: "range".to_owned(),
-            conns: 10,
-            clients: 100,
-            workers: 2,
-            total: Some(1_500),
-            consistency: Some("s".to_owned()),
-            seed: 7,
-            ..Params::default()
-        },
-        target: TargetInfo {
-            endpoints: vec![
-                "127.0.0.1:40001".to_owned(),
-                "127.0.0.1:40003".to_owned(),
-                "127.0.0.1:40005".to_owned(),
-            ],
-            local: true,
-            etcd_version: "3.5.17".to_owned(),
-            members: 3,
-            leader: "m1".to_owned(),
-            cluster_id: "8e9e05c52164694d".to_owned(),
-            targeting: Targeting::All,
-            targeted: vec!["m0".to_owned(), "m1".to_owned(), "m2".to_owned()],
-            network: None,
-            source_addresses: vec!["127.0.0.1".to_owned(), "127.0.0.2".to_owned()],
-        },
-        ops: [(OpKind::Range, op_report(rec, OpKind::Range, duration))].into(),
-        all: None,
-        steps: Vec::new(),
-        watch: None,
-        hashkv: None,
-        audit: None,
-        invariants: None,
-        kubernetes: None,
-        members: served_by(),
-        leader_changes: vec![LeaderChange {
-            t_s: 1.25,
-            from: "m0".to_owned(),
-            to: "m1".to_owned(),
-        }],
-        alarms: Vec::new(),
-        faults: vec![paused_leader()],
-        pacing: None,
-        server: vec![member("m0", 40001, 0), member("m1", 40003, 1), member("m2", 40005, 2)],
-        client: Some(ClientUsage {
-            user_cpu_s: 1.25,
-            system_cpu_s: 0.5,
-            max_rss_bytes: 48 << 20,
-            worker_cpu_s: Some(1.5),
-            busy: Some(etcdlat_core::ClientBusy {
-                process: 0.45,
-                worker_max: Some(0.62),
-                worker_peak: Some(0.71),
-            }),
-            sent_bytes: Some(450_000),
-            received_bytes: Some(1_020_000),
-            cpu_max_percent: Some(65.0),
-            voluntary_ctxt_switches: Some(700),
-            nonvoluntary_ctxt_switches: Some(11),
-            resources: client_series(),
+    let params = {
+        let mut p = Params::default();
+        p.op = "range".to_owned();
+        p.conns = 10;
+        p.clients = 100;
+        p.workers = 2;
+        p.total = Some(1_500);
+        p.consistency = Some("s".to_owned());
+        p.seed = 7;
+        p
+    };
+    let target = {
+        let mut t = TargetInfo::default();
+        t.endpoints = vec![
+            "127.0.0.1:40001".to_owned(),
+            "127.0.0.1:40003".to_owned(),
+            "127.0.0.1:40005".to_owned(),
+        ];
+        t.local = true;
+        t.etcd_version = "3.5.17".to_owned();
+        t.members = 3;
+        t.leader = "m1".to_owned();
+        t.cluster_id = "8e9e05c52164694d".to_owned();
+        t.targeting = Targeting::All;
+        t.targeted = vec!["m0".to_owned(), "m1".to_owned(), "m2".to_owned()];
+        t.network = None;
+        t.source_addresses = vec!["127.0.0.1".to_owned(), "127.0.0.2".to_owned()];
+        t
+    };
+    let mut report = Report::new(scenario.clone(), params, target);
+    report.started_at = STARTED_AT.to_owned();
+    report.scale = Some(0.1);
+    report.duration_s = duration.as_secs_f64();
+    report.interval_s = 1.0;
+    report.ops = [(OpKind::Range, op_report(rec, OpKind::Range, duration))].into();
+    report.members = served_by();
+    report.leader_changes =
+        vec![LeaderChange { t_s: 1.25, from: "m0".to_owned(), to: "m1".to_owned() }];
+    report.faults = vec![paused_leader()];
+    report.server = vec![member("m0", 40001, 0), member("m1", 40003, 1), member("m2", 40005, 2)];
+    report.client = Some(ClientUsage {
+        user_cpu_s: 1.25,
+        system_cpu_s: 0.5,
+        max_rss_bytes: 48 << 20,
+        worker_cpu_s: Some(1.5),
+        busy: Some(etcdlat_core::ClientBusy {
+            process: 0.45,
+            worker_max: Some(0.62),
+            worker_peak: Some(0.71),
         }),
-        shards: Vec::new(),
-        scenario,
-    }
+        sent_bytes: Some(450_000),
+        received_bytes: Some(1_020_000),
+        cpu_max_percent: Some(65.0),
+        voluntary_ctxt_switches: Some(700),
+        nonvoluntary_ctxt_switches: Some(11),
+        resources: client_series(),
+    });
+    report
 }
 
 /// [`range_report`]'s fault step: the leader paused for a second, with the figures

@@ -527,37 +527,31 @@ impl<'a> Run<'a> {
             .collect();
         let applied: Vec<_> = c.applied.iter().map(|a| a.since(c.measure_start)).collect();
         let faults = etcdlat_core::fault::analyze(&records, &applied, duration, interval);
-        Report {
-            name: scenario.name.clone(),
-            started_at: humantime::format_rfc3339_millis(c.started_at).to_string(),
-            interrupted: c.interrupted,
-            scale: None,
-            matrix: scenario.matrix_cell.clone(),
-            duration_s: duration.as_secs_f64(),
-            interval_s: interval.as_secs_f64(),
-            params: params(scenario, c.conns, c.workers, self.seed),
-            target: c.target,
-            ops,
-            all,
-            steps,
-            watch: c.watch,
-            hashkv: c.hashkv,
-            audit: c.audit,
-            invariants,
-            kubernetes: c.kubernetes,
-            members: member_reports(&c.recorder_members, &self.cluster.members, duration),
-            leader_changes: c.leader_changes,
-            alarms: c.alarms,
-            faults,
-            pacing: c
-                .recorder_pacing
-                .as_ref()
-                .map(|p| pacing_report(p, &scenario.load, duration, c.client.as_ref(), c.workers)),
-            server: c.server,
-            client: c.client,
-            shards: Vec::new(),
-            scenario: scenario.clone(),
-        }
+        let params = params(scenario, c.conns, c.workers, self.seed);
+        let mut report = Report::new(scenario.clone(), params, c.target);
+        report.started_at = humantime::format_rfc3339_millis(c.started_at).to_string();
+        report.interrupted = c.interrupted;
+        report.duration_s = duration.as_secs_f64();
+        report.interval_s = interval.as_secs_f64();
+        report.ops = ops;
+        report.all = all;
+        report.steps = steps;
+        report.watch = c.watch;
+        report.hashkv = c.hashkv;
+        report.audit = c.audit;
+        report.invariants = invariants;
+        report.kubernetes = c.kubernetes;
+        report.members = member_reports(&c.recorder_members, &self.cluster.members, duration);
+        report.leader_changes = c.leader_changes;
+        report.alarms = c.alarms;
+        report.faults = faults;
+        report.pacing = c
+            .recorder_pacing
+            .as_ref()
+            .map(|p| pacing_report(p, &scenario.load, duration, c.client.as_ref(), c.workers));
+        report.server = c.server;
+        report.client = c.client;
+        report
     }
 }
 
