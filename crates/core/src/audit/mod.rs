@@ -2,10 +2,10 @@
 //!
 //! etcd gives every write a revision from one total order, so a client can check its own
 //! history without a general linearizability search. With `[checks] audit = true` each
-//! worker appends one [`Entry`] per request to a buffer of its own (no locks; 56 bytes an
-//! entry, [`ENTRY_BYTES`]); after the run the buffers are concatenated and checked:
+//! worker appends one `Entry` per request to a buffer of its own (no locks; 56 bytes an
+//! entry, `ENTRY_BYTES`); after the run the buffers are concatenated and checked:
 //!
-//! - **Real-time order** ([`check`]): a write acknowledged before another write was sent has
+//! - **Real-time order** (`check`): a write acknowledged before another write was sent has
 //!   a lower revision; a linearizable read (or a delete that found nothing, which etcd
 //!   answers at its current revision) sent after a write was acknowledged answers at that
 //!   revision or later, and a single-key linearizable read that finds its key returns a mod
@@ -51,11 +51,13 @@ pub use report::{AuditReport, MAX_VIOLATIONS, MemberStaleness, Staleness, Violat
 use crate::op::OpKind;
 
 /// `Entry::key` of a request that names no single key (a fixed range, a delete of a range).
+#[doc(hidden)] // internal: the driver's per-request record; not part of the API
 pub const NO_KEY: u64 = u64::MAX;
 
 /// What one audited request does to the store, as the checks see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
+#[doc(hidden)] // internal: the driver's per-request record; not part of the API
 pub enum Access {
     /// Sets its key at its revision: a put, txn-mixed's write, the first key of a txn-put.
     Put,
@@ -84,6 +86,7 @@ impl Access {
 /// How an audited request ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
+#[doc(hidden)] // internal: the driver's per-request record; not part of the API
 pub enum Outcome {
     /// Answered with success.
     Ok,
@@ -97,6 +100,7 @@ pub enum Outcome {
 /// One audited request. Times are nanoseconds since the run's audit epoch (the start of
 /// measurement); `done_ns` is meaningful once an answer arrived.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[doc(hidden)] // internal: the driver's per-request record; not part of the API
 pub struct Entry {
     /// When the request was sent, ns since the epoch.
     pub sent_ns: u64,
@@ -122,6 +126,7 @@ pub struct Entry {
 }
 
 /// Bytes one [`Entry`] takes in a worker's buffer.
+#[doc(hidden)] // internal: the driver's per-request record; not part of the API
 pub const ENTRY_BYTES: usize = std::mem::size_of::<Entry>();
 
 impl Entry {
