@@ -17,6 +17,7 @@
 //! Workloads that are not a request loop (the watch family) run as tasks on the workers
 //! ([`Worker::exec`]), with the same connections.
 
+mod accounting;
 mod job;
 
 use std::rc::Rc;
