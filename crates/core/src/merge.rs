@@ -53,6 +53,7 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 
 use crate::op::OpKind;
+use crate::recorder::add_counts;
 use crate::report::{
     Distribution, Interval, OpReport, PacingReport, Report, ReportSet, SCHEMA_VERSION, ShardInfo,
     StepReport,
@@ -389,7 +390,7 @@ fn merge_op<'a>(
     let (_, first) = ops[0];
     let mut out = first.clone();
     for &(label, op) in &ops[1..] {
-        out.ok += op.ok;
+        add_counts!(out, op);
         out.errors_total += op.errors_total;
         for (code, n) in &op.errors {
             *out.errors.entry(code.clone()).or_insert(0) += n;
@@ -402,12 +403,6 @@ fn merge_op<'a>(
         }
         out.latency = add(&out.latency, &op.latency).ok_or(label)?;
         out.service_time = add(&out.service_time, &op.service_time).ok_or(label)?;
-        out.clamped += op.clamped;
-        out.keys += op.keys;
-        out.value_bytes += op.value_bytes;
-        out.retries += op.retries;
-        out.conflicts += op.conflicts;
-        out.pages += op.pages;
         out.abandoned = match (&out.abandoned, &op.abandoned) {
             (Some(a), Some(b)) => Some(add(a, b).ok_or(label)?),
             (a, b) => a.clone().or_else(|| b.clone()),

@@ -27,6 +27,7 @@ pub use interval::IntervalSample;
 pub(crate) use interval::IntervalSum;
 use kubernetes::Requests;
 pub use member::{MAX_MEMBERS, MemberRecord};
+pub(crate) use op::add_counts;
 use op::sample_message;
 pub use op::{ERROR_MESSAGE_MAX_CHARS, OpRecord};
 pub use pacing::{LATE_AFTER, Pacing};

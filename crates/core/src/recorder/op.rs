@@ -7,6 +7,24 @@ use super::interval::new_interval_histogram;
 use super::{IntervalSample, Timeline, new_histogram};
 use crate::op::ErrorCode;
 
+/// Adds the plain counts of one kind's requests in `$from` to those in `$into`: an
+/// [`OpRecord`]'s or a [`crate::report::OpReport`]'s, which keep them alike. The one list of
+/// them, for both merges (a worker's record into the run's, here; a shard's report into
+/// the merged one, in `merge`), so that a count added to both is summed in both. A macro,
+/// as the two types keep them as fields of their own: a report's are its JSON's.
+macro_rules! add_counts {
+    ($into:ident, $from:ident) => {{
+        $into.ok += $from.ok;
+        $into.clamped += $from.clamped;
+        $into.keys += $from.keys;
+        $into.value_bytes += $from.value_bytes;
+        $into.retries += $from.retries;
+        $into.conflicts += $from.conflicts;
+        $into.pages += $from.pages;
+    }};
+}
+pub(crate) use add_counts;
+
 /// Everything recorded for one operation kind.
 #[derive(Debug, Clone)]
 pub struct OpRecord {
@@ -150,7 +168,7 @@ impl OpRecord {
         self.flush_interval();
         self.latency.add(&other.latency).expect("same bounds");
         self.service.add(&other.service).expect("same bounds");
-        self.ok += other.ok;
+        add_counts!(self, other);
         for (a, b) in self.errors.iter_mut().zip(other.errors) {
             *a += b;
         }
@@ -159,12 +177,6 @@ impl OpRecord {
                 *mine = theirs;
             }
         }
-        self.clamped += other.clamped;
-        self.keys += other.keys;
-        self.value_bytes += other.value_bytes;
-        self.retries += other.retries;
-        self.conflicts += other.conflicts;
-        self.pages += other.pages;
         match (&mut self.abandoned, other.abandoned) {
             (Some(mine), Some(theirs)) => mine.add(&*theirs).expect("same bounds"),
             (mine @ None, theirs) => *mine = theirs,

@@ -189,28 +189,56 @@ pub fn range_start(key: &[u8], range_end: &[u8]) -> Vec<u8> {
     if key.is_empty() && !range_end.is_empty() { vec![0] } else { key.to_vec() }
 }
 
-/// Key selection shared by range and delete, borrowed from either.
+/// An operation's key-space parameters as its table gives them (`key-size`,
+/// `key-space-size`, `key-starts`, `sequential-keys`, `zipf`, and the text of the keys'
+/// prefix), gathered from its parsed fields: every operation that picks its keys from a
+/// key space (put, range, delete, txn-put, txn-mixed, watch) checks them and makes its
+/// [`KeySpace`] here, one way. The fields themselves stay each operation's own, as its TOML
+/// keys, defaults and scenario echo are; see [`super::kv::PutOp::keys`].
+#[derive(Debug, Clone, Copy)]
+pub(super) struct KeyParams<'a> {
+    /// The keys' prefix, as written ([`key_bytes`]).
+    pub(super) prefix: &'a str,
+    pub(super) key_size: u64,
+    pub(super) space: u64,
+    pub(super) start: u64,
+    pub(super) sequential: bool,
+    pub(super) zipf: Option<f64>,
+}
+
+impl KeyParams<'_> {
+    /// The keys they make.
+    pub(super) fn key_space(&self) -> KeySpace {
+        KeySpace {
+            prefix: key_bytes(self.prefix),
+            key_size: self.key_size,
+            space: self.space,
+            start: self.start,
+            dist: key_dist(self.sequential, self.zipf),
+        }
+    }
+
+    /// Checks them for the operation at `at`: the key space fits the key size, and the key
+    /// choice is one of sequential, Zipf or uniform.
+    pub(super) fn check(&self, at: &str) -> Result<(), InvalidParam> {
+        check_key_space(at, self.key_size, self.space, self.start)?;
+        check_dist(at, self.sequential, self.zipf)
+    }
+}
+
+/// Key selection shared by range and delete, borrowed from either: a fixed key or range,
+/// or one key per request from a key space (`space`, whose prefix is `key`).
 pub(super) struct TargetSpec<'a> {
     pub(super) key: &'a str,
     pub(super) range_end: Option<&'a str>,
     pub(super) prefix: bool,
-    pub(super) space: Option<u64>,
-    pub(super) key_size: u64,
-    pub(super) sequential: bool,
-    pub(super) zipf: Option<f64>,
-    pub(super) start: u64,
+    pub(super) space: Option<KeyParams<'a>>,
 }
 
 impl TargetSpec<'_> {
     pub(super) fn target(&self) -> KeyTarget {
-        match self.space {
-            Some(space) => KeyTarget::Space(KeySpace {
-                prefix: key_bytes(self.key),
-                key_size: self.key_size,
-                space,
-                start: self.start,
-                dist: key_dist(self.sequential, self.zipf),
-            }),
+        match &self.space {
+            Some(keys) => KeyTarget::Space(keys.key_space()),
             None => {
                 let range_end = if self.prefix {
                     prefix_end(&key_bytes(self.key))
@@ -226,8 +254,8 @@ impl TargetSpec<'_> {
         if self.prefix && self.range_end.is_some() {
             return Err(invalid(at, "prefix", "cannot be combined with range-end"));
         }
-        match self.space {
-            Some(space) => {
+        match &self.space {
+            Some(keys) => {
                 if self.prefix || self.range_end.is_some() {
                     return Err(invalid(
                         at,
@@ -235,8 +263,7 @@ impl TargetSpec<'_> {
                         "means one key per request; it cannot be combined with prefix or range-end",
                     ));
                 }
-                check_key_space(at, self.key_size, space, self.start)?;
-                check_dist(at, self.sequential, self.zipf)
+                keys.check(at)
             }
             None if self.key.is_empty() && !self.prefix && self.range_end.is_none() => {
                 Err(invalid(
@@ -278,7 +305,7 @@ pub(super) fn check_key_space(
 }
 
 /// How `sequential-keys` and `zipf` choose key indices.
-pub(super) fn key_dist(sequential: bool, zipf: Option<f64>) -> KeyDist {
+fn key_dist(sequential: bool, zipf: Option<f64>) -> KeyDist {
     match (sequential, zipf) {
         (_, Some(exponent)) => KeyDist::Zipf { exponent },
         (true, None) => KeyDist::Sequential,
@@ -287,11 +314,7 @@ pub(super) fn key_dist(sequential: bool, zipf: Option<f64>) -> KeyDist {
 }
 
 /// Checks that `sequential-keys` and `zipf` agree, and the Zipf exponent.
-pub(super) fn check_dist(
-    at: &str,
-    sequential: bool,
-    zipf: Option<f64>,
-) -> Result<(), InvalidParam> {
+fn check_dist(at: &str, sequential: bool, zipf: Option<f64>) -> Result<(), InvalidParam> {
     match zipf {
         Some(_) if sequential => {
             Err(invalid(at, "zipf", "cannot be combined with sequential-keys"))

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::keyspace::{KeyDist, KeySpace, check_key_space, key_bytes, prefix_end, range_start};
+use super::keyspace::{KeyParams, KeySpace, key_bytes, prefix_end, range_start};
 use super::kv::Consistency;
 use super::{InvalidParam, check_positive, check_val_size, eight, invalid, one, thousand};
 use crate::unit;
@@ -51,21 +51,27 @@ impl Default for TxnPutOp {
 }
 
 impl TxnPutOp {
-    /// The keys the transactions write.
-    #[must_use]
-    pub fn key_space(&self) -> KeySpace {
-        KeySpace {
-            prefix: key_bytes(&self.prefix),
+    /// Its key-space parameters: its keys are always sequential ([`super::kv::PutOp::keys`]).
+    fn keys(&self) -> KeyParams<'_> {
+        KeyParams {
+            prefix: &self.prefix,
             key_size: self.key_size,
             space: self.key_space_size,
             start: self.key_starts,
-            dist: KeyDist::Sequential,
+            sequential: true,
+            zipf: None,
         }
+    }
+
+    /// The keys the transactions write.
+    #[must_use]
+    pub fn key_space(&self) -> KeySpace {
+        self.keys().key_space()
     }
 
     pub(crate) fn validate_at(&self, at: &str) -> Result<(), InvalidParam> {
         check_positive(at, "txn-ops", self.txn_ops)?;
-        check_key_space(at, self.key_size, self.key_space_size, self.key_starts)?;
+        self.keys().check(at)?;
         if self.txn_ops > self.key_space_size {
             return Err(invalid(
                 at,
@@ -139,16 +145,23 @@ impl Default for TxnMixedOp {
 }
 
 impl TxnMixedOp {
-    /// The keys the writes go to.
-    #[must_use]
-    pub fn key_space(&self) -> KeySpace {
-        KeySpace {
-            prefix: key_bytes(&self.key),
+    /// Its writes' key-space parameters: sequential keys after `key`
+    /// ([`super::kv::PutOp::keys`]).
+    fn keys(&self) -> KeyParams<'_> {
+        KeyParams {
+            prefix: &self.key,
             key_size: self.key_size,
             space: self.key_space_size,
             start: self.key_starts,
-            dist: KeyDist::Sequential,
+            sequential: true,
+            zipf: None,
         }
+    }
+
+    /// The keys the writes go to.
+    #[must_use]
+    pub fn key_space(&self) -> KeySpace {
+        self.keys().key_space()
     }
 
     /// The probability that a transaction is a read.
@@ -180,7 +193,7 @@ impl TxnMixedOp {
         if i64::try_from(self.limit).is_err() {
             return Err(invalid(at, "limit", "is too large"));
         }
-        check_key_space(at, self.key_size, self.key_space_size, self.key_starts)?;
+        self.keys().check(at)?;
         check_val_size(at, self.val_size)
     }
 }

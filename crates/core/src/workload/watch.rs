@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::keyspace::{KeySpace, check_key_space, key_bytes, key_dist};
+use super::keyspace::{KeyParams, KeySpace};
 use super::{InvalidParam, check_positive, check_val_size, eight, hundred, invalid, one, thousand};
 use crate::unit;
 
@@ -58,16 +58,23 @@ impl Default for WatchOp {
 }
 
 impl WatchOp {
-    /// The keys watchers are placed on.
-    #[must_use]
-    pub fn key_space(&self) -> KeySpace {
-        KeySpace {
-            prefix: key_bytes(&self.prefix),
+    /// Its key-space parameters: from index 0, sequential or uniform
+    /// ([`super::kv::PutOp::keys`]).
+    fn keys(&self) -> KeyParams<'_> {
+        KeyParams {
+            prefix: &self.prefix,
             key_size: self.key_size,
             space: self.key_space_size,
             start: 0,
-            dist: key_dist(self.sequential_keys, None),
+            sequential: self.sequential_keys,
+            zipf: None,
         }
+    }
+
+    /// The keys watchers are placed on.
+    #[must_use]
+    pub fn key_space(&self) -> KeySpace {
+        self.keys().key_space()
     }
 
     pub(crate) fn validate_at(&self, at: &str) -> Result<(), InvalidParam> {
@@ -78,7 +85,7 @@ impl WatchOp {
         if self.streams.saturating_mul(self.watch_per_stream) > 10_000_000 {
             return Err(invalid(at, "watch-per-stream", "more than 10,000,000 watchers"));
         }
-        check_key_space(at, self.key_size, self.key_space_size, 0)
+        self.keys().check(at)
     }
 }
 

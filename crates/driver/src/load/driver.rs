@@ -160,7 +160,13 @@ impl DriverBuilder {
         // chosen from the members first.
         let (mut target, selected, pool) = if self.targeting == Targeting::Endpoints {
             let pool = Pool::open(&self, &dialer, self.conns, self.endpoints.clone()).await?;
-            let cluster = discovery::discover(&self.endpoints, &dialer).await?;
+            let cluster = match discovery::discover(&self.endpoints, &dialer).await {
+                Ok(cluster) => cluster,
+                Err(e) => {
+                    pool.close().await;
+                    return Err(e);
+                }
+            };
             (cluster.target, self.endpoints.clone(), pool)
         } else {
             let cluster = discovery::discover(&self.endpoints, &dialer).await?;
@@ -217,9 +223,20 @@ impl Pool {
         let mut workers = Vec::with_capacity(count);
         for (i, eps) in per_worker.into_iter().enumerate() {
             let cpu = (!config.cpus.is_empty()).then(|| config.cpus[i % config.cpus.len()]);
-            workers.push(Worker::spawn(i, eps, dialer.clone(), cpu).await?);
+            match Worker::spawn(i, eps, dialer.clone(), cpu).await {
+                Ok(worker) => workers.push(worker),
+                Err(e) => {
+                    Worker::stop_all(workers).await;
+                    return Err(e);
+                }
+            }
         }
         Ok(Self { workers, conns, endpoints })
+    }
+
+    /// Ends the worker threads and closes their connections ([`Worker::stop_all`]).
+    pub(super) async fn close(self) {
+        Worker::stop_all(self.workers).await;
     }
 }
 

@@ -9,8 +9,10 @@
 //! - `resources`: readings turned into samples.
 //!
 //! Nothing here ever fails or slows a run: the sampler runs on the driver's own runtime,
-//! never on a worker thread, a member that cannot be scraped or read is reported with what
-//! was sampled and why the rest was not, and a figure that is not exported stays `None`.
+//! never on a worker thread, and its reads of `/proc` and of data dirs on tokio's blocking
+//! threads, never on the runtime's ([`off_runtime`]); a member that cannot be scraped or
+//! read is reported with what was sampled and why the rest was not, and a figure that is
+//! not exported stays `None`.
 
 mod exposition;
 mod host;
@@ -98,14 +100,20 @@ impl Sampler {
             first.push(rx);
             tx
         };
+        // Each member's block device is looked up in `/proc`, and the client's memory is.
+        let dialer = dialer.clone();
+        let (members, client) = off_runtime(move || {
+            let members: Vec<MemberSampling> = members
+                .into_iter()
+                .map(|target| sample_member(target, dialer.clone(), period, started))
+                .collect();
+            (members, ClientResources::new(traffic, apart, period, started))
+        })
+        .await;
         let members = members
             .into_iter()
-            .map(|target| {
-                let sampled = sample_member(target, dialer.clone(), period, started);
-                tokio::spawn(each_period(period, baseline(), stop_rx.clone(), sampled))
-            })
+            .map(|sampled| tokio::spawn(each_period(period, baseline(), stop_rx.clone(), sampled)))
             .collect();
-        let client = ClientResources::new(traffic, apart, period, started);
         let client = tokio::spawn(each_period(period, baseline(), stop_rx, client));
         for sampled in first {
             let _ = sampled.await;
@@ -211,7 +219,10 @@ impl Sampled for MemberSampling {
     /// scrape's own cost lands in the next sample).
     async fn sample(&mut self) {
         let at = Instant::now();
-        let host = self.resources.read_host();
+        let host = match self.resources.host_reader() {
+            Some(reader) => Some(off_runtime(move || reader.read()).await),
+            None => None,
+        };
         let scraped = scrape(&self.dialer, &self.url).await;
         self.resources.add(at, host, scraped.as_ref().ok());
         self.scrapes.add(scraped);
@@ -226,11 +237,28 @@ impl Sampled for ClientResources {
     type Output = ClientResources;
 
     async fn sample(&mut self) {
-        self.add();
+        let at = Instant::now();
+        let reader = self.reader();
+        let read = off_runtime(move || reader.read()).await;
+        self.add(at, read);
     }
 
     fn done(self) -> Self::Output {
         self
+    }
+}
+
+/// Runs `read` (of files under `/proc`, a walk of a data dir) on tokio's blocking threads:
+/// a data dir of many files or a slow disk must not hold the runtime's thread, and the
+/// tasks it serves, while it is read.
+async fn off_runtime<T: Send + 'static>(read: impl FnOnce() -> T + Send + 'static) -> T {
+    match tokio::task::spawn_blocking(read).await {
+        Ok(read) => read,
+        Err(e) => match e.try_into_panic() {
+            Ok(panic) => std::panic::resume_unwind(panic),
+            // Cancelled: the runtime is shutting down, and drops this task too.
+            Err(_) => std::future::pending().await,
+        },
     }
 }
 

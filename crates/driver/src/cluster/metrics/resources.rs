@@ -30,6 +30,31 @@ pub(super) struct HostReading {
     disk: Option<Result<DiskCounters, String>>,
 }
 
+/// Reads what the machine says of a member etcdlat started: files under `/proc`, a walk
+/// of its data dir. Apart from [`MemberResources`], so that the reads can be sent off the
+/// runtime's threads ([`super::off_runtime`]).
+pub(super) struct HostReader {
+    local: MemberProcess,
+    disk: Option<host::Disk>,
+}
+
+impl HostReader {
+    /// Reads the member's process, data dir and disk now.
+    pub(super) fn read(&self) -> HostReading {
+        let pid = self.local.pid();
+        let process = match pid {
+            Some(pid) => host::process(pid),
+            None => Err("the member's process was not running".to_owned()),
+        };
+        HostReading {
+            pid,
+            process,
+            dir: host::dir_sizes(self.local.data_dir()),
+            disk: self.disk.as_ref().map(host::Disk::read),
+        }
+    }
+}
+
 /// One member's resource samples so far.
 pub(super) struct MemberResources {
     local: Option<MemberProcess>,
@@ -113,21 +138,11 @@ impl MemberResources {
         }
     }
 
-    /// Reads the member's process, data dir and disk now; `None` for a member etcdlat did
-    /// not start. Plain reads of small files, quick enough for the sampler's runtime.
-    pub(super) fn read_host(&self) -> Option<HostReading> {
-        let local = self.local.as_ref()?;
-        let pid = local.pid();
-        let process = match pid {
-            Some(pid) => host::process(pid),
-            None => Err("the member's process was not running".to_owned()),
-        };
-        Some(HostReading {
-            pid,
-            process,
-            dir: host::dir_sizes(local.data_dir()),
-            disk: self.disk.as_ref().map(host::Disk::read),
-        })
+    /// What reads the member's process, data dir and disk; `None` for a member etcdlat
+    /// did not start.
+    pub(super) fn host_reader(&self) -> Option<HostReader> {
+        let local = self.local.clone()?;
+        Some(HostReader { local, disk: self.disk.clone() })
     }
 
     /// Adds what was read at `at`: from the machine (`host`) and from `/metrics` (`scraped`,
@@ -258,7 +273,7 @@ pub(super) struct ClientResources {
     traffic: Arc<Ledger>,
     /// Threads whose CPU and context switches are not the client's (the network
     /// emulator's).
-    apart: Vec<i32>,
+    apart: Arc<[i32]>,
     series: SeriesBuilder,
     started: Instant,
     last: Option<(Instant, Option<host::Rusage>, (u64, u64))>,
@@ -277,16 +292,18 @@ impl ClientResources {
         if host::own_rss_bytes().is_none() {
             series.not_available(source::PROCESS, "resident memory needs Linux's /proc");
         }
-        Self { traffic, apart, series, started, last: None }
+        Self { traffic, apart: apart.into(), series, started, last: None }
     }
 
-    /// Reads the process's counters now and adds a sample; the first call only sets where
-    /// counting starts.
-    pub(super) fn add(&mut self) {
-        let at = Instant::now();
-        let usage = host::rusage_without(&self.apart);
-        let bytes = self.traffic.totals();
-        let rss = host::own_rss_bytes();
+    /// What reads the process's counters.
+    pub(super) fn reader(&self) -> ClientReader {
+        ClientReader { traffic: Arc::clone(&self.traffic), apart: Arc::clone(&self.apart) }
+    }
+
+    /// Adds a sample of what was read at `at`; the first call only sets where counting
+    /// starts.
+    pub(super) fn add(&mut self, at: Instant, read: ClientReading) {
+        let ClientReading { usage, bytes, rss } = read;
         let Some((then, before, bytes_before)) = self.last.replace((at, usage, bytes)) else {
             return;
         };
@@ -312,6 +329,32 @@ impl ClientResources {
     /// The series, on the measurement's clock.
     pub(super) fn finish(self, shift_s: f64) -> ResourceSeries {
         self.series.finish(shift_s)
+    }
+}
+
+/// Reads the client's own counters: `getrusage` less threads `apart`, `/proc`'s resident
+/// memory, and the load's bytes. Apart from [`ClientResources`], so that the reads can be
+/// sent off the runtime's threads ([`super::off_runtime`]).
+pub(super) struct ClientReader {
+    traffic: Arc<Ledger>,
+    apart: Arc<[i32]>,
+}
+
+/// What [`ClientReader::read`] read.
+pub(super) struct ClientReading {
+    usage: Option<host::Rusage>,
+    /// The load's bytes, sent and received.
+    bytes: (u64, u64),
+    rss: Option<u64>,
+}
+
+impl ClientReader {
+    /// Reads the counters now.
+    pub(super) fn read(&self) -> ClientReading {
+        let usage = host::rusage_without(&self.apart);
+        let bytes = self.traffic.totals();
+        let rss = host::own_rss_bytes();
+        ClientReading { usage, bytes, rss }
     }
 }
 

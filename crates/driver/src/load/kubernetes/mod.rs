@@ -55,7 +55,7 @@ use bytes::Bytes;
 use etcdlat_core::invariant::Invariant;
 use etcdlat_core::workload::keyspace::random_value;
 use etcdlat_core::workload::kubernetes::{
-    self as k8s, EventOp, LifecycleOp, NODE_LEASES, ObjectOp, RequestKind, write_key,
+    EventOp, LifecycleOp, NODE_LEASES, ObjectOp, RequestKind, Verb, write_key,
 };
 use etcdlat_core::workload::{Operation, prefix_end};
 use etcdlat_core::{OpKind, Scenario};
@@ -72,16 +72,12 @@ use lease::Leases;
 /// apiserver retries without bound; a run that needs this many is measuring a livelock).
 const MAX_ATTEMPTS: u64 = 1000;
 
-/// What a request does to its object.
+/// What an operation's requests do: one of the apiserver's verbs on objects of the
+/// scenario's names, a create of events of new names, or the lives of objects (a create,
+/// updates, a delete).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Verb {
-    Create,
-    Update,
-    Delete,
-    Get,
-    List,
-    Count,
-    ConsistentList,
+enum Action {
+    Verb(Verb),
     Event,
     Lifecycle,
 }
@@ -130,7 +126,7 @@ impl Layout {
 /// One `k8s-*` operation, prepared from the scenario.
 #[derive(Debug)]
 pub(crate) struct Workload {
-    verb: Verb,
+    action: Action,
     layout: Layout,
     objects: u64,
     /// The objects of its names the scenario's operations use, all together: its cache's.
@@ -194,22 +190,16 @@ impl Workload {
         lives: &mut usize,
     ) -> Option<Self> {
         let verb = match op {
-            Operation::K8sCreate(_) => Verb::Create,
-            Operation::K8sUpdate(_) => Verb::Update,
-            Operation::K8sDelete(_) => Verb::Delete,
-            Operation::K8sGet(_) => Verb::Get,
-            Operation::K8sList(_) => Verb::List,
-            Operation::K8sCount(_) => Verb::Count,
-            Operation::K8sConsistentList(_) => Verb::ConsistentList,
             Operation::K8sEvent(e) => {
-                let kind = RequestKind { resource: "events".to_owned(), verb: k8s::Verb::Create };
+                let kind = RequestKind { resource: "events".to_owned(), verb: Verb::Create };
                 return Some(Self::events(e, seed, slot_of(kind, slots)));
             }
             Operation::K8sPodLifecycle(l) => {
                 *lives += 1;
                 return Some(Self::lives(l, seed, slots, *lives - 1));
             }
-            _ => return None,
+            // The other apiserver operations report under one kind each, of one verb.
+            _ => Verb::of(*op.kinds().first()?)?,
         };
         let o = op.objects()?;
         let clients = u64::from(scenario.load.clients);
@@ -230,13 +220,11 @@ impl Workload {
             .iter()
             .any(|(_, other)| matches!(other, Operation::K8sCreate(c) if same_names(c)));
         let renews = verb == Verb::Update && o.resource == NODE_LEASES;
-        let kind = op.kinds()[0];
-        let verb_of_kind = k8s::Verb::of(kind).expect("an apiserver request kind");
-        let slot = slot_of(RequestKind { resource: o.resource.clone(), verb: verb_of_kind }, slots);
+        let slot = slot_of(RequestKind { resource: o.resource.clone(), verb }, slots);
         let watch_slot =
-            slot_of(RequestKind { resource: o.resource.clone(), verb: k8s::Verb::Watch }, slots);
+            slot_of(RequestKind { resource: o.resource.clone(), verb: Verb::Watch }, slots);
         Some(Self {
-            verb,
+            action: Action::Verb(verb),
             layout,
             objects: o.objects,
             cached_objects,
@@ -260,7 +248,7 @@ impl Workload {
         Self {
             lease: Some(lease::Plan::new(e.ttl, e)),
             ..Self::named(
-                Verb::Event,
+                Action::Event,
                 e.prefix(),
                 e.namespaces,
                 "event-",
@@ -275,8 +263,8 @@ impl Workload {
     /// life it is.
     fn lives(l: &LifecycleOp, seed: u64, slots: &mut Vec<RequestKind>, index: usize) -> Self {
         let mut slot = |verb| slot_of(RequestKind { resource: l.resource.clone(), verb }, slots);
-        let slots = [slot(k8s::Verb::Create), slot(k8s::Verb::Update), slot(k8s::Verb::Delete)];
-        let watch_slot = slot(k8s::Verb::Watch);
+        let slots = [slot(Verb::Create), slot(Verb::Update), slot(Verb::Delete)];
+        let watch_slot = slot(Verb::Watch);
         let life = Lifecycle { updates: l.updates, index, slots };
         let (prefix, size) = (l.prefix(), l.object_size);
         Self {
@@ -284,7 +272,7 @@ impl Workload {
             life: Some(life),
             watch_slot,
             ..Self::named(
-                Verb::Lifecycle,
+                Action::Lifecycle,
                 prefix,
                 l.namespaces,
                 &l.name_prefix,
@@ -299,7 +287,7 @@ impl Workload {
     /// by another run (each worker adds its own part, see `Runner::new`), and in no watch
     /// cache's slots (their names are without bound).
     fn named(
-        verb: Verb,
+        action: Action,
         prefix: String,
         namespaces: u64,
         name_prefix: &str,
@@ -308,7 +296,7 @@ impl Workload {
         slot: usize,
     ) -> Self {
         Self {
-            verb,
+            action,
             layout: Layout {
                 prefix,
                 namespaces,
@@ -333,22 +321,23 @@ impl Workload {
 
     /// The kinds its requests are reported under: one, or a lifecycle's three.
     pub(crate) fn kinds(&self) -> &'static [OpKind] {
-        match self.verb {
-            Verb::Create => &[OpKind::K8sCreate],
-            Verb::Update => &[OpKind::K8sUpdate],
-            Verb::Delete => &[OpKind::K8sDelete],
-            Verb::Get => &[OpKind::K8sGet],
-            Verb::List => &[OpKind::K8sList],
-            Verb::Count => &[OpKind::K8sCount],
-            Verb::ConsistentList => &[OpKind::K8sConsistentList],
-            Verb::Event => &[OpKind::K8sEvent],
-            Verb::Lifecycle => &Lifecycle::KINDS,
+        match self.action {
+            Action::Verb(Verb::Create) => &[OpKind::K8sCreate],
+            Action::Verb(Verb::Update) => &[OpKind::K8sUpdate],
+            Action::Verb(Verb::Delete) => &[OpKind::K8sDelete],
+            Action::Verb(Verb::Get) => &[OpKind::K8sGet],
+            Action::Verb(Verb::List) => &[OpKind::K8sList],
+            Action::Verb(Verb::Count) => &[OpKind::K8sCount],
+            Action::Verb(Verb::ConsistentList) => &[OpKind::K8sConsistentList],
+            Action::Verb(Verb::Watch) => unreachable!("no operation's requests are watches"),
+            Action::Event => &[OpKind::K8sEvent],
+            Action::Lifecycle => &Lifecycle::KINDS,
         }
     }
 
     /// Whether its requests need the run's watch cache of its resource.
     fn cached(&self) -> bool {
-        matches!(self.verb, Verb::Update | Verb::Delete | Verb::ConsistentList)
+        matches!(self.action, Action::Verb(Verb::Update | Verb::Delete | Verb::ConsistentList))
     }
 }
 
@@ -403,9 +392,9 @@ impl Runner {
     /// land in its watch cache), and lives through their resource's, so that their events'
     /// delivery is measured too.
     pub(crate) fn new(plan: Arc<Workload>, shared: &Shared, worker_seed: u64) -> Self {
-        let cache = match plan.verb {
-            Verb::Lifecycle => shared.cache_of_resource(&plan.layout.prefix),
-            verb if plan.cached() || verb == Verb::Create => {
+        let cache = match plan.action {
+            Action::Lifecycle => shared.cache_of_resource(&plan.layout.prefix),
+            action if plan.cached() || action == Action::Verb(Verb::Create) => {
                 shared.caches.get(&plan.layout).cloned()
             }
             _ => None,
@@ -414,8 +403,8 @@ impl Runner {
         // Request indices repeat from warm-up to measurement and, in a timed run, from one
         // worker to the next: an event or a life's object is named by its worker and its
         // number there.
-        let name_prefix = match plan.verb {
-            Verb::Event | Verb::Lifecycle => {
+        let name_prefix = match plan.action {
+            Action::Event | Action::Lifecycle => {
                 format!("{}{worker_seed:016x}-", plan.layout.name_prefix)
             }
             _ => plan.layout.name_prefix.clone(),
@@ -491,30 +480,30 @@ impl Runner {
         state: &mut ClientState,
     ) -> Result<Done, tonic::Status> {
         let p = &self.plan;
-        match p.verb {
-            Verb::Create => self.create(kv, conn, i % p.objects).await,
-            Verb::Event => self.create(kv, conn, self.next_name()).await,
-            Verb::Lifecycle => self.live(kv, conn, state).await,
-            Verb::Update => {
+        match p.action {
+            Action::Verb(Verb::Create) => self.create(kv, conn, i % p.objects).await,
+            Action::Event => self.create(kv, conn, self.next_name()).await,
+            Action::Lifecycle => self.live(kv, conn, state).await,
+            Action::Verb(Verb::Update) => {
                 let o = match &p.turns {
                     Some(turns) => turns.fetch_add(1, Ordering::Relaxed) % p.objects,
                     None => self.owned(id, state),
                 };
                 self.update(kv, o, false).await
             }
-            Verb::Delete => self.update(kv, self.owned(id, state), true).await,
-            Verb::Get => {
+            Action::Verb(Verb::Delete) => self.update(kv, self.owned(id, state), true).await,
+            Action::Verb(Verb::Get) => {
                 let resp = kv.range(get(self.key(i % p.objects))).await?;
                 let found = resp.kvs.first().ok_or_else(not_found)?;
                 Ok(Done::answered(resp.header.as_ref(), 1, found.value.len() as u64))
             }
-            Verb::List => self.list(kv).await,
-            Verb::Count => {
+            Action::Verb(Verb::List) => self.list(kv).await,
+            Action::Verb(Verb::Count) => {
                 let req = RangeRequest { count_only: true, ..self.prefix_range() };
                 let resp = kv.range(req).await?;
                 Ok(Done::answered(resp.header.as_ref(), resp.count.max(0) as u64, 0))
             }
-            Verb::ConsistentList => {
+            Action::Verb(Verb::ConsistentList) => {
                 let resp = kv.range(self.resource_get()).await?;
                 let revision = resp.header.map_or(0, |h| h.revision);
                 let cache = self.cache.as_ref().expect("a consistent list has its cache");
@@ -527,6 +516,7 @@ impl Runner {
                 }
                 Ok(Done::answered(resp.header.as_ref(), resp.count.max(0) as u64, 0))
             }
+            Action::Verb(Verb::Watch) => unreachable!("no operation's requests are watches"),
         }
     }
 

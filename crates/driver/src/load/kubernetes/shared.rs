@@ -12,7 +12,7 @@ use etcdlat_core::recorder::kubernetes::WatchRecord;
 
 use super::cache::Cache;
 use super::checks::Checks;
-use super::{Layout, Verb, Workload};
+use super::{Action, Layout, Workload};
 use crate::transport::Conn;
 
 /// What the `k8s-*` operations of a run share across its workers, as one apiserver's
@@ -58,7 +58,7 @@ impl Shared {
         // Lives' writes reach the cache of their resource, as every write the apiserver
         // makes does: another operation's, or else one of their own that holds no object
         // (their names are without bound), for its watch and their events' delivery.
-        for plan in plans.iter().filter(|p| p.verb == Verb::Lifecycle) {
+        for plan in plans.iter().filter(|p| p.action == Action::Lifecycle) {
             if !caches.keys().any(|l: &Layout| l.prefix == plan.layout.prefix) {
                 let checks = Arc::clone(&checks);
                 let cache = Cache::new(&plan.layout, 0, plan.watch_slot, checks);

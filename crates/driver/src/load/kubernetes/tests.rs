@@ -4,7 +4,7 @@ use super::*;
 
 fn plan(objects: u64, groups: u64) -> Workload {
     Workload {
-        verb: Verb::Update,
+        action: Action::Verb(Verb::Update),
         layout: Layout {
             prefix: "/registry/pods/".into(),
             namespaces: 1,
@@ -35,7 +35,7 @@ fn runner(objects: u64, groups: u64) -> Runner {
 #[test]
 fn every_worker_reads_and_writes_through_one_cache_per_resource() {
     let update = plan(10, 10);
-    let delete = Workload { verb: Verb::Delete, ..plan(10, 10) };
+    let delete = Workload { action: Action::Verb(Verb::Delete), ..plan(10, 10) };
     let other = Workload {
         layout: Layout { prefix: "/registry/minions/".into(), ..update.layout.clone() },
         ..plan(10, 10)
@@ -65,12 +65,12 @@ fn a_life_is_reported_as_its_create_updates_and_delete() {
         let slot = runner.request(state).slot;
         (runner.kind(state), slots[slot].resource.as_str(), slots[slot].verb)
     };
-    assert_eq!(reported(None), (OpKind::K8sCreate, "pods", k8s::Verb::Create));
+    assert_eq!(reported(None), (OpKind::K8sCreate, "pods", Verb::Create));
     let places = [
-        (OpKind::K8sCreate, k8s::Verb::Create),
-        (OpKind::K8sUpdate, k8s::Verb::Update),
-        (OpKind::K8sUpdate, k8s::Verb::Update),
-        (OpKind::K8sDelete, k8s::Verb::Delete),
+        (OpKind::K8sCreate, Verb::Create),
+        (OpKind::K8sUpdate, Verb::Update),
+        (OpKind::K8sUpdate, Verb::Update),
+        (OpKind::K8sDelete, Verb::Delete),
     ];
     for (step, (kind, verb)) in places.into_iter().enumerate() {
         let state = ClientState {

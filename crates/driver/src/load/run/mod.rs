@@ -39,7 +39,7 @@ use super::compaction;
 use super::driver::{Driver, Pool};
 use super::report::{Measured, member_reports, op_seed, pacing_report, params};
 use super::request::Work;
-use super::worker::{Job, JobResult};
+use super::worker::{Job, JobResult, Worker};
 use crate::cluster::alarm;
 use crate::cluster::discovery::{self, Discovery};
 use crate::cluster::fault::{self, Applied};
@@ -352,8 +352,8 @@ impl<'a> Run<'a> {
         let driver = self.driver;
         let conns = self.scenario.load.conns.unwrap_or(pool.conns);
         if conns != pool.conns || self.endpoints != pool.endpoints {
-            // Drop the old connections first so the server never sees both sets.
-            pool.workers.clear();
+            // Close the old connections first so the server never sees both sets.
+            Worker::stop_all(std::mem::take(&mut pool.workers)).await;
             driver.dialer.forget_sources();
             *pool =
                 Pool::open(&driver.config, &driver.dialer, conns, self.endpoints.clone()).await?;

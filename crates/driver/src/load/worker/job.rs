@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use etcdlat_core::{ErrorCode, OpKind, Pacer, Recorder, Schedule};
 use tokio::sync::watch;
 
+use super::accounting::Accounting;
 use super::{ABANDONED, Client, Job, JobResult, STOP_GRACE};
 use crate::load::audit_log::{AuditLog, Recording};
 use crate::load::cpu::{BusyMeter, thread_cpu};
@@ -70,13 +71,29 @@ impl Shared {
         Claim::Request { index: i, step: None }
     }
 
-    /// Records a request of client step `step` (its outcome `ok`, answered at `done`) in
-    /// the step's own figures, besides the run's.
+    /// Counts a request of `kind` (claimed in client step `step`, recorded in the
+    /// apiserver's row `k8s`) as issued, and returns what its outcome updates; `times`: its
+    /// intended start and send time, `None` when it cannot be sent.
     #[inline]
-    fn record_step(&self, rec: &mut Recorder, step: usize, ok: Option<Instant>, done: Instant) {
-        match ok {
-            Some(intended) => rec.record_step_ok(step, intended, done),
-            None => rec.record_step_errors(step, 1, done),
+    fn issue(
+        &self,
+        kind: OpKind,
+        step: Option<usize>,
+        k8s: Option<kubernetes::Recorded>,
+        times: Option<(Instant, Instant)>,
+    ) -> Accounting<'_> {
+        let issued = &self.issued[kind.index()];
+        issued.set(issued.get() + 1);
+        let audit =
+            self.audit.as_ref().zip(times).map(|(log, (_, sent))| Recording::new(log, sent));
+        Accounting {
+            recorder: &self.recorder,
+            steps: self.steps.as_ref(),
+            kind,
+            step,
+            k8s,
+            times,
+            audit,
         }
     }
 
@@ -138,114 +155,19 @@ async fn client_loop(shared: Rc<Shared>, client: Client) {
         let conn = &conns[index];
         let op = shared.ops.pick();
         let kind = shared.ops.kind(op, &state);
-        if let Err(status) = shared.ops.prepare(op, conn, &mut state).await {
+        let prepared = shared.ops.prepare(op, conn, &mut state).await;
+        let k8s = shared.ops.request(op, &state);
+        if let Err(status) = prepared {
             // The request cannot be sent (its lease could not be granted): a failure of it.
-            let issued = &shared.issued[kind.index()];
-            issued.set(issued.get() + 1);
-            let done = Instant::now();
-            let mut rec = shared.recorder.borrow_mut();
-            rec.record_error(kind, code(&status), done);
-            rec.record_error_message(kind, code(&status), status.message());
-            if let Some(r) = shared.ops.request(op, &state) {
-                rec.record_request_error(r.slot, code(&status), kubernetes::compacted(&status));
-            }
-            if let Some(k) = step {
-                shared.record_step(&mut rec, k, None, done);
-                drop(rec);
-                if let Some(steps) = &shared.steps {
-                    steps.answered(k);
-                }
-            }
+            shared.issue(kind, step, k8s, None).settle(Err(status));
             continue;
         }
-        let Some((intended, sent)) = shared.pace().await else { break };
-        let issued = &shared.issued[kind.index()];
-        issued.set(issued.get() + 1);
-        let request = shared.ops.request(op, &state);
-        let audit = shared.audit.as_ref().map(|log| Recording::new(log, sent));
-        let out = Outstanding { shared: &shared, kind, intended };
+        let Some(times) = shared.pace().await else { break };
+        let request = shared.issue(kind, step, k8s, Some(times));
         let result =
-            shared.ops.execute(op, kind, i, &mut kv, conn, &mut state, audit.as_ref()).await;
-        out.answered();
-        let done = Instant::now();
-        if let Some(audit) = &audit {
-            audit.finish(&result, done);
-        }
-        let mut rec = shared.recorder.borrow_mut();
-        let ok = match result {
-            Ok(d) => {
-                rec.record_ok(kind, intended, sent, done);
-                if let Some(first) = d.first_message {
-                    rec.record_ok(OpKind::RangeFirst, intended, sent, first);
-                }
-                rec.record_member(d.member, intended, done);
-                rec.record_payload(kind, d.keys, d.value_bytes);
-                if d.retries > 0 {
-                    rec.record_retries(kind, d.retries);
-                }
-                if d.conflicts + d.pages > 0 {
-                    rec.record_conflicts_and_pages(kind, d.conflicts, d.pages);
-                }
-                if let Some(r) = request {
-                    rec.record_request_ok(r.slot, intended, done, d.pages, d.conflicts, d.retries);
-                    if let Some(objects) = r.renewed_of {
-                        rec.record_renewal(r.slot, d.object, objects, done);
-                    }
-                }
-                Some(intended)
-            }
-            Err(status) => {
-                rec.record_error(kind, code(&status), done);
-                rec.record_error_message(kind, code(&status), status.message());
-                if let Some(r) = request {
-                    let compacted = kubernetes::compacted(&status);
-                    rec.record_request_error(r.slot, code(&status), compacted);
-                }
-                None
-            }
-        };
-        if let Some(k) = step {
-            shared.record_step(&mut rec, k, ok, done);
-            drop(rec);
-            if let Some(steps) = &shared.steps {
-                steps.answered(k);
-            }
-        }
+            shared.ops.execute(op, kind, i, &mut kv, conn, &mut state, request.audit()).await;
+        request.settle(result);
     }
-}
-
-/// A request out and not yet answered. Dropped unanswered (its client's task aborted after
-/// the grace at a stop or the run's end), it records itself as abandoned: a `Cancelled`
-/// failure of its kind, with how long it had been out ([`Recorder::record_abandoned`]).
-/// An apiserver request's (resource, verb) row leaves it out: whether it would have met its
-/// SLO is unknown. A drop guard on the client's stack: nothing allocated, and nothing done
-/// while the request is answered in time.
-struct Outstanding<'a> {
-    shared: &'a Shared,
-    kind: OpKind,
-    intended: Instant,
-}
-
-impl Outstanding<'_> {
-    /// The request was answered: nothing to record here.
-    #[inline]
-    fn answered(self) {
-        std::mem::forget(self);
-    }
-}
-
-impl Drop for Outstanding<'_> {
-    fn drop(&mut self) {
-        // Never held across the request's await; if it were, the worker counts the request
-        // as abandoned without its time (issued minus recorded, at the job's end).
-        let Ok(mut rec) = self.shared.recorder.try_borrow_mut() else { return };
-        rec.record_abandoned(self.kind, self.intended, Instant::now());
-        rec.record_error_message(self.kind, ErrorCode::Cancelled, ABANDONED);
-    }
-}
-
-fn code(status: &tonic::Status) -> ErrorCode {
-    ErrorCode::from_grpc(status.code() as i32)
 }
 
 /// Reopens this worker's connections to the new endpoints whenever the target moves, and
@@ -569,7 +491,7 @@ pub(super) async fn run_job(conns: &Rc<[Conn]>, mut job: Job) -> JobResult {
             }
         }
         recorder.close_renewals(last_done);
-        // Requests abandoned at a hard stop record themselves (`Outstanding`); any issued
+        // Requests abandoned at a hard stop record themselves (`Accounting`); any issued
         // and never recorded otherwise are counted here, without their times.
         for k in OpKind::ALL {
             let abandoned = shared.issued[k.index()].get().saturating_sub(recorder.requests_of(k));

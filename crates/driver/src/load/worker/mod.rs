@@ -17,6 +17,7 @@
 //! Workloads that are not a request loop (the watch family) run as tasks on the workers
 //! ([`Worker::exec`]), with the same connections.
 
+mod accounting;
 mod job;
 
 use std::rc::Rc;
@@ -176,7 +177,7 @@ impl Worker {
         match ready_rx.await {
             Ok(Ok(())) => Ok(worker),
             Ok(Err(e)) => Err(e),
-            Err(_) => Err(DriverError::worker(index, worker.join_reason())),
+            Err(_) => Err(DriverError::worker(index, worker.join_reason().await)),
         }
     }
 
@@ -216,22 +217,49 @@ impl Worker {
         self.index
     }
 
-    /// Why the thread ended, after it did.
-    pub(crate) fn join_reason(&mut self) -> WorkerError {
+    /// Why the thread ended, after it did; its join waited for off the runtime's threads.
+    async fn join_reason(&mut self) -> WorkerError {
         self.tx = None;
-        match self.thread.take().map(JoinHandle::join) {
-            Some(Err(panic)) => WorkerError::Panicked {
+        let Some(thread) = self.thread.take() else { return WorkerError::Stopped };
+        let joined = tokio::task::spawn_blocking(move || match thread.join() {
+            Err(panic) => WorkerError::Panicked {
                 message: panic
                     .downcast_ref::<&str>()
                     .map(|s| (*s).to_owned())
                     .or_else(|| panic.downcast_ref::<String>().cloned())
                     .unwrap_or_else(|| "panicked".to_owned()),
             },
-            _ => WorkerError::Stopped,
+            Ok(()) => WorkerError::Stopped,
+        });
+        joined.await.unwrap_or(WorkerError::Stopped)
+    }
+
+    /// Ends the threads of `workers` and returns once they have ended (their connections
+    /// closed). All are told at once; the joins, which block, run off the runtime's threads,
+    /// so that an async caller's runtime goes on serving its other tasks meanwhile.
+    pub(crate) async fn stop_all(workers: Vec<Worker>) {
+        let threads: Vec<JoinHandle<()>> = workers
+            .into_iter()
+            .filter_map(|mut w| {
+                w.tx = None;
+                w.thread.take()
+            })
+            .collect();
+        if threads.is_empty() {
+            return;
         }
+        let _ = tokio::task::spawn_blocking(move || {
+            for t in threads {
+                let _ = t.join();
+            }
+        })
+        .await;
     }
 }
 
+/// A worker dropped without [`Worker::stop_all`] (its driver dropped) ends its thread and
+/// waits for it here. Async paths of the driver stop their workers with
+/// [`Worker::stop_all`] instead, and never block their runtime on a join.
 impl Drop for Worker {
     fn drop(&mut self) {
         // Closing the command channel ends the worker's loop; its runtime then closes the
