@@ -348,6 +348,20 @@ struct Kubernetes {
     compacted: u64,
     /// The node leases' renewals, in runs that renewed any.
     node_leases: Nullable<NodeLeases>,
+    /// What the verdict judged: etcd's side, under which apiserver model.
+    scope: Scope,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Scope {
+    /// Always `etcd`.
+    side: String,
+    /// The apiserver model assumed, in words.
+    apiserver: String,
+    /// etcd's share of the 1 s calls' SLO.
+    etcd_share: f64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -374,8 +388,13 @@ struct K8sRequest {
     errors_total: u64,
     compacted: u64,
     latency_us: Dist,
-    /// Null in watch rows: Kubernetes has no official watch SLO.
+    /// Null in rows not judged: watches (Kubernetes has no official watch SLO), counts and
+    /// consistent-read probes (the apiserver's own calls).
     slo: Nullable<Slo>,
+    /// Whether the verdict holds the row to an SLO.
+    judged: bool,
+    /// A list's pages as calls; null in other rows.
+    page_calls: Nullable<PageCalls>,
     conflicts: u64,
     retries: u64,
     /// A list's successes by pages taken (empty for other verbs).
@@ -397,6 +416,16 @@ struct Progress {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[allow(dead_code, reason = "fields exist to lock the layout")]
+struct PageCalls {
+    pages: u64,
+    over_limit: u64,
+    slowest_p99_us: u64,
+    slowest_max_us: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
 struct PageBucket {
     pages_min: u64,
     pages_max: u64,
@@ -411,9 +440,15 @@ struct PageBucket {
 struct Slo {
     /// `mutating`, `single-object read` or `list`.
     class: String,
+    /// `request`, or `page` for a list (each page a call).
+    per: String,
     limit_s: f64,
-    /// `met`, `missed` or `no-successes`.
+    /// What etcd's side is held to.
+    etcd_limit_s: f64,
+    /// `met`, `missed` or `no-successes`: etcd's side against `etcd_limit_s`.
     verdict: String,
+    /// The same against the whole `limit_s`.
+    whole_verdict: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -954,13 +989,29 @@ fn kubernetes_requests_are_written_by_resource_and_verb() {
             ("leases", "update", 100, 0, "met"),
             ("pods", "update", 50, 0, "met"),
             ("pods", "list", 6, 1, "missed"),
+            ("pods", "count", 4, 0, "none"),
             ("pods", "watch", 40, 1, "none"),
         ]
     );
+    // Counts and watches are reported, not judged; the rest judged.
+    let judged: Vec<bool> = k.requests.iter().map(|r| r.judged).collect();
+    assert_eq!(judged, [true, true, true, true, false, false]);
+    // etcd held to its share (0.25) of the 1 s calls', beside the whole second.
+    let renewals = k.requests[1].slo.0.as_ref().expect("updates have an SLO");
+    assert_eq!((renewals.limit_s, renewals.etcd_limit_s, &*renewals.per), (1.0, 0.25, "request"));
+    assert_eq!((&*renewals.verdict, &*renewals.whole_verdict), ("met", "met"));
+    assert_eq!((k.scope.side.as_str(), k.scope.etcd_share), ("etcd", 0.25));
+    assert!(k.scope.apiserver.contains("3 apiservers"), "{}", k.scope.apiserver);
+    // Each page a call: 2 of the 24 pages over 30 s miss the list SLO per page, though
+    // no list's p99 is judged whole.
+    let pages = k.requests[3].page_calls.0.as_ref().expect("a list's pages");
+    assert_eq!((pages.pages, pages.over_limit, pages.slowest_max_us / 1_000_000), (24, 2, 31));
+    assert!(k.requests.iter().filter(|r| r.verb != "list").all(|r| r.page_calls.0.is_none()));
     let update = &k.requests[2];
     assert_eq!((update.conflicts, update.retries, update.latency_us.count), (5, 5, 50));
     let list_slo = k.requests[3].slo.0.as_ref().expect("lists have an SLO");
     assert_eq!((list_slo.class.as_str(), list_slo.limit_s), ("list", 30.0));
+    assert_eq!((list_slo.per.as_str(), list_slo.etcd_limit_s), ("page", 30.0));
     assert_eq!(k.requests[0].errors.get("DeadlineExceeded"), Some(&3));
     // Lists of 1, 2, 3, 4 and twice 7 pages: buckets 1, 2, 3-4 and 5-8.
     let buckets: Vec<(u64, u64, u64)> =
@@ -972,13 +1023,13 @@ fn kubernetes_requests_are_written_by_resource_and_verb() {
     assert_eq!((k.requests[3].compacted, k.requests[3].errors.get("OutOfRange")), (1, Some(&1)));
     assert_eq!((k.compacted, k.requests[0].compacted), (2, 0));
     // The watch: its own writes' lag, a cache cancelled by a compaction, its progress.
-    let watch = &k.requests[4];
+    let watch = &k.requests[5];
     assert_eq!((watch.compacted, watch.errors.get("OutOfRange")), (1, Some(&1)));
     assert_eq!((watch.latency_us.count, watch.latency_us.max / 1_000), (40, 9));
     let progress = watch.progress.0.as_ref().expect("the watch's progress");
     assert_eq!((progress.notifications, progress.waits), (12, 5));
     assert_eq!(progress.wait_max_us / 100_000, 25);
-    assert!(k.requests[..4].iter().all(|r| r.progress.0.is_none()), "only watches have it");
+    assert!(k.requests[..5].iter().all(|r| r.progress.0.is_none()), "only watches have it");
     let leases = k.node_leases.0.as_ref().expect("renewals were recorded");
     assert_eq!((leases.nodes, leases.not_ready, leases.not_ready_after_s), (4, 2, 40.0));
     assert_eq!(leases.max_gap_us / 1_000_000, 60, "the lease never renewed: the whole run");
