@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 
+use etcdlat_core::report::find_max::{BoundBy, CountReport, FindMaxReport};
 use etcdlat_core::{Distribution, OpKind, ReportSet, WatchAccounting};
 use etcdlat_render as render;
 use serde::Deserialize;
@@ -30,6 +31,41 @@ struct Top {
     schema_version: u32,
     etcdlat_version: String,
     runs: Vec<Run>,
+    /// A `--find-max` search's answer, in its report files only.
+    find_max: Nullable<FindMax>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct FindMax {
+    repeats: u32,
+    met: Nullable<FindMaxCount>,
+    missed: Nullable<FindMaxCount>,
+    bound_by: Nullable<String>,
+    gap: Nullable<f64>,
+    scope: Nullable<Scope>,
+    counts: Vec<FindMaxCount>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct FindMaxCount {
+    nodes: u64,
+    runs: u32,
+    met: u32,
+    bound_by: Vec<FindMaxBoundBy>,
+    /// The spread of its runs' worst p99 against their limits: `[min, max]`.
+    worst_p99_of_limit: Nullable<[f64; 2]>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct FindMaxBoundBy {
+    what: String,
+    runs: u32,
 }
 
 #[derive(Debug, Deserialize)]
@@ -763,7 +799,8 @@ fn client_steps_are_written_each_on_its_own_and_read_back() {
 
 /// The fields the output leaves out when they hold nothing (`None`, empty, a count of 0), by
 /// the object they belong to; [`empty`] is what each stands for then.
-const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 15] = [
+const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 16] = [
+    ("top", &["find_max"]),
     (
         "run",
         &[
@@ -867,6 +904,7 @@ fn put_back(kind: &str, object: Option<&mut Value>) {
 
 /// The JSON output with every field [`LEFT_OUT_WHEN_EMPTY`] put back where it was left out.
 fn with_left_out_fields(mut json: Value) -> Value {
+    put_back("top", Some(&mut json));
     for run in json["runs"].as_array_mut().into_iter().flatten() {
         put_back("run", Some(run));
         for op in run["ops"].as_object_mut().into_iter().flat_map(|ops| ops.values_mut()) {
@@ -1039,6 +1077,57 @@ fn kubernetes_requests_are_written_by_resource_and_verb() {
     assert_eq!(back.runs[0].kubernetes, set.runs[0].kubernetes);
 }
 
+/// A search's answer: 150 nodes met 3 of 3, 162 missed 2 of 3, bound by the pods' list
+/// pages.
+fn find_max() -> FindMaxReport {
+    let count = |nodes, runs, met, bound: &[(&str, u32)], spread| CountReport {
+        nodes,
+        runs,
+        met,
+        bound_by: bound
+            .iter()
+            .map(|&(what, runs)| BoundBy { what: what.to_owned(), runs })
+            .collect(),
+        worst_p99_of_limit: spread,
+    };
+    let met = count(150, 3, 3, &[], Some([0.41, 0.63]));
+    let missed = count(162, 3, 1, &[("pods list page p99", 2)], Some([0.9, 1.2]));
+    let too_large = count(300, 1, 0, &[("cannot run", 1)], None);
+    FindMaxReport {
+        repeats: 3,
+        bound_by: Some("pods list page p99".to_owned()),
+        gap: Some(12.0 / 150.0),
+        scope: full_report().kubernetes.map(|k| k.scope),
+        counts: vec![met.clone(), missed.clone(), too_large],
+        met: Some(met),
+        missed: Some(missed),
+    }
+}
+
+/// A `--find-max` search's answer is written beside its runs and read back; other report
+/// files have none.
+#[test]
+fn a_search_writes_its_bracket_beside_its_runs() {
+    let mut set = ReportSet::new(vec![full_report()]);
+    set.find_max = Some(find_max());
+    let top = parse(&set);
+    let fm = top.find_max.0.as_ref().expect("written");
+    assert_eq!((fm.repeats, fm.bound_by.0.as_deref()), (3, Some("pods list page p99")));
+    let met = fm.met.0.as_ref().expect("a count met");
+    let missed = fm.missed.0.as_ref().expect("a count missed");
+    assert_eq!((met.nodes, met.runs, met.met), (150, 3, 3));
+    assert_eq!((missed.nodes, missed.runs, missed.met), (162, 3, 1));
+    assert_eq!((&*missed.bound_by[0].what, missed.bound_by[0].runs), ("pods list page p99", 2));
+    assert_eq!(met.worst_p99_of_limit.0, Some([0.41, 0.63]));
+    assert_eq!(fm.counts.len(), 3);
+    assert_eq!(fm.counts[2].worst_p99_of_limit.0, None, "a count never run has no spread");
+    assert_eq!(fm.scope.0.as_ref().map(|s| s.side.as_str()), Some("etcd"));
+    let back: ReportSet = serde_json::from_str(&render::json(&set)).expect("the output reads back");
+    assert_eq!(back.find_max, set.find_max);
+    let plain = render::json(&ReportSet::new(vec![full_report()]));
+    assert!(!plain.contains("\"find_max\""), "left out of other report files");
+}
+
 #[test]
 fn reports_without_server_metrics_still_read() {
     // A report written before `server` and `client` existed.
@@ -1209,8 +1298,9 @@ fn fields(value: &Value, pointer: &str, out: &mut Vec<(String, String)>) {
 
 #[test]
 fn removing_any_field_fails_the_parse() {
-    let json: Value = serde_json::from_str(&render::json(&ReportSet::new(vec![full_report()])))
-        .expect("the output is JSON");
+    let mut set = ReportSet::new(vec![full_report()]);
+    set.find_max = Some(find_max());
+    let json: Value = serde_json::from_str(&render::json(&set)).expect("the output is JSON");
     let full: Top = serde_json::from_value(json.clone())
         .unwrap_or_else(|e| panic!("a report with every part has every field: {e}"));
     let run = &full.runs[0];
