@@ -137,7 +137,7 @@ async fn execute(action: Action) -> Result<Verdict> {
             Ok(Verdict::Done)
         }
         Action::Run(plan) => match plan.find_max {
-            Some(runs) => find_max::execute(&plan, runs).await,
+            Some(search) => find_max::execute(&plan, search).await,
             None => run::execute(&plan).await,
         },
         Action::Cluster { members, etcd_bin, network } => {

@@ -10,6 +10,7 @@
 
 use serde::Serialize;
 
+use etcdlat_core::report::find_max::FindMaxReport;
 use etcdlat_core::report::{Report, ReportSet, Study};
 
 /// A run as written: the report, then its dbtester figures.
@@ -26,17 +27,20 @@ struct Set<'a> {
     schema_version: u32,
     etcdlat_version: &'a str,
     runs: Vec<Run<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    find_max: Option<&'a FindMaxReport>,
 }
 
 /// Renders `set` as pretty-printed JSON, ending with a newline.
 #[must_use]
 pub fn json(set: &ReportSet) -> String {
     // Destructured so that a field added to the set cannot be left out here.
-    let ReportSet { schema_version, etcdlat_version, runs, .. } = set;
+    let ReportSet { schema_version, etcdlat_version, runs, find_max, .. } = set;
     let set = Set {
         schema_version: *schema_version,
         etcdlat_version,
         runs: runs.iter().map(|report| Run { report, study: report.study() }).collect(),
+        find_max: find_max.as_ref(),
     };
     // Serializing plain data with string map keys into memory cannot fail; the fallback
     // keeps rendering infallible should that ever change.

@@ -6,6 +6,7 @@ use std::fmt::Write;
 use etcdlat_core::op::OpKind;
 use etcdlat_core::report::{OpReport, Report};
 use etcdlat_core::unit::{group_digits, thousands};
+use etcdlat_core::workload::kubernetes::Verb;
 
 /// Column titles, and whether each holds numbers (right-aligned).
 const COLUMNS: [(&str, bool); 17] = [
@@ -141,8 +142,13 @@ fn kubernetes_table(out: &mut String, runs: &[Report]) {
                 latency(0.5),
                 latency(0.99),
                 latency(1.0),
-                r.slo.as_ref().map_or_else(missing, |slo| format!("{}s", slo.limit_s)),
-                r.slo.as_ref().map_or("no SLO", |slo| slo.verdict.name()),
+                r.slo.as_ref().map_or_else(missing, |slo| {
+                    format!("{}s (etcd {}s per {})", slo.limit_s, slo.etcd_limit_s, slo.per)
+                }),
+                r.slo.as_ref().map_or(
+                    if r.judged || r.verb == Verb::Watch { "no SLO" } else { "not judged" },
+                    |slo| slo.verdict.name()
+                ),
                 thousands(r.conflicts),
             );
         }

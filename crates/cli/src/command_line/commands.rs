@@ -428,14 +428,22 @@ pub struct RunArgs {
     pub set: Vec<String>,
 
     /// Find the largest `[kubernetes] nodes` that meets Kubernetes' SLOs: the scenario's
-    /// own node count first, doubled while it meets them and halved while it misses them,
-    /// then bisected to within a tenth; every probe a whole run, its report written.
+    /// own node count first, doubled while it meets them and halved while it misses them
+    /// (one run each), then bisected to within a tenth, and the two counts either side of
+    /// the boundary run again (--find-max-repeats); the answer is a bracket: the largest
+    /// count that met them in every run, the smallest that missed them, what bound it.
+    /// Every probe a whole run, its report written.
     #[arg(long)]
     pub find_max: bool,
 
-    /// The most runs --find-max makes. Default 6.
+    /// The most runs --find-max makes. Default 20.
     #[arg(long, value_name = "N", requires = "find_max")]
     pub find_max_runs: Option<u32>,
+
+    /// Runs --find-max gives each of the two counts either side of the boundary, each the
+    /// full run. Default 3.
+    #[arg(long, value_name = "N", requires = "find_max")]
+    pub find_max_repeats: Option<u32>,
 
     /// Run the I-th of N equal parts of each scenario (I counts from 0, like a Kubernetes
     /// Indexed Job's completion index): its share of clients, conns, rate and total, and

@@ -62,6 +62,22 @@ pub struct RequestRecord {
     pub renewals: Option<Renewals>,
     /// Progress notifications and consistent reads' waits, when the slot is a watch's.
     pub progress: Option<Progress>,
+    /// A list's pages as API calls of their own, when the slot is a list's.
+    pub page_calls: Option<PageCalls>,
+}
+
+/// A list's pages, each an API call as Kubernetes counts them (a `continue` request is a
+/// call of its own), merged over the list's successes: how many there were, how many took
+/// longer than the list SLO (a p99 within it is at most 1% of them over), and each list's
+/// slowest page.
+#[derive(Debug, Clone)]
+pub struct PageCalls {
+    /// Pages read by successful lists.
+    pub pages: u64,
+    /// Of those, pages that took longer than the limit they were timed against.
+    pub over_limit: u64,
+    /// Each successful list's slowest page, us.
+    pub slowest: Histogram<u64>,
 }
 
 /// What one worker's watch cache of one resource recorded, filled as its events arrive
@@ -133,6 +149,7 @@ impl RequestRecord {
             pages: Vec::new(),
             renewals: None,
             progress: None,
+            page_calls: None,
         }
     }
 
@@ -164,6 +181,15 @@ impl RequestRecord {
         match (&mut self.renewals, &other.renewals) {
             (Some(m), Some(t)) => m.merge(t),
             (None, Some(t)) => self.renewals = Some(t.clone()),
+            _ => {}
+        }
+        match (&mut self.page_calls, &other.page_calls) {
+            (Some(m), Some(t)) => {
+                m.pages += t.pages;
+                m.over_limit += t.over_limit;
+                m.slowest.add(&t.slowest).expect("same bounds");
+            }
+            (None, Some(t)) => self.page_calls = Some(t.clone()),
             _ => {}
         }
         match (&mut self.progress, &other.progress) {
@@ -280,6 +306,21 @@ impl Requests {
                 .record(latency_us)
                 .expect("value within bounds");
         }
+    }
+
+    /// Records a successful list of `slot`'s pages as calls: `pages` pages, `over_limit` of
+    /// them slower than the list SLO, the slowest `slowest_us`.
+    #[inline]
+    pub(super) fn page_calls(&mut self, slot: usize, pages: u64, over_limit: u64, slowest_us: u64) {
+        let r = self.slot_mut(slot);
+        let calls = r.page_calls.get_or_insert_with(|| PageCalls {
+            pages: 0,
+            over_limit: 0,
+            slowest: new_histogram(),
+        });
+        calls.pages += pages;
+        calls.over_limit += over_limit;
+        calls.slowest.saturating_record(slowest_us);
     }
 
     /// Records a failure of `slot`.

@@ -303,6 +303,14 @@ impl Recorder {
         self.requests.ok(slot, us, pages, conflicts, retries);
     }
 
+    /// Records the pages of a successful list of the apiserver's request kind `slot`, each
+    /// an API call ([`kubernetes::PageCalls`]): `pages`, `over_limit` of them slower than
+    /// the list SLO, the slowest `slowest_us`.
+    #[inline]
+    pub fn record_page_calls(&mut self, slot: usize, pages: u64, over_limit: u64, slowest_us: u64) {
+        self.requests.page_calls(slot, pages, over_limit, slowest_us);
+    }
+
     /// Records a failure of the apiserver's request kind `slot`, besides
     /// [`Recorder::record_error`]; `compacted` when etcd answered that the revision it asked
     /// for was compacted.

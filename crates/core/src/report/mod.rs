@@ -4,6 +4,7 @@
 //! each [`Report`] is one run of one scenario.
 
 mod distribution;
+pub mod find_max;
 pub mod kubernetes;
 mod network;
 mod op;
@@ -45,13 +46,21 @@ pub struct ReportSet {
     pub etcdlat_version: String,
     /// One report per run, in the order run.
     pub runs: Vec<Report>,
+    /// A `--find-max` search's answer, when the runs were its probes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub find_max: Option<find_max::FindMaxReport>,
 }
 
 impl ReportSet {
     /// A set holding `runs`, stamped with this version.
     #[must_use]
     pub fn new(runs: Vec<Report>) -> Self {
-        Self { schema_version: SCHEMA_VERSION, etcdlat_version: ETCDLAT_VERSION.to_owned(), runs }
+        Self {
+            schema_version: SCHEMA_VERSION,
+            etcdlat_version: ETCDLAT_VERSION.to_owned(),
+            runs,
+            find_max: None,
+        }
     }
 }
 

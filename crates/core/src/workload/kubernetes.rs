@@ -316,6 +316,16 @@ impl Verb {
         }
     }
 
+    /// Whether the verdict holds it to its SLO as an API call: not counts (the apiserver's
+    /// storage metrics count objects on their own; no client calls them), consistent lists
+    /// (the consistent-read probe and the cache's wait for progress: the apiserver's own
+    /// calls before it serves a list from its cache) or watches (no official SLO). Those
+    /// are reported, not judged.
+    #[must_use]
+    pub fn judged(self) -> bool {
+        !matches!(self, Self::Count | Self::ConsistentList | Self::Watch)
+    }
+
     /// Kubernetes' latency SLO for it and the name of its class ([`slo`]); `None` for
     /// watches, which Kubernetes holds to no official SLO.
     #[must_use]

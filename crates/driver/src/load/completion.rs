@@ -17,6 +17,10 @@ pub(crate) struct Done {
     pub conflicts: u64,
     /// Pages read (an apiserver list's).
     pub pages: u64,
+    /// Of the pages, those whose answer took longer than Kubernetes' list SLO.
+    pub slow_pages: u64,
+    /// The slowest page's time from its send to its answer, us (an apiserver list's).
+    pub slowest_page_us: u64,
     /// The object an apiserver update or delete wrote (its number in its resource): which
     /// node lease a renewal renewed.
     pub object: u64,

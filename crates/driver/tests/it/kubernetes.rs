@@ -158,6 +158,15 @@ async fn reads_get_list_in_pinned_pages_count_and_wait_for_the_cache() {
     let list = report.op(OpKind::K8sList);
     assert_eq!((list.ok, list.keys, list.pages), (10, 1000, 150));
     held(&report);
+    // Each page is an API call of its own, timed and judged against the list SLO per page:
+    // the 150 pages, none near 30 s, each list's slowest page within the whole list's time.
+    let k = report.kubernetes.as_ref().expect("the apiserver's requests by resource");
+    let calls = k.requests[0].page_calls.as_ref().expect("a list's pages as calls");
+    assert_eq!((calls.pages, calls.over_limit), (150, 0));
+    assert!(calls.slowest_max_us > 0 && calls.slowest_max_us <= list.latency.max_us(), "{calls:?}");
+    let slo = k.requests[0].slo.as_ref().expect("lists are judged");
+    assert_eq!((slo.per.as_str(), slo.etcd_limit_s, slo.verdict), ("page", 30.0, SloVerdict::Met));
+    assert_eq!(k.scope.side, "etcd");
     // By pages taken: all ten in the bucket of 9 to 16 pages; in pages of 50, two; of 100,
     // one.
     for (page_size, bucket) in [(7, (9, 16)), (50, (2, 2)), (100, (1, 1))] {
@@ -172,6 +181,10 @@ async fn reads_get_list_in_pinned_pages_count_and_wait_for_the_cache() {
 
     let report = run(&driver, 2, 10, "k8s-count", nodes).await;
     assert_eq!(report.op(OpKind::K8sCount).keys, 1000);
+    // Counts are the apiserver's own calls: reported, not judged.
+    let k = report.kubernetes.as_ref().expect("the apiserver's requests by resource");
+    assert_eq!((k.requests[0].verb, k.requests[0].ok), (Verb::Count, 10));
+    assert!(!k.requests[0].judged && k.requests[0].slo.is_none(), "{:?}", k.requests[0]);
 
     // Lists and consistent reads beside creates of a second set of names: each list holds
     // what its first page counted (its later pages pinned to that revision), and each
@@ -508,8 +521,12 @@ async fn a_cluster_of_nodes_is_preloaded_and_sent_at_its_derived_rates() {
         let row = k.requests.iter().find(|r| r.resource == resource && r.verb == verb);
         let row = row.unwrap_or_else(|| panic!("no {resource} {verb:?} in {:?}", k.requests));
         assert_eq!(row.errors_total, 0, "{resource} {verb:?}");
-        let slo = row.slo.as_ref().unwrap_or_else(|| panic!("{resource} {verb:?} has an SLO"));
-        assert_eq!(slo.verdict, SloVerdict::Met, "{resource} {verb:?}");
+        // Counts are the apiserver's own calls, reported and not judged; the rest judged.
+        assert_eq!(row.judged, verb != Verb::Count, "{resource} {verb:?}");
+        match &row.slo {
+            Some(slo) => assert_eq!(slo.verdict, SloVerdict::Met, "{resource} {verb:?}"),
+            None => assert!(!row.judged, "{resource} {verb:?} has an SLO"),
+        }
         row.ok
     };
     let mut updated = 0;
@@ -536,6 +553,10 @@ async fn a_cluster_of_nodes_is_preloaded_and_sent_at_its_derived_rates() {
     assert_eq!((v.nodes, v.sustained, v.not_ready), (Some(50), true, 0), "{:?}", v.missed);
     let k = report.kubernetes.as_ref().expect("reported");
     assert_eq!((k.nodes, k.sustained), (Some(50), true));
+    // The verdict says it is etcd's side, under which model, at the default share.
+    let scope = v.scope.as_ref().expect("a verdict of apiserver requests has its scope");
+    assert_eq!((scope.side.as_str(), scope.etcd_share), ("etcd", 0.5));
+    assert!(scope.apiserver.starts_with("etcdlat's apiserver model"), "{}", scope.apiserver);
     let counts: u64 =
         ["minions", "leases", "pods", "events"].map(|r| by(r, Verb::Count)).iter().sum();
     assert_eq!(counts, report.op(OpKind::K8sCount).ok);

@@ -1,5 +1,5 @@
 //! One run's section of the page: what ran, its results, latency plots, client steps,
-//! members, faults, audit and notes.
+//! Kubernetes SLOs, members, faults, audit and notes.
 
 use super::*;
 
@@ -62,6 +62,9 @@ impl Page {
         self.raw("</div>\n");
         if !run.steps.is_empty() {
             self.steps(run);
+        }
+        if let Some(k) = &run.kubernetes {
+            self.kubernetes(k);
         }
 
         if !run.members.is_empty() {

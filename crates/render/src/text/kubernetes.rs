@@ -16,6 +16,8 @@ impl Writer<'_> {
         let held: Vec<_> = report
             .ops
             .iter()
+            // Counts and consistent-read probes are the apiserver's own calls: not held here.
+            .filter(|(kind, _)| Verb::of(**kind).is_some_and(Verb::judged))
             .filter_map(|(kind, op)| {
                 etcdlat_core::workload::kubernetes::slo(*kind).map(|slo| (*kind, op, slo))
             })
@@ -24,10 +26,18 @@ impl Writer<'_> {
             return;
         }
         self.out.push_str("\nKubernetes SLOs (p99; Kubernetes' own are over a day):\n");
+        if let Some(k) = &report.kubernetes {
+            let _ = writeln!(self.out, "  Scope:\t{}.", k.scope.sentence());
+        }
         for (kind, op, (class, limit)) in held {
             let _ = write!(self.out, "  {kind}:\tp99 ");
             let p99_us = op.latency.quantile_us(0.99);
             self.secs_us(p99_us as f64);
+            if kind == etcdlat_core::OpKind::K8sList {
+                // A whole list is many calls: its pages are judged by resource below.
+                self.out.push_str(" (whole lists; each page is a call, judged below)\n");
+                continue;
+            }
             let verdict = match op.ok {
                 0 => "no successful requests",
                 _ if p99_us <= limit.as_micros() as u64 => "met",
@@ -80,11 +90,16 @@ impl Writer<'_> {
             if let Some(slo) = &r.slo {
                 let _ = write!(
                     self.out,
-                    "; SLO p99 <= {}s ({}): {}",
+                    "; etcd p99 per {} <= {}s: {} (whole SLO {}s, {}: {})",
+                    slo.per,
+                    slo.etcd_limit_s,
+                    slo.verdict.name(),
                     slo.limit_s,
                     slo.class,
-                    slo.verdict.name()
+                    slo.whole_verdict.name()
                 );
+            } else if !r.judged {
+                self.out.push_str("; the apiserver's own call: reported, not judged");
             }
             if matches!(r.verb, Verb::Update | Verb::Delete) && r.ok > 0 {
                 let _ = write!(
@@ -96,6 +111,17 @@ impl Writer<'_> {
                 );
             }
             self.out.push('\n');
+            if let Some(p) = &r.page_calls {
+                let _ = write!(
+                    self.out,
+                    "      pages:\t{} calls, {} over the list SLO; each list's slowest page p99 ",
+                    p.pages, p.over_limit
+                );
+                self.secs_us(p.slowest_p99_us as f64);
+                self.out.push_str(", max ");
+                self.secs_us(p.slowest_max_us as f64);
+                self.out.push('\n');
+            }
             if !r.pages.is_empty() {
                 self.out.push_str("      by pages:");
                 for (i, b) in r.pages.iter().enumerate() {
@@ -185,6 +211,10 @@ impl Writer<'_> {
             let _ = write!(self.out, "{sep}{} {} ", m.resource, m.verb.name());
             match m.verdict {
                 SloVerdict::NoSuccesses => self.out.push_str("had no successful request"),
+                _ if m.pages_over.is_some() => {
+                    let (over, pages) = m.pages_over.unwrap_or_default();
+                    let _ = write!(self.out, "pages: {over} of {pages} over {}s", m.limit_s);
+                }
                 _ => {
                     self.out.push_str("p99 ");
                     self.secs_us(m.p99_us as f64);

@@ -11,7 +11,7 @@ use etcdlat_core::metrics::{
     DiskDevice, NotAvailable, ResourceSample, ResourceSeries, metric, source,
 };
 use etcdlat_core::recorder::kubernetes::WatchRecord;
-use etcdlat_core::report::kubernetes::KubernetesReport;
+use etcdlat_core::report::kubernetes::{KubernetesReport, VerdictScope};
 use etcdlat_core::workload::kubernetes::{RequestKind, Verb};
 use etcdlat_core::{
     ClientStep, ClientUsage, Consistency, Distribution, EmulatorUsage, ErrorCode, HashKvCheck,
@@ -673,8 +673,9 @@ pub fn full_report() -> Report {
 }
 
 /// The apiserver's requests of a small cluster, by resource and verb: node lease renewals
-/// within their SLO, pod updates with conflicts, pod lists over theirs, events that all
-/// failed, and the pods' watch (its deliveries' lag, a cancelled watch, progress).
+/// within their SLO, pod updates with conflicts, pod lists with pages over theirs, events
+/// that all failed, the pods' watch (its deliveries' lag, a cancelled watch, progress) and
+/// counts of pods (reported, not judged).
 pub fn kubernetes() -> KubernetesReport {
     let kind = |resource: &str, verb| RequestKind { resource: resource.to_owned(), verb };
     let kinds = [
@@ -683,6 +684,7 @@ pub fn kubernetes() -> KubernetesReport {
         kind("pods", Verb::List),
         kind("events", Verb::Create),
         kind("pods", Verb::Watch),
+        kind("pods", Verb::Count),
     ];
     let t0 = Instant::now();
     let at = |us: u64| t0 + Duration::from_micros(us);
@@ -694,8 +696,14 @@ pub fn kubernetes() -> KubernetesReport {
         let conflicts = u64::from(i % 10 == 0);
         rec.record_request_ok(1, t0, at(1_500 + i * 100), 0, conflicts, conflicts);
     }
+    // The two of 7 pages each had one page of 31 s: 2 of 24 pages over the list SLO.
     for (i, pages) in [1, 2, 3, 4, 7, 7].into_iter().enumerate() {
         rec.record_request_ok(2, t0, at(20_000_000 + i as u64 * 4_000_000), pages, 0, 0);
+        let (over, slowest_us) = if pages == 7 { (1, 31_000_000) } else { (0, 12_000_000) };
+        rec.record_page_calls(2, pages, over, slowest_us);
+    }
+    for i in 0..4 {
+        rec.record_request_ok(5, t0, at(40_000 + i * 10_000), 0, 0, 0);
     }
     rec.record_request_error(2, ErrorCode::OutOfRange, true);
     for _ in 0..3 {
@@ -726,7 +734,10 @@ pub fn kubernetes() -> KubernetesReport {
     }
     rec.close_renewals(s(60));
     let (nodes, grace) = (Some(4), Duration::from_secs(40));
-    KubernetesReport::from_requests(&kinds, rec.requests_by_slot(), nodes, grace)
+    let mut model = etcdlat_core::scenario::Kubernetes::with_nodes(4);
+    model.etcd_share = 0.25;
+    let scope = VerdictScope::of(Some(&model));
+    KubernetesReport::from_requests(&kinds, rec.requests_by_slot(), nodes, grace, scope)
         .expect("requests recorded")
 }
 

@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 
+use etcdlat_core::report::find_max::{BoundBy, CountReport, FindMaxReport};
 use etcdlat_core::{Distribution, OpKind, ReportSet, WatchAccounting};
 use etcdlat_render as render;
 use serde::Deserialize;
@@ -30,6 +31,41 @@ struct Top {
     schema_version: u32,
     etcdlat_version: String,
     runs: Vec<Run>,
+    /// A `--find-max` search's answer, in its report files only.
+    find_max: Nullable<FindMax>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct FindMax {
+    repeats: u32,
+    met: Nullable<FindMaxCount>,
+    missed: Nullable<FindMaxCount>,
+    bound_by: Nullable<String>,
+    gap: Nullable<f64>,
+    scope: Nullable<Scope>,
+    counts: Vec<FindMaxCount>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct FindMaxCount {
+    nodes: u64,
+    runs: u32,
+    met: u32,
+    bound_by: Vec<FindMaxBoundBy>,
+    /// The spread of its runs' worst p99 against their limits: `[min, max]`.
+    worst_p99_of_limit: Nullable<[f64; 2]>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct FindMaxBoundBy {
+    what: String,
+    runs: u32,
 }
 
 #[derive(Debug, Deserialize)]
@@ -348,6 +384,20 @@ struct Kubernetes {
     compacted: u64,
     /// The node leases' renewals, in runs that renewed any.
     node_leases: Nullable<NodeLeases>,
+    /// What the verdict judged: etcd's side, under which apiserver model.
+    scope: Scope,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Scope {
+    /// Always `etcd`.
+    side: String,
+    /// The apiserver model assumed, in words.
+    apiserver: String,
+    /// etcd's share of the 1 s calls' SLO.
+    etcd_share: f64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -374,8 +424,13 @@ struct K8sRequest {
     errors_total: u64,
     compacted: u64,
     latency_us: Dist,
-    /// Null in watch rows: Kubernetes has no official watch SLO.
+    /// Null in rows not judged: watches (Kubernetes has no official watch SLO), counts and
+    /// consistent-read probes (the apiserver's own calls).
     slo: Nullable<Slo>,
+    /// Whether the verdict holds the row to an SLO.
+    judged: bool,
+    /// A list's pages as calls; null in other rows.
+    page_calls: Nullable<PageCalls>,
     conflicts: u64,
     retries: u64,
     /// A list's successes by pages taken (empty for other verbs).
@@ -397,6 +452,16 @@ struct Progress {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 #[allow(dead_code, reason = "fields exist to lock the layout")]
+struct PageCalls {
+    pages: u64,
+    over_limit: u64,
+    slowest_p99_us: u64,
+    slowest_max_us: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
 struct PageBucket {
     pages_min: u64,
     pages_max: u64,
@@ -411,9 +476,15 @@ struct PageBucket {
 struct Slo {
     /// `mutating`, `single-object read` or `list`.
     class: String,
+    /// `request`, or `page` for a list (each page a call).
+    per: String,
     limit_s: f64,
-    /// `met`, `missed` or `no-successes`.
+    /// What etcd's side is held to.
+    etcd_limit_s: f64,
+    /// `met`, `missed` or `no-successes`: etcd's side against `etcd_limit_s`.
     verdict: String,
+    /// The same against the whole `limit_s`.
+    whole_verdict: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -728,7 +799,8 @@ fn client_steps_are_written_each_on_its_own_and_read_back() {
 
 /// The fields the output leaves out when they hold nothing (`None`, empty, a count of 0), by
 /// the object they belong to; [`empty`] is what each stands for then.
-const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 15] = [
+const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 16] = [
+    ("top", &["find_max"]),
     (
         "run",
         &[
@@ -832,6 +904,7 @@ fn put_back(kind: &str, object: Option<&mut Value>) {
 
 /// The JSON output with every field [`LEFT_OUT_WHEN_EMPTY`] put back where it was left out.
 fn with_left_out_fields(mut json: Value) -> Value {
+    put_back("top", Some(&mut json));
     for run in json["runs"].as_array_mut().into_iter().flatten() {
         put_back("run", Some(run));
         for op in run["ops"].as_object_mut().into_iter().flat_map(|ops| ops.values_mut()) {
@@ -954,13 +1027,29 @@ fn kubernetes_requests_are_written_by_resource_and_verb() {
             ("leases", "update", 100, 0, "met"),
             ("pods", "update", 50, 0, "met"),
             ("pods", "list", 6, 1, "missed"),
+            ("pods", "count", 4, 0, "none"),
             ("pods", "watch", 40, 1, "none"),
         ]
     );
+    // Counts and watches are reported, not judged; the rest judged.
+    let judged: Vec<bool> = k.requests.iter().map(|r| r.judged).collect();
+    assert_eq!(judged, [true, true, true, true, false, false]);
+    // etcd held to its share (0.25) of the 1 s calls', beside the whole second.
+    let renewals = k.requests[1].slo.0.as_ref().expect("updates have an SLO");
+    assert_eq!((renewals.limit_s, renewals.etcd_limit_s, &*renewals.per), (1.0, 0.25, "request"));
+    assert_eq!((&*renewals.verdict, &*renewals.whole_verdict), ("met", "met"));
+    assert_eq!((k.scope.side.as_str(), k.scope.etcd_share), ("etcd", 0.25));
+    assert!(k.scope.apiserver.contains("3 apiservers"), "{}", k.scope.apiserver);
+    // Each page a call: 2 of the 24 pages over 30 s miss the list SLO per page, though
+    // no list's p99 is judged whole.
+    let pages = k.requests[3].page_calls.0.as_ref().expect("a list's pages");
+    assert_eq!((pages.pages, pages.over_limit, pages.slowest_max_us / 1_000_000), (24, 2, 31));
+    assert!(k.requests.iter().filter(|r| r.verb != "list").all(|r| r.page_calls.0.is_none()));
     let update = &k.requests[2];
     assert_eq!((update.conflicts, update.retries, update.latency_us.count), (5, 5, 50));
     let list_slo = k.requests[3].slo.0.as_ref().expect("lists have an SLO");
     assert_eq!((list_slo.class.as_str(), list_slo.limit_s), ("list", 30.0));
+    assert_eq!((list_slo.per.as_str(), list_slo.etcd_limit_s), ("page", 30.0));
     assert_eq!(k.requests[0].errors.get("DeadlineExceeded"), Some(&3));
     // Lists of 1, 2, 3, 4 and twice 7 pages: buckets 1, 2, 3-4 and 5-8.
     let buckets: Vec<(u64, u64, u64)> =
@@ -972,13 +1061,13 @@ fn kubernetes_requests_are_written_by_resource_and_verb() {
     assert_eq!((k.requests[3].compacted, k.requests[3].errors.get("OutOfRange")), (1, Some(&1)));
     assert_eq!((k.compacted, k.requests[0].compacted), (2, 0));
     // The watch: its own writes' lag, a cache cancelled by a compaction, its progress.
-    let watch = &k.requests[4];
+    let watch = &k.requests[5];
     assert_eq!((watch.compacted, watch.errors.get("OutOfRange")), (1, Some(&1)));
     assert_eq!((watch.latency_us.count, watch.latency_us.max / 1_000), (40, 9));
     let progress = watch.progress.0.as_ref().expect("the watch's progress");
     assert_eq!((progress.notifications, progress.waits), (12, 5));
     assert_eq!(progress.wait_max_us / 100_000, 25);
-    assert!(k.requests[..4].iter().all(|r| r.progress.0.is_none()), "only watches have it");
+    assert!(k.requests[..5].iter().all(|r| r.progress.0.is_none()), "only watches have it");
     let leases = k.node_leases.0.as_ref().expect("renewals were recorded");
     assert_eq!((leases.nodes, leases.not_ready, leases.not_ready_after_s), (4, 2, 40.0));
     assert_eq!(leases.max_gap_us / 1_000_000, 60, "the lease never renewed: the whole run");
@@ -986,6 +1075,57 @@ fn kubernetes_requests_are_written_by_resource_and_verb() {
     assert!(top.runs[1].kubernetes.0.is_none(), "left out of a run that sent none");
     let back: ReportSet = serde_json::from_str(&render::json(&set)).expect("the output reads back");
     assert_eq!(back.runs[0].kubernetes, set.runs[0].kubernetes);
+}
+
+/// A search's answer: 150 nodes met 3 of 3, 162 missed 2 of 3, bound by the pods' list
+/// pages.
+fn find_max() -> FindMaxReport {
+    let count = |nodes, runs, met, bound: &[(&str, u32)], spread| CountReport {
+        nodes,
+        runs,
+        met,
+        bound_by: bound
+            .iter()
+            .map(|&(what, runs)| BoundBy { what: what.to_owned(), runs })
+            .collect(),
+        worst_p99_of_limit: spread,
+    };
+    let met = count(150, 3, 3, &[], Some([0.41, 0.63]));
+    let missed = count(162, 3, 1, &[("pods list page p99", 2)], Some([0.9, 1.2]));
+    let too_large = count(300, 1, 0, &[("cannot run", 1)], None);
+    FindMaxReport {
+        repeats: 3,
+        bound_by: Some("pods list page p99".to_owned()),
+        gap: Some(12.0 / 150.0),
+        scope: full_report().kubernetes.map(|k| k.scope),
+        counts: vec![met.clone(), missed.clone(), too_large],
+        met: Some(met),
+        missed: Some(missed),
+    }
+}
+
+/// A `--find-max` search's answer is written beside its runs and read back; other report
+/// files have none.
+#[test]
+fn a_search_writes_its_bracket_beside_its_runs() {
+    let mut set = ReportSet::new(vec![full_report()]);
+    set.find_max = Some(find_max());
+    let top = parse(&set);
+    let fm = top.find_max.0.as_ref().expect("written");
+    assert_eq!((fm.repeats, fm.bound_by.0.as_deref()), (3, Some("pods list page p99")));
+    let met = fm.met.0.as_ref().expect("a count met");
+    let missed = fm.missed.0.as_ref().expect("a count missed");
+    assert_eq!((met.nodes, met.runs, met.met), (150, 3, 3));
+    assert_eq!((missed.nodes, missed.runs, missed.met), (162, 3, 1));
+    assert_eq!((&*missed.bound_by[0].what, missed.bound_by[0].runs), ("pods list page p99", 2));
+    assert_eq!(met.worst_p99_of_limit.0, Some([0.41, 0.63]));
+    assert_eq!(fm.counts.len(), 3);
+    assert_eq!(fm.counts[2].worst_p99_of_limit.0, None, "a count never run has no spread");
+    assert_eq!(fm.scope.0.as_ref().map(|s| s.side.as_str()), Some("etcd"));
+    let back: ReportSet = serde_json::from_str(&render::json(&set)).expect("the output reads back");
+    assert_eq!(back.find_max, set.find_max);
+    let plain = render::json(&ReportSet::new(vec![full_report()]));
+    assert!(!plain.contains("\"find_max\""), "left out of other report files");
 }
 
 #[test]
@@ -1158,8 +1298,9 @@ fn fields(value: &Value, pointer: &str, out: &mut Vec<(String, String)>) {
 
 #[test]
 fn removing_any_field_fails_the_parse() {
-    let json: Value = serde_json::from_str(&render::json(&ReportSet::new(vec![full_report()])))
-        .expect("the output is JSON");
+    let mut set = ReportSet::new(vec![full_report()]);
+    set.find_max = Some(find_max());
+    let json: Value = serde_json::from_str(&render::json(&set)).expect("the output is JSON");
     let full: Top = serde_json::from_value(json.clone())
         .unwrap_or_else(|e| panic!("a report with every part has every field: {e}"));
     let run = &full.runs[0];

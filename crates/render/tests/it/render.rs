@@ -336,8 +336,27 @@ fn text_kubernetes_requests_by_resource_and_verb() {
     let line = |prefix: &str| {
         section.iter().find(|l| l.trim_start().starts_with(prefix)).copied().unwrap_or_default()
     };
-    assert!(line("leases update:").contains("(mutating): met;"), "{section:#?}");
-    assert!(line("pods list:").ends_with("(list): missed"), "{section:#?}");
+    // etcd's side judged against its share of the second, the whole SLO beside it.
+    assert!(
+        line("leases update:")
+            .contains("; etcd p99 per request <= 0.25s: met (whole SLO 1s, mutating: met);"),
+        "{section:#?}"
+    );
+    // A list is judged per page, each page a call.
+    assert!(
+        line("pods list:")
+            .ends_with("; etcd p99 per page <= 30s: missed (whole SLO 30s, list: missed)"),
+        "{section:#?}"
+    );
+    assert!(line("pages:").contains("pages:\t24 calls, 2 over the list SLO;"), "{section:#?}");
+    // Counts are the apiserver's own calls: reported, not judged.
+    assert!(
+        line("pods count:").ends_with("; the apiserver's own call: reported, not judged"),
+        "{section:#?}"
+    );
+    // The verdict says what it judged and under which model.
+    assert!(line("Scope:").contains("etcd-side verdict"), "{section:#?}");
+    assert!(line("Scope:").contains("assumes etcdlat's apiserver model: 3 apiservers'"));
     assert!(line("pods update:").contains("0.100 conflicts, 0.100 retries per update"));
     assert!(line("events create:").contains("no successful requests"), "{section:#?}");
     assert!(line("pods list:").contains("6 ok, 1 errors (1 ErrCompacted)"), "{section:#?}");
@@ -383,7 +402,7 @@ fn text_kubernetes_section_ends_with_whether_the_nodes_were_sustained() {
         section(&missed).last().map(String::as_str),
         Some(
             "  Not sustained at nodes = 4: events create had no successful request, \
-             pods list p99 40.0097 secs over 30s; 2 nodes NotReady."
+             pods list pages: 2 of 24 over 30s; 2 nodes NotReady."
         )
     );
 
@@ -402,13 +421,39 @@ fn text_kubernetes_section_ends_with_whether_the_nodes_were_sustained() {
     assert!(!verdict(&put_report()).sustained, "no apiserver request, nothing sustained");
 }
 
+/// The page's Kubernetes section: the verdict's scope (etcd's side, the apiserver model),
+/// the verdict, and a row per (resource, verb) with etcd's limit and verdict beside the
+/// whole SLO's, each list page a call, counts not judged.
+#[test]
+fn html_kubernetes_section_states_its_scope_and_judges_pages() {
+    let page = render::html(&ReportSet::new(vec![full_report()]));
+    let at = page.find("<h3>Kubernetes SLOs</h3>").expect("the section");
+    let section = &page[at..];
+    let section = &section[..section[1..].find("<h3>").map_or(section.len(), |n| n + 1)];
+    assert!(section.contains("etcd-side verdict"), "{section}");
+    assert!(section.contains("assumes etcdlat&#39;s apiserver model: 3 apiservers"), "{section}");
+    assert!(section.contains("<p class=\"failure\">Not sustained at nodes = 4 within SLO (etcd-side): events create p99 missed, pods list page p99 missed; 2 nodes NotReady.</p>"), "{section}");
+    assert!(section.contains("<td>pods</td><td>list</td>"), "{section}");
+    assert!(section.contains("<td class=\"n\">2 of 24 over</td><td>page</td><td class=\"n\">30</td><td class=\"bad\">missed</td>"), "{section}");
+    assert!(
+        section.contains(
+            "<td>request</td><td class=\"n\">0.25</td><td>met</td><td>1 s (mutating): met</td>"
+        ),
+        "{section}"
+    );
+    assert!(section.contains("<td>pods</td><td>count</td>"), "{section}");
+    assert!(section.contains("not judged (the apiserver"), "{section}");
+    assert!(!render::html(&ReportSet::new(vec![put_report()])).contains("Kubernetes SLOs"));
+}
+
 #[test]
 fn markdown_kubernetes_table_follows_the_runs() {
     let table = render::markdown(&[put_report(), full_report()]);
     let rows: Vec<&str> =
         table.lines().skip_while(|l| !l.starts_with("| Test | Resource |")).collect();
     insta::assert_snapshot!(rows.join("\n"));
-    assert_eq!(rows.len(), 2 + 5, "{rows:#?}");
+    assert_eq!(rows.len(), 2 + 6, "{rows:#?}");
+    assert!(rows.iter().any(|r| r.contains("| pods | count |") && r.contains("not judged")));
     assert!(rows.last().is_some_and(|r| r.contains("| pods | watch |") && r.contains("no SLO")));
     assert!(!render::markdown(&[put_report()]).contains("| Resource |"), "none sent, no table");
 }

@@ -12,7 +12,8 @@
 //! - delete: as update, with Delete in Then.
 //! - get: a linearizable Range of the key, limit 1; absent is NotFound.
 //! - list: Range with `page-size`, the first page at the current revision and the others
-//!   pinned to it, each from the last key + `\0`; one sample, its pages counted.
+//!   pinned to it, each from the last key + `\0`; one sample, its pages counted, and each
+//!   page timed as the API call it is (those over the list SLO and the slowest).
 //! - count: a count-only Range of the resource's prefix.
 //! - consistent list: a Get of the resource's own key (`/registry/<resource>`, limit 1) for
 //!   the current revision, then the watch cache caught up to it (progress requests
@@ -682,8 +683,15 @@ impl Runner {
         let (mut keys, mut value_bytes, mut pages) = (0u64, 0u64, 0u64);
         let mut first: Option<RangeResponse> = None;
         let mut last_key = Bytes::new();
+        // Each page is an API call of its own (a `continue`), held to the list SLO.
+        let limit = Verb::List.slo().map_or(u128::MAX, |(_, limit)| limit.as_micros());
+        let (mut slow_pages, mut slowest_page_us) = (0u64, 0u64);
         loop {
+            let sent = std::time::Instant::now();
             let resp = kv.range(req.clone()).await?;
+            let page_us = sent.elapsed().as_micros();
+            slow_pages += u64::from(page_us > limit);
+            slowest_page_us = slowest_page_us.max(u64::try_from(page_us).unwrap_or(u64::MAX));
             pages += 1;
             for kv in &resp.kvs {
                 if kv.key <= last_key && !last_key.is_empty() {
@@ -707,7 +715,12 @@ impl Runner {
         if keys != first.count.max(0) as u64 {
             self.checks.violated(Invariant::ListCount);
         }
-        Ok(Done { pages, ..Done::answered(first.header.as_ref(), keys, value_bytes) })
+        Ok(Done {
+            pages,
+            slow_pages,
+            slowest_page_us,
+            ..Done::answered(first.header.as_ref(), keys, value_bytes)
+        })
     }
 }
 

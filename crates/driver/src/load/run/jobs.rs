@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use etcdlat_core::Scenario;
 use etcdlat_core::recorder::Recorder;
-use etcdlat_core::report::kubernetes::KubernetesReport;
+use etcdlat_core::report::kubernetes::{KubernetesReport, VerdictScope};
 use etcdlat_core::step::{self, StepPlan};
 use etcdlat_core::workload::kubernetes::NODE_MONITOR_GRACE;
 
@@ -146,6 +146,7 @@ pub(super) fn merge(
         recorder.requests_by_slot(),
         nodes,
         grace,
+        VerdictScope::of(scenario.kubernetes.as_ref()),
     );
     let audit = scenario.checks.audit.then(|| History::gather(audits, work));
     Measured {

@@ -100,6 +100,9 @@ impl<'a> Accounting<'a> {
         }
         if let Some(r) = self.k8s {
             rec.record_request_ok(r.slot, intended, done, d.pages, d.conflicts, d.retries);
+            if d.pages > 0 {
+                rec.record_page_calls(r.slot, d.pages, d.slow_pages, d.slowest_page_us);
+            }
             if let Some(objects) = r.renewed_of {
                 rec.record_renewal(r.slot, d.object, objects, done);
             }
