@@ -43,9 +43,11 @@ mod cache;
 mod checks;
 mod lease;
 mod shared;
+mod steady;
 
 pub(crate) use checks::Checks;
 pub(crate) use shared::{Ended, Shared};
+pub(crate) use steady::{Expiry, observe_expiry, preload_events};
 
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
