@@ -526,7 +526,7 @@ impl Kubernetes {
             return Err(ScenarioError::invalid(
                 &at("nodes"),
                 format!(
-                    "the steady-state store of {steady} bytes (the preload's {} bytes of nodes, leases and pods, the history between compactions, an event-ttl of events) is more than the backend quota of {quota} bytes",
+                    "the steady-state store of {steady} bytes (the preload of {} bytes of nodes, leases and pods, the history between compactions, an event-ttl of events) is more than the backend quota of {quota} bytes",
                     self.preload_bytes()
                 ),
             ));
