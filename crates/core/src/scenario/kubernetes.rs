@@ -39,6 +39,16 @@ use crate::workload::kubernetes::{
 };
 use crate::workload::{Operation, Weighted};
 
+/// The namespace of node leases.
+const KUBE_NODE_LEASE: &str = "kube-node-lease";
+
+/// The namespace of the apiservers' identity leases.
+pub const KUBE_SYSTEM: &str = "kube-system";
+
+/// The TTL of an apiserver's master lease (the lease endpoint reconciler's, kubernetes'
+/// `DefaultEndpointReconcilerTTL`).
+const MASTER_LEASE_TTL: Duration = Duration::from_secs(15);
+
 /// etcd's default `--max-request-bytes`: an object larger than this fails every write.
 pub const ETCD_MAX_REQUEST_BYTES: u64 = 1_572_864;
 
@@ -145,6 +155,24 @@ pub struct Kubernetes {
     /// the revisions a cluster's store holds between compactions. Default 5 min; 0 s: none.
     #[serde(default = "five_minutes", with = "unit::duration")]
     pub history: Duration,
+    /// Pods per controller: per ReplicaSet, whose status the controller manager updates
+    /// as its pods come and go, and per Service, whose EndpointSlice the EndpointSlice
+    /// controller updates as they become ready and leave (as the scalability load test's
+    /// Deployments behind Services). Default 30; 0: no ReplicaSets, no EndpointSlices.
+    #[serde(default = "thirty")]
+    pub pods_per_controller: u64,
+    /// A ReplicaSet's size. Default 2 KiB.
+    #[serde(default = "replicaset_size", deserialize_with = "unit::size::deserialize")]
+    pub replicaset_size: u64,
+    /// An EndpointSlice's size: its pods' endpoints (about 150 bytes each). Default 5 KiB.
+    #[serde(default = "endpointslice_size", deserialize_with = "unit::size::deserialize")]
+    pub endpointslice_size: u64,
+    /// How often each apiserver renews its identity lease
+    /// (`/registry/leases/kube-system/apiserver-<id>`, `--identity-lease-renew-interval`)
+    /// and writes its master lease (`/registry/masterleases/<ip>`, with a 15 s TTL, the
+    /// lease endpoint reconciler's). Default 10 s; 0 s: neither, and neither preloaded.
+    #[serde(default = "ten_seconds", with = "unit::duration")]
+    pub apiserver_lease_interval: Duration,
     /// Whether the preload writes an `event-ttl` of events behind leases that expire
     /// while the run goes, as a running cluster's do ([`Kubernetes::event_preload`]).
     /// Default true.
@@ -223,6 +251,10 @@ impl Kubernetes {
             lease_size: lease_size(),
             event_size: event_size(),
             event_ttl: hour(),
+            pods_per_controller: 30,
+            replicaset_size: replicaset_size(),
+            endpointslice_size: endpointslice_size(),
+            apiserver_lease_interval: ten_seconds(),
             compaction_interval: five_minutes(),
             history: five_minutes(),
             preload_events: true,
@@ -241,7 +273,12 @@ impl Kubernetes {
         self.nodes.saturating_mul(self.pods_per_node)
     }
 
-    /// The objects written before measuring: nodes, node leases, pods (those with any).
+    /// The objects written before measuring, at the apiserver's keys: nodes
+    /// (`/registry/minions/<node>`, cluster-scoped), node leases
+    /// (`/registry/leases/kube-node-lease/<node>`), pods (`/registry/pods/<ns>/<name>`,
+    /// those with any), their ReplicaSets and EndpointSlices, and each apiserver's identity
+    /// lease (`/registry/leases/kube-system/apiserver-<n>`) and master lease
+    /// (`/registry/masterleases/<ip>`, on a 15 s TTL).
     #[must_use]
     pub fn preload(&self) -> Vec<ObjectOp> {
         let object = |resource: &str, name_prefix: &str, objects, namespaces, size| ObjectOp {
@@ -252,15 +289,43 @@ impl Kubernetes {
             object_size: size,
             ..ObjectOp::default()
         };
+        let within =
+            |namespace: &str, o: ObjectOp| ObjectOp { namespace: Some(namespace.to_owned()), ..o };
         let mut objects = vec![
-            object("minions", "node-", self.nodes, 1, self.node_size),
-            object("leases", "node-", self.nodes, 1, self.lease_size),
+            within("", object("minions", "node-", self.nodes, 1, self.node_size)),
+            within(KUBE_NODE_LEASE, object("leases", "node-", self.nodes, 1, self.lease_size)),
         ];
         if self.pods() > 0 {
             let namespaces = self.namespaces.min(self.pods());
             objects.push(object("pods", "pod-", self.pods(), namespaces, self.pod_size));
+            if let Some(controllers) = self.controllers() {
+                let namespaces = namespaces.min(controllers);
+                for (resource, prefix, size) in [
+                    ("replicasets", "rs-", self.replicaset_size),
+                    ("endpointslices", "svc-", self.endpointslice_size),
+                ] {
+                    objects.push(object(resource, prefix, controllers, namespaces, size));
+                }
+            }
+        }
+        if !self.apiserver_lease_interval.is_zero() {
+            objects.push(within(
+                KUBE_SYSTEM,
+                object("leases", "apiserver-", self.apiservers, 1, self.lease_size),
+            ));
+            objects.push(ObjectOp {
+                ttl: Some(MASTER_LEASE_TTL),
+                ..within("", object("masterleases", "ip-", self.apiservers, 1, self.lease_size))
+            });
         }
         objects
+    }
+
+    /// ReplicaSets and Services (one EndpointSlice each): one per `pods-per-controller`
+    /// pods, at least one; `None` without pods or controllers.
+    fn controllers(&self) -> Option<u64> {
+        (self.pods() > 0 && self.pods_per_controller > 0)
+            .then(|| (self.pods() / self.pods_per_controller).max(1))
     }
 
     /// Bytes the preload stores.
@@ -293,7 +358,7 @@ impl Kubernetes {
             },
         ];
         let mut counted = vec![nodes.clone(), leases.clone()];
-        if let Some(pods) = preload.get(2) {
+        if let Some(pods) = preload.iter().find(|o| o.resource == "pods") {
             let racing = self.writers_per_pod > 1;
             let life = LifecycleOp {
                 resource: pods.resource.clone(),
@@ -325,10 +390,38 @@ impl Kubernetes {
             rate_per_second: churn * self.events_per_pod as f64,
         });
         counted.push(ObjectOp { resource: "events".to_owned(), ..ObjectOp::default() });
+        // Every other resource stored, once (the apiservers' identity leases are leases).
+        for resource in ["replicasets", "endpointslices", "masterleases"] {
+            if let Some(objects) = preload.iter().find(|o| o.resource == resource) {
+                counted.push(objects.clone());
+            }
+        }
         for resource in counted {
             flows.push(Flow {
                 op: Operation::K8sCount(resource),
                 rate_per_second: per_minute(self.counts_per_minute),
+            });
+        }
+        // A pod's life changes its ReplicaSet's status twice (created, gone) and its
+        // EndpointSlice twice (ready, gone); the apiservers renew their leases.
+        let preloaded = |resource: &str, namespace: Option<&str>| {
+            preload.iter().find(|o| o.resource == resource && o.namespace.as_deref() == namespace)
+        };
+        for resource in ["replicasets", "endpointslices"] {
+            if let Some(objects) = preloaded(resource, None) {
+                flows.push(Flow {
+                    op: Operation::K8sUpdate(objects.clone()),
+                    rate_per_second: churn * 2.0,
+                });
+            }
+        }
+        let apiserver_leases =
+            [preloaded("leases", Some(KUBE_SYSTEM)), preloaded("masterleases", Some(""))];
+        for objects in apiserver_leases.into_iter().flatten() {
+            flows.push(Flow {
+                op: Operation::K8sUpdate(objects.clone()),
+                rate_per_second: self.apiservers as f64
+                    / self.apiserver_lease_interval.as_secs_f64(),
             });
         }
         flows.retain(|f| weight(f.rate_per_second) > 0);
@@ -465,6 +558,7 @@ impl Kubernetes {
         for (field, interval) in [
             ("node-lease-interval", self.node_lease_interval),
             ("node-status-interval", self.node_status_interval),
+            ("apiserver-lease-interval", self.apiserver_lease_interval),
         ] {
             if !interval.is_zero() && interval < Duration::from_millis(1) {
                 return Err(ScenarioError::invalid(&at(field), "must be 0 s or at least 1ms"));
@@ -484,6 +578,8 @@ impl Kubernetes {
             ("node-size", self.node_size),
             ("lease-size", self.lease_size),
             ("event-size", self.event_size),
+            ("replicaset-size", self.replicaset_size),
+            ("endpointslice-size", self.endpointslice_size),
         ] {
             if size + STORED_OVERHEAD_BYTES > ETCD_MAX_REQUEST_BYTES {
                 return Err(ScenarioError::invalid(
@@ -581,6 +677,12 @@ fn event_size() -> u64 {
 fn hour() -> Duration {
     Duration::from_secs(3600)
 }
+fn replicaset_size() -> u64 {
+    2 * 1024
+}
+fn endpointslice_size() -> u64 {
+    5 * 1024
+}
 fn yes() -> bool {
     true
 }
@@ -593,7 +695,9 @@ mod tests {
     /// At 5,000 nodes the flows are the issue's: 500 lease renewals a second, about 17
     /// node status updates, 20 pods of churn (each created, updated 6 times and deleted:
     /// 160 requests; and 100 events), and each of the three apiservers' list and counts
-    /// once a minute.
+    /// (of nodes, leases, pods, events, ReplicaSets, EndpointSlices, master leases) once a
+    /// minute; the pods' churn updates 40 ReplicaSets' statuses and 40 EndpointSlices a
+    /// second, and the apiservers renew their identity and master leases every 10 s.
     #[test]
     fn five_thousand_nodes_send_the_issues_rates() {
         let flows = Kubernetes::with_nodes(5000).flows();
@@ -609,6 +713,13 @@ mod tests {
             ("k8s-count", 0.05),
             ("k8s-count", 0.05),
             ("k8s-count", 0.05),
+            ("k8s-count", 0.05),
+            ("k8s-count", 0.05),
+            ("k8s-count", 0.05),
+            ("k8s-update", 40.0),
+            ("k8s-update", 40.0),
+            ("k8s-update", 0.3),
+            ("k8s-update", 0.3),
         ];
         assert_eq!(rates.len(), expected.len(), "{rates:?}");
         for ((name, rate), (want_name, want)) in rates.iter().zip(expected) {
@@ -651,7 +762,8 @@ mod tests {
             |model: &Kubernetes| model.flows().iter().map(|f| f.rate_per_second).sum::<f64>();
         assert!((total(&one) - total(&four)).abs() < 1e-9, "as many requests a second");
         // No pods: no lives, and no updates of pods.
-        let none = Kubernetes { pods_per_node: 0, ..four };
+        let none =
+            Kubernetes { pods_per_node: 0, apiserver_lease_interval: Duration::ZERO, ..four };
         assert_eq!(pod_flows(&none), (vec![], vec![]));
         assert_eq!(none.flows().len(), 2 + 1 + 3, "leases, nodes, events, three counts");
     }
@@ -663,10 +775,13 @@ mod tests {
         let s = Scenario::from_toml_str("[load]\nduration = \"10s\"\n[kubernetes]\nnodes = 50\n")
             .unwrap();
         assert_eq!(s.load.schedule, crate::Schedule::Open);
-        assert_eq!(s.load.rate, 8, "5 + 0.17 + 0.2 x 8 + 0.05 + 1 + 4 x 0.05");
+        assert_eq!(
+            s.load.rate, 10,
+            "5 + 0.17 + 0.2 x 8 + 0.05 + 1 + 7 x 0.05, 2 x 0.2 x 2 ReplicaSets and EndpointSlices, 2 x 0.3 apiserver leases"
+        );
         assert_eq!(s.mix[0].weight, 5000);
         let ten = s.scaled(0.2);
-        assert_eq!((ten.kubernetes.as_ref().unwrap().nodes, ten.load.rate), (10, 2));
+        assert_eq!((ten.kubernetes.as_ref().unwrap().nodes, ten.load.rate), (10, 3));
         ten.validate().unwrap();
         let text = toml::to_string(&s).unwrap();
         assert_eq!(Scenario::from_toml_str(&text).unwrap(), s, "round trip");
@@ -705,6 +820,7 @@ mod tests {
             pod_churn: Some(0.0),
             lists_per_minute: 0,
             counts_per_minute: 0,
+            apiserver_lease_interval: Duration::ZERO,
             ..Kubernetes::with_nodes(5000)
         };
         let (mix, rate) = leases.mix();
@@ -718,8 +834,9 @@ mod tests {
 
     /// At 5,000 nodes a running cluster's store holds an hour of events (360,000 on 6
     /// leases a minute, expiring a minute apart), the history between compactions and
-    /// the objects: 3 to 4 GB as the issue measured, over etcd's default quota and within
-    /// the 8 GiB a cluster that size runs with; the model compacts as the apiserver does.
+    /// the objects: about 4 GB (the issue measured 3 to 4), over etcd's default quota and
+    /// within the 8 GiB a cluster that size runs with; the model compacts as the
+    /// apiserver does.
     #[test]
     fn a_running_cluster_holds_history_and_an_hour_of_events() {
         let k = Kubernetes::with_nodes(5000);
@@ -729,7 +846,7 @@ mod tests {
         assert_eq!((events.ttl_left_s(1), events.ttl_left_s(60)), (3600, 60));
         assert_eq!(events.op.ttl, Duration::from_secs(3600));
         let steady = k.steady_state_bytes();
-        assert!(steady > 3_000_000_000 && steady < 4_000_000_000, "{steady}");
+        assert!(steady > 3_500_000_000 && steady < 4_500_000_000, "{steady}");
         assert!(steady > k.preload_bytes() + 1_000_000_000);
         let compactor = k.compaction().expect("the apiserver's compactor");
         assert_eq!(
@@ -737,12 +854,21 @@ mod tests {
             (Duration::from_secs(300), CompactionStyle::Apiserver)
         );
         // Five minutes of history: 150,000 renewals (30 a node), 5,000 status updates,
-        // 48,000 of the pods' lives' requests.
+        // 48,000 of the pods' lives' requests, 12,000 ReplicaSet status and EndpointSlice
+        // updates each, 90 of each apiserver lease (3 apiservers, 30 each).
         let history: Vec<(&str, u64)> =
             k.history().iter().map(|(op, total)| (op.name(), *total)).collect();
         assert_eq!(
             history,
-            [("k8s-update", 150_000), ("k8s-update", 5000), ("k8s-pod-lifecycle", 48_000)]
+            [
+                ("k8s-update", 150_000),
+                ("k8s-update", 5000),
+                ("k8s-pod-lifecycle", 48_000),
+                ("k8s-update", 12_000),
+                ("k8s-update", 12_000),
+                ("k8s-update", 90),
+                ("k8s-update", 90)
+            ]
         );
         let s = Scenario::from_toml_str("[load]\nduration = \"10s\"\n[kubernetes]\nnodes = 5000\n")
             .unwrap_err()
@@ -773,6 +899,45 @@ mod tests {
             "[load]\nduration = \"10s\"\n[kubernetes]\nnodes = 50\ncompaction-interval = \"0s\"\n[compaction]\ninterval = \"1m\"\n",
         )
         .unwrap();
+    }
+
+    /// The preload is at the apiserver's keys: nodes cluster-scoped, node leases in
+    /// kube-node-lease, the apiservers' identity leases in kube-system and master leases on
+    /// a 15 s TTL, ReplicaSets and EndpointSlices beside the pods; each key names its
+    /// object back, and no other layout's.
+    #[test]
+    fn the_preload_is_at_the_apiservers_keys() {
+        let preload = Kubernetes::with_nodes(100).preload();
+        let keys: Vec<String> = preload.iter().map(|o| o.key(1)).collect();
+        assert_eq!(
+            keys,
+            [
+                "/registry/minions/node-00000001",
+                "/registry/leases/kube-node-lease/node-00000001",
+                "/registry/pods/ns-1/pod-00000001",
+                "/registry/replicasets/ns-1/rs-00000001",
+                "/registry/endpointslices/ns-1/svc-00000001",
+                "/registry/leases/kube-system/apiserver-00000001",
+                "/registry/masterleases/ip-00000001",
+            ]
+        );
+        let objects: Vec<u64> = preload.iter().map(|o| o.objects).collect();
+        assert_eq!(objects, [100, 100, 3000, 100, 100, 3, 3]);
+        assert_eq!(preload[6].ttl, Some(Duration::from_secs(15)));
+        assert!(preload[..6].iter().all(|o| o.ttl.is_none()));
+        for (i, o) in preload.iter().enumerate() {
+            assert_eq!(o.object_at(o.key(1).as_bytes()), Some(1), "{}", o.key(1));
+            for (j, other) in preload.iter().enumerate() {
+                if i != j {
+                    assert_eq!(other.object_at(o.key(1).as_bytes()), None, "{}", o.key(1));
+                }
+            }
+        }
+        // A named namespace holds all of its resource's objects.
+        let mut bad = preload[1].clone();
+        bad.namespaces = 2;
+        let err = bad.validate_at("op.k8s-update").unwrap_err();
+        assert_eq!(err.field, "op.k8s-update.namespaces");
     }
 
     #[test]

@@ -450,7 +450,8 @@ async fn a_cluster_of_nodes_is_preloaded_and_sent_at_its_derived_rates() {
         "[load]\nclients = 16\nduration = \"20s\"\n\
          [kubernetes]\nnodes = 50\nnode-status-interval = \"10s\"\npod-churn = 1\n\
          lists-per-minute = 20\ncounts-per-minute = 20\npod-size = \"1KiB\"\n\
-         history = \"0s\"\npreload-events = false\n",
+         history = \"0s\"\npreload-events = false\npods-per-controller = 0\n\
+         apiserver-lease-interval = \"0s\"\n",
     );
     assert_eq!(
         s.load.rate, 28,
@@ -560,7 +561,8 @@ async fn node_leases_renewed_less_often_than_the_grace_period_are_not_ready() {
             "[load]\nclients = 6\nduration = \"{duration}\"\n\
              [kubernetes]\nnodes = 6\npods-per-node = 0\nnode-status-interval = \"0s\"\n\
              pod-churn = 0\ncounts-per-minute = 0\nnode-lease-interval = \"4s\"\n\
-             node-monitor-grace-period = \"{grace}\"\nhistory = \"0s\"\n"
+             node-monitor-grace-period = \"{grace}\"\nhistory = \"0s\"\n\
+             apiserver-lease-interval = \"0s\"\n"
         ))
     };
     let report = driver.run(&model("1s", "6s")).await.expect("a run");
@@ -604,7 +606,8 @@ async fn node_leases_are_renewed_in_turn_at_their_interval() {
     let model = scenario(
         "[load]\nclients = 8\nduration = \"4s\"\n\
          [kubernetes]\nnodes = 60\npods-per-node = 0\nnode-status-interval = \"1s\"\n\
-         pod-churn = 0\ncounts-per-minute = 0\nnode-lease-interval = \"1s\"\nhistory = \"0s\"\n",
+         pod-churn = 0\ncounts-per-minute = 0\nnode-lease-interval = \"1s\"\nhistory = \"0s\"\n\
+         apiserver-lease-interval = \"0s\"\n",
     );
     let report = driver.run(&model).await.expect("a run");
     let renewals = report.op(OpKind::K8sUpdate).ok;
@@ -771,7 +774,8 @@ async fn a_steady_state_run_compacts_and_expires_event_leases() {
         "[load]\nclients = 8\nduration = \"6500ms\"\n\
          [kubernetes]\nnodes = 20\npods-per-node = 1\npod-churn = 2\npod-size = \"1KiB\"\n\
          node-size = \"1KiB\"\nevent-ttl = \"20s\"\nhistory = \"2s\"\n\
-         compaction-interval = \"2s\"\ncounts-per-minute = 0\nlists-per-minute = 0\n",
+         compaction-interval = \"2s\"\ncounts-per-minute = 0\nlists-per-minute = 0\n\
+         apiserver-lease-interval = \"1s\"\n",
     );
     let k = s.kubernetes.clone().unwrap();
     let events = k.event_preload().expect("events preloaded");
@@ -783,14 +787,21 @@ async fn a_steady_state_run_compacts_and_expires_event_leases() {
     let steady = steady.expect("a model's run reports its steady state");
     let history: u64 = k.history().iter().map(|(_, n)| n).sum();
     assert_eq!(steady.history_writes, history);
-    assert_eq!(history, 4 + 32, "2 s of 2 renewals a second, and of 2 lives of 8 a second");
+    assert_eq!(
+        history,
+        4 + 32 + 2 * 8 + 2 * 6,
+        "2 s of 2 renewals a second, of 2 lives of 8 a second, of their ReplicaSet's and \
+         EndpointSlice's 4 updates a second each, of 3 apiservers' 2 leases each a second"
+    );
     assert_eq!((steady.preloaded_events, steady.preloaded_event_leases), (200, 20));
     // Compactions at 2 s and 4 s (and perhaps 6 s), each to the revision of the claim
     // one interval before.
     let compact = report.op(OpKind::Compact);
     assert!(steady.compactions >= 2 && steady.compactions == compact.ok, "{steady:?}");
     assert_eq!(report.op(OpKind::K8sCompactor).errors_total, 0);
-    let preloaded = start + 20 * 2 + 20 + steady.history_writes as i64 + 200;
+    let objects: u64 = k.preload().iter().map(|o| o.objects).sum();
+    assert_eq!(objects, 20 * 3 + 1 + 1 + 3 * 2, "nodes, leases, pods, a ReplicaSet and a Service");
+    let preloaded = start + objects as i64 + steady.history_writes as i64 + 200;
     assert!(steady.compacted_revision > preloaded, "{steady:?}, preload to {preloaded}");
     let mut client = etcd.client().await;
     let old = client.get("/registry/", Some(GetOptions::new().with_revision(preloaded))).await;
@@ -809,4 +820,48 @@ async fn a_steady_state_run_compacts_and_expires_event_leases() {
     assert!(left <= 200 + created - steady.keys_expired, "{left} events left, {steady:?}");
     assert!(left >= 200 + created - steady.keys_expired - 60, "{left} events left, {steady:?}");
     held(&report);
+    apiserver_writes_at_their_keys(&etcd, &report).await;
+}
+
+/// The apiserver's other writes of a modelled cluster, each a row of the report by
+/// resource and verb, at the apiserver's keys: nodes cluster-scoped, node leases in
+/// kube-node-lease, identity leases in kube-system, master leases cluster-scoped on 15 s
+/// leases (a new one each write), ReplicaSets and EndpointSlices in the pods' namespaces.
+async fn apiserver_writes_at_their_keys(etcd: &Etcd, report: &Report) {
+    let k = report.kubernetes.as_ref().expect("reported");
+    let rows: Vec<(&str, Verb)> =
+        k.requests.iter().map(|r| (r.resource.as_str(), r.verb)).collect();
+    for resource in ["replicasets", "endpointslices", "masterleases", "leases"] {
+        let row = k.requests.iter().find(|r| r.resource == resource && r.verb == Verb::Update);
+        let row = row.unwrap_or_else(|| panic!("no {resource} update in {rows:?}"));
+        assert!(row.ok > 0 && row.errors_total == 0, "{resource}: {} ok, {:?}", row.ok, row.errors);
+    }
+    let mut client = etcd.client().await;
+    for key in [
+        "/registry/minions/node-00000000",
+        "/registry/leases/kube-node-lease/node-00000019",
+        "/registry/leases/kube-system/apiserver-00000002",
+        "/registry/pods/ns-0/pod-00000000",
+        "/registry/replicasets/ns-0/rs-00000000",
+        "/registry/endpointslices/ns-0/svc-00000000",
+    ] {
+        let got = client.get(key, None).await.unwrap();
+        assert_eq!(got.kvs().len(), 1, "{key}");
+    }
+    let masters = keys(etcd, "/registry/masterleases/").await;
+    let names: Vec<&str> = masters.iter().map(|kv| kv.key_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "/registry/masterleases/ip-00000000",
+            "/registry/masterleases/ip-00000001",
+            "/registry/masterleases/ip-00000002"
+        ]
+    );
+    for kv in &masters {
+        assert!(kv.version() > 1, "written again in the run: {kv:?}");
+        let ttl = client.lease_time_to_live(kv.lease(), None).await.unwrap();
+        assert_eq!(ttl.granted_ttl(), 15, "the master lease's TTL, no reuse");
+    }
+    assert_eq!(keys(etcd, "/registry/leases/").await.len(), 20 + 3);
 }

@@ -114,7 +114,9 @@ impl Lifecycle {
     }
 }
 
-/// Where a resource's objects are: `/registry/<resource>/ns-<n>/<name-prefix><o>`.
+/// Where a resource's objects are: `/registry/<resource>/ns-<n>/<name-prefix><o>`, or with
+/// `namespaces` 0 `/registry/<resource>/<name-prefix><o>`, the name prefix holding a named
+/// namespace ([`ObjectOp::names`]).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct Layout {
     /// `/registry/<resource>/`.
@@ -125,7 +127,8 @@ pub(crate) struct Layout {
 
 impl Layout {
     fn of(o: &ObjectOp) -> Self {
-        Self { prefix: o.prefix(), namespaces: o.namespaces, name_prefix: o.name_prefix.clone() }
+        let (namespaces, name_prefix) = o.names();
+        Self { prefix: o.prefix(), namespaces, name_prefix }
     }
 }
 
@@ -231,7 +234,10 @@ impl Workload {
             .workload()
             .iter()
             .any(|(_, other)| matches!(other, Operation::K8sCreate(c) if same_names(c)));
-        let renews = verb == Verb::Update && o.resource == NODE_LEASES;
+        // The apiservers' identity leases are leases too, but not nodes'.
+        let renews = verb == Verb::Update
+            && o.resource == NODE_LEASES
+            && o.namespace.as_deref() != Some(etcdlat_core::scenario::kubernetes::KUBE_SYSTEM);
         let kind = op.kinds()[0];
         let verb_of_kind = k8s::Verb::of(kind).expect("an apiserver request kind");
         let slot = slot_of(RequestKind { resource: o.resource.clone(), verb: verb_of_kind }, slots);
@@ -502,9 +508,9 @@ impl Runner {
                     Some(turns) => turns.fetch_add(1, Ordering::Relaxed) % p.objects,
                     None => self.owned(id, state),
                 };
-                self.update(kv, o, false).await
+                self.update(kv, conn, o, false).await
             }
-            Verb::Delete => self.update(kv, self.owned(id, state), true).await,
+            Verb::Delete => self.update(kv, conn, self.owned(id, state), true).await,
             Verb::Get => {
                 let resp = kv.range(get(self.key(i % p.objects))).await?;
                 let found = resp.kvs.first().ok_or_else(not_found)?;
@@ -609,7 +615,7 @@ impl Runner {
                 let delete = verb == 2;
                 let known = (life.revision > 0).then_some(life.revision);
                 let key = self.key(life.object);
-                let written = self.guaranteed(kv, &key, life.object, known, delete).await;
+                let written = self.guaranteed(kv, &key, life.object, known, delete, 0).await;
                 if let Ok(done) = &written {
                     self.written(life.object, done.revision, delete);
                 }
@@ -627,11 +633,22 @@ impl Runner {
     }
 
     /// GuaranteedUpdate (or the conditional delete with `delete`) of object `o`, from the
-    /// revision the run's cache holds, written through it.
-    async fn update(&self, kv: &mut Kv, o: u64, delete: bool) -> Result<Done, tonic::Status> {
+    /// revision the run's cache holds, written through it; an update of objects with a TTL
+    /// puts the object on a lease, as the apiserver's (`ttlOpts`), a new one or one reused.
+    async fn update(
+        &self,
+        kv: &mut Kv,
+        conn: &Conn,
+        o: u64,
+        delete: bool,
+    ) -> Result<Done, tonic::Status> {
         let cache = self.cache.as_ref().expect("an update has its cache");
         let key = self.key(o);
-        let done = self.guaranteed(kv, &key, o, cache.revision_of(o), delete).await?;
+        let lease = match &self.leases {
+            Some(leases) if !delete => leases.lease(conn).await?,
+            _ => 0,
+        };
+        let done = self.guaranteed(kv, &key, o, cache.revision_of(o), delete, lease).await?;
         self.written(o, done.revision, delete);
         Ok(done)
     }
@@ -639,7 +656,7 @@ impl Runner {
     /// GuaranteedUpdate (or the conditional delete with `delete`) of object `o` at `key`,
     /// comparing `known`, the revision its writer holds, or when it holds none the one a
     /// Get reads first (as the apiserver reads etcd when it has no cached object); retried
-    /// on the revision etcd's Else returned.
+    /// on the revision etcd's Else returned. A put is on `lease` (0: none).
     async fn guaranteed(
         &self,
         kv: &mut Kv,
@@ -647,6 +664,7 @@ impl Runner {
         o: u64,
         known: Option<i64>,
         delete: bool,
+        lease: i64,
     ) -> Result<Done, tonic::Status> {
         let mut expected = match known {
             Some(rev) => rev,
@@ -656,7 +674,7 @@ impl Runner {
             }
         };
         let write =
-            if delete { Write::Delete } else { Write::Put { value: &self.plan.value, lease: 0 } };
+            if delete { Write::Delete } else { Write::Put { value: &self.plan.value, lease } };
         let mut conflicts = 0;
         loop {
             let txn = GuardedWrite { key, expected, write, else_get: true };
