@@ -666,11 +666,18 @@ impl Runner {
         delete: bool,
         lease: i64,
     ) -> Result<Done, tonic::Status> {
+        // An object with a TTL (a put on a lease) whose lease expired is written again, as
+        // the master lease reconciler's GuaranteedUpdate with ignoreNotFound creates it.
+        let recreate = lease != 0;
         let mut expected = match known {
             Some(rev) => rev,
             None => {
                 let resp = kv.range(get(key.clone())).await?;
-                resp.kvs.first().ok_or_else(not_found)?.mod_revision
+                match resp.kvs.first() {
+                    Some(found) => found.mod_revision,
+                    None if recreate => 0,
+                    None => return Err(not_found()),
+                }
             }
         };
         let write =
@@ -689,13 +696,17 @@ impl Runner {
                 });
             }
             conflicts += 1;
-            let Some(current) = else_revision(&resp) else {
+            let current = match else_revision(&resp) {
+                Some(current) => current,
+                // Its lease expired meanwhile: created again, comparing its absence.
+                None if recreate && expected != 0 => 0,
                 // Deleted by someone else meanwhile.
-                return Err(not_found());
+                None => return Err(not_found()),
             };
             // One writer compared what it last wrote, so nobody else can have moved it; and
             // a compare that failed on the revision the object still has is etcd's fault.
-            if self.plan.single_writer || current == expected {
+            // An expiry is neither.
+            if current != 0 && (self.plan.single_writer || current == expected) {
                 self.checks.violated(Invariant::UnexpectedConflict);
             }
             expected = current;
