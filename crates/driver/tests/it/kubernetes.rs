@@ -865,3 +865,46 @@ async fn apiserver_writes_at_their_keys(etcd: &Etcd, report: &Report) {
     }
     assert_eq!(keys(etcd, "/registry/leases/").await.len(), 20 + 3);
 }
+
+/// An update of objects with a TTL puts each on a new lease of that TTL (15 s: too short
+/// for the apiserver's lease manager to reuse one), and writes again an object whose lease
+/// expired, as the master lease reconciler's GuaranteedUpdate with ignoreNotFound does:
+/// master leases deleted before the run are all there after it, with no error.
+#[tokio::test]
+async fn updates_of_objects_with_a_ttl_write_them_again_when_their_lease_expired() {
+    if skip() {
+        return;
+    }
+    let etcd = Etcd::start().await;
+    let driver = etcd.driver(1).await;
+    let masters = "resource = \"masterleases\"\nnamespace = \"\"\nname-prefix = \"ip-\"\n\
+        objects = 3\nttl = \"15s\"\nobject-size = 64";
+    run(&driver, 3, 3, "k8s-create", masters).await;
+    let created = keys(&etcd, "/registry/masterleases/").await;
+    assert_eq!(created.len(), 3);
+    assert!(created.iter().all(|kv| kv.lease() != 0));
+    let mut client = etcd.client().await;
+    // Two of them expired: their leases revoked, deleting them.
+    for kv in &created[..2] {
+        client.lease_revoke(kv.lease()).await.unwrap();
+    }
+    assert_eq!(keys(&etcd, "/registry/masterleases/").await.len(), 1);
+    let report = run(&driver, 3, 30, "k8s-update", masters).await;
+    let update = report.op(OpKind::K8sUpdate);
+    assert_eq!((update.ok, update.errors_total), (30, 0), "{:?}", update.errors);
+    let after = keys(&etcd, "/registry/masterleases/").await;
+    let names: Vec<&str> = after.iter().map(|kv| kv.key_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "/registry/masterleases/ip-00000000",
+            "/registry/masterleases/ip-00000001",
+            "/registry/masterleases/ip-00000002"
+        ]
+    );
+    for kv in &after {
+        let ttl = client.lease_time_to_live(kv.lease(), None).await.unwrap();
+        assert_eq!(ttl.granted_ttl(), 15, "a lease of the TTL, not reused");
+    }
+    held(&report);
+}
