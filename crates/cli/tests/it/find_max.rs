@@ -82,8 +82,10 @@ fn counts_too_large_to_run_are_missed_and_bisected_down_to_the_largest_that_ran(
         return;
     }
     // Nothing but lease renewals writes during the run (no pod churn, node status an hour
-    // apart), so the store stays near its preload.
-    let model = "pod-size = \"1MiB\"\nnode-size = \"1MiB\"\npod-churn = 0.0\nnode-status-interval = \"1h\"\n";
+    // apart, no history preloaded, no ReplicaSets or apiservers' leases), so the store stays
+    // near its preload.
+    let model = "pod-size = \"1MiB\"\nnode-size = \"1MiB\"\npod-churn = 0.0\nnode-status-interval = \"1h\"\n\
+                 history = \"0s\"\npods-per-controller = 0\napiserver-lease-interval = \"0s\"\n";
     let text =
         format!("[load]\nduration = \"3s\"\n[kubernetes]\nnodes = 4\npods-per-node = 1\n{model}");
     let k = etcdlat_core::Scenario::from_toml_str(&text).unwrap().kubernetes.unwrap();

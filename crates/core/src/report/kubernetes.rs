@@ -48,6 +48,10 @@ pub struct KubernetesReport {
     /// What the verdict is of: etcd's side of the calls, under which apiserver model, with
     /// which share of the 1 s budget.
     pub scope: VerdictScope,
+    /// The store in steady state, in runs of a `[kubernetes]` model: what was preloaded as
+    /// history, and what the compactor and the leases' expiry did during the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steady_state: Option<SteadyStateReport>,
 }
 
 /// What a verdict judges: etcd's side of Kubernetes' API calls (measured at etcd's client,
@@ -104,6 +108,33 @@ impl VerdictScope {
             self.apiserver
         )
     }
+}
+
+/// A modelled cluster's store in steady state: the history and events written before
+/// measuring ([`crate::scenario::Kubernetes::history`],
+/// [`crate::scenario::Kubernetes::event_preload`]), and, measured, the apiserver's
+/// compactions and the leases whose expiry etcd revoked, deleting their keys.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SteadyStateReport {
+    /// Writes preloaded as history after the objects (lease renewals, status updates,
+    /// pods' lives over `[kubernetes] history`).
+    pub history_writes: u64,
+    /// Events preloaded (an `event-ttl` of them).
+    pub preloaded_events: u64,
+    /// Leases the preloaded events are on, each with the TTL its age leaves it.
+    pub preloaded_event_leases: u64,
+    /// Compactions the apiserver's compactor made during the measured run.
+    pub compactions: u64,
+    /// The revision of its last compaction; 0 with none.
+    pub compacted_revision: i64,
+    /// Leases that expired during the measured run and whose revocation deleted keys:
+    /// the distinct revisions of the deletes etcd made under the resources that live on
+    /// leases (events, master leases), none of which the run deletes itself.
+    pub leases_expired: u64,
+    /// Keys those expiries deleted.
+    pub keys_expired: u64,
+    /// The most keys one expiry deleted (at once, in one revision).
+    pub largest_expiry_keys: u64,
 }
 
 /// How long node leases went without a successful renewal: per node, the longest of the
@@ -316,8 +347,15 @@ impl KubernetesReport {
             .collect();
         rows.sort_by(|a, b| (&a.resource, a.verb).cmp(&(&b.resource, b.verb)));
         let compacted = rows.iter().map(|r| r.compacted).sum();
-        let mut report =
-            Self { nodes, sustained: false, requests: rows, compacted, node_leases, scope };
+        let mut report = Self {
+            nodes,
+            sustained: false,
+            requests: rows,
+            compacted,
+            node_leases,
+            scope,
+            steady_state: None,
+        };
         report.sustained = report.verdict().sustained;
         (!report.requests.is_empty()).then_some(report)
     }

@@ -58,7 +58,7 @@ pub use compaction::{Compaction, CompactionStyle};
 pub use error::ScenarioError;
 pub use etcd::{Etcd, EtcdVersion};
 pub use fault::{FaultAction, FaultStep, MemberRef};
-pub use kubernetes::Kubernetes;
+pub use kubernetes::{EventPreload, Kubernetes};
 pub use load::{Load, MAX_CLIENTS, MAX_CONNS};
 pub use matrix::{CASE_AXIS, MAX_REPEAT, MatrixCell, REPEAT_KEY};
 pub use network::{LinkSettings, MemberNetwork, Network, Site, ZonePair};
@@ -394,6 +394,17 @@ impl Scenario {
         }
         if self.load.rate != 0 && self.load.rate != rate {
             return Err(conflict("load.rate"));
+        }
+        // The model's compactor is the apiserver's; a `[compaction]` of its own only when
+        // the model has none (`compaction-interval = "0s"`).
+        if let Some(compactor) = k.compaction() {
+            if self.compaction.as_ref().is_some_and(|c| *c != compactor) {
+                return Err(ScenarioError::invalid(
+                    "compaction",
+                    "is made by [kubernetes] (compaction-interval): give one or the other",
+                ));
+            }
+            self.compaction = Some(compactor);
         }
         self.mix = mix;
         self.load.rate = rate;

@@ -46,6 +46,11 @@ pub struct ObjectOp {
     /// Namespaces the objects are spread over (`ns-0`, `ns-1`, ...). Default 1.
     #[serde(default = "one")]
     pub namespaces: u64,
+    /// The one namespace the objects are in, by name (`kube-node-lease`), instead of
+    /// `ns-<n>`; `""`: the resource is cluster-scoped, its objects right under its prefix
+    /// (`/registry/minions/<node>`). None by default.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
     /// Objects of the resource: create, update, delete and get choose among them.
     /// Default 1000.
     #[serde(default = "thousand")]
@@ -77,6 +82,7 @@ impl Default for ObjectOp {
         Self {
             resource: pods(),
             namespaces: 1,
+            namespace: None,
             objects: 1000,
             name_prefix: object_prefix(),
             object_size: 1024,
@@ -95,24 +101,45 @@ impl ObjectOp {
         resource_prefix(&self.resource)
     }
 
-    /// The key of object `o`: `/registry/<resource>/ns-<o % namespaces>/<name-prefix><o>`.
+    /// The key of object `o`: `/registry/<resource>/ns-<o % namespaces>/<name-prefix><o>`,
+    /// or in its named namespace, or right under the prefix when cluster-scoped.
     #[must_use]
     pub fn key(&self, o: u64) -> String {
         let mut key = Vec::new();
-        write_key(&mut key, &self.prefix(), self.namespaces, &self.name_prefix, o);
+        let (namespaces, name_prefix) = self.names();
+        write_key(&mut key, &self.prefix(), namespaces, &name_prefix, o);
         String::from_utf8(key).expect("written from strings and digits")
     }
 
     /// The object `key` is the key of, if it is one of this layout's.
     #[must_use]
     pub fn object_at(&self, key: &[u8]) -> Option<u64> {
-        object_at(key, &self.prefix(), self.namespaces, &self.name_prefix)
+        let (namespaces, name_prefix) = self.names();
+        object_at(key, &self.prefix(), namespaces, &name_prefix)
+    }
+
+    /// How [`write_key`] names its objects under the prefix: `namespaces` spread as
+    /// `ns-<n>/`, or 0 and a name prefix that starts with the named namespace
+    /// (`kube-node-lease/node-`), or with nothing for a cluster-scoped resource.
+    #[must_use]
+    pub fn names(&self) -> (u64, String) {
+        match self.namespace.as_deref() {
+            None => (self.namespaces, self.name_prefix.clone()),
+            Some("") => (0, self.name_prefix.clone()),
+            Some(namespace) => (0, format!("{namespace}/{}", self.name_prefix)),
+        }
     }
 
     pub(crate) fn validate_at(&self, at: &str) -> Result<(), InvalidParam> {
         check_name(at, "resource", &self.resource)?;
         check_name(at, "name-prefix", &self.name_prefix)?;
         check_positive(at, "namespaces", self.namespaces)?;
+        if let Some(namespace) = &self.namespace {
+            check_name(at, "namespace", namespace)?;
+            if self.namespaces != 1 {
+                return Err(invalid(at, "namespaces", "more than 1 with a named namespace"));
+            }
+        }
         check_positive(at, "objects", self.objects)?;
         check_positive(at, "writers-per-object", self.writers_per_object)?;
         if self.objects > MAX_OBJECTS {
@@ -362,13 +389,17 @@ fn resource_prefix(resource: &str) -> String {
 }
 
 /// Writes the key of object `o` into `out` (cleared first): the one place the layout is
-/// written, for [`ObjectOp::key`] and the driver's reused buffers.
+/// written, for [`ObjectOp::key`] and the driver's reused buffers. With `namespaces` 0 no
+/// `ns-<n>/` is written: the name prefix holds the namespace, or the resource is
+/// cluster-scoped ([`ObjectOp::names`]).
 pub fn write_key(out: &mut Vec<u8>, prefix: &str, namespaces: u64, name_prefix: &str, o: u64) {
     out.clear();
     out.extend_from_slice(prefix.as_bytes());
-    out.extend_from_slice(b"ns-");
-    push_decimal(out, o % namespaces.max(1), 1);
-    out.push(b'/');
+    if namespaces > 0 {
+        out.extend_from_slice(b"ns-");
+        push_decimal(out, o % namespaces, 1);
+        out.push(b'/');
+    }
     out.extend_from_slice(name_prefix.as_bytes());
     push_decimal(out, o, NAME_DIGITS);
 }
@@ -383,13 +414,12 @@ pub fn object_at(key: &[u8], prefix: &str, namespaces: u64, name_prefix: &str) -
     let o = digits
         .iter()
         .try_fold(0u64, |n, &d| d.is_ascii_digit().then(|| n * 10 + u64::from(d - b'0')))?;
-    let (namespace, n) = decimal(o % namespaces.max(1), 1);
-    let name = key
-        .strip_prefix(prefix.as_bytes())?
-        .strip_prefix(b"ns-")?
-        .strip_prefix(&namespace[n..])?
-        .strip_prefix(b"/")?
-        .strip_prefix(name_prefix.as_bytes())?;
+    let mut name = key.strip_prefix(prefix.as_bytes())?;
+    if namespaces > 0 {
+        let (namespace, n) = decimal(o % namespaces, 1);
+        name = name.strip_prefix(b"ns-")?.strip_prefix(&namespace[n..])?.strip_prefix(b"/")?;
+    }
+    let name = name.strip_prefix(name_prefix.as_bytes())?;
     (name.len() == NAME_DIGITS).then_some(o)
 }
 

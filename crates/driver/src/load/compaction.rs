@@ -20,9 +20,19 @@ use tokio::time::MissedTickBehavior;
 
 use crate::transport::{Dialer, control_client_any, status};
 
+/// What background compaction did: its recorder, and the revision of its last
+/// compaction (0 with none).
+pub(crate) struct Compacted {
+    pub(crate) recorder: Recorder,
+    pub(crate) revision: i64,
+}
+
 /// Compacts every `cfg.interval` until `measure_end` (a run of a fixed duration) or until
 /// `stop` turns true; records the compactions that complete from `measure_start` on, in
-/// intervals counted from it.
+/// intervals counted from it. The apiserver's compactor starts from `resumed`, the
+/// (version, revision seen) of a claim made before the run ([`claim_before`]), else
+/// afresh, as an apiserver just started.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn run(
     endpoints: Vec<String>,
     dialer: Dialer,
@@ -30,7 +40,31 @@ pub(crate) async fn run(
     measure_start: Instant,
     measure_end: Option<Instant>,
     interval: Duration,
+    resumed: Option<(i64, i64)>,
+    stop: watch::Receiver<bool>,
+) -> Compacted {
+    let mut last = 0;
+    let recorder = compact(
+        endpoints,
+        dialer,
+        cfg,
+        (measure_start, measure_end, interval),
+        resumed,
+        stop,
+        &mut last,
+    )
+    .await;
+    Compacted { recorder, revision: last }
+}
+
+async fn compact(
+    endpoints: Vec<String>,
+    dialer: Dialer,
+    cfg: Compaction,
+    (measure_start, measure_end, interval): (Instant, Option<Instant>, Duration),
+    resumed: Option<(i64, i64)>,
     mut stop: watch::Receiver<bool>,
+    last: &mut i64,
 ) -> Recorder {
     let apiserver = cfg.style == CompactionStyle::Apiserver;
     let kinds: &[OpKind] =
@@ -40,10 +74,9 @@ pub(crate) async fn run(
         recorder.record_error(OpKind::Compact, ErrorCode::Unavailable, Instant::now());
         return recorder;
     };
-    let mut last = 0;
     // The apiserver's compactor's state: the version of `compact_rev_key` it expects, and
     // the revision its last claim saw.
-    let (mut version, mut seen) = (0, 0);
+    let (mut version, mut seen) = resumed.unwrap_or((0, 0));
     let mut tick = tokio::time::interval_at((Instant::now() + cfg.interval).into(), cfg.interval);
     tick.set_missed_tick_behavior(MissedTickBehavior::Skip);
     let end = async {
@@ -79,7 +112,7 @@ pub(crate) async fn run(
                 }
             }
         };
-        if target <= last {
+        if target <= *last {
             continue;
         }
         let sent = Instant::now();
@@ -90,11 +123,33 @@ pub(crate) async fn run(
                 if done >= measure_start {
                     recorder.record_ok(OpKind::Compact, sent, sent, done);
                 }
-                last = target;
+                *last = target;
             }
             Err(e) => record_error(&mut recorder, OpKind::Compact, e, measure_start),
         }
     }
+}
+
+/// The claim of the apiserver that compacted before the run (a cluster's compactor has
+/// been claiming every interval): `compact_rev_key` claimed now, unmeasured, so that the
+/// run's compactor, resuming from the returned (version, revision seen), compacts to
+/// this revision one interval into the run, as a running cluster's does, rather than
+/// claiming afresh and compacting only after two.
+///
+/// # Errors
+/// etcd's, when the claim's Get or Txn fails.
+pub(crate) async fn claim_before(
+    client: &mut etcd_client::Client,
+) -> Result<(i64, i64), etcd_client::Error> {
+    let current = client.get(COMPACT_REV_KEY, None).await?;
+    let version = current.kvs().first().map_or(0, etcd_client::KeyValue::version);
+    let txn = Txn::new()
+        .when([Compare::version(COMPACT_REV_KEY, CompareOp::Equal, version)])
+        .and_then([TxnOp::put(COMPACT_REV_KEY, "0", None)]);
+    let resp = client.txn(txn).await?;
+    let revision = resp.header().map_or(0, etcd_client::ResponseHeader::revision);
+    // Lost only to a compactor claiming meanwhile: then it holds this interval.
+    Ok(if resp.succeeded() { (version + 1, revision) } else { (version + 1, 0) })
 }
 
 /// A failure of `kind` now, recorded if measured.

@@ -462,7 +462,9 @@ async fn a_cluster_of_nodes_is_preloaded_and_sent_at_its_derived_rates() {
     let s = scenario(
         "[load]\nclients = 16\nduration = \"20s\"\n\
          [kubernetes]\nnodes = 50\nnode-status-interval = \"10s\"\npod-churn = 1\n\
-         lists-per-minute = 20\ncounts-per-minute = 20\npod-size = \"1KiB\"\n",
+         lists-per-minute = 20\ncounts-per-minute = 20\npod-size = \"1KiB\"\n\
+         history = \"0s\"\npreload-events = false\npods-per-controller = 0\n\
+         apiserver-lease-interval = \"0s\"\n",
     );
     assert_eq!(
         s.load.rate, 28,
@@ -503,13 +505,14 @@ async fn a_cluster_of_nodes_is_preloaded_and_sent_at_its_derived_rates() {
     let want = 28.0 * seconds;
     assert!((sent as f64 - want).abs() <= 0.3 * want, "{sent} requests, {want} expected");
     held(&report);
-    // Every own write moved the revision once: the preload's creates, the updates, the
-    // lives' creates and deletes, the events.
+    // Every own write moved the revision once: the preload's creates, the compactor's
+    // claim before the run (the model's apiserver compacts every 5 minutes), the updates,
+    // the lives' creates and deletes, the events.
     let writes = [OpKind::K8sUpdate, OpKind::K8sCreate, OpKind::K8sDelete, OpKind::K8sEvent]
         .map(|k| report.op(k).ok)
         .iter()
         .sum::<u64>();
-    assert_eq!(etcd.revision().await - before, (1600 + writes) as i64);
+    assert_eq!(etcd.revision().await - before, (1600 + 1 + writes) as i64);
     // Each client's lives one after another: at most one each is not over.
     assert!(create.ok >= delete.ok && create.ok - delete.ok <= 16, "{} {}", create.ok, delete.ok);
     assert_eq!(lived.len() as u64, create.ok - delete.ok, "the lives not over left their pods");
@@ -579,7 +582,8 @@ async fn node_leases_renewed_less_often_than_the_grace_period_are_not_ready() {
             "[load]\nclients = 6\nduration = \"{duration}\"\n\
              [kubernetes]\nnodes = 6\npods-per-node = 0\nnode-status-interval = \"0s\"\n\
              pod-churn = 0\ncounts-per-minute = 0\nnode-lease-interval = \"4s\"\n\
-             node-monitor-grace-period = \"{grace}\"\n"
+             node-monitor-grace-period = \"{grace}\"\nhistory = \"0s\"\n\
+             apiserver-lease-interval = \"0s\"\n"
         ))
     };
     let report = driver.run(&model("1s", "6s")).await.expect("a run");
@@ -623,7 +627,8 @@ async fn node_leases_are_renewed_in_turn_at_their_interval() {
     let model = scenario(
         "[load]\nclients = 8\nduration = \"4s\"\n\
          [kubernetes]\nnodes = 60\npods-per-node = 0\nnode-status-interval = \"1s\"\n\
-         pod-churn = 0\ncounts-per-minute = 0\nnode-lease-interval = \"1s\"\n",
+         pod-churn = 0\ncounts-per-minute = 0\nnode-lease-interval = \"1s\"\nhistory = \"0s\"\n\
+         apiserver-lease-interval = \"0s\"\n",
     );
     let report = driver.run(&model).await.expect("a run");
     let renewals = report.op(OpKind::K8sUpdate).ok;
@@ -768,5 +773,159 @@ async fn consistent_reads_wait_for_progress_notifications_counted_with_their_gap
     assert!(progress.waits <= consistent.ok, "{progress:?}");
     assert!(progress.wait_p99_us <= progress.wait_max_us, "{progress:?}");
     assert!(progress.wait_max_us > 0 && progress.wait_max_us <= 3_000_000, "{progress:?}");
+    held(&report);
+}
+
+/// A modelled cluster in steady state, scaled down: its history (two seconds of every
+/// flow's writes) and a TTL of events (20 s of them, on a lease per second, each with the
+/// TTL its age leaves it) are preloaded, and during a run of three compaction intervals
+/// the apiserver's compactor compacts, resuming from the claim made before the run (at
+/// the first interval, to the revision the preload left), and the oldest event leases
+/// expire, etcd deleting their events at once; the report says so, and the server agrees:
+/// the revision before the run is compacted, and the events under the prefix are the
+/// preloaded and created ones less those the expiries deleted.
+#[tokio::test]
+async fn a_steady_state_run_compacts_and_expires_event_leases() {
+    if skip() {
+        return;
+    }
+    let etcd = Etcd::start().await;
+    let driver = etcd.driver(2).await;
+    let s = scenario(
+        "[load]\nclients = 8\nduration = \"6500ms\"\n\
+         [kubernetes]\nnodes = 20\npods-per-node = 1\npod-churn = 2\npod-size = \"1KiB\"\n\
+         node-size = \"1KiB\"\nevent-ttl = \"20s\"\nhistory = \"2s\"\n\
+         compaction-interval = \"2s\"\ncounts-per-minute = 0\nlists-per-minute = 0\n\
+         apiserver-lease-interval = \"1s\"\n",
+    );
+    let k = s.kubernetes.clone().unwrap();
+    let events = k.event_preload().expect("events preloaded");
+    assert_eq!((events.windows, events.per_window, events.leases_per_window()), (20, 10, 1));
+    let start = etcd.revision().await;
+    let report = driver.run(&s).await.expect("a run");
+    assert_eq!(report.errors_total(), 0, "{:?}", report.ops);
+    let steady = report.kubernetes.as_ref().and_then(|k| k.steady_state.clone());
+    let steady = steady.expect("a model's run reports its steady state");
+    let history: u64 = k.history().iter().map(|(_, n)| n).sum();
+    assert_eq!(steady.history_writes, history);
+    assert_eq!(
+        history,
+        4 + 32 + 2 * 8 + 2 * 6,
+        "2 s of 2 renewals a second, of 2 lives of 8 a second, of their ReplicaSet's and \
+         EndpointSlice's 4 updates a second each, of 3 apiservers' 2 leases each a second"
+    );
+    assert_eq!((steady.preloaded_events, steady.preloaded_event_leases), (200, 20));
+    // Compactions at 2 s and 4 s (and perhaps 6 s), each to the revision of the claim
+    // one interval before.
+    let compact = report.op(OpKind::Compact);
+    assert!(steady.compactions >= 2 && steady.compactions == compact.ok, "{steady:?}");
+    assert_eq!(report.op(OpKind::K8sCompactor).errors_total, 0);
+    let objects: u64 = k.preload().iter().map(|o| o.objects).sum();
+    assert_eq!(objects, 20 * 3 + 1 + 1 + 3 * 2, "nodes, leases, pods, a ReplicaSet and a Service");
+    let preloaded = start + objects as i64 + steady.history_writes as i64 + 200;
+    assert!(steady.compacted_revision > preloaded, "{steady:?}, preload to {preloaded}");
+    let mut client = etcd.client().await;
+    let old = client.get("/registry/", Some(GetOptions::new().with_revision(preloaded))).await;
+    assert!(old.is_err(), "revision {preloaded} was compacted: {old:?}");
+    let at = client
+        .get("/registry/", Some(GetOptions::new().with_revision(steady.compacted_revision)))
+        .await;
+    assert!(at.is_ok(), "the compacted revision itself is kept: {at:?}");
+    // Windows with 1 to about 6 s left expire in the run: one lease, 10 events each.
+    assert!(steady.leases_expired >= 3, "{steady:?}");
+    assert_eq!(steady.keys_expired, 10 * steady.leases_expired, "{steady:?}");
+    assert_eq!(steady.largest_expiry_keys, 10);
+    let created = report.op(OpKind::K8sEvent).ok;
+    let left = keys(&etcd, "/registry/events/").await.len() as u64;
+    // Expiries after the run's end may have deleted more since.
+    assert!(left <= 200 + created - steady.keys_expired, "{left} events left, {steady:?}");
+    assert!(left >= 200 + created - steady.keys_expired - 60, "{left} events left, {steady:?}");
+    held(&report);
+    apiserver_writes_at_their_keys(&etcd, &report).await;
+}
+
+/// The apiserver's other writes of a modelled cluster, each a row of the report by
+/// resource and verb, at the apiserver's keys: nodes cluster-scoped, node leases in
+/// kube-node-lease, identity leases in kube-system, master leases cluster-scoped on 15 s
+/// leases (a new one each write), ReplicaSets and EndpointSlices in the pods' namespaces.
+async fn apiserver_writes_at_their_keys(etcd: &Etcd, report: &Report) {
+    let k = report.kubernetes.as_ref().expect("reported");
+    let rows: Vec<(&str, Verb)> =
+        k.requests.iter().map(|r| (r.resource.as_str(), r.verb)).collect();
+    for resource in ["replicasets", "endpointslices", "masterleases", "leases"] {
+        let row = k.requests.iter().find(|r| r.resource == resource && r.verb == Verb::Update);
+        let row = row.unwrap_or_else(|| panic!("no {resource} update in {rows:?}"));
+        assert!(row.ok > 0 && row.errors_total == 0, "{resource}: {} ok, {:?}", row.ok, row.errors);
+    }
+    let mut client = etcd.client().await;
+    for key in [
+        "/registry/minions/node-00000000",
+        "/registry/leases/kube-node-lease/node-00000019",
+        "/registry/leases/kube-system/apiserver-00000002",
+        "/registry/pods/ns-0/pod-00000000",
+        "/registry/replicasets/ns-0/rs-00000000",
+        "/registry/endpointslices/ns-0/svc-00000000",
+    ] {
+        let got = client.get(key, None).await.unwrap();
+        assert_eq!(got.kvs().len(), 1, "{key}");
+    }
+    let masters = keys(etcd, "/registry/masterleases/").await;
+    let names: Vec<&str> = masters.iter().map(|kv| kv.key_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "/registry/masterleases/ip-00000000",
+            "/registry/masterleases/ip-00000001",
+            "/registry/masterleases/ip-00000002"
+        ]
+    );
+    for kv in &masters {
+        assert!(kv.version() > 1, "written again in the run: {kv:?}");
+        let ttl = client.lease_time_to_live(kv.lease(), None).await.unwrap();
+        assert_eq!(ttl.granted_ttl(), 15, "the master lease's TTL, no reuse");
+    }
+    assert_eq!(keys(etcd, "/registry/leases/").await.len(), 20 + 3);
+}
+
+/// An update of objects with a TTL puts each on a new lease of that TTL (15 s: too short
+/// for the apiserver's lease manager to reuse one), and writes again an object whose lease
+/// expired, as the master lease reconciler's GuaranteedUpdate with ignoreNotFound does:
+/// master leases deleted before the run are all there after it, with no error.
+#[tokio::test]
+async fn updates_of_objects_with_a_ttl_write_them_again_when_their_lease_expired() {
+    if skip() {
+        return;
+    }
+    let etcd = Etcd::start().await;
+    let driver = etcd.driver(1).await;
+    let masters = "resource = \"masterleases\"\nnamespace = \"\"\nname-prefix = \"ip-\"\n\
+        objects = 3\nttl = \"15s\"\nobject-size = 64";
+    run(&driver, 3, 3, "k8s-create", masters).await;
+    let created = keys(&etcd, "/registry/masterleases/").await;
+    assert_eq!(created.len(), 3);
+    assert!(created.iter().all(|kv| kv.lease() != 0));
+    let mut client = etcd.client().await;
+    // Two of them expired: their leases revoked, deleting them.
+    for kv in &created[..2] {
+        client.lease_revoke(kv.lease()).await.unwrap();
+    }
+    assert_eq!(keys(&etcd, "/registry/masterleases/").await.len(), 1);
+    let report = run(&driver, 3, 30, "k8s-update", masters).await;
+    let update = report.op(OpKind::K8sUpdate);
+    assert_eq!((update.ok, update.errors_total), (30, 0), "{:?}", update.errors);
+    let after = keys(&etcd, "/registry/masterleases/").await;
+    let names: Vec<&str> = after.iter().map(|kv| kv.key_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "/registry/masterleases/ip-00000000",
+            "/registry/masterleases/ip-00000001",
+            "/registry/masterleases/ip-00000002"
+        ]
+    );
+    for kv in &after {
+        let ttl = client.lease_time_to_live(kv.lease(), None).await.unwrap();
+        assert_eq!(ttl.granted_ttl(), 15, "a lease of the TTL, not reused");
+    }
     held(&report);
 }

@@ -153,6 +153,20 @@ impl Writer<'_> {
             let _ =
                 writeln!(self.out, "; {} past {} s (NotReady)", n.not_ready, n.not_ready_after_s);
         }
+        if let Some(st) = &k.steady_state {
+            let _ = writeln!(
+                self.out,
+                "  Steady state:\t{} history writes and {} events on {} leases preloaded; {} compactions (to revision {}); {} leases expired, deleting {} keys ({} at most at once)",
+                st.history_writes,
+                st.preloaded_events,
+                st.preloaded_event_leases,
+                st.compactions,
+                st.compacted_revision,
+                st.leases_expired,
+                st.keys_expired,
+                st.largest_expiry_keys
+            );
+        }
         if let Some(nodes) = k.nodes {
             self.sustained(nodes, &k.verdict());
         }

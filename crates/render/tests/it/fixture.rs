@@ -11,7 +11,7 @@ use etcdlat_core::metrics::{
     DiskDevice, NotAvailable, ResourceSample, ResourceSeries, metric, source,
 };
 use etcdlat_core::recorder::kubernetes::WatchRecord;
-use etcdlat_core::report::kubernetes::{KubernetesReport, VerdictScope};
+use etcdlat_core::report::kubernetes::{KubernetesReport, SteadyStateReport, VerdictScope};
 use etcdlat_core::workload::kubernetes::{RequestKind, Verb};
 use etcdlat_core::{
     ClientStep, ClientUsage, Consistency, Distribution, EmulatorUsage, ErrorCode, HashKvCheck,
@@ -737,8 +737,22 @@ pub fn kubernetes() -> KubernetesReport {
     let mut model = etcdlat_core::scenario::Kubernetes::with_nodes(4);
     model.etcd_share = 0.25;
     let scope = VerdictScope::of(Some(&model));
-    KubernetesReport::from_requests(&kinds, rec.requests_by_slot(), nodes, grace, scope)
-        .expect("requests recorded")
+    let mut report =
+        KubernetesReport::from_requests(&kinds, rec.requests_by_slot(), nodes, grace, scope)
+            .expect("requests recorded");
+    // In steady state: history and events preloaded, two compactions, three leases that
+    // expired deleting 30 keys, 12 at once.
+    report.steady_state = Some(SteadyStateReport {
+        history_writes: 300,
+        preloaded_events: 1200,
+        preloaded_event_leases: 12,
+        compactions: 2,
+        compacted_revision: 4321,
+        leases_expired: 3,
+        keys_expired: 30,
+        largest_expiry_keys: 12,
+    });
+    report
 }
 
 /// An audit of [`full_report`]'s puts and ranges that found one lost write, could not read

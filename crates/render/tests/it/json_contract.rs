@@ -386,6 +386,8 @@ struct Kubernetes {
     node_leases: Nullable<NodeLeases>,
     /// What the verdict judged: etcd's side, under which apiserver model.
     scope: Scope,
+    /// The store in steady state, in runs of a `[kubernetes]` model.
+    steady_state: Nullable<SteadyState>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -398,6 +400,20 @@ struct Scope {
     apiserver: String,
     /// etcd's share of the 1 s calls' SLO.
     etcd_share: f64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct SteadyState {
+    history_writes: u64,
+    preloaded_events: u64,
+    preloaded_event_leases: u64,
+    compactions: u64,
+    compacted_revision: i64,
+    leases_expired: u64,
+    keys_expired: u64,
+    largest_expiry_keys: u64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -877,7 +893,7 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 16] = [
     ("network", &["emulator"]),
     ("audit", &["read_back_error", "serializable_staleness", "members", "violations"]),
     ("violation", &["key"]),
-    ("kubernetes", &["nodes", "node_leases"]),
+    ("kubernetes", &["nodes", "node_leases", "steady_state"]),
 ];
 
 /// What a field left out stands for.
@@ -1072,6 +1088,14 @@ fn kubernetes_requests_are_written_by_resource_and_verb() {
     assert_eq!((leases.nodes, leases.not_ready, leases.not_ready_after_s), (4, 2, 40.0));
     assert_eq!(leases.max_gap_us / 1_000_000, 60, "the lease never renewed: the whole run");
     assert_eq!((k.nodes.0, k.sustained), (Some(4), false), "lists missed their SLO");
+    // The steady state: two compactions, three leases expired, 30 keys, 12 at once.
+    let steady = k.steady_state.0.as_ref().expect("a model's run has its steady state");
+    assert_eq!((steady.history_writes, steady.preloaded_events), (300, 1200));
+    assert_eq!((steady.compactions, steady.compacted_revision), (2, 4321));
+    assert_eq!(
+        (steady.leases_expired, steady.keys_expired, steady.largest_expiry_keys),
+        (3, 30, 12)
+    );
     assert!(top.runs[1].kubernetes.0.is_none(), "left out of a run that sent none");
     let back: ReportSet = serde_json::from_str(&render::json(&set)).expect("the output reads back");
     assert_eq!(back.runs[0].kubernetes, set.runs[0].kubernetes);

@@ -44,9 +44,11 @@ mod cache;
 mod checks;
 mod lease;
 mod shared;
+mod steady;
 
 pub(crate) use checks::Checks;
 pub(crate) use shared::{Ended, Shared};
+pub(crate) use steady::{Expiry, observe_expiry, preload_events};
 
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
@@ -109,7 +111,9 @@ impl Lifecycle {
     }
 }
 
-/// Where a resource's objects are: `/registry/<resource>/ns-<n>/<name-prefix><o>`.
+/// Where a resource's objects are: `/registry/<resource>/ns-<n>/<name-prefix><o>`, or with
+/// `namespaces` 0 `/registry/<resource>/<name-prefix><o>`, the name prefix holding a named
+/// namespace ([`ObjectOp::names`]).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub(crate) struct Layout {
     /// `/registry/<resource>/`.
@@ -120,7 +124,8 @@ pub(crate) struct Layout {
 
 impl Layout {
     fn of(o: &ObjectOp) -> Self {
-        Self { prefix: o.prefix(), namespaces: o.namespaces, name_prefix: o.name_prefix.clone() }
+        let (namespaces, name_prefix) = o.names();
+        Self { prefix: o.prefix(), namespaces, name_prefix }
     }
 }
 
@@ -220,7 +225,10 @@ impl Workload {
             .workload()
             .iter()
             .any(|(_, other)| matches!(other, Operation::K8sCreate(c) if same_names(c)));
-        let renews = verb == Verb::Update && o.resource == NODE_LEASES;
+        // The apiservers' identity leases are leases too, but not nodes'.
+        let renews = verb == Verb::Update
+            && o.resource == NODE_LEASES
+            && o.namespace.as_deref() != Some(etcdlat_core::scenario::kubernetes::KUBE_SYSTEM);
         let slot = slot_of(RequestKind { resource: o.resource.clone(), verb }, slots);
         let watch_slot =
             slot_of(RequestKind { resource: o.resource.clone(), verb: Verb::Watch }, slots);
@@ -490,9 +498,9 @@ impl Runner {
                     Some(turns) => turns.fetch_add(1, Ordering::Relaxed) % p.objects,
                     None => self.owned(id, state),
                 };
-                self.update(kv, o, false).await
+                self.update(kv, conn, o, false).await
             }
-            Action::Verb(Verb::Delete) => self.update(kv, self.owned(id, state), true).await,
+            Action::Verb(Verb::Delete) => self.update(kv, conn, self.owned(id, state), true).await,
             Action::Verb(Verb::Get) => {
                 let resp = kv.range(get(self.key(i % p.objects))).await?;
                 let found = resp.kvs.first().ok_or_else(not_found)?;
@@ -598,7 +606,7 @@ impl Runner {
                 let delete = verb == 2;
                 let known = (life.revision > 0).then_some(life.revision);
                 let key = self.key(life.object);
-                let written = self.guaranteed(kv, &key, life.object, known, delete).await;
+                let written = self.guaranteed(kv, &key, life.object, known, delete, 0).await;
                 if let Ok(done) = &written {
                     self.written(life.object, done.revision, delete);
                 }
@@ -616,11 +624,22 @@ impl Runner {
     }
 
     /// GuaranteedUpdate (or the conditional delete with `delete`) of object `o`, from the
-    /// revision the run's cache holds, written through it.
-    async fn update(&self, kv: &mut Kv, o: u64, delete: bool) -> Result<Done, tonic::Status> {
+    /// revision the run's cache holds, written through it; an update of objects with a TTL
+    /// puts the object on a lease, as the apiserver's (`ttlOpts`), a new one or one reused.
+    async fn update(
+        &self,
+        kv: &mut Kv,
+        conn: &Conn,
+        o: u64,
+        delete: bool,
+    ) -> Result<Done, tonic::Status> {
         let cache = self.cache.as_ref().expect("an update has its cache");
         let key = self.key(o);
-        let done = self.guaranteed(kv, &key, o, cache.revision_of(o), delete).await?;
+        let lease = match &self.leases {
+            Some(leases) if !delete => leases.lease(conn).await?,
+            _ => 0,
+        };
+        let done = self.guaranteed(kv, &key, o, cache.revision_of(o), delete, lease).await?;
         self.written(o, done.revision, delete);
         Ok(done)
     }
@@ -628,7 +647,7 @@ impl Runner {
     /// GuaranteedUpdate (or the conditional delete with `delete`) of object `o` at `key`,
     /// comparing `known`, the revision its writer holds, or when it holds none the one a
     /// Get reads first (as the apiserver reads etcd when it has no cached object); retried
-    /// on the revision etcd's Else returned.
+    /// on the revision etcd's Else returned. A put is on `lease` (0: none).
     async fn guaranteed(
         &self,
         kv: &mut Kv,
@@ -636,16 +655,24 @@ impl Runner {
         o: u64,
         known: Option<i64>,
         delete: bool,
+        lease: i64,
     ) -> Result<Done, tonic::Status> {
+        // An object with a TTL (a put on a lease) whose lease expired is written again, as
+        // the master lease reconciler's GuaranteedUpdate with ignoreNotFound creates it.
+        let recreate = lease != 0;
         let mut expected = match known {
             Some(rev) => rev,
             None => {
                 let resp = kv.range(get(key.clone())).await?;
-                resp.kvs.first().ok_or_else(not_found)?.mod_revision
+                match resp.kvs.first() {
+                    Some(found) => found.mod_revision,
+                    None if recreate => 0,
+                    None => return Err(not_found()),
+                }
             }
         };
         let write =
-            if delete { Write::Delete } else { Write::Put { value: &self.plan.value, lease: 0 } };
+            if delete { Write::Delete } else { Write::Put { value: &self.plan.value, lease } };
         let mut conflicts = 0;
         loop {
             let txn = GuardedWrite { key, expected, write, else_get: true };
@@ -660,13 +687,17 @@ impl Runner {
                 });
             }
             conflicts += 1;
-            let Some(current) = else_revision(&resp) else {
+            let current = match else_revision(&resp) {
+                Some(current) => current,
+                // Its lease expired meanwhile: created again, comparing its absence.
+                None if recreate && expected != 0 => 0,
                 // Deleted by someone else meanwhile.
-                return Err(not_found());
+                None => return Err(not_found()),
             };
             // One writer compared what it last wrote, so nobody else can have moved it; and
             // a compare that failed on the revision the object still has is etcd's fault.
-            if self.plan.single_writer || current == expected {
+            // An expiry is neither.
+            if current != 0 && (self.plan.single_writer || current == expected) {
                 self.checks.violated(Invariant::UnexpectedConflict);
             }
             expected = current;

@@ -26,20 +26,21 @@ use std::time::{Duration, Instant, SystemTime};
 
 use etcdlat_core::audit::AuditReport;
 use etcdlat_core::recorder::{MemberRecord, OpRecord, Pacing as RecordedPacing, Recorder};
-use etcdlat_core::report::kubernetes::KubernetesReport;
-use etcdlat_core::workload::kubernetes::ObjectOp;
+use etcdlat_core::report::kubernetes::{KubernetesReport, SteadyStateReport};
+use etcdlat_core::workload::kubernetes::{EventOp, ObjectOp};
 use etcdlat_core::{
-    AlarmReport, ClientUsage, HashKvCheck, LeaderChange, MemberMetrics, NetworkReport, OpKind,
-    OpReport, Operation, Report, Scenario, Setup, StepReport, TargetInfo, Targeting,
+    AlarmReport, ClientUsage, CompactionStyle, HashKvCheck, LeaderChange, MemberMetrics,
+    NetworkReport, OpKind, OpReport, Operation, Report, Scenario, Setup, StepReport, TargetInfo,
+    Targeting,
 };
 use tokio::sync::{MutexGuard, oneshot, watch};
 use tokio::task::JoinHandle;
 
-use super::compaction;
 use super::driver::{Driver, Pool};
 use super::report::{Measured, member_reports, op_seed, pacing_report, params};
 use super::request::Work;
 use super::worker::{Job, JobResult, Worker};
+use super::{compaction, kubernetes};
 use crate::cluster::alarm;
 use crate::cluster::discovery::{self, Discovery};
 use crate::cluster::fault::{self, Applied};
@@ -49,7 +50,7 @@ use crate::cluster::metrics::{self, Sampler, Usage};
 use crate::cluster::network::LinkState;
 use crate::cluster::target;
 use crate::cluster::toxiproxy::Proxies;
-use crate::error::DriverError;
+use crate::error::{AnswerError, DriverError};
 use crate::load::worker::WorkerError;
 use crate::transport::control_client_any;
 use jobs::merge;
@@ -91,8 +92,49 @@ impl Driver {
         for objects in preload {
             pool = run.fill(&preload_fill(objects), pool, shutdown.as_mut()).await?;
         }
+        let steady = match &scenario.kubernetes {
+            Some(k) => {
+                let mut steady = Steady::default();
+                for (op, total) in k.history() {
+                    pool = run.fill(&history_fill(op, total), pool, shutdown.as_mut()).await?;
+                    steady.report.history_writes += total;
+                }
+                let mut client = control_client_any(&self.dialer, &self.config.endpoints).await?;
+                if let Some(events) = k.event_preload() {
+                    let seed = run.seed;
+                    steady.report.preloaded_event_leases =
+                        kubernetes::preload_events(&client, &events, seed).await?;
+                    steady.report.preloaded_events = events.events();
+                }
+                if scenario
+                    .compaction
+                    .as_ref()
+                    .is_some_and(|c| c.style == CompactionStyle::Apiserver)
+                {
+                    let claimed = compaction::claim_before(&mut client).await;
+                    steady.compactor_from =
+                        Some(claimed.map_err(|e| DriverError::NotAnswering {
+                            endpoint: self.config.endpoints.join(","),
+                            source: AnswerError::Client(e),
+                        })?);
+                }
+                Some(steady)
+            }
+            None => None,
+        };
+        run.steady = steady;
         run.measure(pool, shutdown).await
     }
+}
+
+/// A modelled cluster's store brought to steady state before the run: what was written,
+/// and the apiserver compactor's claim to resume from.
+#[derive(Debug, Clone, Default)]
+struct Steady {
+    /// The preload's counts; the run's compactions and expiries are added to it.
+    report: SteadyStateReport,
+    /// The (version, revision seen) of the claim made before the run.
+    compactor_from: Option<(i64, i64)>,
 }
 
 /// Logical clients of a Kubernetes preload, as many as a setup's by default.
@@ -103,6 +145,14 @@ fn setup_fill(setup: &Setup) -> Scenario {
     let mut fill = Scenario::new(Operation::Put(setup.put.clone()));
     fill.load.clients = setup.clients;
     fill.load.total = Some(setup.total);
+    fill
+}
+
+/// A Kubernetes model's history of one flow as a run: `total` of its requests.
+fn history_fill(op: Operation, total: u64) -> Scenario {
+    let mut fill = Scenario::new(op);
+    fill.load.clients = PRELOAD_CLIENTS;
+    fill.load.total = Some(total);
     fill
 }
 
@@ -134,6 +184,8 @@ pub(super) struct Run<'a> {
     /// Whether the workers publish their finished intervals to the driver's progress as
     /// they go (not the setup fill's).
     stream: bool,
+    /// A modelled cluster's steady state, once preloaded (not the fills').
+    steady: Option<Steady>,
 }
 
 impl<'a> Run<'a> {
@@ -189,6 +241,7 @@ impl<'a> Run<'a> {
             faults,
             seed: op_seed(scenario),
             stream,
+            steady: None,
         })
     }
 
@@ -278,9 +331,29 @@ impl<'a> Run<'a> {
                 start.measure_from,
                 scenario.load.duration.map(|d| start.measure_from + d),
                 scenario.series_interval().length,
+                self.steady.as_ref().and_then(|s| s.compactor_from),
                 stop_rx.clone(),
             ))
         });
+        // A modelled cluster's events are deleted by their leases' expiry alone.
+        let expiry = match &self.steady {
+            Some(_) => {
+                let mut client =
+                    control_client_any(&driver.dialer, &driver.config.endpoints).await?;
+                let from = client
+                    .get("\0", None)
+                    .await
+                    .map_or(0, |r| r.header().map_or(0, etcd_client::ResponseHeader::revision) + 1);
+                Some(tokio::spawn(kubernetes::observe_expiry(
+                    client,
+                    EventOp::default().prefix(),
+                    from,
+                    start.measure_from,
+                    stop_rx.clone(),
+                )))
+            }
+            None => None,
+        };
         let (retarget_tx, retarget_rx) = watch::channel(pool.endpoints.clone());
         // The load follows the leader, or, with the endpoints as given, the member list
         // when asked to sync with it; never both, which would move it back and forth.
@@ -338,6 +411,7 @@ impl<'a> Run<'a> {
             faults,
             leader_watch,
             compactor,
+            expiry,
             sampler,
             usage,
             network_before,
@@ -431,10 +505,30 @@ impl<'a> Run<'a> {
         // The load's own, before the compactions join the recorder.
         let recorder_members = recorder.members().to_vec();
         let recorder_pacing = recorder.pacing().cloned();
+        let mut kubernetes = measured.kubernetes;
+        let mut steady = self.steady.as_ref().map(|s| s.report.clone());
         if let Some(compactor) = loaded.compactor
-            && let Ok(compactions) = compactor.await
+            && let Ok(compacted) = compactor.await
         {
-            recorder.merge(compactions);
+            if let Some(steady) = &mut steady {
+                steady.compactions = compacted
+                    .recorder
+                    .records()
+                    .find(|(kind, _)| *kind == OpKind::Compact)
+                    .map_or(0, |(_, r)| r.ok);
+                steady.compacted_revision = compacted.revision;
+            }
+            recorder.merge(compacted.recorder);
+        }
+        if let (Some(steady), Some(expiry)) = (&mut steady, loaded.expiry)
+            && let Ok(expired) = expiry.await
+        {
+            steady.leases_expired = expired.leases;
+            steady.keys_expired = expired.keys;
+            steady.largest_expiry_keys = expired.largest;
+        }
+        if let Some(k) = &mut kubernetes {
+            k.steady_state = steady;
         }
         let audit = match &measured.audit {
             Some(history) => {
@@ -461,7 +555,7 @@ impl<'a> Run<'a> {
         let alarms =
             alarm::alarms(&driver.config.endpoints, &driver.dialer, &self.cluster.members).await;
         Ok(Collected {
-            kubernetes: measured.kubernetes,
+            kubernetes,
             recorder,
             measure_start: measured.measure_start,
             last_done: measured.last_done,
@@ -625,7 +719,9 @@ struct Loaded {
     workers: usize,
     faults: Option<oneshot::Receiver<Vec<Applied>>>,
     leader_watch: JoinHandle<Vec<LeaderChange>>,
-    compactor: Option<JoinHandle<Recorder>>,
+    compactor: Option<JoinHandle<compaction::Compacted>>,
+    /// What the leases' expiry deleted, observed in a modelled cluster's runs.
+    expiry: Option<JoinHandle<kubernetes::Expiry>>,
     sampler: Sampler,
     usage: Usage,
     /// The emulated network's links before the load, to count what it moved.
