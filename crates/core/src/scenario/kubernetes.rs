@@ -529,7 +529,9 @@ impl Kubernetes {
     #[must_use]
     pub fn steady_state_bytes(&self) -> u64 {
         let span = self.history.max(2 * self.compaction_interval).as_secs_f64();
-        let bytes = |per_second: f64, size: u64| (per_second * span) as u64 * stored_bytes(size);
+        let bytes = |per_second: f64, size: u64| {
+            ((per_second * span) as u64).saturating_mul(stored_bytes(size))
+        };
         let history = self
             .flows()
             .iter()
@@ -544,8 +546,8 @@ impl Kubernetes {
                 _ => 0,
             })
             .fold(0, u64::saturating_add);
-        let events = (self.event_rate() * self.event_ttl.as_secs_f64()) as u64
-            * stored_bytes(self.event_size);
+        let events = ((self.event_rate() * self.event_ttl.as_secs_f64()) as u64)
+            .saturating_mul(stored_bytes(self.event_size));
         self.preload_bytes().saturating_add(history).saturating_add(events)
     }
 
