@@ -15,10 +15,17 @@
 //!   the scalability tests' 10-50), each a life of its own (`k8s-pod-lifecycle`: a create,
 //!   `updates-per-pod` updates (6) and a delete, 160 requests a second at 5,000 nodes) and
 //!   `events-per-pod` events (5);
-//! - lists of pods: `lists-per-minute` per apiserver (1), in pages of 500;
+//! - lists of pods: `lists-per-minute` per apiserver (1), in pages of 500, as the
+//!   `apiserver` release serves them: up to 1.30 from etcd (`k8s-list`), from 1.31 from
+//!   the watch cache after a consistent-read probe (`k8s-consistent-list`, whose continue
+//!   pages come from etcd before 1.34);
+//! - from 1.34, each apiserver's consistency checker's lists of every cached resource
+//!   (pods, nodes, leases) from etcd, every 6.25 minutes on average, in pages of 10,000 at
+//!   its cache's revision (`k8s-list` with `at-cache-revision`);
 //! - counts of every resource (pods, nodes, leases, events): `counts-per-minute` per
-//!   apiserver (1, the apiserver's storage metrics);
-//! - `apiservers` apiservers (3).
+//!   apiserver (1, the apiserver's storage metrics); from 1.34 only events' reach etcd,
+//!   the cached resources' come from the cache;
+//! - `apiservers` apiservers (3), each with its own watch caches fed by its own watches.
 //!
 //! The churned pods are new names of the run's own, beside the preloaded pods: each logical
 //! client runs its pods' lives one after another, one writer per pod, so their updates never
@@ -34,6 +41,7 @@ use serde::{Deserialize, Serialize};
 
 use super::ScenarioError;
 use crate::unit;
+use crate::workload::apiserver::{ApiserverVersion, CHECK_PAGE, CHECK_PERIOD_MEAN};
 use crate::workload::kubernetes::{
     EventOp, LifecycleOp, MAX_OBJECTS, MAX_UPDATES_PER_LIFE, ObjectOp,
 };
@@ -108,9 +116,15 @@ pub struct Kubernetes {
     /// `writers-per-object`, and the lives a create and a delete each.
     #[serde(default = "one")]
     pub writers_per_pod: u64,
-    /// Apiservers, each listing and counting on its own. Default 3.
+    /// Apiservers, each listing and counting on its own, with its own watch caches fed by
+    /// its own watches. Default 3.
     #[serde(default = "three")]
     pub apiservers: u64,
+    /// The kube-apiserver release whose read path the model follows (`"1.30"`, `"1.37"`):
+    /// where lists are served from, the consistency checker, RangeStream. Default the
+    /// current release, 1.37.
+    #[serde(default)]
+    pub apiserver: ApiserverVersion,
     /// Lists of all pods per apiserver per minute. Default 1.
     #[serde(default = "one")]
     pub lists_per_minute: u64,
@@ -158,6 +172,7 @@ impl Kubernetes {
             events_per_pod: 5,
             writers_per_pod: 1,
             apiservers: 3,
+            apiserver: ApiserverVersion::CURRENT,
             lists_per_minute: 1,
             counts_per_minute: 1,
             namespaces: 10,
@@ -252,11 +267,22 @@ impl Kubernetes {
                     rate_per_second: churn * self.updates_per_pod as f64,
                 });
             }
-            flows.push(Flow {
-                op: Operation::K8sList(pods.clone()),
-                rate_per_second: per_minute(self.lists_per_minute),
-            });
+            let list = if self.apiserver.lists_from_cache() {
+                Operation::K8sConsistentList(pods.clone())
+            } else {
+                Operation::K8sList(pods.clone())
+            };
+            flows.push(Flow { op: list, rate_per_second: per_minute(self.lists_per_minute) });
             counted.push(pods.clone());
+        }
+        if self.apiserver.checks_consistency() {
+            // Every cached resource, by each apiserver's checker; their counts are the
+            // cache's from then on.
+            let every = self.apiservers as f64 / CHECK_PERIOD_MEAN.as_secs_f64();
+            for cached in counted.drain(..) {
+                let checked = ObjectOp { page_size: CHECK_PAGE, at_cache_revision: true, ..cached };
+                flows.push(Flow { op: Operation::K8sList(checked), rate_per_second: every });
+            }
         }
         let events = EventOp {
             namespaces: self.namespaces,
@@ -417,7 +443,8 @@ mod tests {
     /// once a minute.
     #[test]
     fn five_thousand_nodes_send_the_issues_rates() {
-        let flows = Kubernetes::with_nodes(5000).flows();
+        let old = Kubernetes { apiserver: "1.30".parse().unwrap(), ..Kubernetes::with_nodes(5000) };
+        let flows = old.flows();
         let rates: Vec<(String, f64)> =
             flows.iter().map(|f| (f.op.name().to_owned(), f.rate_per_second)).collect();
         let expected = [
@@ -443,6 +470,75 @@ mod tests {
             (pods.prefix(), 10, "pod-", 8 * 1024)
         );
         assert_eq!((life.updates, life.requests_per_life()), (6, 8));
+    }
+
+    /// Each release's read path: up to 1.30 the pods' lists go to etcd and every resource
+    /// is counted there; from 1.31 they are consistent lists from the cache; from 1.34 each
+    /// apiserver's checker lists every cached resource in pages of 10,000 at its cache's
+    /// revision every 6.25 minutes, and only events are counted in etcd.
+    #[test]
+    fn each_release_reads_as_it_does() {
+        let at = |release: &str| {
+            let model =
+                Kubernetes { apiserver: release.parse().unwrap(), ..Kubernetes::with_nodes(5000) };
+            model
+                .flows()
+                .into_iter()
+                .filter(|f| {
+                    !matches!(
+                        f.op,
+                        Operation::K8sUpdate(_)
+                            | Operation::K8sPodLifecycle(_)
+                            | Operation::K8sEvent(_)
+                    )
+                })
+                .map(|f| {
+                    let o = f.op.objects().unwrap();
+                    let what = (o.resource.clone(), o.page_size, o.at_cache_revision);
+                    (f.op.name().to_owned(), what, (f.rate_per_second * 1e6).round() / 1e6)
+                })
+                .collect::<Vec<_>>()
+        };
+        let row = |name: &str, resource: &str, page: u64, at_cache: bool, rate: f64| {
+            (name.to_owned(), (resource.to_owned(), page, at_cache), rate)
+        };
+        let count = |resource: &str| row("k8s-count", resource, 500, false, 0.05);
+        assert_eq!(
+            at("1.30"),
+            [
+                row("k8s-list", "pods", 500, false, 0.05),
+                count("minions"),
+                count("leases"),
+                count("pods"),
+                count("events"),
+            ]
+        );
+        let mut consistent = at("1.30");
+        consistent[0].0 = "k8s-consistent-list".to_owned();
+        assert_eq!(at("1.31"), consistent);
+        assert_eq!(at("1.33"), consistent);
+        let checker = |resource: &str| row("k8s-list", resource, 10_000, true, 0.008);
+        let current = [
+            row("k8s-consistent-list", "pods", 500, false, 0.05),
+            checker("minions"),
+            checker("leases"),
+            checker("pods"),
+            count("events"),
+        ];
+        assert_eq!(at("1.34"), current);
+        assert_eq!(at("1.37"), current);
+        let s = Scenario::from_toml_str(
+            "[load]\nduration = \"10s\"\n[kubernetes]\nnodes = 50\napiserver = \"1.30\"\n",
+        )
+        .unwrap();
+        assert_eq!(s.kubernetes.as_ref().unwrap().apiserver.to_string(), "1.30");
+        assert_eq!(Scenario::from_toml_str(&toml::to_string(&s).unwrap()).unwrap(), s);
+        let err = Scenario::from_toml_str(
+            "[load]\nduration = \"10s\"\n[kubernetes]\nnodes = 50\napiserver = \"1.x\"\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("not a Kubernetes release"), "{err}");
     }
 
     /// With one writer per pod the pods' updates are their lives' own; with more, they
@@ -526,6 +622,8 @@ mod tests {
             pod_churn: Some(0.0),
             lists_per_minute: 0,
             counts_per_minute: 0,
+            // Before the consistency checker, whose lists no knob turns off.
+            apiserver: "1.30".parse().unwrap(),
             ..Kubernetes::with_nodes(5000)
         };
         let (mix, rate) = leases.mix();
