@@ -80,8 +80,9 @@ fn range_template(key: Bytes, range_end: Bytes, consistency: Consistency) -> Ran
 }
 
 impl Work {
-    /// Prepares the request operations of `scenario` (not its stream workload).
-    pub(crate) fn prepare(scenario: &Scenario, seed: u64) -> Self {
+    /// Prepares the request operations of `scenario` (not its stream workload), against an
+    /// etcd that has RangeStream when `etcd_streams`.
+    pub(crate) fn prepare(scenario: &Scenario, seed: u64, etcd_streams: bool) -> Self {
         let mut spaces = Spaces::default();
         let (mut requests, mut lives) = (Vec::new(), 0);
         let ops = scenario
@@ -104,7 +105,8 @@ impl Work {
                 _ => None,
             })
             .collect();
-        let k8s = (!plans.is_empty()).then(|| Arc::new(kubernetes::Shared::new(plans)));
+        let k8s = (!plans.is_empty())
+            .then(|| Arc::new(kubernetes::Shared::new(plans, scenario, etcd_streams)));
         Self { ops, seed, spaces, requests, k8s }
     }
 

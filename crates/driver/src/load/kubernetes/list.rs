@@ -1,0 +1,77 @@
+//! The apiserver's lists from etcd, as k8s.io/apiserver's `etcd3/store.go` GetList reads
+//! them: pages of `limit` keys, the first at the revision asked for (0: etcd's current),
+//! each next one from the last key + `\0` pinned to the first's revision; each page a
+//! Range, or from 1.37 on an etcd that has it (3.7 on) a RangeStream of the same request
+//! (`streamChunks`), which counts nothing.
+
+use bytes::Bytes;
+use etcdlat_core::invariant::Invariant;
+
+use super::cache::next_key;
+use super::checks::Checks;
+use crate::transport::Kv;
+use crate::transport::message::{RangeRequest, ResponseHeader};
+
+/// What one list read.
+#[derive(Debug, Default)]
+pub(super) struct Listed {
+    /// Pages (requests) it took.
+    pub pages: u64,
+    /// Keys and value bytes it received.
+    pub keys: u64,
+    pub value_bytes: u64,
+    /// The first page's header.
+    pub header: Option<ResponseHeader>,
+    /// What the first page counted of the range (Range pages only; a RangeStream counts
+    /// nothing).
+    pub count: Option<u64>,
+}
+
+/// Lists `req`'s range in pages of its limit, through RangeStream with `stream`; the keys
+/// of Range pages are checked to come in order ([`Invariant::ListOrder`]).
+pub(super) async fn list(
+    kv: &mut Kv,
+    mut req: RangeRequest,
+    stream: bool,
+    checks: &Checks,
+) -> Result<Listed, tonic::Status> {
+    let mut listed = Listed::default();
+    let mut last_key = Bytes::new();
+    loop {
+        let (more, header) = if stream {
+            let got = kv.range_stream(&req).await?;
+            listed.keys += got.keys;
+            listed.value_bytes += got.value_bytes;
+            let more = got.more && !got.last_key.is_empty();
+            if !got.last_key.is_empty() {
+                last_key = got.last_key;
+            }
+            (more, got.header)
+        } else {
+            let resp = kv.range(req.clone()).await?;
+            for kv in &resp.kvs {
+                if kv.key <= last_key && !last_key.is_empty() {
+                    checks.violated(Invariant::ListOrder);
+                }
+                last_key = kv.key.clone();
+                listed.value_bytes += kv.value.len() as u64;
+            }
+            listed.keys += resp.kvs.len() as u64;
+            if listed.pages == 0 {
+                listed.count = Some(resp.count.max(0) as u64);
+            }
+            (resp.more && !resp.kvs.is_empty(), resp.header)
+        };
+        listed.pages += 1;
+        if listed.pages == 1 {
+            if req.revision == 0 {
+                req.revision = header.map_or(0, |h| h.revision);
+            }
+            listed.header = header;
+        }
+        if !more {
+            return Ok(listed);
+        }
+        req.key = next_key(&last_key);
+    }
+}
