@@ -757,6 +757,9 @@ async fn consistent_reads_wait_for_progress_notifications_counted_with_their_gap
     held(&report);
 }
 
+/// A report row read from its JSON: resource, successes, page buckets (fewest, most).
+type Row = (String, u64, Vec<(u64, u64)>);
+
 /// The release chooses what reaches etcd (docs/scenarios.md's table), read from the
 /// report's JSON: 1.30's lists of pods go to etcd in pages of 500, every resource is counted
 /// there; 1.37's are consistent lists from the watch cache (a probe, no page from etcd), each
@@ -807,7 +810,7 @@ async fn the_apiserver_release_chooses_the_lists_that_reach_etcd_and_each_apiser
         }
         json.push(v);
     }
-    let rows = |v: &serde_json::Value, verb: &str| -> Vec<(String, u64, Vec<(u64, u64)>)> {
+    let rows = |v: &serde_json::Value, verb: &str| -> Vec<Row> {
         let rows = v["kubernetes"]["requests"].as_array().expect("rows");
         rows.iter()
             .filter(|r| r["verb"] == verb && r["ok"].as_u64().unwrap() > 0)
@@ -824,7 +827,7 @@ async fn the_apiserver_release_chooses_the_lists_that_reach_etcd_and_each_apiser
             })
             .collect()
     };
-    let names = |rows: Vec<(String, u64, Vec<(u64, u64)>)>| {
+    let names = |rows: Vec<Row>| {
         rows.into_iter().map(|(resource, _, pages)| (resource, pages)).collect::<Vec<_>>()
     };
     let keys_per_list = |v: &serde_json::Value| {
