@@ -35,6 +35,8 @@ use tokio::sync::{Notify, OnceCell, oneshot};
 
 use super::Layout;
 use super::checks::Checks;
+use super::list;
+use super::stream::RangeStreamSupport;
 use crate::transport::message::{EventView, Malformed, RangeRequest, WatchResponse, WatchView};
 use crate::transport::{Conn, Kv, WatchCreate, WatchReceiver, WatchSender};
 
@@ -81,8 +83,10 @@ pub(crate) struct Cache {
     started: OnceCell<()>,
     /// Dropped with the cache: its watch task then ends.
     end: Mutex<Option<oneshot::Sender<()>>>,
-    /// Its initial list is read through RangeStream.
-    streams: bool,
+    /// Its apiserver.
+    apiserver: u32,
+    /// Its initial list is read through RangeStream when this says its apiserver tries.
+    streams: Option<Arc<RangeStreamSupport>>,
     /// Events delivered while measured.
     events: AtomicU64,
     checks: Arc<Checks>,
@@ -117,7 +121,7 @@ impl Cache {
         objects: u64,
         watch_slot: usize,
         checks: Arc<Checks>,
-        (apiserver, streams): (u32, bool),
+        (apiserver, streams): (u32, Option<Arc<RangeStreamSupport>>),
     ) -> Self {
         Self {
             prefix: Bytes::copy_from_slice(layout.prefix.as_bytes()),
@@ -131,6 +135,7 @@ impl Cache {
             progress: Arc::default(),
             started: OnceCell::new(),
             end: Mutex::new(None),
+            apiserver,
             streams,
             events: AtomicU64::new(0),
             checks,
@@ -191,33 +196,11 @@ impl Cache {
 
     async fn fill_and_watch(self: &Arc<Self>, conn: &Conn) -> Result<(), tonic::Status> {
         let mut kv = conn.kv.clone();
-        let mut req = RangeRequest { limit: INITIAL_PAGE, ..self.prefix_range() };
-        loop {
-            if self.streams {
-                let got =
-                    kv.range_stream_each(&req, |kv| self.saw(&kv.key, kv.mod_revision)).await?;
-                if req.revision == 0 {
-                    req.revision = got.header.map_or(0, |h| h.revision);
-                }
-                match got.more && !got.last_key.is_empty() {
-                    true => req.key = next_key(&got.last_key),
-                    false => break,
-                }
-                continue;
-            }
-            let resp = kv.range(req.clone()).await?;
-            if req.revision == 0 {
-                req.revision = resp.header.map_or(0, |h| h.revision);
-            }
-            for kv in &resp.kvs {
-                self.saw(&kv.key, kv.mod_revision);
-            }
-            match resp.kvs.last() {
-                Some(last) if resp.more => req.key = next_key(&last.key),
-                _ => break,
-            }
-        }
-        let listed = req.revision;
+        let req = RangeRequest { limit: INITIAL_PAGE, ..self.prefix_range() };
+        let stream = self.streams.as_deref().map(|support| (support, self.apiserver));
+        let saw = |kv: &crate::transport::message::KeyValue| self.saw(&kv.key, kv.mod_revision);
+        let listed = list::list(&mut kv, req, stream, &self.checks, saw).await?;
+        let listed = listed.header.map_or(0, |h| h.revision);
         self.revision.store(listed, Ordering::Release);
         self.last_event.store(listed, Ordering::Relaxed);
         self.watch_from(conn, listed + 1).await
@@ -591,7 +574,7 @@ mod tests {
             namespaces: 1,
             name_prefix: "object-".into(),
         };
-        Cache::new(&layout, 10, 0, Arc::default(), (0, false))
+        Cache::new(&layout, 10, 0, Arc::default(), (0, None))
     }
 
     fn put(key: &str, mod_revision: i64, version: i64) -> EventView<'_> {

@@ -2,15 +2,21 @@
 //! them: pages of `limit` keys, the first at the revision asked for (0: etcd's current),
 //! each next one from the last key + `\0` pinned to the first's revision; each page a
 //! Range, or from 1.37 on an etcd that has it (3.7 on) a RangeStream of the same request
-//! (`streamChunks`), which counts nothing.
+//! (`streamChunks`), which counts nothing: an apiserver refused one (Unimplemented) reads
+//! the list through Range from its start and remembers it ([`RangeStreamSupport`]).
 
 use bytes::Bytes;
 use etcdlat_core::invariant::Invariant;
 
 use super::cache::next_key;
 use super::checks::Checks;
+use super::stream::RangeStreamSupport;
 use crate::transport::Kv;
-use crate::transport::message::{RangeRequest, ResponseHeader};
+use crate::transport::message::{KeyValue, RangeRequest, ResponseHeader};
+
+/// Through RangeStream, when its apiserver's support allows: whose support, and which
+/// apiserver it is.
+pub(super) type Streaming<'a> = Option<(&'a RangeStreamSupport, u32)>;
 
 /// What one list read.
 #[derive(Debug, Default)]
@@ -27,19 +33,40 @@ pub(super) struct Listed {
     pub count: Option<u64>,
 }
 
-/// Lists `req`'s range in pages of its limit, through RangeStream with `stream`; the keys
-/// of Range pages are checked to come in order ([`Invariant::ListOrder`]).
+/// Lists `req`'s range in pages of its limit, through RangeStream with `stream` when its
+/// apiserver tries it, showing `each` every key-value; the keys of Range pages are checked
+/// to come in order ([`Invariant::ListOrder`]).
 pub(super) async fn list(
+    kv: &mut Kv,
+    req: RangeRequest,
+    stream: Streaming<'_>,
+    checks: &Checks,
+    mut each: impl FnMut(&KeyValue),
+) -> Result<Listed, tonic::Status> {
+    let tried = stream.filter(|(support, apiserver)| support.supported(*apiserver));
+    if let Some((support, apiserver)) = tried {
+        match pages(kv, req.clone(), true, checks, &mut each).await {
+            Err(refused) if refused.code() == tonic::Code::Unimplemented => {
+                support.refused(apiserver);
+            }
+            listed => return listed,
+        }
+    }
+    pages(kv, req, false, checks, &mut each).await
+}
+
+async fn pages(
     kv: &mut Kv,
     mut req: RangeRequest,
     stream: bool,
     checks: &Checks,
+    each: &mut impl FnMut(&KeyValue),
 ) -> Result<Listed, tonic::Status> {
     let mut listed = Listed::default();
     let mut last_key = Bytes::new();
     loop {
         let (more, header) = if stream {
-            let got = kv.range_stream(&req).await?;
+            let got = kv.range_stream_each(&req, &mut *each).await?;
             listed.keys += got.keys;
             listed.value_bytes += got.value_bytes;
             let more = got.more && !got.last_key.is_empty();
@@ -50,6 +77,7 @@ pub(super) async fn list(
         } else {
             let resp = kv.range(req.clone()).await?;
             for kv in &resp.kvs {
+                each(kv);
                 if kv.key <= last_key && !last_key.is_empty() {
                     checks.violated(Invariant::ListOrder);
                 }

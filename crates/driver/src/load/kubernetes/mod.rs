@@ -44,9 +44,11 @@ mod checks;
 mod lease;
 mod list;
 mod shared;
+mod stream;
 
 pub(crate) use checks::Checks;
 pub(crate) use shared::{Ended, Shared};
+pub(crate) use stream::RangeStreamSupport;
 
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
@@ -364,8 +366,11 @@ pub(crate) struct Runner {
     caches: Vec<Arc<Cache>>,
     /// The release whose read path it follows.
     release: ApiserverVersion,
-    /// Its lists from etcd go through RangeStream.
-    streams: bool,
+    /// Whether its apiservers try RangeStream for their lists from etcd (when the release
+    /// does).
+    streams: Option<Arc<RangeStreamSupport>>,
+    /// Apiservers: client `c` is served by apiserver `c % apiservers`.
+    apiservers: u32,
     leases: Option<Leases>,
     checks: Arc<Checks>,
     /// The key being built, reused from request to request.
@@ -431,7 +436,8 @@ impl Runner {
             plan,
             caches,
             release: shared.release,
-            streams: shared.streams,
+            streams: shared.streams.clone(),
+            apiservers: shared.apiservers.max(1),
             leases,
             checks: Arc::clone(&shared.checks),
             key: RefCell::default(),
@@ -470,6 +476,11 @@ impl Runner {
             cache.start(conn).await?;
         }
         Ok(())
+    }
+
+    /// How client `id`'s apiserver reads a list from etcd.
+    fn streaming(&self, id: u32) -> list::Streaming<'_> {
+        self.streams.as_deref().map(|support| (support, id % self.apiservers))
     }
 
     /// The cache of the apiserver that serves logical client `id`, if the operation has
@@ -553,7 +564,7 @@ impl Runner {
                 cache::FRESH_WAIT
             );
             let req = RangeRequest { limit: page_size, ..self.prefix_range() };
-            let listed = list::list(kv, req, self.streams, &self.checks).await?;
+            let listed = list::list(kv, req, self.streaming(id), &self.checks, |_| {}).await?;
             let done = Done::answered(listed.header.as_ref(), listed.keys, listed.value_bytes);
             return Ok(Done { pages: listed.pages, ..done });
         }
@@ -570,7 +581,8 @@ impl Runner {
             revision: cache.revision(),
             ..self.prefix_range()
         };
-        let listed = list::list(kv, continued, false, &self.checks).await?;
+        // Before 1.34, so before RangeStream: Range pages.
+        let listed = list::list(kv, continued, None, &self.checks, |_| {}).await?;
         Ok(Done {
             pages: 1 + listed.pages,
             keys: probed.keys + listed.keys,
@@ -766,7 +778,7 @@ impl Runner {
             false => 0,
         };
         let req = RangeRequest { limit: self.plan.page_size, revision, ..self.prefix_range() };
-        let listed = list::list(kv, req, self.streams, &self.checks).await?;
+        let listed = list::list(kv, req, self.streaming(id), &self.checks, |_| {}).await?;
         if listed.count.is_some_and(|count| count != listed.keys) {
             self.checks.violated(Invariant::ListCount);
         }

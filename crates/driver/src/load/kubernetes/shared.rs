@@ -14,6 +14,7 @@ use etcdlat_core::workload::apiserver::ApiserverVersion;
 
 use super::cache::Cache;
 use super::checks::Checks;
+use super::stream::RangeStreamSupport;
 use super::{Layout, Verb, Workload};
 use crate::transport::Conn;
 
@@ -28,8 +29,9 @@ pub(crate) struct Shared {
     pub(super) apiservers: u32,
     /// The release whose read path the requests follow.
     pub(super) release: ApiserverVersion,
-    /// Lists from etcd go through RangeStream: the release does, and etcd has it.
-    pub(super) streams: bool,
+    /// Whether each apiserver tries RangeStream for its lists, when the release does (the
+    /// driver's, kept across runs).
+    pub(super) streams: Option<Arc<RangeStreamSupport>>,
     pub(super) checks: Arc<Checks>,
     /// Workers whose part of the run has not ended: the last to end checks the caches
     /// and records them and the checks.
@@ -57,24 +59,26 @@ impl Shared {
     /// delete, a consistent list or the consistency checker reads, and one for each
     /// resource that lives write to and none of those reads. The release and the number of
     /// apiservers are `scenario`'s `[kubernetes]` model's (the current release and one
-    /// without); lists stream when the release does and `etcd_streams`.
+    /// without); lists stream when the release does and `support` says the apiserver
+    /// tries.
     pub(crate) fn new<'a>(
         plans: impl IntoIterator<Item = &'a Workload>,
         scenario: &Scenario,
-        etcd_streams: bool,
+        support: &Arc<RangeStreamSupport>,
     ) -> Self {
         let plans: Vec<&Workload> = plans.into_iter().collect();
         let model = scenario.kubernetes.as_ref();
         let apiservers = model.map_or(1, |k| u32::try_from(k.apiservers).unwrap_or(u32::MAX));
         let release = model.map_or(ApiserverVersion::CURRENT, |k| k.apiserver);
-        let streams = release.streams_lists() && etcd_streams;
+        let streams = release.streams_lists().then(|| Arc::clone(support));
         let checks = Arc::<Checks>::default();
         let mut caches = HashMap::new();
         for apiserver in 0..apiservers {
-            let how = (apiserver, streams);
+            let how = (apiserver, streams.clone());
             for plan in plans.iter().filter(|p| p.cached()) {
                 caches.entry((apiserver, plan.layout.clone())).or_insert_with(|| {
                     let (objects, slot) = (plan.cached_objects, plan.watch_slot);
+                    let how = how.clone();
                     Arc::new(Cache::new(&plan.layout, objects, slot, Arc::clone(&checks), how))
                 });
             }
@@ -87,7 +91,7 @@ impl Shared {
                     |(a, l): &(u32, Layout)| *a == apiserver && l.prefix == plan.layout.prefix;
                 if !caches.keys().any(has) {
                     let checks = Arc::clone(&checks);
-                    let cache = Cache::new(&plan.layout, 0, plan.watch_slot, checks, how);
+                    let cache = Cache::new(&plan.layout, 0, plan.watch_slot, checks, how.clone());
                     caches.insert((apiserver, plan.layout.clone()), Arc::new(cache));
                 }
             }

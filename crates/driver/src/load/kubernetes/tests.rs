@@ -36,7 +36,7 @@ fn scenario(apiservers: u64) -> Scenario {
 }
 
 fn runner(objects: u64, groups: u64) -> Runner {
-    Runner::new(Arc::new(plan(objects, groups)), &Shared::new([], &scenario(1), false), 0)
+    Runner::new(Arc::new(plan(objects, groups)), &Shared::new([], &scenario(1), &Arc::default()), 0)
 }
 
 /// Each apiserver has one cache per resource, which every worker's requests of the
@@ -51,9 +51,9 @@ fn each_apiserver_has_one_cache_per_resource_fed_by_its_watch_alone() {
         layout: Layout { prefix: "/registry/minions/".into(), ..update.layout.clone() },
         ..plan(10, 10)
     };
-    let one = Shared::new([&update, &delete, &other], &scenario(1), false);
+    let one = Shared::new([&update, &delete, &other], &scenario(1), &Arc::default());
     assert_eq!(one.caches.len(), 2, "one per resource");
-    let shared = Shared::new([&update, &delete, &other], &scenario(3), false);
+    let shared = Shared::new([&update, &delete, &other], &scenario(3), &Arc::default());
     assert_eq!(shared.caches.len(), 6, "one per resource per apiserver");
     let update = Arc::new(update);
     let (w0, w1) =
@@ -74,7 +74,7 @@ fn a_life_is_reported_as_its_create_updates_and_delete() {
     let mut slots = Vec::new();
     let short = LifecycleOp { updates: 2, ..LifecycleOp::default() };
     let life = Workload::lives(&short, 7, &mut slots, 0);
-    let runner = Runner::new(Arc::new(life), &Shared::new([], &scenario(1), false), 1);
+    let runner = Runner::new(Arc::new(life), &Shared::new([], &scenario(1), &Arc::default()), 1);
     assert_eq!(runner.name_prefix, "object-0000000000000007-0000000000000001-");
     let reported = |state: Option<&ClientState>| {
         let slot = runner.request(state).slot;
@@ -98,10 +98,10 @@ fn a_life_is_reported_as_its_create_updates_and_delete() {
     // Its resource's cache: one of its own that holds no object, or another
     // operation's, whose slots its writes leave alone.
     let life = Workload::lives(&LifecycleOp::default(), 7, &mut Vec::new(), 0);
-    let alone = Shared::new([&life], &scenario(1), false);
+    let alone = Shared::new([&life], &scenario(1), &Arc::default());
     assert_eq!(alone.caches.values().map(|c| c.revision_of(0)).collect::<Vec<_>>(), [None]);
     let update = plan(10, 10);
-    let beside = Shared::new([&update, &life], &scenario(1), false);
+    let beside = Shared::new([&update, &life], &scenario(1), &Arc::default());
     assert_eq!(beside.caches.len(), 1, "one cache of pods");
     let runner = Runner::new(Arc::new(life), &beside, 0);
     let cache = runner.cache(0).expect("the pods' cache");

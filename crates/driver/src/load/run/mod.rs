@@ -247,8 +247,7 @@ impl<'a> Run<'a> {
         let conns = pool.conns;
         // Prepared before the sampler and the start: a large value takes milliseconds to
         // make, and the apiserver's watch caches list every object of their resources.
-        // The apiserver's lists stream where its release and etcd both have RangeStream.
-        let streams = !before(&self.cluster.target.etcd_version, (3, 7));
+        let streams = &driver.range_stream;
         let work =
             (!scenario.is_stream()).then(|| Arc::new(Work::prepare(scenario, self.seed, streams)));
         if let Some(work) = work.as_ref().filter(|w| w.has_caches()) {
