@@ -762,7 +762,8 @@ type Row = (String, u64, Vec<(u64, u64)>);
 
 /// The release chooses what reaches etcd (docs/scenarios.md's table), read from the
 /// report's JSON: 1.30's lists of pods go to etcd in pages of 500, every resource is counted
-/// there; 1.37's are consistent lists from the watch cache (a probe, no page from etcd), each
+/// there; 1.33's are consistent lists from the watch cache whose continue pages (the 100
+/// pods after the cache's first 500) come from etcd; 1.37's are consistent lists from the watch cache (a probe, no page from etcd), each
 /// apiserver's consistency checker lists every cached resource in one page of 10,000 at its
 /// cache's revision, and only events are counted in etcd. Either way each of the three
 /// apiservers watches each cached resource on its own stream, and etcd sends every event of
@@ -781,7 +782,7 @@ async fn the_apiserver_release_chooses_the_lists_that_reach_etcd_and_each_apiser
         ))
     };
     let mut json = Vec::new();
-    for release in ["1.30", "1.37"] {
+    for release in ["1.30", "1.33", "1.37"] {
         // Each on an etcd of its own: a model preloads its objects.
         let etcd = Etcd::start().await;
         let driver = etcd.driver(2).await;
@@ -834,7 +835,7 @@ async fn the_apiserver_release_chooses_the_lists_that_reach_etcd_and_each_apiser
         let list = &v["ops"]["k8s-list"];
         list["keys"].as_u64().expect("keys") as f64 / list["ok"].as_u64().expect("ok") as f64
     };
-    let (old, new) = (&json[0], &json[1]);
+    let (old, between, new) = (&json[0], &json[1], &json[2]);
     // 1.30: the clients' lists of the 600 pods from etcd, two pages of 500 each, every
     // key read; every resource counted in etcd; no consistent read.
     assert_eq!(names(rows(old, "list")), [("pods".to_owned(), vec![(2, 2)])]);
@@ -842,6 +843,13 @@ async fn the_apiserver_release_chooses_the_lists_that_reach_etcd_and_each_apiser
     assert!(rows(old, "consistent-list").is_empty());
     let counted = |v| names(rows(v, "count")).into_iter().map(|(r, _)| r).collect::<Vec<_>>();
     assert_eq!(counted(old), ["events", "leases", "minions", "pods"]);
+    // 1.33: the clients' lists from the cache, the first page the cache's, the second (the
+    // last 100 pods) from etcd; no checker; every resource counted in etcd.
+    assert_eq!(names(rows(between, "consistent-list")), [("pods".to_owned(), vec![(2, 2)])]);
+    let consistent = &between["ops"]["k8s-consistent-list"];
+    assert_eq!(consistent["keys"].as_u64(), consistent["ok"].as_u64().map(|ok| ok * 100));
+    assert!(rows(between, "list").is_empty());
+    assert_eq!(counted(between), ["events", "leases", "minions", "pods"]);
     // 1.37: the clients' lists from the cache, one page each (the cache's), after the probe
     // that reads no object; the checker's lists of pods, nodes and leases, one page of
     // 10,000 each; events alone counted in etcd.
