@@ -94,6 +94,10 @@ pub struct WatchRecord {
     pub progress_waits: Histogram<u64>,
     /// Watches etcd cancelled with a compact revision: the cache stopped being fed.
     pub compacted: u64,
+    /// The apiserver whose cache it is (0 to `apiservers - 1`).
+    pub apiserver: u32,
+    /// Events etcd delivered on the watch, everyone's writes (the run's own among them).
+    pub events: u64,
 }
 
 impl Default for WatchRecord {
@@ -103,8 +107,25 @@ impl Default for WatchRecord {
             progress_notifications: 0,
             progress_waits: new_histogram(),
             compacted: 0,
+            apiserver: 0,
+            events: 0,
         }
     }
+}
+
+/// One apiserver's watch of one resource: what etcd sent it ([`Requests::streams`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WatchStream {
+    /// The apiserver (0 to `apiservers - 1`).
+    pub apiserver: u32,
+    /// The (resource, `watch`) slot of its resource.
+    pub slot: usize,
+    /// Events delivered.
+    pub events: u64,
+    /// Progress notifications delivered.
+    pub progress_notifications: u64,
+    /// Cancelled for a compaction.
+    pub compacted: u64,
 }
 
 impl WatchRecord {
@@ -114,6 +135,7 @@ impl WatchRecord {
         self.lag.reset();
         self.progress_waits.reset();
         self.progress_notifications = 0;
+        self.events = 0;
     }
 
     /// Records `us` of one own write's delivery lag.
@@ -271,6 +293,7 @@ impl Renewals {
 #[derive(Debug, Clone, Default)]
 pub struct Requests {
     slots: Vec<Option<RequestRecord>>,
+    streams: Vec<WatchStream>,
 }
 
 impl Requests {
@@ -359,6 +382,19 @@ impl Requests {
             r.progress.get_or_insert_with(|| Progress { notifications: 0, waits: new_histogram() });
         progress.notifications += watch.progress_notifications;
         progress.waits.add(&watch.progress_waits).expect("same bounds");
+        self.streams.push(WatchStream {
+            apiserver: watch.apiserver,
+            slot,
+            events: watch.events,
+            progress_notifications: watch.progress_notifications,
+            compacted: watch.compacted,
+        });
+    }
+
+    /// Each apiserver's watch of each resource, as recorded.
+    #[must_use]
+    pub fn streams(&self) -> &[WatchStream] {
+        &self.streams
     }
 
     pub(super) fn close(&mut self, start: Instant, end: Instant) {
@@ -372,6 +408,7 @@ impl Requests {
     }
 
     pub(super) fn merge(&mut self, other: &Requests) {
+        self.streams.extend_from_slice(&other.streams);
         for (slot, theirs) in other.slots.iter().enumerate() {
             if let Some(theirs) = theirs {
                 self.slot_mut(slot).merge(theirs);

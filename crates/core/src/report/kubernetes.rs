@@ -52,6 +52,10 @@ pub struct KubernetesReport {
     /// history, and what the compactor and the leases' expiry did during the run.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub steady_state: Option<SteadyStateReport>,
+    /// Each apiserver's watch of each cached resource: what etcd sent each (the fan-out:
+    /// every event goes to every apiserver), by apiserver, then resource.
+    #[serde(default)]
+    pub watch_streams: Vec<WatchStreamReport>,
 }
 
 /// What a verdict judges: etcd's side of Kubernetes' API calls (measured at etcd's client,
@@ -135,6 +139,21 @@ pub struct SteadyStateReport {
     pub keys_expired: u64,
     /// The most keys one expiry deleted (at once, in one revision).
     pub largest_expiry_keys: u64,
+}
+
+/// One apiserver's watch of one resource, which feeds that apiserver's watch cache alone.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WatchStreamReport {
+    /// The apiserver, 0 to `apiservers - 1`.
+    pub apiserver: u32,
+    /// The resource watched.
+    pub resource: String,
+    /// Events etcd delivered on it while measured.
+    pub events: u64,
+    /// Progress notifications etcd delivered on it while measured.
+    pub progress_notifications: u64,
+    /// Whether etcd cancelled it for a compaction (its cache then stopped being fed).
+    pub compacted: u64,
 }
 
 /// How long node leases went without a successful renewal: per node, the longest of the
@@ -347,6 +366,20 @@ impl KubernetesReport {
             .collect();
         rows.sort_by(|a, b| (&a.resource, a.verb).cmp(&(&b.resource, b.verb)));
         let compacted = rows.iter().map(|r| r.compacted).sum();
+        let mut watch_streams: Vec<WatchStreamReport> = requests
+            .streams()
+            .iter()
+            .filter_map(|w| {
+                Some(WatchStreamReport {
+                    apiserver: w.apiserver,
+                    resource: kinds.get(w.slot)?.resource.clone(),
+                    events: w.events,
+                    progress_notifications: w.progress_notifications,
+                    compacted: w.compacted,
+                })
+            })
+            .collect();
+        watch_streams.sort_by(|a, b| (a.apiserver, &a.resource).cmp(&(b.apiserver, &b.resource)));
         let mut report = Self {
             nodes,
             sustained: false,
@@ -355,6 +388,7 @@ impl KubernetesReport {
             node_leases,
             scope,
             steady_state: None,
+            watch_streams,
         };
         report.sustained = report.verdict().sustained;
         (!report.requests.is_empty()).then_some(report)

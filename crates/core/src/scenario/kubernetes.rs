@@ -15,10 +15,17 @@
 //!   the scalability tests' 10-50), each a life of its own (`k8s-pod-lifecycle`: a create,
 //!   `updates-per-pod` updates (6) and a delete, 160 requests a second at 5,000 nodes) and
 //!   `events-per-pod` events (5);
-//! - lists of pods: `lists-per-minute` per apiserver (1), in pages of 500;
+//! - lists of pods: `lists-per-minute` per apiserver (1), in pages of 500, as the
+//!   `apiserver` release serves them: up to 1.30 from etcd (`k8s-list`), from 1.31 from
+//!   the watch cache after a consistent-read probe (`k8s-consistent-list`, whose continue
+//!   pages come from etcd before 1.34);
+//! - from 1.34, each apiserver's consistency checker's lists of every cached resource
+//!   (pods, nodes, leases) from etcd, every 6.25 minutes on average, in pages of 10,000 at
+//!   its cache's revision (`k8s-list` with `at-cache-revision`);
 //! - counts of every resource (pods, nodes, leases, events): `counts-per-minute` per
-//!   apiserver (1, the apiserver's storage metrics);
-//! - `apiservers` apiservers (3).
+//!   apiserver (1, the apiserver's storage metrics); from 1.34 only events' reach etcd,
+//!   the cached resources' come from the cache;
+//! - `apiservers` apiservers (3), each with its own watch caches fed by its own watches.
 //!
 //! The churned pods are new names of the run's own, beside the preloaded pods: each logical
 //! client runs its pods' lives one after another, one writer per pod, so their updates never
@@ -34,6 +41,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Compaction, CompactionStyle, ScenarioError};
 use crate::unit;
+use crate::workload::apiserver::{ApiserverVersion, CHECK_PAGE, CHECK_PERIOD_MEAN};
 use crate::workload::kubernetes::{
     EventOp, LifecycleOp, MAX_OBJECTS, MAX_UPDATES_PER_LIFE, ObjectOp,
 };
@@ -118,9 +126,20 @@ pub struct Kubernetes {
     /// `writers-per-object`, and the lives a create and a delete each.
     #[serde(default = "one")]
     pub writers_per_pod: u64,
-    /// Apiservers, each listing and counting on its own. Default 3.
+    /// Apiservers, each listing and counting on its own, with its own watch caches fed by
+    /// its own watches. Default 3.
     #[serde(default = "three")]
     pub apiservers: u64,
+    /// The kube-apiserver release whose read path the model follows (`"1.30"`, `"1.37"`):
+    /// where lists are served from, the consistency checker, RangeStream. Default the
+    /// current release, 1.37.
+    #[serde(default)]
+    pub apiserver: ApiserverVersion,
+    /// From 1.34: how often each apiserver's consistency checker lists each cached
+    /// resource from etcd. Default 6.25 min (its 5 minutes jittered by up to half); 0 s:
+    /// never.
+    #[serde(default = "check_period", with = "unit::duration")]
+    pub consistency_check_period: Duration,
     /// Lists of all pods per apiserver per minute. Default 1.
     #[serde(default = "one")]
     pub lists_per_minute: u64,
@@ -258,6 +277,8 @@ impl Kubernetes {
             events_per_pod: 5,
             writers_per_pod: 1,
             apiservers: 3,
+            apiserver: ApiserverVersion::CURRENT,
+            consistency_check_period: check_period(),
             lists_per_minute: 1,
             counts_per_minute: 1,
             namespaces: 10,
@@ -281,12 +302,30 @@ impl Kubernetes {
     /// sends etcd (the one place that says it; every verdict quotes it).
     #[must_use]
     pub fn apiserver_model(&self) -> String {
+        let v = self.apiserver;
+        let reads = if !v.lists_from_cache() {
+            format!(
+                "lists of pods from etcd in pages of 500 ({} per minute each), counts of every \
+                 resource from etcd",
+                self.lists_per_minute
+            )
+        } else if v.checks_consistency() {
+            let streams = if v.streams_lists() { " (through RangeStream on etcd 3.7)" } else { "" };
+            format!(
+                "consistent lists from the watch cache (a Get of /registry/<resource>, then \
+                 progress requests), the consistency checker's lists of every cached resource \
+                 in pages of 10,000 every {}{streams}, counts of events from etcd",
+                humantime::format_duration(self.consistency_check_period)
+            )
+        } else {
+            "consistent lists from the watch cache with their continue pages from etcd, counts \
+             of every resource from etcd"
+                .to_owned()
+        };
         format!(
-            "etcdlat's apiserver model: {} apiservers' lists of pods from etcd in pages of 500 \
-             ({} per minute each), counts of every resource from etcd, consistent reads from \
-             one watch cache per resource fed by one watch (a Get of /registry/<resource>, then \
-             progress requests), writes as storage/etcd3's GuaranteedUpdate",
-            self.apiservers, self.lists_per_minute
+            "kube-apiserver {v} as etcdlat models it: {} apiservers, each with watch caches fed \
+             only by its own watches; {reads}; writes as storage/etcd3's GuaranteedUpdate",
+            self.apiservers
         )
     }
 
@@ -407,11 +446,23 @@ impl Kubernetes {
                     rate_per_second: churn * self.updates_per_pod as f64,
                 });
             }
-            flows.push(Flow {
-                op: Operation::K8sList(pods.clone()),
-                rate_per_second: per_minute(self.lists_per_minute),
-            });
+            let list = if self.apiserver.lists_from_cache() {
+                Operation::K8sConsistentList(pods.clone())
+            } else {
+                Operation::K8sList(pods.clone())
+            };
+            flows.push(Flow { op: list, rate_per_second: per_minute(self.lists_per_minute) });
             counted.push(pods.clone());
+        }
+        if self.apiserver.checks_consistency() {
+            // Every cached resource, by each apiserver's checker; their counts are the
+            // cache's from then on.
+            let period = self.consistency_check_period.as_secs_f64();
+            let every = if period == 0.0 { 0.0 } else { self.apiservers as f64 / period };
+            for cached in counted.drain(..) {
+                let checked = ObjectOp { page_size: CHECK_PAGE, at_cache_revision: true, ..cached };
+                flows.push(Flow { op: Operation::K8sList(checked), rate_per_second: every });
+            }
         }
         let events = self.events();
         flows.push(Flow {
@@ -419,10 +470,22 @@ impl Kubernetes {
             rate_per_second: churn * self.events_per_pod as f64,
         });
         counted.push(ObjectOp { resource: "events".to_owned(), ..ObjectOp::default() });
-        // Every other resource stored, once (the apiservers' identity leases are leases).
+        // Every other resource stored, once (the apiservers' identity leases are leases):
+        // counted in etcd, or from 1.34 listed by the checker and counted from the cache.
         for resource in ["replicasets", "endpointslices", "masterleases"] {
             if let Some(objects) = preload.iter().find(|o| o.resource == resource) {
-                counted.push(objects.clone());
+                if self.apiserver.checks_consistency() {
+                    let period = self.consistency_check_period.as_secs_f64();
+                    let every = if period == 0.0 { 0.0 } else { self.apiservers as f64 / period };
+                    let checked = ObjectOp {
+                        page_size: CHECK_PAGE,
+                        at_cache_revision: true,
+                        ..objects.clone()
+                    };
+                    flows.push(Flow { op: Operation::K8sList(checked), rate_per_second: every });
+                } else {
+                    counted.push(objects.clone());
+                }
             }
         }
         for resource in counted {
@@ -590,6 +653,7 @@ impl Kubernetes {
             ("node-lease-interval", self.node_lease_interval),
             ("node-status-interval", self.node_status_interval),
             ("apiserver-lease-interval", self.apiserver_lease_interval),
+            ("consistency-check-period", self.consistency_check_period),
         ] {
             if !interval.is_zero() && interval < Duration::from_millis(1) {
                 return Err(ScenarioError::invalid(&at(field), "must be 0 s or at least 1ms"));
@@ -690,6 +754,9 @@ fn three() -> u64 {
 fn one() -> u64 {
     1
 }
+fn check_period() -> Duration {
+    CHECK_PERIOD_MEAN
+}
 fn ten_seconds() -> Duration {
     Duration::from_secs(10)
 }
@@ -740,7 +807,8 @@ mod tests {
     /// second, and the apiservers renew their identity and master leases every 10 s.
     #[test]
     fn five_thousand_nodes_send_the_issues_rates() {
-        let flows = Kubernetes::with_nodes(5000).flows();
+        let old = Kubernetes { apiserver: "1.30".parse().unwrap(), ..Kubernetes::with_nodes(5000) };
+        let flows = old.flows();
         let rates: Vec<(String, f64)> =
             flows.iter().map(|f| (f.op.name().to_owned(), f.rate_per_second)).collect();
         let expected = [
@@ -773,6 +841,75 @@ mod tests {
             (pods.prefix(), 10, "pod-", 8 * 1024)
         );
         assert_eq!((life.updates, life.requests_per_life()), (6, 8));
+    }
+
+    /// Each release's read path: up to 1.30 the pods' lists go to etcd and every resource
+    /// is counted there; from 1.31 they are consistent lists from the cache; from 1.34 each
+    /// apiserver's checker lists every cached resource in pages of 10,000 at its cache's
+    /// revision every 6.25 minutes, and only events are counted in etcd.
+    #[test]
+    fn each_release_reads_as_it_does() {
+        let at = |release: &str| {
+            let model =
+                Kubernetes { apiserver: release.parse().unwrap(), ..Kubernetes::with_nodes(5000) };
+            model
+                .flows()
+                .into_iter()
+                .filter(|f| {
+                    !matches!(
+                        f.op,
+                        Operation::K8sUpdate(_)
+                            | Operation::K8sPodLifecycle(_)
+                            | Operation::K8sEvent(_)
+                    )
+                })
+                .map(|f| {
+                    let o = f.op.objects().unwrap();
+                    let what = (o.resource.clone(), o.page_size, o.at_cache_revision);
+                    (f.op.name().to_owned(), what, (f.rate_per_second * 1e6).round() / 1e6)
+                })
+                .collect::<Vec<_>>()
+        };
+        let row = |name: &str, resource: &str, page: u64, at_cache: bool, rate: f64| {
+            (name.to_owned(), (resource.to_owned(), page, at_cache), rate)
+        };
+        let count = |resource: &str| row("k8s-count", resource, 500, false, 0.05);
+        assert_eq!(
+            at("1.30"),
+            [
+                row("k8s-list", "pods", 500, false, 0.05),
+                count("minions"),
+                count("leases"),
+                count("pods"),
+                count("events"),
+            ]
+        );
+        let mut consistent = at("1.30");
+        consistent[0].0 = "k8s-consistent-list".to_owned();
+        assert_eq!(at("1.31"), consistent);
+        assert_eq!(at("1.33"), consistent);
+        let checker = |resource: &str| row("k8s-list", resource, 10_000, true, 0.008);
+        let current = [
+            row("k8s-consistent-list", "pods", 500, false, 0.05),
+            checker("minions"),
+            checker("leases"),
+            checker("pods"),
+            count("events"),
+        ];
+        assert_eq!(at("1.34"), current);
+        assert_eq!(at("1.37"), current);
+        let s = Scenario::from_toml_str(
+            "[load]\nduration = \"10s\"\n[kubernetes]\nnodes = 50\napiserver = \"1.30\"\n",
+        )
+        .unwrap();
+        assert_eq!(s.kubernetes.as_ref().unwrap().apiserver.to_string(), "1.30");
+        assert_eq!(Scenario::from_toml_str(&toml::to_string(&s).unwrap()).unwrap(), s);
+        let err = Scenario::from_toml_str(
+            "[load]\nduration = \"10s\"\n[kubernetes]\nnodes = 50\napiserver = \"1.x\"\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("not a Kubernetes release"), "{err}");
     }
 
     /// With one writer per pod the pods' updates are their lives' own; with more, they
@@ -885,6 +1022,8 @@ mod tests {
             lists_per_minute: 0,
             counts_per_minute: 0,
             apiserver_lease_interval: Duration::ZERO,
+            // Before the consistency checker, whose lists no knob turns off.
+            apiserver: "1.30".parse().unwrap(),
             ..Kubernetes::with_nodes(5000)
         };
         let (mix, rate) = leases.mix();

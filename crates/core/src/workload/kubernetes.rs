@@ -75,6 +75,11 @@ pub struct ObjectOp {
     /// apiserver reuses them ([`EventOp`]). None by default.
     #[serde(default, with = "unit::opt_duration", skip_serializing_if = "Option::is_none")]
     pub ttl: Option<Duration>,
+    /// `k8s-list` only: the list is the watch cache's consistency checker's (1.34 on),
+    /// pinned to the revision its apiserver's cache of the resource is at, not etcd's
+    /// current one. Default false: a client's list that bypasses the cache.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub at_cache_revision: bool,
 }
 
 impl Default for ObjectOp {
@@ -89,6 +94,7 @@ impl Default for ObjectOp {
             writers_per_object: 1,
             page_size: 500,
             ttl: None,
+            at_cache_revision: false,
         }
     }
 }

@@ -10,6 +10,7 @@
 //! [`kubernetes`] (kube-apiserver's requests); [`keyspace`] makes their keys.
 
 #[doc(hidden)] // internal: the driver's key and value generators; not part of the API
+pub mod apiserver;
 pub mod keyspace;
 pub mod kubernetes;
 mod kv;

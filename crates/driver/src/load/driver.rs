@@ -183,6 +183,7 @@ impl DriverBuilder {
             pool: Mutex::new(pool),
             target: std::sync::Mutex::new(target),
             progress: Progress::default(),
+            range_stream: std::sync::Arc::default(),
         })
     }
 }
@@ -259,6 +260,9 @@ pub struct Driver {
     pub(super) pool: Mutex<Pool>,
     pub(super) target: std::sync::Mutex<TargetInfo>,
     pub(super) progress: Progress,
+    /// Whether each modelled apiserver tries RangeStream, kept across runs as an
+    /// apiserver's process keeps it.
+    pub(super) range_stream: std::sync::Arc<super::kubernetes::RangeStreamSupport>,
 }
 
 impl std::fmt::Debug for Driver {

@@ -80,8 +80,13 @@ fn range_template(key: Bytes, range_end: Bytes, consistency: Consistency) -> Ran
 }
 
 impl Work {
-    /// Prepares the request operations of `scenario` (not its stream workload).
-    pub(crate) fn prepare(scenario: &Scenario, seed: u64) -> Self {
+    /// Prepares the request operations of `scenario` (not its stream workload); the
+    /// apiserver's lists try RangeStream as `streams` says (the driver's).
+    pub(crate) fn prepare(
+        scenario: &Scenario,
+        seed: u64,
+        streams: &Arc<kubernetes::RangeStreamSupport>,
+    ) -> Self {
         let mut spaces = Spaces::default();
         let (mut requests, mut lives) = (Vec::new(), 0);
         let ops = scenario
@@ -104,7 +109,8 @@ impl Work {
                 _ => None,
             })
             .collect();
-        let k8s = (!plans.is_empty()).then(|| Arc::new(kubernetes::Shared::new(plans)));
+        let k8s = (!plans.is_empty())
+            .then(|| Arc::new(kubernetes::Shared::new(plans, scenario, streams)));
         Self { ops, seed, spaces, requests, k8s }
     }
 

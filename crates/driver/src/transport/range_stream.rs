@@ -18,7 +18,7 @@ use super::status::{check_http, http2_status, meta_status};
 use super::unary::grpc_fields;
 
 /// What one streamed range received.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub(crate) struct Streamed {
     /// When its first message arrived (`None`: the stream ended without one).
     pub first: Option<Instant>,
@@ -28,12 +28,26 @@ pub(crate) struct Streamed {
     pub value_bytes: u64,
     /// The last message's header.
     pub header: Option<ResponseHeader>,
+    /// The last message's `more`: the request's limit cut the range short.
+    pub more: bool,
+    /// The last key received (empty with none): where a next page starts after.
+    pub last_key: bytes::Bytes,
 }
 
 impl Kv {
     /// Sends `req` as a RangeStream and reads every message of the answer until the
     /// server ends it. A server before etcd 3.7 answers UNIMPLEMENTED.
     pub(crate) async fn range_stream(&mut self, req: &RangeRequest) -> Result<Streamed, Status> {
+        self.range_stream_each(req, |_| {}).await
+    }
+
+    /// As [`Kv::range_stream`], showing `each` every key-value received (a watch cache's
+    /// list reads them).
+    pub(crate) async fn range_stream_each(
+        &mut self,
+        req: &RangeRequest,
+        mut each: impl FnMut(&super::message::KeyValue),
+    ) -> Result<Streamed, Status> {
         let token = self.token().await?;
         let mut conn = self.channel().clone();
         conn.ready().await?;
@@ -59,6 +73,7 @@ impl Kv {
                     .map_err(|e| Status::internal(format!("undecodable range stream: {e}")))?;
                 got.first.get_or_insert_with(Instant::now);
                 let Some(range) = chunk.range_response else { continue };
+                range.kvs.iter().for_each(&mut each);
                 got.keys += range.kvs.len() as u64;
                 got.value_bytes += range.kvs.iter().map(|kv| kv.value.len() as u64).sum::<u64>();
                 if req.count_only {
@@ -66,6 +81,10 @@ impl Kv {
                 }
                 if range.header.is_some() {
                     got.header = range.header;
+                }
+                got.more = range.more;
+                if let Some(last) = range.kvs.last() {
+                    got.last_key = last.key.clone();
                 }
             }
             match recv.data().await {

@@ -89,17 +89,23 @@ async fn creates_updates_and_deletes_write_as_the_apiserver_and_move_the_revisio
     let versions: i64 = keys(&etcd, "/registry/pods/").await.iter().map(|kv| kv.version()).sum();
     assert_eq!(versions, 200 + 800, "each update wrote its object once");
     held(&report);
-    // Even when each client updates one object back to back, faster than the watch
-    // delivers its own writes: the next update compares the revision the last returned.
+    // When each client updates one object back to back, faster than the watch delivers
+    // its own writes, the next update compares what the cache holds, as the apiserver's
+    // does (its cache is fed by its watch alone): stale, it conflicts, and the retry
+    // compares what etcd's Else returned; every conflict is retried, and none is a fault
+    // (the cache had not been sent the revision it conflicted on).
+    let before = etcd.revision().await;
     let report = run(&driver, 8, 800, "k8s-update", "objects = 8\nnamespaces = 4").await;
     let update = report.op(OpKind::K8sUpdate);
     assert_eq!(
-        (update.ok, update.errors_total, update.conflicts),
-        (800, 0, 0),
+        (update.ok, update.errors_total, update.retries),
+        (800, 0, update.conflicts),
         "{:?} {:?}",
         update.errors,
         update.error_messages
     );
+    assert!(update.conflicts > 0, "back-to-back updates never saw their cache lag");
+    assert_eq!(etcd.revision().await - before, 800, "one revision per update, none per conflict");
     held(&report);
 
     // Eight writers per object race on the same revisions: compares fail on the stale ones
@@ -464,7 +470,7 @@ async fn a_cluster_of_nodes_is_preloaded_and_sent_at_its_derived_rates() {
          [kubernetes]\nnodes = 50\nnode-status-interval = \"10s\"\npod-churn = 1\n\
          lists-per-minute = 20\ncounts-per-minute = 20\npod-size = \"1KiB\"\n\
          history = \"0s\"\npreload-events = false\npods-per-controller = 0\n\
-         apiserver-lease-interval = \"0s\"\n",
+         apiserver-lease-interval = \"0s\"\napiserver = \"1.30\"\n",
     );
     assert_eq!(
         s.load.rate, 28,
@@ -928,4 +934,109 @@ async fn updates_of_objects_with_a_ttl_write_them_again_when_their_lease_expired
         assert_eq!(ttl.granted_ttl(), 15, "a lease of the TTL, not reused");
     }
     held(&report);
+}
+
+/// A report row read from its JSON: resource, successes, page buckets (fewest, most).
+type Row = (String, u64, Vec<(u64, u64)>);
+
+/// The release chooses what reaches etcd (docs/scenarios.md's table), read from the
+/// report's JSON: 1.30's lists of pods go to etcd in pages of 500, every resource is counted
+/// there; 1.33's are consistent lists from the watch cache whose continue pages (the 100
+/// pods after the cache's first 500) come from etcd; 1.37's are consistent lists from the watch cache (a probe, no page from etcd), each
+/// apiserver's consistency checker lists every cached resource in one page of 10,000 at its
+/// cache's revision, and only events are counted in etcd. Either way each of the three
+/// apiservers watches each cached resource on its own stream, and etcd sends every event of
+/// the run to each.
+#[tokio::test]
+async fn the_apiserver_release_chooses_the_lists_that_reach_etcd_and_each_apiserver_watches() {
+    if skip() {
+        return;
+    }
+    let run = |release: &str| {
+        scenario(&format!(
+            "[load]\nclients = 6\nduration = \"6s\"\n\
+             [kubernetes]\nnodes = 20\npod-churn = 0\nnode-status-interval = \"5s\"\n\
+             lists-per-minute = 60\ncounts-per-minute = 60\npod-size = \"1KiB\"\n\
+             consistency-check-period = \"2s\"\napiserver = \"{release}\"\n"
+        ))
+    };
+    let mut json = Vec::new();
+    for release in ["1.30", "1.33", "1.37"] {
+        // Each on an etcd of its own: a model preloads its objects.
+        let etcd = Etcd::start().await;
+        let driver = etcd.driver(2).await;
+        let (before_leases, before_nodes) = (
+            updates_under(&etcd, "/registry/leases/").await,
+            updates_under(&etcd, "/registry/minions/").await,
+        );
+        let report = driver.run(&run(release)).await.expect("a run");
+        assert_eq!(report.errors_total(), 0, "{release}: {:?}", report.ops);
+        held(&report);
+        let updated = [
+            ("leases", updates_under(&etcd, "/registry/leases/").await - before_leases),
+            ("minions", updates_under(&etcd, "/registry/minions/").await - before_nodes),
+        ];
+        let v = serde_json::to_value(&report).expect("the report as JSON");
+        // Each apiserver's own watch of each cached resource, sent every update of it.
+        let streams = v["kubernetes"]["watch_streams"].as_array().expect("watch streams");
+        for (resource, updates) in updated {
+            let of: Vec<(u64, u64)> = streams
+                .iter()
+                .filter(|w| w["resource"] == resource)
+                .map(|w| (w["apiserver"].as_u64().unwrap(), w["events"].as_u64().unwrap()))
+                .collect();
+            assert!(updates > 0, "{release}: {resource} updated");
+            assert_eq!(of, [0, 1, 2].map(|a| (a, updates as u64)), "{release} {resource}");
+        }
+        json.push(v);
+    }
+    let rows = |v: &serde_json::Value, verb: &str| -> Vec<Row> {
+        let rows = v["kubernetes"]["requests"].as_array().expect("rows");
+        rows.iter()
+            .filter(|r| r["verb"] == verb && r["ok"].as_u64().unwrap() > 0)
+            .map(|r| {
+                let pages = r["pages"].as_array().unwrap();
+                let pages = pages
+                    .iter()
+                    .map(|b| (b["pages_min"].as_u64().unwrap(), b["pages_max"].as_u64().unwrap()));
+                (
+                    r["resource"].as_str().unwrap().to_owned(),
+                    r["ok"].as_u64().unwrap(),
+                    pages.collect(),
+                )
+            })
+            .collect()
+    };
+    let names = |rows: Vec<Row>| {
+        rows.into_iter().map(|(resource, _, pages)| (resource, pages)).collect::<Vec<_>>()
+    };
+    let keys_per_list = |v: &serde_json::Value| {
+        let list = &v["ops"]["k8s-list"];
+        list["keys"].as_u64().expect("keys") as f64 / list["ok"].as_u64().expect("ok") as f64
+    };
+    let (old, between, new) = (&json[0], &json[1], &json[2]);
+    // 1.30: the clients' lists of the 600 pods from etcd, two pages of 500 each, every
+    // key read; every resource counted in etcd; no consistent read.
+    assert_eq!(names(rows(old, "list")), [("pods".to_owned(), vec![(2, 2)])]);
+    assert_eq!(keys_per_list(old), 600.0);
+    assert!(rows(old, "consistent-list").is_empty());
+    let counted = |v| names(rows(v, "count")).into_iter().map(|(r, _)| r).collect::<Vec<_>>();
+    assert_eq!(counted(old), ["events", "leases", "minions", "pods"]);
+    // 1.33: the clients' lists from the cache, the first page the cache's, the second (the
+    // last 100 pods) from etcd; no checker; every resource counted in etcd.
+    assert_eq!(names(rows(between, "consistent-list")), [("pods".to_owned(), vec![(2, 2)])]);
+    let consistent = &between["ops"]["k8s-consistent-list"];
+    assert_eq!(consistent["keys"].as_u64(), consistent["ok"].as_u64().map(|ok| ok * 100));
+    assert!(rows(between, "list").is_empty());
+    assert_eq!(counted(between), ["events", "leases", "minions", "pods"]);
+    // 1.37: the clients' lists from the cache, one page each (the cache's), after the probe
+    // that reads no object; the checker's lists of pods, nodes and leases, one page of
+    // 10,000 each; events alone counted in etcd.
+    assert_eq!(names(rows(new, "consistent-list")), [("pods".to_owned(), vec![(1, 1)])]);
+    assert_eq!(new["ops"]["k8s-consistent-list"]["keys"].as_u64(), Some(0));
+    let checked = names(rows(new, "list"));
+    let one_page = |r: &str| (r.to_owned(), vec![(1, 1)]);
+    assert_eq!(checked, [one_page("leases"), one_page("minions"), one_page("pods")]);
+    assert!(keys_per_list(new) >= 20.0 && keys_per_list(new) <= 600.0, "{}", keys_per_list(new));
+    assert_eq!(counted(new), ["events"]);
 }

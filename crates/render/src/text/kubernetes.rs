@@ -5,7 +5,9 @@ use std::fmt::Write;
 
 use super::Writer;
 use etcdlat_core::report::Report;
-use etcdlat_core::report::kubernetes::{KubernetesReport, RequestReport, SloVerdict, Verdict};
+use etcdlat_core::report::kubernetes::{
+    KubernetesReport, RequestReport, SloVerdict, Verdict, WatchStreamReport,
+};
 use etcdlat_core::workload::kubernetes::Verb;
 
 impl Writer<'_> {
@@ -67,7 +69,7 @@ impl Writer<'_> {
         self.out.push_str("  By resource and verb:\n");
         for r in &k.requests {
             if r.verb == Verb::Watch {
-                self.kubernetes_watch(r);
+                self.kubernetes_watch(r, &k.watch_streams);
                 continue;
             }
             let _ = write!(
@@ -174,8 +176,9 @@ impl Writer<'_> {
 
     /// A resource's watch: its own writes' events delivered and their lag, held to no SLO;
     /// its caches cancelled by compaction; its progress notifications and the consistent
-    /// reads' waits for them.
-    fn kubernetes_watch(&mut self, r: &RequestReport) {
+    /// reads' waits for them; and each apiserver's own watch of the resource, with the
+    /// events etcd sent it.
+    fn kubernetes_watch(&mut self, r: &RequestReport, streams: &[WatchStreamReport]) {
         let _ = write!(
             self.out,
             "    {} watch:\t{} own writes delivered, {} errors",
@@ -195,6 +198,17 @@ impl Writer<'_> {
                  cache stopped being fed",
                 r.compacted
             );
+        }
+        let of_resource = streams.iter().filter(|w| w.resource == r.resource);
+        for (i, w) in of_resource.enumerate() {
+            let sep = if i == 0 { "      streams:\t" } else { "; " };
+            let _ = write!(self.out, "{sep}apiserver {}: {} events", w.apiserver, w.events);
+            if w.compacted > 0 {
+                self.out.push_str(" (cancelled by a compaction)");
+            }
+        }
+        if streams.iter().any(|w| w.resource == r.resource) {
+            self.out.push('\n');
         }
         if let Some(p) = &r.progress {
             let _ = write!(

@@ -723,7 +723,11 @@ pub fn kubernetes() -> KubernetesReport {
         watch.waited(ms * 1_000);
     }
     watch.compacted = 1;
+    watch.events = 55;
     rec.record_watch(4, &watch);
+    // A second apiserver's watch of pods: 55 events too (etcd sends each to each).
+    let second = WatchRecord { apiserver: 1, events: 55, ..WatchRecord::default() };
+    rec.record_watch(4, &second);
     // Four node leases over a minute: two renewed every 10 to 30 s, one first renewed at
     // 45 s and one never; the last two past 40 s.
     let s = |secs: u64| t0 + Duration::from_secs(secs);

@@ -388,6 +388,8 @@ struct Kubernetes {
     scope: Scope,
     /// The store in steady state, in runs of a `[kubernetes]` model.
     steady_state: Nullable<SteadyState>,
+    /// Each apiserver's watch of each cached resource.
+    watch_streams: Vec<WatchStream>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -414,6 +416,17 @@ struct SteadyState {
     leases_expired: u64,
     keys_expired: u64,
     largest_expiry_keys: u64,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct WatchStream {
+    apiserver: u32,
+    resource: String,
+    events: u64,
+    progress_notifications: u64,
+    compacted: u64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -1084,6 +1097,15 @@ fn kubernetes_requests_are_written_by_resource_and_verb() {
     assert_eq!((progress.notifications, progress.waits), (12, 5));
     assert_eq!(progress.wait_max_us / 100_000, 25);
     assert!(k.requests[..5].iter().all(|r| r.progress.0.is_none()), "only watches have it");
+    // Each apiserver's watch of pods, with the events etcd sent it.
+    let streams: Vec<(u32, &str, u64, u64, u64)> = k
+        .watch_streams
+        .iter()
+        .map(|w| {
+            (w.apiserver, w.resource.as_str(), w.events, w.progress_notifications, w.compacted)
+        })
+        .collect();
+    assert_eq!(streams, [(0, "pods", 55, 12, 1), (1, "pods", 55, 0, 0)]);
     let leases = k.node_leases.0.as_ref().expect("renewals were recorded");
     assert_eq!((leases.nodes, leases.not_ready, leases.not_ready_after_s), (4, 2, 40.0));
     assert_eq!(leases.max_gap_us / 1_000_000, 60, "the lease never renewed: the whole run");

@@ -2,13 +2,15 @@
 //! one revision (pages of 10,000, pinned), then a watch on the resource's prefix from the
 //! next revision (prevKV, progress notify), and the revision it has caught up to.
 //!
-//! One cache per resource per run, as one apiserver has one: every worker's operations on
-//! the resource share it, and etcd sends each of its events once. A request reads it with
-//! one atomic load: no lock, no allocation. The watch task, on the thread of the worker
-//! that filled the cache, writes it event by event; the workers' own successful writes
-//! write through (a revision only ever replaces an older one), as the apiserver's
-//! GuaranteedUpdate keeps the object its last write returned. An object's slot holds its
-//! mod revision, or minus the revision it was deleted at (0: never seen).
+//! One cache per resource per apiserver, as each apiserver has its own: the requests of
+//! the logical clients that apiserver serves share it, and etcd sends each event once to
+//! each apiserver's watch. A request reads it with one atomic load: no lock, no
+//! allocation. Only its watch feeds it (the watch task, on the thread of the worker that
+//! filled the cache, writes it event by event): the run's own writes do not write through,
+//! so a write's next update compares what the cache has seen, stale while its event is on
+//! its way, and conflicts as the apiserver's does. An object's slot holds its mod revision,
+//! or minus the revision it was deleted at (0: never seen). Its list streams (RangeStream)
+//! from 1.37 on an etcd that has it.
 //!
 //! The cache also measures its watch ([`WatchRecord`]), from the start of measurement
 //! ([`Cache::measure_from`]): how long each own write took from its answer to its event's
@@ -27,12 +29,14 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use etcdlat_core::invariant::Invariant;
 use etcdlat_core::recorder::kubernetes::WatchRecord;
-use etcdlat_core::workload::kubernetes::object_at;
+use etcdlat_core::workload::kubernetes::{object_at, write_key};
 use etcdlat_core::workload::prefix_end;
 use tokio::sync::{Notify, OnceCell, oneshot};
 
 use super::Layout;
 use super::checks::Checks;
+use super::list;
+use super::stream::RangeStreamSupport;
 use crate::transport::message::{EventView, Malformed, RangeRequest, WatchResponse, WatchView};
 use crate::transport::{Conn, Kv, WatchCreate, WatchReceiver, WatchSender};
 
@@ -79,6 +83,12 @@ pub(crate) struct Cache {
     started: OnceCell<()>,
     /// Dropped with the cache: its watch task then ends.
     end: Mutex<Option<oneshot::Sender<()>>>,
+    /// Its apiserver.
+    apiserver: u32,
+    /// Its initial list is read through RangeStream when this says its apiserver tries.
+    streams: Option<Arc<RangeStreamSupport>>,
+    /// Events delivered while measured.
+    events: AtomicU64,
     checks: Arc<Checks>,
     /// The (resource, `watch`)'s slot its [`WatchRecord`] is recorded under.
     watch_slot: usize,
@@ -104,13 +114,14 @@ struct Sent {
 }
 
 impl Cache {
-    /// The cache of `objects` objects of `layout`'s resource, names and namespaces, its
-    /// watch recorded under `watch_slot`.
+    /// Apiserver `apiserver`'s cache of `objects` objects of `layout`'s resource, names and
+    /// namespaces, its watch recorded under `watch_slot`; its list streams with `streams`.
     pub(super) fn new(
         layout: &Layout,
         objects: u64,
         watch_slot: usize,
         checks: Arc<Checks>,
+        (apiserver, streams): (u32, Option<Arc<RangeStreamSupport>>),
     ) -> Self {
         Self {
             prefix: Bytes::copy_from_slice(layout.prefix.as_bytes()),
@@ -124,13 +135,16 @@ impl Cache {
             progress: Arc::default(),
             started: OnceCell::new(),
             end: Mutex::new(None),
+            apiserver,
+            streams,
+            events: AtomicU64::new(0),
             checks,
             watch_slot,
             epoch: Instant::now(),
             measure_from: AtomicU64::new(0),
             sent: (0..SENT).map(|_| Sent::default()).collect(),
             zero_lags: AtomicU64::new(0),
-            watch: Mutex::new(WatchRecord::default()),
+            watch: Mutex::new(WatchRecord { apiserver, ..WatchRecord::default() }),
         }
     }
 
@@ -160,6 +174,7 @@ impl Cache {
     /// taken once, at the end of the run.
     pub(super) fn take_watch(&self) -> (usize, WatchRecord) {
         let mut watch = std::mem::take(&mut *self.record());
+        watch.events += self.events.swap(0, Ordering::Relaxed);
         let zero = self.zero_lags.swap(0, Ordering::Relaxed);
         if zero > 0 {
             watch.lag.saturating_record_n(0, zero);
@@ -181,21 +196,11 @@ impl Cache {
 
     async fn fill_and_watch(self: &Arc<Self>, conn: &Conn) -> Result<(), tonic::Status> {
         let mut kv = conn.kv.clone();
-        let mut req = RangeRequest { limit: INITIAL_PAGE, ..self.prefix_range() };
-        loop {
-            let resp = kv.range(req.clone()).await?;
-            if req.revision == 0 {
-                req.revision = resp.header.map_or(0, |h| h.revision);
-            }
-            for kv in &resp.kvs {
-                self.saw(&kv.key, kv.mod_revision);
-            }
-            match resp.kvs.last() {
-                Some(last) if resp.more => req.key = next_key(&last.key),
-                _ => break,
-            }
-        }
-        let listed = req.revision;
+        let req = RangeRequest { limit: INITIAL_PAGE, ..self.prefix_range() };
+        let stream = self.streams.as_deref().map(|support| (support, self.apiserver));
+        let saw = |kv: &crate::transport::message::KeyValue| self.saw(&kv.key, kv.mod_revision);
+        let listed = list::list(&mut kv, req, stream, &self.checks, saw).await?;
+        let listed = listed.header.map_or(0, |h| h.revision);
         self.revision.store(listed, Ordering::Release);
         self.last_event.store(listed, Ordering::Relaxed);
         self.watch_from(conn, listed + 1).await
@@ -244,16 +249,6 @@ impl Cache {
         (rev > 0).then_some(rev)
     }
 
-    /// Object `o` was written (`deleted` false) or deleted at `revision` by one of the
-    /// workers, answered now: its event's delivery is timed from here.
-    #[inline]
-    pub(super) fn wrote(&self, o: u64, revision: i64, deleted: bool) {
-        if let Some(slot) = self.slots.get(o as usize) {
-            put_newer(slot, revision, deleted);
-        }
-        self.answered(revision);
-    }
-
     /// A write of one of the workers was answered at `revision`, now: its event's delivery
     /// is timed from here (of an object the cache has a slot for or not).
     #[inline]
@@ -287,6 +282,35 @@ impl Cache {
 
     fn sent_entry(&self, revision: i64) -> &Sent {
         &self.sent[revision.unsigned_abs() as usize % SENT]
+    }
+
+    /// The key of the `n`th object the cache holds, in key order (namespaces by name, then
+    /// objects by number): where a page of `n` served from the cache ends. `None` with
+    /// fewer objects.
+    pub(super) fn nth_key(&self, n: u64) -> Option<Vec<u8>> {
+        let mut namespaces: Vec<u64> = (0..self.namespaces.max(1)).collect();
+        namespaces.sort_by_cached_key(u64::to_string);
+        let mut seen = 0;
+        for ns in namespaces {
+            let held = (ns..self.slots.len() as u64).step_by(self.namespaces.max(1) as usize);
+            for o in held {
+                if self.slots[o as usize].load(Ordering::Relaxed) > 0 {
+                    seen += 1;
+                    if seen == n {
+                        let mut key = Vec::new();
+                        write_key(
+                            &mut key,
+                            &self.prefix_text,
+                            self.namespaces,
+                            &self.name_prefix,
+                            o,
+                        );
+                        return Some(key);
+                    }
+                }
+            }
+        }
+        None
     }
 
     /// The revision the watch has delivered up to.
@@ -430,8 +454,12 @@ impl Cache {
         // One clock read per response, not per event: its events arrived together.
         let now = self.nanos(Instant::now());
         let mut record = None;
+        let measured = self.measured(now);
         for event in resp.events() {
             let event = event?;
+            if measured {
+                self.events.fetch_add(1, Ordering::Relaxed);
+            }
             if let Some(us) = self.delivered(event.mod_revision, now) {
                 record.get_or_insert_with(|| self.record()).lagged(us);
             }
@@ -546,7 +574,7 @@ mod tests {
             namespaces: 1,
             name_prefix: "object-".into(),
         };
-        Cache::new(&layout, 10, 0, Arc::default())
+        Cache::new(&layout, 10, 0, Arc::default(), (0, None))
     }
 
     fn put(key: &str, mod_revision: i64, version: i64) -> EventView<'_> {
@@ -564,21 +592,24 @@ mod tests {
         Invariant::ALL.into_iter().map(|i| (i, counts[i.index()])).filter(|(_, n)| *n > 0).collect()
     }
 
-    /// Events move an object's revision forward only: the worker's own newer write stands,
-    /// a delete leaves minus its revision, and names not of the cache's layout are skipped.
+    /// Events move an object's revision forward only: a newer one stands, a delete leaves
+    /// minus its revision, and names not of the cache's layout are skipped. The run's own
+    /// writes do not reach it but through the watch.
     #[test]
-    fn events_and_own_writes_keep_the_newest_revision() {
+    fn events_keep_the_newest_revision_and_own_writes_do_not_write_through() {
         let c = cache();
         let key = "/registry/pods/ns-0/object-00000003";
         c.event(&put(key, 5, 1));
         assert_eq!(c.revision_of(3), Some(5));
-        c.wrote(3, 9, false);
-        c.event(&put(key, 7, 2));
-        assert_eq!(c.revision_of(3), Some(9), "an event older than the worker's own write");
+        c.answered(9);
+        assert_eq!(c.revision_of(3), Some(5), "an own write's answer is not its event");
+        c.event(&put(key, 9, 2));
+        c.saw(key.as_bytes(), 7);
+        assert_eq!(c.revision_of(3), Some(9), "a listed revision older than the event held");
         c.event(&EventView { deleted: true, ..put(key, 10, 3) });
         assert_eq!(c.revision_of(3), None);
-        c.wrote(3, 8, false);
-        assert_eq!(c.revision_of(3), None, "a write older than the delete");
+        c.saw(key.as_bytes(), 8);
+        assert_eq!(c.revision_of(3), None, "a listed revision older than the delete");
         c.event(&put(key, 11, 1));
         assert_eq!(c.revision_of(3), Some(11), "created again after the delete");
         for other in [

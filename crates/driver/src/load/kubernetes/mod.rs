@@ -43,12 +43,15 @@
 mod cache;
 mod checks;
 mod lease;
+mod list;
 mod shared;
 mod steady;
+mod stream;
 
 pub(crate) use checks::Checks;
 pub(crate) use shared::{Ended, Shared};
 pub(crate) use steady::{Expiry, observe_expiry, preload_events};
+pub(crate) use stream::RangeStreamSupport;
 
 use std::cell::{Cell, RefCell};
 use std::sync::Arc;
@@ -56,6 +59,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::Bytes;
 use etcdlat_core::invariant::Invariant;
+use etcdlat_core::workload::apiserver::ApiserverVersion;
 use etcdlat_core::workload::keyspace::random_value;
 use etcdlat_core::workload::kubernetes::{
     EventOp, LifecycleOp, NODE_LEASES, ObjectOp, RequestKind, Verb, write_key,
@@ -64,9 +68,7 @@ use etcdlat_core::workload::{Operation, prefix_end};
 use etcdlat_core::{OpKind, Scenario};
 
 use super::completion::Done;
-use crate::transport::message::{
-    GuardedWrite, RangeRequest, RangeResponse, Response, TxnResponse, Write,
-};
+use crate::transport::message::{GuardedWrite, RangeRequest, Response, TxnResponse, Write};
 use crate::transport::{Conn, Kv};
 use cache::{Cache, next_key};
 use lease::Leases;
@@ -159,6 +161,8 @@ pub(crate) struct Workload {
     watch_slot: usize,
     /// A `k8s-pod-lifecycle`'s lives.
     life: Option<Lifecycle>,
+    /// A list pinned to its apiserver's cache's revision (the consistency checker's).
+    at_cache_revision: bool,
 }
 
 /// What the worker records of an apiserver request besides its kind: its (resource, verb)'s
@@ -250,6 +254,7 @@ impl Workload {
             turns: (renews && o.writers_per_object == 1).then(AtomicU64::default),
             watch_slot,
             life: None,
+            at_cache_revision: verb == Verb::List && o.at_cache_revision,
         })
     }
 
@@ -325,6 +330,7 @@ impl Workload {
             // `DefaultWatchCacheSizes` gives events a cache of 0, which disables it.
             watch_slot: slot,
             life: None,
+            at_cache_revision: false,
         }
     }
 
@@ -344,16 +350,25 @@ impl Workload {
         }
     }
 
-    /// Whether its requests need the run's watch cache of its resource.
+    /// Whether its requests need the apiservers' watch caches of its resource.
     fn cached(&self) -> bool {
         matches!(self.action, Action::Verb(Verb::Update | Verb::Delete | Verb::ConsistentList))
+            || self.at_cache_revision
     }
 }
 
 /// One `k8s-*` operation as one worker runs it.
 pub(crate) struct Runner {
     plan: Arc<Workload>,
-    cache: Option<Arc<Cache>>,
+    /// Each apiserver's cache of its objects, by apiserver (empty when it needs none).
+    caches: Vec<Arc<Cache>>,
+    /// The release whose read path it follows.
+    release: ApiserverVersion,
+    /// Whether its apiservers try RangeStream for their lists from etcd (when the release
+    /// does).
+    streams: Option<Arc<RangeStreamSupport>>,
+    /// Apiservers: client `c` is served by apiserver `c % apiservers`.
+    apiservers: u32,
     leases: Option<Leases>,
     checks: Arc<Checks>,
     /// The key being built, reused from request to request.
@@ -395,18 +410,17 @@ struct Life {
 }
 
 impl Runner {
-    /// The worker's runner of `plan`, on the run's cache of its resource; `worker_seed`
-    /// tells its events' and lives' names from other workers'. Creates write through the
-    /// cache of their objects when another operation needs one (as the apiserver's creates
-    /// land in its watch cache), and lives through their resource's, so that their events'
-    /// delivery is measured too.
+    /// The worker's runner of `plan`, on the apiservers' caches of its resource;
+    /// `worker_seed` tells its events' and lives' names from other workers'. Creates and
+    /// lives time their events' delivery on their apiserver's cache of their resource,
+    /// when it has one (their writes reach it through its watch only).
     pub(crate) fn new(plan: Arc<Workload>, shared: &Shared, worker_seed: u64) -> Self {
-        let cache = match plan.action {
-            Action::Lifecycle => shared.cache_of_resource(&plan.layout.prefix),
+        let caches = match plan.action {
+            Action::Lifecycle => shared.caches_of_resource(&plan.layout.prefix),
             action if plan.cached() || action == Action::Verb(Verb::Create) => {
-                shared.caches.get(&plan.layout).cloned()
+                shared.caches_of(&plan.layout)
             }
-            _ => None,
+            _ => Vec::new(),
         };
         let leases = plan.lease.map(Leases::new);
         // Request indices repeat from warm-up to measurement and, in a timed run, from one
@@ -420,7 +434,10 @@ impl Runner {
         };
         Self {
             plan,
-            cache,
+            caches,
+            release: shared.release,
+            streams: shared.streams.clone(),
+            apiservers: shared.apiservers.max(1),
             leases,
             checks: Arc::clone(&shared.checks),
             key: RefCell::default(),
@@ -448,17 +465,28 @@ impl Runner {
         Recorded { slot, renewed_of: p.renews.then_some(p.objects) }
     }
 
-    /// Whether the client must wait for the cache to be filled before its request.
+    /// Whether the client must wait for the caches to be filled before its request.
     pub(crate) fn needs_start(&self) -> bool {
-        self.cache.as_ref().is_some_and(|c| !c.started())
+        self.caches.iter().any(|c| !c.started())
     }
 
-    /// Fills the run's cache and starts its watch (once per run), unmeasured.
+    /// Fills the apiservers' caches and starts their watches (once per run), unmeasured.
     pub(crate) async fn start(&self, conn: &Conn) -> Result<(), tonic::Status> {
-        match &self.cache {
-            Some(cache) => cache.start(conn).await,
-            None => Ok(()),
+        for cache in &self.caches {
+            cache.start(conn).await?;
         }
+        Ok(())
+    }
+
+    /// How client `id`'s apiserver reads a list from etcd.
+    fn streaming(&self, id: u32) -> list::Streaming<'_> {
+        self.streams.as_deref().map(|support| (support, id % self.apiservers))
+    }
+
+    /// The cache of the apiserver that serves logical client `id`, if the operation has
+    /// caches.
+    fn cache(&self, id: u32) -> Option<&Arc<Cache>> {
+        self.caches.get(id as usize % self.caches.len().max(1))
     }
 
     /// The key of object `o`.
@@ -490,43 +518,80 @@ impl Runner {
     ) -> Result<Done, tonic::Status> {
         let p = &self.plan;
         match p.action {
-            Action::Verb(Verb::Create) => self.create(kv, conn, i % p.objects).await,
-            Action::Event => self.create(kv, conn, self.next_name()).await,
-            Action::Lifecycle => self.live(kv, conn, state).await,
+            Action::Verb(Verb::Create) => self.create(kv, conn, i % p.objects, id).await,
+            Action::Event => self.create(kv, conn, self.next_name(), id).await,
+            Action::Lifecycle => self.live(kv, conn, id, state).await,
             Action::Verb(Verb::Update) => {
                 let o = match &p.turns {
                     Some(turns) => turns.fetch_add(1, Ordering::Relaxed) % p.objects,
                     None => self.owned(id, state),
                 };
-                self.update(kv, conn, o, false).await
+                self.update(kv, conn, o, id, false).await
             }
-            Action::Verb(Verb::Delete) => self.update(kv, conn, self.owned(id, state), true).await,
+            Action::Verb(Verb::Delete) => {
+                self.update(kv, conn, self.owned(id, state), id, true).await
+            }
             Action::Verb(Verb::Get) => {
                 let resp = kv.range(get(self.key(i % p.objects))).await?;
                 let found = resp.kvs.first().ok_or_else(not_found)?;
                 Ok(Done::answered(resp.header.as_ref(), 1, found.value.len() as u64))
             }
-            Action::Verb(Verb::List) => self.list(kv).await,
+            Action::Verb(Verb::List) => self.list(kv, id).await,
             Action::Verb(Verb::Count) => {
                 let req = RangeRequest { count_only: true, ..self.prefix_range() };
                 let resp = kv.range(req).await?;
                 Ok(Done::answered(resp.header.as_ref(), resp.count.max(0) as u64, 0))
             }
-            Action::Verb(Verb::ConsistentList) => {
-                let resp = kv.range(self.resource_get()).await?;
-                let revision = resp.header.map_or(0, |h| h.revision);
-                let cache = self.cache.as_ref().expect("a consistent list has its cache");
-                if !cache.caught_up(revision).await {
-                    return Err(tonic::Status::deadline_exceeded(format!(
-                        "the watch cache stayed at revision {} behind {revision} for {:?}",
-                        cache.revision(),
-                        cache::FRESH_WAIT
-                    )));
-                }
-                Ok(Done::answered(resp.header.as_ref(), resp.count.max(0) as u64, 0))
-            }
+            Action::Verb(Verb::ConsistentList) => self.consistent_list(kv, id).await,
             Action::Verb(Verb::Watch) => unreachable!("no operation's requests are watches"),
         }
+    }
+
+    /// A list with no resourceVersion served from the watch cache (1.31 on): the probe for
+    /// etcd's current revision, the cache caught up to it (progress requests meanwhile),
+    /// the first page from the cache; before 1.34 the continue pages from etcd, pinned to
+    /// the revision the cache served at, from the key after the first page's last. A
+    /// cache that did not catch up in 3 s hands the list to etcd (the cacher's fallback).
+    /// Its keys are those etcd sent (the probe's count and the pages from etcd), its
+    /// pages all of them (the cache's first among them).
+    async fn consistent_list(&self, kv: &mut Kv, id: u32) -> Result<Done, tonic::Status> {
+        let resp = kv.range(self.resource_get()).await?;
+        let revision = resp.header.map_or(0, |h| h.revision);
+        let cache = self.cache(id).expect("a consistent list has its cache");
+        let page_size = self.plan.page_size;
+        if !cache.caught_up(revision).await {
+            tracing::debug!(
+                cache = cache.revision(),
+                revision,
+                "a watch cache did not catch up in {:?}: the list goes to etcd",
+                cache::FRESH_WAIT
+            );
+            let req = RangeRequest { limit: page_size, ..self.prefix_range() };
+            let listed = list::list(kv, req, self.streaming(id), &self.checks, |_| {}).await?;
+            let done = Done::answered(listed.header.as_ref(), listed.keys, listed.value_bytes);
+            return Ok(Done { pages: listed.pages, ..done });
+        }
+        let probed = Done::answered(resp.header.as_ref(), resp.count.max(0) as u64, 0);
+        let first_page_end = match page_size {
+            _ if self.release.continues_from_cache() => None,
+            0 => None,
+            n => cache.nth_key(n as u64),
+        };
+        let Some(last) = first_page_end else { return Ok(Done { pages: 1, ..probed }) };
+        let continued = RangeRequest {
+            key: next_key(&last),
+            limit: page_size,
+            revision: cache.revision(),
+            ..self.prefix_range()
+        };
+        // Before 1.34, so before RangeStream: Range pages.
+        let listed = list::list(kv, continued, None, &self.checks, |_| {}).await?;
+        Ok(Done {
+            pages: 1 + listed.pages,
+            keys: probed.keys + listed.keys,
+            value_bytes: listed.value_bytes,
+            ..probed
+        })
     }
 
     fn prefix_range(&self) -> RangeRequest {
@@ -546,7 +611,13 @@ impl Runner {
         get(Bytes::copy_from_slice(prefix.strip_suffix(b"/").unwrap_or(prefix)))
     }
 
-    async fn create(&self, kv: &mut Kv, conn: &Conn, o: u64) -> Result<Done, tonic::Status> {
+    async fn create(
+        &self,
+        kv: &mut Kv,
+        conn: &Conn,
+        o: u64,
+        id: u32,
+    ) -> Result<Done, tonic::Status> {
         let key = self.key(o);
         let lease = match &self.leases {
             Some(leases) => leases.lease(conn).await?,
@@ -558,17 +629,16 @@ impl Runner {
         if !resp.succeeded {
             return Err(tonic::Status::already_exists("the object exists"));
         }
-        self.written(o, resp.header.map_or(0, |h| h.revision), false);
+        self.written(id, resp.header.map_or(0, |h| h.revision));
         Ok(Done::answered(resp.header.as_ref(), 1, self.plan.value.len() as u64))
     }
 
-    /// Object `o` was written (or deleted) at `revision`: the run's cache of its resource,
-    /// if it has one, holds it, unless it is a life's (in no slot), and times its event.
-    fn written(&self, o: u64, revision: i64, deleted: bool) {
-        match (&self.cache, self.plan.life) {
-            (Some(cache), None) => cache.wrote(o, revision, deleted),
-            (Some(cache), Some(_)) => cache.answered(revision),
-            (None, _) => {}
+    /// A write of client `id` was answered at `revision`: its apiserver's cache of the
+    /// resource, if it has one, times its event's delivery (and learns of it only from
+    /// that event).
+    fn written(&self, id: u32, revision: i64) {
+        if let Some(cache) = self.cache(id) {
+            cache.answered(revision);
         }
     }
 
@@ -588,6 +658,7 @@ impl Runner {
         &self,
         kv: &mut Kv,
         conn: &Conn,
+        id: u32,
         state: &mut ClientState,
     ) -> Result<Done, tonic::Status> {
         let cycle = self.plan.life.expect("a lifecycle's plan");
@@ -598,7 +669,7 @@ impl Runner {
         let (result, next) = match cycle.verb_at(life.step) {
             0 => {
                 life.object = self.next_name();
-                let created = self.create(kv, conn, life.object).await;
+                let created = self.create(kv, conn, life.object, id).await;
                 let next = u64::from(created.is_ok());
                 (created, next)
             }
@@ -606,9 +677,10 @@ impl Runner {
                 let delete = verb == 2;
                 let known = (life.revision > 0).then_some(life.revision);
                 let key = self.key(life.object);
-                let written = self.guaranteed(kv, &key, life.object, known, delete, 0).await;
+                let written =
+                    self.guaranteed(kv, &key, life.object, (known, i64::MAX), delete, 0).await;
                 if let Ok(done) = &written {
-                    self.written(life.object, done.revision, delete);
+                    self.written(id, done.revision);
                 }
                 let next = match &written {
                     _ if delete => 0,
@@ -623,50 +695,61 @@ impl Runner {
         result
     }
 
-    /// GuaranteedUpdate (or the conditional delete with `delete`) of object `o`, from the
-    /// revision the run's cache holds, written through it; an update of objects with a TTL
-    /// puts the object on a lease, as the apiserver's (`ttlOpts`), a new one or one reused.
+    /// GuaranteedUpdate (or the conditional delete with `delete`) of object `o` by client
+    /// `id`, from the revision its apiserver's cache holds: stale while the event of the
+    /// object's last write is on its way, which conflicts as the apiserver's does. An update
+    /// of objects with a TTL puts the object on a lease, as the apiserver's (`ttlOpts`), a
+    /// new one or one reused.
     async fn update(
         &self,
         kv: &mut Kv,
         conn: &Conn,
         o: u64,
+        id: u32,
         delete: bool,
     ) -> Result<Done, tonic::Status> {
-        let cache = self.cache.as_ref().expect("an update has its cache");
+        let cache = self.cache(id).expect("an update has its cache");
         let key = self.key(o);
         let lease = match &self.leases {
             Some(leases) if !delete => leases.lease(conn).await?,
             _ => 0,
         };
-        let done = self.guaranteed(kv, &key, o, cache.revision_of(o), delete, lease).await?;
-        self.written(o, done.revision, delete);
+        // Read before the slot: the slot holds at least what was delivered up to here.
+        let delivered = cache.revision();
+        let known = cache.revision_of(o);
+        let done = self.guaranteed(kv, &key, o, (known, delivered), delete, lease).await?;
+        self.written(id, done.revision);
         Ok(done)
     }
 
     /// GuaranteedUpdate (or the conditional delete with `delete`) of object `o` at `key`,
-    /// comparing `known`, the revision its writer holds, or when it holds none the one a
+    /// comparing `known` (of `read`, the writer's cache: the object's revision it holds and
+    /// what it had been sent, `delivered`), the revision its writer holds, or when it holds none the one a
     /// Get reads first (as the apiserver reads etcd when it has no cached object); retried
-    /// on the revision etcd's Else returned. A put is on `lease` (0: none).
+    /// on the revision etcd's Else returned. With one writer, a conflict on a revision at
+    /// or before `delivered` (what the writer's cache had been sent when it read `known`)
+    /// is a fault: the cache held an older one than it was sent. A put is on `lease` (0:
+    /// none).
     async fn guaranteed(
         &self,
         kv: &mut Kv,
         key: &Bytes,
         o: u64,
-        known: Option<i64>,
+        read: (Option<i64>, i64),
         delete: bool,
         lease: i64,
     ) -> Result<Done, tonic::Status> {
+        let (known, delivered) = read;
         // An object with a TTL (a put on a lease) whose lease expired is written again, as
         // the master lease reconciler's GuaranteedUpdate with ignoreNotFound creates it.
         let recreate = lease != 0;
-        let mut expected = match known {
-            Some(rev) => rev,
+        let (mut expected, delivered) = match known {
+            Some(rev) => (rev, delivered),
             None => {
                 let resp = kv.range(get(key.clone())).await?;
                 match resp.kvs.first() {
-                    Some(found) => found.mod_revision,
-                    None if recreate => 0,
+                    Some(found) => (found.mod_revision, i64::MAX),
+                    None if recreate => (0, i64::MAX),
                     None => return Err(not_found()),
                 }
             }
@@ -697,7 +780,9 @@ impl Runner {
             // One writer compared what it last wrote, so nobody else can have moved it; and
             // a compare that failed on the revision the object still has is etcd's fault.
             // An expiry is neither.
-            if current != 0 && (self.plan.single_writer || current == expected) {
+            if current != 0
+                && ((self.plan.single_writer && current <= delivered) || current == expected)
+            {
                 self.checks.violated(Invariant::UnexpectedConflict);
             }
             expected = current;
@@ -709,48 +794,27 @@ impl Runner {
         }
     }
 
-    async fn list(&self, kv: &mut Kv) -> Result<Done, tonic::Status> {
-        let mut req = RangeRequest { limit: self.plan.page_size, ..self.prefix_range() };
-        let (mut keys, mut value_bytes, mut pages) = (0u64, 0u64, 0u64);
-        let mut first: Option<RangeResponse> = None;
-        let mut last_key = Bytes::new();
-        // Each page is an API call of its own (a `continue`), held to the list SLO.
-        let limit = Verb::List.slo().map_or(u128::MAX, |(_, limit)| limit.as_micros());
-        let (mut slow_pages, mut slowest_page_us) = (0u64, 0u64);
-        loop {
-            let sent = std::time::Instant::now();
-            let resp = kv.range(req.clone()).await?;
-            let page_us = sent.elapsed().as_micros();
-            slow_pages += u64::from(page_us > limit);
-            slowest_page_us = slowest_page_us.max(u64::try_from(page_us).unwrap_or(u64::MAX));
-            pages += 1;
-            for kv in &resp.kvs {
-                if kv.key <= last_key && !last_key.is_empty() {
-                    self.checks.violated(Invariant::ListOrder);
-                }
-                last_key = kv.key.clone();
-                value_bytes += kv.value.len() as u64;
-            }
-            keys += resp.kvs.len() as u64;
-            let more = resp.more && !resp.kvs.is_empty();
-            if first.is_none() {
-                req.revision = resp.header.map_or(0, |h| h.revision);
-                first = Some(resp);
-            }
-            if !more {
-                break;
-            }
-            req.key = next_key(&last_key);
-        }
-        let first = first.expect("one page at least");
-        if keys != first.count.max(0) as u64 {
+    /// A list from etcd in pages of `page-size` (RangeStream pages where the release and
+    /// etcd stream): at etcd's current revision, a client's list that bypasses the cache;
+    /// or the consistency checker's, pinned to the revision client `id`'s apiserver's
+    /// cache is at. A list of Range pages from the prefix is checked to read as many keys
+    /// as its first page counted ([`Invariant::ListCount`]).
+    async fn list(&self, kv: &mut Kv, id: u32) -> Result<Done, tonic::Status> {
+        let revision = match self.plan.at_cache_revision {
+            true => self.cache(id).expect("a checker's list has its cache").revision(),
+            false => 0,
+        };
+        let req = RangeRequest { limit: self.plan.page_size, revision, ..self.prefix_range() };
+        let listed = list::list(kv, req, self.streaming(id), &self.checks, |_| {}).await?;
+        if listed.count.is_some_and(|count| count != listed.keys) {
             self.checks.violated(Invariant::ListCount);
         }
+        let done = Done::answered(listed.header.as_ref(), listed.keys, listed.value_bytes);
         Ok(Done {
-            pages,
-            slow_pages,
-            slowest_page_us,
-            ..Done::answered(first.header.as_ref(), keys, value_bytes)
+            pages: listed.pages,
+            slow_pages: listed.slow_pages,
+            slowest_page_us: listed.slowest_page_us,
+            ..done
         })
     }
 }

@@ -1,5 +1,5 @@
 //! What the `k8s-*` operations of a run share across its workers: the watch caches, one
-//! per resource ([`Shared`]), the invariants' counts ([`Checks`]), and the end of the run,
+//! per resource per apiserver ([`Shared`]), the release whose read path they follow, the invariants' counts ([`Checks`]), and the end of the run,
 //! where the last worker to end checks the caches and takes what they recorded.
 
 use std::collections::HashMap;
@@ -7,21 +7,31 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
+use etcdlat_core::Scenario;
 use etcdlat_core::invariant::Invariant;
 use etcdlat_core::recorder::kubernetes::WatchRecord;
+use etcdlat_core::workload::apiserver::ApiserverVersion;
 
 use super::cache::Cache;
 use super::checks::Checks;
+use super::stream::RangeStreamSupport;
 use super::{Action, Layout, Workload};
 use crate::transport::Conn;
 
-/// What the `k8s-*` operations of a run share across its workers, as one apiserver's
-/// requests share its storage: one watch cache per resource and name prefix, and the
-/// checks' counts.
-#[derive(Default)]
+/// What the `k8s-*` operations of a run share across its workers, as the apiservers'
+/// requests share their storage: each apiserver's watch caches, one per resource and name
+/// prefix, and the checks' counts. Logical client `c` is served by apiserver
+/// `c % apiservers`.
 pub(crate) struct Shared {
-    /// By the layout of the objects they hold.
-    pub(super) caches: HashMap<Layout, Arc<Cache>>,
+    /// By apiserver and the layout of the objects they hold.
+    pub(super) caches: HashMap<(u32, Layout), Arc<Cache>>,
+    /// The scenario's `[kubernetes] apiservers` (1 without a model).
+    pub(super) apiservers: u32,
+    /// The release whose read path the requests follow.
+    pub(super) release: ApiserverVersion,
+    /// Whether each apiserver tries RangeStream for its lists, when the release does (the
+    /// driver's, kept across runs).
+    pub(super) streams: Option<Arc<RangeStreamSupport>>,
     pub(super) checks: Arc<Checks>,
     /// Workers whose part of the run has not ended: the last to end checks the caches
     /// and records them and the checks.
@@ -30,7 +40,10 @@ pub(crate) struct Shared {
 
 impl std::fmt::Debug for Shared {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Shared").field("caches", &self.caches.keys()).finish_non_exhaustive()
+        f.debug_struct("Shared")
+            .field("caches", &self.caches.keys())
+            .field("release", &self.release)
+            .finish_non_exhaustive()
     }
 }
 
@@ -42,37 +55,68 @@ pub(crate) struct Ended {
 }
 
 impl Shared {
-    /// The caches `plans` need: one for each layout that an update, a delete or a
-    /// consistent list reads, and one for each resource that lives write to and none of
-    /// those reads.
-    pub(crate) fn new<'a>(plans: impl IntoIterator<Item = &'a Workload>) -> Self {
+    /// The caches `plans` need, each apiserver's: one for each layout that an update, a
+    /// delete, a consistent list or the consistency checker reads, and one for each
+    /// resource that lives write to and none of those reads. The release and the number of
+    /// apiservers are `scenario`'s `[kubernetes]` model's (the current release and one
+    /// without); lists stream when the release does and `support` says the apiserver
+    /// tries.
+    pub(crate) fn new<'a>(
+        plans: impl IntoIterator<Item = &'a Workload>,
+        scenario: &Scenario,
+        support: &Arc<RangeStreamSupport>,
+    ) -> Self {
         let plans: Vec<&Workload> = plans.into_iter().collect();
+        let model = scenario.kubernetes.as_ref();
+        let apiservers = model.map_or(1, |k| u32::try_from(k.apiservers).unwrap_or(u32::MAX));
+        let release = model.map_or(ApiserverVersion::CURRENT, |k| k.apiserver);
+        let streams = release.streams_lists().then(|| Arc::clone(support));
         let checks = Arc::<Checks>::default();
         let mut caches = HashMap::new();
-        for plan in plans.iter().filter(|p| p.cached()) {
-            caches.entry(plan.layout.clone()).or_insert_with(|| {
-                let (objects, slot) = (plan.cached_objects, plan.watch_slot);
-                Arc::new(Cache::new(&plan.layout, objects, slot, Arc::clone(&checks)))
-            });
-        }
-        // Lives' writes reach the cache of their resource, as every write the apiserver
-        // makes does: another operation's, or else one of their own that holds no object
-        // (their names are without bound), for its watch and their events' delivery.
-        for plan in plans.iter().filter(|p| p.action == Action::Lifecycle) {
-            if !caches.keys().any(|l: &Layout| l.prefix == plan.layout.prefix) {
-                let checks = Arc::clone(&checks);
-                let cache = Cache::new(&plan.layout, 0, plan.watch_slot, checks);
-                caches.insert(plan.layout.clone(), Arc::new(cache));
+        for apiserver in 0..apiservers {
+            let how = (apiserver, streams.clone());
+            for plan in plans.iter().filter(|p| p.cached()) {
+                caches.entry((apiserver, plan.layout.clone())).or_insert_with(|| {
+                    let (objects, slot) = (plan.cached_objects, plan.watch_slot);
+                    let how = how.clone();
+                    Arc::new(Cache::new(&plan.layout, objects, slot, Arc::clone(&checks), how))
+                });
+            }
+            // Lives' writes reach the cache of their resource, as every write the apiserver
+            // makes does: another operation's, or else one of their own that holds no
+            // object (their names are without bound), for its watch and their events'
+            // delivery.
+            for plan in plans.iter().filter(|p| p.action == Action::Lifecycle) {
+                let has =
+                    |(a, l): &(u32, Layout)| *a == apiserver && l.prefix == plan.layout.prefix;
+                if !caches.keys().any(has) {
+                    let checks = Arc::clone(&checks);
+                    let cache = Cache::new(&plan.layout, 0, plan.watch_slot, checks, how.clone());
+                    caches.insert((apiserver, plan.layout.clone()), Arc::new(cache));
+                }
             }
         }
-        Self { caches, checks, running: AtomicUsize::new(0) }
+        Self { caches, apiservers, release, streams, checks, running: AtomicUsize::new(0) }
     }
 
-    /// A cache of the resource whose prefix is `prefix`, whatever objects it holds (the
-    /// first by name prefix, when several do).
-    pub(super) fn cache_of_resource(&self, prefix: &str) -> Option<Arc<Cache>> {
-        let of_resource = self.caches.iter().filter(|(l, _)| l.prefix == prefix);
-        of_resource.min_by_key(|(l, _)| &l.name_prefix).map(|(_, cache)| Arc::clone(cache))
+    /// Each apiserver's cache of the objects of `layout`, by apiserver; empty when it has
+    /// none.
+    pub(super) fn caches_of(&self, layout: &Layout) -> Vec<Arc<Cache>> {
+        (0..self.apiservers)
+            .filter_map(|a| self.caches.get(&(a, layout.clone())).cloned())
+            .collect()
+    }
+
+    /// Each apiserver's cache of the resource whose prefix is `prefix`, whatever objects it
+    /// holds (the first by name prefix, when several do), by apiserver.
+    pub(super) fn caches_of_resource(&self, prefix: &str) -> Vec<Arc<Cache>> {
+        (0..self.apiservers)
+            .filter_map(|a| {
+                let of_resource =
+                    self.caches.iter().filter(|((b, l), _)| *b == a && l.prefix == prefix);
+                of_resource.min_by_key(|((_, l), _)| &l.name_prefix).map(|(_, c)| Arc::clone(c))
+            })
+            .collect()
     }
 
     /// Whether the run has watch caches to fill.

@@ -22,33 +22,48 @@ fn plan(objects: u64, groups: u64) -> Workload {
         turns: None,
         watch_slot: 1,
         life: None,
+        at_cache_revision: false,
     }
 }
 
-fn runner(objects: u64, groups: u64) -> Runner {
-    Runner::new(Arc::new(plan(objects, groups)), &Shared::default(), 0)
+/// A scenario of `apiservers` apiservers (a `[kubernetes]` model), or of one (none).
+fn scenario(apiservers: u64) -> Scenario {
+    let toml = match apiservers {
+        1 => "[load]\ntotal = 1\n[op.put]\n".to_owned(),
+        n => format!("[load]\nduration = \"1s\"\n[kubernetes]\nnodes = 10\napiservers = {n}\n"),
+    };
+    Scenario::from_toml_str(&toml).expect("a scenario")
 }
 
-/// The run's operations on one resource share one cache whatever worker runs them, as
-/// one apiserver's requests share its watch cache: a write through one worker's
-/// runner is what another's reads, and etcd is asked for one watch.
+fn runner(objects: u64, groups: u64) -> Runner {
+    Runner::new(Arc::new(plan(objects, groups)), &Shared::new([], &scenario(1), &Arc::default()), 0)
+}
+
+/// Each apiserver has one cache per resource, which every worker's requests of the
+/// clients it serves share (client `c` is served by apiserver `c % apiservers`), and
+/// etcd is asked for one watch per cache; a write answered does not write through: the
+/// cache learns of it from its watch only.
 #[test]
-fn every_worker_reads_and_writes_through_one_cache_per_resource() {
+fn each_apiserver_has_one_cache_per_resource_fed_by_its_watch_alone() {
     let update = plan(10, 10);
     let delete = Workload { action: Action::Verb(Verb::Delete), ..plan(10, 10) };
     let other = Workload {
         layout: Layout { prefix: "/registry/minions/".into(), ..update.layout.clone() },
         ..plan(10, 10)
     };
-    let shared = Shared::new([&update, &delete, &other]);
-    assert_eq!(shared.caches.len(), 2, "one per resource");
+    let one = Shared::new([&update, &delete, &other], &scenario(1), &Arc::default());
+    assert_eq!(one.caches.len(), 2, "one per resource");
+    let shared = Shared::new([&update, &delete, &other], &scenario(3), &Arc::default());
+    assert_eq!(shared.caches.len(), 6, "one per resource per apiserver");
     let update = Arc::new(update);
     let (w0, w1) =
         (Runner::new(Arc::clone(&update), &shared, 0), Runner::new(Arc::new(delete), &shared, 1));
-    w0.cache.as_ref().expect("a cache").wrote(3, 42, false);
-    assert_eq!(w1.cache.as_ref().expect("the same cache").revision_of(3), Some(42));
+    w0.written(0, 42);
+    assert_eq!(w1.cache(3).expect("the same cache").revision_of(3), None, "no write-through");
     let w2 = Runner::new(update, &shared, 2);
-    assert!(Arc::ptr_eq(w0.cache.as_ref().unwrap(), w2.cache.as_ref().unwrap()));
+    assert!(Arc::ptr_eq(w0.cache(0).unwrap(), w2.cache(3).unwrap()), "apiserver 0's");
+    assert!(Arc::ptr_eq(w0.cache(0).unwrap(), w1.cache(0).unwrap()), "of one resource");
+    assert!(!Arc::ptr_eq(w0.cache(0).unwrap(), w2.cache(1).unwrap()), "apiserver 1's");
 }
 
 /// A lifecycle's request is reported by the client's place in its current life: the
@@ -59,7 +74,7 @@ fn a_life_is_reported_as_its_create_updates_and_delete() {
     let mut slots = Vec::new();
     let short = LifecycleOp { updates: 2, ..LifecycleOp::default() };
     let life = Workload::lives(&short, 7, &mut slots, 0);
-    let runner = Runner::new(Arc::new(life), &Shared::default(), 1);
+    let runner = Runner::new(Arc::new(life), &Shared::new([], &scenario(1), &Arc::default()), 1);
     assert_eq!(runner.name_prefix, "object-0000000000000007-0000000000000001-");
     let reported = |state: Option<&ClientState>| {
         let slot = runner.request(state).slot;
@@ -83,15 +98,15 @@ fn a_life_is_reported_as_its_create_updates_and_delete() {
     // Its resource's cache: one of its own that holds no object, or another
     // operation's, whose slots its writes leave alone.
     let life = Workload::lives(&LifecycleOp::default(), 7, &mut Vec::new(), 0);
-    let alone = Shared::new([&life]);
+    let alone = Shared::new([&life], &scenario(1), &Arc::default());
     assert_eq!(alone.caches.values().map(|c| c.revision_of(0)).collect::<Vec<_>>(), [None]);
     let update = plan(10, 10);
-    let beside = Shared::new([&update, &life]);
+    let beside = Shared::new([&update, &life], &scenario(1), &Arc::default());
     assert_eq!(beside.caches.len(), 1, "one cache of pods");
     let runner = Runner::new(Arc::new(life), &beside, 0);
-    let cache = runner.cache.as_ref().expect("the pods' cache");
-    assert!(Arc::ptr_eq(cache, &beside.caches[&update.layout]));
-    runner.written(3, 42, false);
+    let cache = runner.cache(0).expect("the pods' cache");
+    assert!(Arc::ptr_eq(cache, &beside.caches[&(0, update.layout.clone())]));
+    runner.written(0, 42);
     assert_eq!(cache.revision_of(3), None, "object 3 of the cache is not the life's");
 }
 

@@ -300,7 +300,9 @@ impl<'a> Run<'a> {
         let conns = pool.conns;
         // Prepared before the sampler and the start: a large value takes milliseconds to
         // make, and the apiserver's watch caches list every object of their resources.
-        let work = (!scenario.is_stream()).then(|| Arc::new(Work::prepare(scenario, self.seed)));
+        let streams = &driver.range_stream;
+        let work =
+            (!scenario.is_stream()).then(|| Arc::new(Work::prepare(scenario, self.seed, streams)));
         if let Some(work) = work.as_ref().filter(|w| w.has_caches()) {
             jobs::fill_caches(&pool, work).await;
         }
