@@ -850,8 +850,14 @@ mod tests {
     #[test]
     fn each_release_reads_as_it_does() {
         let at = |release: &str| {
-            let model =
-                Kubernetes { apiserver: release.parse().unwrap(), ..Kubernetes::with_nodes(5000) };
+            // The reads of the resources the run reads (no ReplicaSets, EndpointSlices or
+            // apiservers' leases: those are counted or checked as every other resource).
+            let model = Kubernetes {
+                apiserver: release.parse().unwrap(),
+                pods_per_controller: 0,
+                apiserver_lease_interval: Duration::ZERO,
+                ..Kubernetes::with_nodes(5000)
+            };
             model
                 .flows()
                 .into_iter()
@@ -953,12 +959,14 @@ mod tests {
             .unwrap();
         assert_eq!(s.load.schedule, crate::Schedule::Open);
         assert_eq!(
-            s.load.rate, 10,
-            "5 + 0.17 + 0.2 x 8 + 0.05 + 1 + 7 x 0.05, 2 x 0.2 x 2 ReplicaSets and EndpointSlices, 2 x 0.3 apiserver leases"
+            s.load.rate, 9,
+            "1.37: 5 + 0.17 + 0.2 x 8 + 0.05 consistent lists + 1 + 0.05 counts of events, \
+             6 x 3 / 375 s checker lists, 2 x 0.2 x 2 ReplicaSets and EndpointSlices, 2 x 0.3 \
+             apiserver leases"
         );
         assert_eq!(s.mix[0].weight, 5000);
         let ten = s.scaled(0.2);
-        assert_eq!((ten.kubernetes.as_ref().unwrap().nodes, ten.load.rate), (10, 3));
+        assert_eq!((ten.kubernetes.as_ref().unwrap().nodes, ten.load.rate), (10, 2));
         ten.validate().unwrap();
         let text = toml::to_string(&s).unwrap();
         assert_eq!(Scenario::from_toml_str(&text).unwrap(), s, "round trip");

@@ -356,7 +356,9 @@ fn text_kubernetes_requests_by_resource_and_verb() {
     );
     // The verdict says what it judged and under which model.
     assert!(line("Scope:").contains("etcd-side verdict"), "{section:#?}");
-    assert!(line("Scope:").contains("assumes etcdlat's apiserver model: 3 apiservers'"));
+    assert!(
+        line("Scope:").contains("assumes kube-apiserver 1.37 as etcdlat models it: 3 apiservers")
+    );
     assert!(line("pods update:").contains("0.100 conflicts, 0.100 retries per update"));
     assert!(line("events create:").contains("no successful requests"), "{section:#?}");
     assert!(line("pods list:").contains("6 ok, 1 errors (1 ErrCompacted)"), "{section:#?}");
@@ -431,7 +433,10 @@ fn html_kubernetes_section_states_its_scope_and_judges_pages() {
     let section = &page[at..];
     let section = &section[..section[1..].find("<h3>").map_or(section.len(), |n| n + 1)];
     assert!(section.contains("etcd-side verdict"), "{section}");
-    assert!(section.contains("assumes etcdlat&#39;s apiserver model: 3 apiservers"), "{section}");
+    assert!(
+        section.contains("assumes kube-apiserver 1.37 as etcdlat models it: 3 apiservers"),
+        "{section}"
+    );
     assert!(section.contains("<p class=\"failure\">Not sustained at nodes = 4 within SLO (etcd-side): events create p99 missed, pods list page p99 missed; 2 nodes NotReady.</p>"), "{section}");
     assert!(section.contains("<td>pods</td><td>list</td>"), "{section}");
     assert!(section.contains("<td class=\"n\">2 of 24 over</td><td>page</td><td class=\"n\">30</td><td class=\"bad\">missed</td>"), "{section}");
