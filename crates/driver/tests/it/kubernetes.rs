@@ -957,7 +957,9 @@ async fn the_apiserver_release_chooses_the_lists_that_reach_etcd_and_each_apiser
             "[load]\nclients = 6\nduration = \"6s\"\n\
              [kubernetes]\nnodes = 20\npod-churn = 0\nnode-status-interval = \"5s\"\n\
              lists-per-minute = 60\ncounts-per-minute = 60\npod-size = \"1KiB\"\n\
-             consistency-check-period = \"2s\"\napiserver = \"{release}\"\n"
+             consistency-check-period = \"2s\"\napiserver = \"{release}\"\n\
+             history = \"0s\"\npreload-events = false\npods-per-controller = 0\n\
+             apiserver-lease-interval = \"0s\"\n"
         ))
     };
     let mut json = Vec::new();
