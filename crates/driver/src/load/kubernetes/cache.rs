@@ -35,7 +35,7 @@ use tokio::sync::{Notify, OnceCell, oneshot};
 
 use super::Layout;
 use super::checks::Checks;
-use super::list;
+use super::list::{self, next_key};
 use super::stream::RangeStreamSupport;
 use crate::transport::message::{EventView, Malformed, RangeRequest, WatchResponse, WatchView};
 use crate::transport::{Conn, Kv, WatchCreate, WatchReceiver, WatchSender};
@@ -521,14 +521,6 @@ fn put_newer(slot: &AtomicI64, revision: i64, deleted: bool) {
     let _ = slot.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |held| {
         (revision > held.abs()).then_some(new)
     });
-}
-
-/// The key after `key`: `key + "\0"`, where the apiserver's next page starts.
-pub(super) fn next_key(key: &[u8]) -> Bytes {
-    let mut next = Vec::with_capacity(key.len() + 1);
-    next.extend_from_slice(key);
-    next.push(0);
-    Bytes::from(next)
 }
 
 /// The watch task: applies what the stream delivers to the cache and sends the progress

@@ -9,7 +9,6 @@ use bytes::Bytes;
 use etcdlat_core::invariant::Invariant;
 use etcdlat_core::workload::kubernetes::Verb;
 
-use super::cache::next_key;
 use super::checks::Checks;
 use super::stream::RangeStreamSupport;
 use crate::transport::Kv;
@@ -114,4 +113,12 @@ async fn pages(
         }
         req.key = next_key(&last_key);
     }
+}
+
+/// The key after `key`: `key + "\0"`, where the apiserver's next page starts.
+pub(super) fn next_key(key: &[u8]) -> Bytes {
+    let mut next = Vec::with_capacity(key.len() + 1);
+    next.extend_from_slice(key);
+    next.push(0);
+    Bytes::from(next)
 }

@@ -70,8 +70,9 @@ use etcdlat_core::{OpKind, Scenario};
 use super::completion::Done;
 use crate::transport::message::{GuardedWrite, RangeRequest, Response, TxnResponse, Write};
 use crate::transport::{Conn, Kv};
-use cache::{Cache, next_key};
+use cache::Cache;
 use lease::Leases;
+use list::next_key;
 
 /// The most attempts an update or delete makes before it gives up with `Aborted` (the
 /// apiserver retries without bound; a run that needs this many is measuring a livelock).
