@@ -112,9 +112,11 @@ fn listing() -> String {
     out + &body
 }
 
-/// rustdoc's JSON of one library crate, read.
+/// rustdoc's JSON of one library crate, read. rustdoc runs in a target dir of its own: run
+/// with `RUSTC_BOOTSTRAP` in the workspace's, it replaces the library crates' builds that
+/// the same `cargo test`'s doctests link against afterwards.
 fn rustdoc_json(package: &str, name: &str) -> Value {
-    let target = Path::new(CHECKOUT).join("target");
+    let target = Path::new(CHECKOUT).join("target").join("public-api");
     let status = Command::new(env!("CARGO"))
         .args(["rustdoc", "--quiet", "--locked", "--lib", "-p", package, "--"])
         .args(["-Z", "unstable-options", "--output-format", "json"])
