@@ -16,8 +16,9 @@
 //!   open;
 //! - flow control both ways: what the server's windows allow is sent, the rest waits for
 //!   its WINDOW_UPDATE; what a stream's reader takes, or leaves unread when dropped, is
-//!   given back to the server, and what the server sends past the client's windows ends
-//!   the connection;
+//!   given back to the server, and so are padding and what comes to a stream whose reader
+//!   is gone, at once; what the server sends past the client's windows ends the
+//!   connection;
 //! - the server's limit on concurrent streams is kept: requests past it wait in line for a
 //!   slot, first come first served.
 //!
@@ -30,7 +31,8 @@
 //! as RFC 9113 says (a connection's error goes to the server in a GOAWAY with its code),
 //! and every stream on a failed connection ends with the reason. Nor does it make the
 //! client hold more than the windows allow (8 MiB a stream, 32 MiB a connection, in
-//! buffers of the streams' own once a reader falls behind), a header block over 1 MiB, or
+//! buffers of the streams' own once a reader falls behind), a header block over 1 MiB (a
+//! header list over 64 KiB, as SETTINGS_MAX_HEADER_LIST_SIZE says, fails its stream), or
 //! acknowledgements past 64 KiB that the server does not read (the client stops reading
 //! until they are written). The reader is fuzzed against all of it (`tests.rs`).
 

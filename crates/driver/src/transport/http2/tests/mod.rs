@@ -18,6 +18,8 @@ use crate::transport::io::Io;
 struct Peer {
     socket: TcpStream,
     buf: BytesMut,
+    /// The settings the client's first SETTINGS frame said.
+    settings: Vec<(u16, u32)>,
 }
 
 impl Peer {
@@ -104,7 +106,7 @@ async fn connect_running(
     let (connection, task) = Connection::with_keepalive(Io::Plain(socket), interval, timeout);
     let task = tokio::spawn(task);
     let (socket, _) = listener.accept().await.unwrap();
-    let mut peer = Peer { socket, buf: BytesMut::new() };
+    let mut peer = Peer { socket, buf: BytesMut::new(), settings: Vec::new() };
     while peer.buf.len() < codec::PREFACE.len() {
         peer.socket.read_buf(&mut peer.buf).await.unwrap();
     }
@@ -114,6 +116,7 @@ async fn connect_running(
     assert_eq!(settings.kind, codec::SETTINGS);
     let read: Vec<_> = codec::settings(&payload).unwrap().collect();
     assert!(read.contains(&(codec::SETTINGS_ENABLE_PUSH, 0)), "{read:?}");
+    peer.settings = read;
     peer.send(codec::SETTINGS, 0, 0, &[]).await;
     (connection, peer, task)
 }
@@ -385,3 +388,4 @@ fn window(stream: u32, increment: u32) -> Vec<u8> {
 mod corner;
 mod fuzz;
 mod hpack;
+mod stall;
