@@ -105,6 +105,20 @@ impl State {
         self.handles == 0 && self.streams.is_empty()
     }
 
+    /// Why no stream may be opened any more, if so: the connection ended, the server is
+    /// going away, or the stream ids are used up.
+    fn refusal(&self) -> Option<Error> {
+        if let Some(e) = &self.closed {
+            Some(e.clone())
+        } else if let Some((_, e)) = &self.go_away {
+            Some(e.clone())
+        } else if self.next_id > MAX_STREAM_ID {
+            Some(Error::Closed("connection: its stream ids are used up"))
+        } else {
+            None
+        }
+    }
+
     /// Ready when a stream may be opened. While the server's limit on concurrent streams
     /// leaves no room, callers wait in line, first come first served: `ticket` (0 for one
     /// not in line) holds the caller's place, and is 0 again once it is ready or failed.
@@ -115,15 +129,7 @@ impl State {
         cx: &Context<'_>,
         ticket: &mut u64,
     ) -> Poll<Result<(), Error>> {
-        let failed = if let Some(e) = &self.closed {
-            Some(e.clone())
-        } else if let Some((_, e)) = &self.go_away {
-            Some(e.clone())
-        } else if self.next_id > MAX_STREAM_ID {
-            Some(Error::Closed("connection: its stream ids are used up"))
-        } else {
-            None
-        };
+        let failed = self.refusal();
         if let Some(e) = failed {
             self.leave(std::mem::take(ticket));
             return Poll::Ready(Err(e));
@@ -155,7 +161,14 @@ impl State {
             }
         }
         *ticket = 0;
+        // The slot is the caller's until it opens its stream or lets the slot go.
+        self.active += 1;
         Poll::Ready(Ok(()))
+    }
+
+    /// A slot [`State::poll_ready`] gave was let go without a stream.
+    pub(super) fn unreserve(&mut self) {
+        self.active -= 1;
     }
 
     /// The caller holding `ticket` (0: none) no longer waits for a stream slot.
@@ -182,23 +195,23 @@ impl State {
         Some(waiter.waker.clone())
     }
 
-    /// Opens a stream: writes its HEADERS (ending it when `end`).
+    /// Opens a stream: writes its HEADERS (ending it when `end`), in a slot
+    /// [`State::poll_ready`] gave (`reserved`, which it lets go if it fails) or in a new one.
     pub(super) fn open(
         &mut self,
         head: &RequestHead<'_>,
         full: bool,
         end: bool,
+        reserved: bool,
     ) -> Result<u32, Error> {
-        if let Some(e) = &self.closed {
-            return Err(e.clone());
-        }
-        if let Some((_, e)) = &self.go_away {
-            return Err(e.clone());
+        let failed = self.refusal();
+        if let Some(e) = failed {
+            if reserved {
+                self.unreserve();
+            }
+            return Err(e);
         }
         let id = self.next_id;
-        if id > MAX_STREAM_ID {
-            return Err(Error::Closed("connection: its stream ids are used up"));
-        }
         self.next_id += 2;
         codec::put_headers(self.out.buf(), id, head, end, self.max_frame);
         let stream = Stream {
@@ -211,7 +224,9 @@ impl State {
             ..Stream::default()
         };
         self.streams.insert(id, stream);
-        self.active += 1;
+        if !reserved {
+            self.active += 1;
+        }
         Ok(id)
     }
 

@@ -52,7 +52,7 @@ async fn a_stream_whose_reader_was_dropped_while_its_body_goes_on_gives_all_it_g
     let mut bodies = Vec::new();
     let mut credit = 0;
     for i in 0..5u8 {
-        let (send, recv) = connection.open(&head("/watch"), false).unwrap();
+        let (send, recv) = connection.open(&mut None, &head("/watch"), false).unwrap();
         bodies.push(send);
         let id = peer.next(codec::HEADERS).await.0.stream;
         peer.head(id).await;
@@ -68,7 +68,8 @@ async fn a_stream_whose_reader_was_dropped_while_its_body_goes_on_gives_all_it_g
         5 * FRAMES * codec::DEFAULT_MAX_FRAME
     );
     // The connection still serves.
-    let mut recv = connection.send_unary(&head("/p"), Bytes::from_static(b"x"), None).unwrap();
+    let mut recv =
+        connection.send_unary(&mut None, &head("/p"), Bytes::from_static(b"x"), None).unwrap();
     let id = peer.next(codec::HEADERS).await.0.stream;
     peer.head(id).await;
     peer.send(codec::DATA, 0, id, b"still").await;
@@ -80,7 +81,8 @@ async fn a_stream_whose_reader_was_dropped_while_its_body_goes_on_gives_all_it_g
 #[tokio::test]
 async fn padding_is_given_back_to_the_streams_window_at_once() {
     let (connection, mut peer) = connect().await;
-    let mut recv = connection.send_unary(&head("/p"), Bytes::from_static(b"x"), None).unwrap();
+    let mut recv =
+        connection.send_unary(&mut None, &head("/p"), Bytes::from_static(b"x"), None).unwrap();
     peer.next(codec::DATA).await;
     peer.head(1).await;
     // DATA of padding alone, 256 bytes of the window each (its length byte and 255 of
@@ -109,7 +111,8 @@ async fn the_client_advertises_its_limit_on_a_header_list() {
 #[tokio::test]
 async fn a_header_list_past_the_limit_fails_its_stream_at_the_cost_of_its_block() {
     let (connection, mut peer) = connect().await;
-    let mut recv = connection.send_unary(&head("/p"), Bytes::from_static(b"x"), None).unwrap();
+    let mut recv =
+        connection.send_unary(&mut None, &head("/p"), Bytes::from_static(b"x"), None).unwrap();
     peer.next(codec::DATA).await;
     peer.head(1).await;
     // A 4000-byte grpc-message added to the table, then a reference to it for every byte
@@ -138,10 +141,37 @@ async fn a_header_list_past_the_limit_fails_its_stream_at_the_cost_of_its_block(
     assert_eq!((r.stream, &code[..]), (1, &codec::PROTOCOL_ERROR.to_be_bytes()[..]));
     assert!(started.elapsed() < Duration::from_secs(3), "decoded in {:?}", started.elapsed());
     // The connection goes on, its HPACK table as the server's.
-    let mut recv = connection.send_unary(&head("/p"), Bytes::from_static(b"y"), None).unwrap();
+    let mut recv =
+        connection.send_unary(&mut None, &head("/p"), Bytes::from_static(b"y"), None).unwrap();
     peer.next(codec::DATA).await;
     peer.head(3).await;
     peer.send(codec::HEADERS, codec::END_HEADERS | codec::END_STREAM, 3, &[0xbe]).await;
     let e = answer(&mut recv).await;
     assert_eq!(e.unwrap().2, None, "trailers of the table's grpc-message alone");
+}
+
+#[tokio::test]
+async fn a_slot_said_ready_is_kept_for_the_stream_opened_in_it() {
+    let (connection, mut peer) = connect().await;
+    apply_settings(&mut peer, &[(codec::SETTINGS_MAX_CONCURRENT_STREAMS, 1)]).await;
+    // Two callers (on two threads, say) ask for the one slot before either opens a stream.
+    let (mut first, mut second) = (None, None);
+    assert!(matches!(now(|cx| connection.poll_ready(cx, &mut first)), Poll::Ready(Ok(()))));
+    assert!(
+        now(|cx| connection.poll_ready(cx, &mut second)).is_pending(),
+        "the one slot said ready to both: the server would refuse one stream"
+    );
+    let mut recv =
+        connection.send_unary(&mut first, &head("/p"), Bytes::from_static(b"1"), None).unwrap();
+    assert!(now(|cx| connection.poll_ready(cx, &mut second)).is_pending(), "the stream holds it");
+    peer.next(codec::DATA).await;
+    peer.head(1).await;
+    peer.ok(1).await;
+    answer(&mut recv).await.unwrap();
+    assert!(matches!(now(|cx| connection.poll_ready(cx, &mut second)), Poll::Ready(Ok(()))));
+    // A slot let go without a stream goes to the next caller.
+    let mut third = None;
+    assert!(now(|cx| connection.poll_ready(cx, &mut third)).is_pending());
+    drop(second);
+    assert!(matches!(now(|cx| connection.poll_ready(cx, &mut third)), Poll::Ready(Ok(()))));
 }
