@@ -325,6 +325,7 @@ impl<'a> Run<'a> {
 
         let (stop, stop_rx) = watch::channel(false);
         let start = Start::soon(scenario.load.warmup);
+        sampler.measure_from(start.measure_from);
         let compactor = scenario.compaction.as_ref().map(|c| {
             tokio::spawn(compaction::run(
                 driver.config.endpoints.clone(),
@@ -400,6 +401,7 @@ impl<'a> Run<'a> {
                     .map(|outcomes| Ended::Requests { outcomes, work })
             }
         };
+        sampler.load_ended();
         let workers = pool.workers.len();
         // Free for the next run while this one collects.
         drop(pool);
