@@ -10,9 +10,9 @@
 //!
 //! Nothing here ever fails or slows a run: the sampler runs on the driver's own runtime,
 //! never on a worker thread, and its reads of `/proc` and of data dirs, as the client's
-//! [`Usage`]'s, on tokio's blocking threads, never on the runtime's ([`off_runtime`]); a member that cannot be scraped or
-//! read is reported with what was sampled and why the rest was not, and a figure that is
-//! not exported stays `None`.
+//! [`Usage`]'s, on tokio's blocking threads, never on the runtime's ([`off_runtime`]); a
+//! member that cannot be scraped or read is reported with what was sampled and why the rest
+//! was not, and a figure that is not exported stays `None`.
 
 mod exposition;
 mod host;
