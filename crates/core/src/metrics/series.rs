@@ -290,6 +290,12 @@ impl ResourceSeries {
         (span > 0.0).then(|| weighted / span)
     }
 
+    /// How long the member was down over the series, seconds; `None` when it never was.
+    #[must_use]
+    pub fn down_s(&self) -> Option<f64> {
+        self.samples.iter().filter_map(|s| s.down_s).reduce(|a, b| a + b)
+    }
+
     /// The highest CPU of one sampling period, percent of one core.
     #[must_use]
     pub fn cpu_max_percent(&self) -> Option<f64> {
