@@ -315,9 +315,20 @@ fn member_series(i: u64) -> ResourceSeries {
             ..ResourceSample::default()
         }
     };
+    // Warm-up, before measurement, busier than any second of it: in no figure.
+    let warmup = ResourceSample {
+        t_s: 0.0,
+        span_s: 1.0,
+        cpu_percent: Some(900.0),
+        cpu_max_percent: Some(900.0),
+        rss_bytes: Some(900 << 20),
+        disk_writes_completed: Some(90_000),
+        ..ResourceSample::default()
+    };
     ResourceSeries {
         period_s: 1.0,
         samples: vec![second(1), second(2)],
+        outside: vec![warmup],
         not_available: Vec::new(),
         disk: Some(DiskDevice { name: "vda".to_owned(), device: "254:0".to_owned() }),
     }
@@ -568,7 +579,11 @@ pub fn full_report() -> Report {
     // one series would have them all, so that the output holds every field a series can have.
     let series = report.server.iter_mut().map(|m| &mut m.resources);
     for resources in series.chain(report.client.as_mut().map(|c| &mut c.resources)) {
-        for sample in &mut resources.samples {
+        if resources.outside.is_empty() {
+            resources.outside =
+                vec![ResourceSample { t_s: 0.0, span_s: 1.0, ..Default::default() }];
+        }
+        for sample in resources.samples.iter_mut().chain(&mut resources.outside) {
             every_figure(sample);
         }
         resources.not_available = vec![NotAvailable {

@@ -274,7 +274,7 @@ impl Sampled for MemberSampling {
             None => None,
         };
         let scraped = scrape(&self.dialer, &self.url).await;
-        self.resources.add(at, host, scraped.as_ref().ok());
+        self.resources.add(at, host, scraped.as_ref().ok(), measured);
         self.scrapes.add(scraped, measured);
     }
 
@@ -286,12 +286,11 @@ impl Sampled for MemberSampling {
 impl Sampled for ClientResources {
     type Output = ClientResources;
 
-    /// The client's series is cut to the measurement by its times, as a member's is.
-    async fn sample(&mut self, _measured: bool) {
+    async fn sample(&mut self, measured: bool) {
         let at = Instant::now();
         let reader = self.reader();
         let read = off_runtime(move || reader.read()).await;
-        self.add(at, read);
+        self.add(at, read, measured);
     }
 
     fn done(self) -> Self::Output {
@@ -430,8 +429,14 @@ mod tests {
         let traffic = Arc::new(Ledger::default());
         let sampler =
             Sampler::start(members, traffic, Vec::new(), Duration::from_millis(20), &dialer).await;
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        let origin = Instant::now();
+        sampler.measure_from(origin);
         tokio::time::sleep(Duration::from_millis(50)).await;
-        let (got, client) = sampler.finish(Instant::now()).await;
+        sampler.load_ended();
+        let ended_s = origin.elapsed().as_secs_f64();
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        let (got, client) = sampler.finish(origin).await;
         assert_eq!(got.len(), 1);
         assert_eq!((got[0].name.as_str(), got[0].url.as_str()), ("gone", url.as_str()));
         assert_eq!(got[0].samples, 0);
@@ -453,10 +458,14 @@ mod tests {
                 "{series:?}"
             );
         }
-        // Times are on the measurement's clock, whose origin is given to `finish` (now): the
-        // samples before it are negative, the last one is taken as it stops, at about 0.
-        assert!(series.samples[0].t_s < 0.0, "{series:?}");
-        assert!(series.samples.last().unwrap().t_s.abs() < 0.5, "{series:?}");
+        // Times are on the measurement's clock, whose origin is given to `finish`: the
+        // samples of the measurement span from it to the load's end, those before it are
+        // negative, and those after the load's end are outside it too.
+        let (first, last) = (&series.samples[0], series.samples.last().unwrap());
+        assert!((first.t_s - first.span_s).abs() < 0.005, "{series:?}");
+        assert!((last.t_s - ended_s).abs() < 0.005, "{series:?}");
+        assert!(series.outside.iter().any(|s| s.t_s <= 0.0), "{series:?}");
+        assert!(series.outside.iter().any(|s| s.t_s - s.span_s >= ended_s - 0.005), "{series:?}");
         // The client sampled itself meanwhile: its CPU and (here, with no load) no bytes.
         assert!(client.samples.len() >= 2, "{client:?}");
         assert!(client.samples.iter().all(|s| s.sent_bytes == Some(0)), "{client:?}");
