@@ -60,6 +60,12 @@ pub struct ResourceSample {
     /// Resident memory, bytes: the largest reading within the span.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rss_bytes: Option<u64>,
+    /// Seconds of the span the member was down: a member etcdlat started whose process
+    /// was not running (killed by a fault step, restarting) and that did not answer. Down,
+    /// it used no CPU and no memory: its `cpu_percent` and `rss_bytes` count 0 for that
+    /// time. Absent when it was up the whole span, and in the client's series.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub down_s: Option<f64>,
     /// Size of the backend database when taken, bytes (`/metrics`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub db_size_bytes: Option<u64>,
@@ -160,6 +166,10 @@ impl ResourceSample {
         };
         self.t_s = later.t_s;
         self.span_s += later.span_s;
+        self.down_s = match (self.down_s, later.down_s) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
         max(&mut self.rss_bytes, later.rss_bytes);
         latest(&mut self.db_size_bytes, later.db_size_bytes);
         latest(&mut self.data_dir_bytes, later.data_dir_bytes);
@@ -292,6 +302,8 @@ pub struct SeriesBuilder {
     width: u32,
     /// Periods folded into the last sample so far.
     in_last: u32,
+    /// A sample held back ([`SeriesBuilder::hold`]), that the next one is added to.
+    held: Option<ResourceSample>,
 }
 
 impl SeriesBuilder {
@@ -299,12 +311,29 @@ impl SeriesBuilder {
     #[must_use]
     pub fn new(period: Duration) -> Self {
         let series = ResourceSeries { period_s: period.as_secs_f64(), ..ResourceSeries::default() };
-        Self { series, width: 1, in_last: 0 }
+        Self { series, width: 1, in_last: 0, held: None }
     }
 
-    /// Adds the sample of one sampling period, folding samples in pairs when
-    /// [`MAX_SAMPLES`] are full.
+    /// Holds back `sample`, of a period in which a source failed to read: that source's
+    /// next reading counts from its last good one, so the next sample is added to this one
+    /// and their spans together are the time its counts cover.
+    pub fn hold(&mut self, sample: ResourceSample) {
+        match &mut self.held {
+            Some(held) => held.absorb(&sample),
+            None => self.held = Some(sample),
+        }
+    }
+
+    /// Adds the sample of one sampling period (to the one held back, if any), folding
+    /// samples in pairs when [`MAX_SAMPLES`] are full.
     pub fn push(&mut self, sample: ResourceSample) {
+        let sample = match self.held.take() {
+            Some(mut held) => {
+                held.absorb(&sample);
+                held
+            }
+            None => sample,
+        };
         let samples = &mut self.series.samples;
         if self.in_last > 0
             && self.in_last < self.width
@@ -362,12 +391,17 @@ impl SeriesBuilder {
     /// The series, its times moved by `shift_s` seconds (from the sampler's clock to the
     /// measurement's), times rounded to milliseconds and CPU to hundredths of a percent.
     #[must_use]
-    pub fn finish(self, shift_s: f64) -> ResourceSeries {
+    pub fn finish(mut self, shift_s: f64) -> ResourceSeries {
+        // A sample still held: its source never read again.
+        if let Some(held) = self.held.take() {
+            self.push(held);
+        }
         let mut series = self.series;
         let round = |x: f64, per: f64| (x * per).round() / per;
         for s in &mut series.samples {
             s.t_s = round(s.t_s + shift_s, 1e3);
             s.span_s = round(s.span_s, 1e3);
+            s.down_s = s.down_s.map(|d| round(d, 1e3));
             s.cpu_percent = s.cpu_percent.map(|c| round(c, 100.0));
             s.cpu_max_percent = s.cpu_max_percent.map(|c| round(c, 100.0));
         }

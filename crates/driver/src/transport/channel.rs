@@ -118,10 +118,12 @@ impl Channel {
         self.slot.auth.as_ref()
     }
 
-    /// Waits until a stream can be opened, dialling again if the connection was lost.
-    pub(super) async fn ready(&mut self) -> Result<(), Status> {
+    /// Waits until a stream can be opened, dialling again if the connection was lost: the
+    /// slot to open it in ([`Connection::poll_ready`]).
+    pub(super) async fn ready(&mut self) -> Result<Option<Turn>, Status> {
         let mut wait = Wait::default();
-        std::future::poll_fn(|cx| self.poll_ready(cx, &mut wait)).await
+        std::future::poll_fn(|cx| self.poll_ready(cx, &mut wait)).await?;
+        Ok(wait.turn)
     }
 
     /// Polls until a stream can be opened; `wait` keeps what the next polls need.
@@ -178,8 +180,9 @@ pub(super) struct Wait {
     /// The dial in progress when the connection was lost (boxed: it is rare and a large
     /// future).
     redial: Option<Redial>,
-    /// Its place in line while the server's limit on concurrent streams leaves no room.
-    turn: Option<Turn>,
+    /// Its place in line while the server's limit on concurrent streams leaves no room,
+    /// then the slot its stream opens in.
+    pub(super) turn: Option<Turn>,
 }
 
 /// A dial in progress after a connection was lost.

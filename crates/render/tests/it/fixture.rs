@@ -352,6 +352,7 @@ fn every_figure(sample: &mut ResourceSample) {
         cpu_percent,
         cpu_max_percent,
         rss_bytes,
+        down_s,
         db_size_bytes,
         grpc_sent_bytes,
         grpc_received_bytes,
@@ -375,8 +376,8 @@ fn every_figure(sample: &mut ResourceSample) {
         disk_writes_completed,
         disk_sectors_written,
     } = sample;
-    for percent in [cpu_percent, cpu_max_percent] {
-        percent.get_or_insert(7.0);
+    for figure in [cpu_percent, cpu_max_percent, down_s] {
+        figure.get_or_insert(7.0);
     }
     for figure in [
         rss_bytes,

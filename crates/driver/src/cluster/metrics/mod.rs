@@ -74,7 +74,7 @@ pub(crate) fn targets(members: &[MemberInfo], control: Option<&MemberControl>) -
 /// Samples members and the client on the caller's runtime, one task each, from
 /// [`Sampler::start`] to [`Sampler::finish`].
 pub(crate) struct Sampler {
-    stop: watch::Sender<bool>,
+    marks: watch::Sender<Marks>,
     started: Instant,
     members: Vec<JoinHandle<(MemberMetrics, MemberResources)>>,
     client: JoinHandle<ClientResources>,
@@ -92,7 +92,7 @@ impl Sampler {
         period: Duration,
         dialer: &Dialer,
     ) -> Self {
-        let (stop, stop_rx) = watch::channel(false);
+        let (marks, marks_rx) = watch::channel(Marks::default());
         let started = Instant::now();
         let mut first = Vec::with_capacity(members.len() + 1);
         let mut baseline = || {
@@ -112,20 +112,32 @@ impl Sampler {
         .await;
         let members = members
             .into_iter()
-            .map(|sampled| tokio::spawn(each_period(period, baseline(), stop_rx.clone(), sampled)))
+            .map(|sampled| tokio::spawn(each_period(period, baseline(), marks_rx.clone(), sampled)))
             .collect();
-        let client = tokio::spawn(each_period(period, baseline(), stop_rx, client));
+        let client = tokio::spawn(each_period(period, baseline(), marks_rx, client));
         for sampled in first {
             let _ = sampled.await;
         }
-        Self { stop, started, members, client }
+        Self { marks, started, members, client }
+    }
+
+    /// Says when measurement starts: a sample is taken then, and every period from it, so
+    /// that no sample spans both warm-up (or setup) and measurement.
+    pub(crate) fn measure_from(&self, at: Instant) {
+        self.marks.send_modify(|m| m.measure_from = Some(at));
+    }
+
+    /// Says that the load has ended: a sample is taken now, the last of the measurement;
+    /// what follows (faults undone, the last checks) is counted apart.
+    pub(crate) fn load_ended(&self) {
+        self.marks.send_modify(|m| m.load_ended = true);
     }
 
     /// Takes the last samples and returns every member's figures, in the order given to
     /// [`Sampler::start`], and the client's series; their times are seconds since `origin`,
     /// when measurement started.
     pub(crate) async fn finish(self, origin: Instant) -> (Vec<MemberMetrics>, ResourceSeries) {
-        let _ = self.stop.send(true);
+        self.marks.send_modify(|m| m.stopped = true);
         let shift_s = if self.started >= origin {
             (self.started - origin).as_secs_f64()
         } else {
@@ -156,37 +168,75 @@ impl Sampler {
 /// [`Sampled::done`] hands over what was sampled.
 trait Sampled {
     type Output;
-    async fn sample(&mut self);
+    /// Takes a sample; `measured` when the time since the one before is the measurement's.
+    async fn sample(&mut self, measured: bool);
     fn done(self) -> Self::Output;
 }
 
-/// A sample now, one every `period`, one when told to stop; then what was sampled. When
-/// the [`Sampler`] is dropped instead (the run failed), it ends without the last sample.
+/// Where a run stands, as the [`Sampler`] is told.
+#[derive(Debug, Clone, Copy, Default)]
+struct Marks {
+    /// When measurement starts.
+    measure_from: Option<Instant>,
+    /// Whether the load has ended.
+    load_ended: bool,
+    /// Whether sampling is to stop.
+    stopped: bool,
+}
+
+/// A sample now, one every `period` (from measurement's start once it is known), one when
+/// the load ends and one when told to stop; then what was sampled. When the [`Sampler`] is
+/// dropped instead (the run failed), it ends without the last sample.
 async fn each_period<S: Sampled>(
     period: Duration,
     first: oneshot::Sender<()>,
-    mut stop: watch::Receiver<bool>,
+    mut marks: watch::Receiver<Marks>,
     mut sampled: S,
 ) -> S::Output {
     // Periods count from the first sample's start, not its end (a first scrape dials).
     let start = tokio::time::Instant::now();
-    sampled.sample().await;
+    sampled.sample(false).await;
     let _ = first.send(());
-    let mut tick = tokio::time::interval_at(start + period, period);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let every = |from: tokio::time::Instant| {
+        let mut tick = tokio::time::interval_at(from, period);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tick
+    };
+    let mut tick = every(start + period);
+    let mut seen = Marks::default();
+    // Whether the next tick is measurement's start, and whether the time since the last
+    // sample is the measurement's.
+    let (mut at_start, mut measured) = (false, false);
     loop {
         tokio::select! {
             biased;
-            changed = stop.changed() => {
+            changed = marks.changed() => {
                 if changed.is_err() {
                     return sampled.done();
                 }
-                break;
+                let now = *marks.borrow_and_update();
+                if let (Some(from), None) = (now.measure_from, seen.measure_from) {
+                    tick = every(from.into());
+                    at_start = true;
+                }
+                if now.load_ended && !seen.load_ended {
+                    sampled.sample(measured).await;
+                    measured = false;
+                }
+                seen = now;
+                if now.stopped {
+                    break;
+                }
             }
-            _ = tick.tick() => sampled.sample().await,
+            _ = tick.tick() => {
+                sampled.sample(measured).await;
+                if std::mem::take(&mut at_start) {
+                    measured = !seen.load_ended;
+                }
+            }
         }
     }
-    sampled.sample().await;
+    sampled.sample(measured).await;
     sampled.done()
 }
 
@@ -217,7 +267,7 @@ impl Sampled for MemberSampling {
 
     /// The machine's figures first, then the scrape, both as of the same moment (the
     /// scrape's own cost lands in the next sample).
-    async fn sample(&mut self) {
+    async fn sample(&mut self, measured: bool) {
         let at = Instant::now();
         let host = match self.resources.host_reader() {
             Some(reader) => Some(off_runtime(move || reader.read()).await),
@@ -225,7 +275,7 @@ impl Sampled for MemberSampling {
         };
         let scraped = scrape(&self.dialer, &self.url).await;
         self.resources.add(at, host, scraped.as_ref().ok());
-        self.scrapes.add(scraped);
+        self.scrapes.add(scraped, measured);
     }
 
     fn done(self) -> Self::Output {
@@ -236,7 +286,8 @@ impl Sampled for MemberSampling {
 impl Sampled for ClientResources {
     type Output = ClientResources;
 
-    async fn sample(&mut self) {
+    /// The client's series is cut to the measurement by its times, as a member's is.
+    async fn sample(&mut self, _measured: bool) {
         let at = Instant::now();
         let reader = self.reader();
         let read = off_runtime(move || reader.read()).await;
