@@ -204,7 +204,12 @@ impl Connection {
                 0
             }
         };
-        let polled = self.shared.lock().poll_ready(cx, &mut ticket);
+        let mut state = self.shared.lock();
+        let polled = state.poll_ready(cx, &mut ticket);
+        // Failed, it tells the next in line, who fails as well (the ids are used up).
+        let next = if matches!(polled, Poll::Ready(Err(_))) { state.call_waiter() } else { None };
+        drop(state);
+        wake(next);
         let reserved = matches!(polled, Poll::Ready(Ok(())));
         match turn {
             Some(t) => {
