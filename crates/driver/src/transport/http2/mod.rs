@@ -334,6 +334,19 @@ impl SendStream {
         })
     }
 
+    /// Ready when more may be queued: what the stream holds for want of the server's
+    /// windows is under 1 MiB; or the body can no longer be sent (the error). A body sent
+    /// in parts waits for it before each, so that a server that does not read holds it
+    /// back rather than the client holding all of it.
+    pub(crate) fn poll_capacity(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        self.shared.lock().poll_send(self.id, cx)
+    }
+
+    /// [`SendStream::poll_capacity`].
+    pub(crate) async fn capacity(&mut self) -> Result<(), Error> {
+        std::future::poll_fn(|cx| self.poll_capacity(cx)).await
+    }
+
     /// Resets the stream with `code`.
     pub(crate) fn send_reset(&mut self, code: u32) {
         self.shared.update(|state| state.reset(self.id, code));

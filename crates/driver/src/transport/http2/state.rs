@@ -19,6 +19,10 @@ mod received;
 pub(super) const STREAM_WINDOW: u32 = 8 << 20;
 /// The connection's window.
 pub(super) const CONNECTION_WINDOW: u32 = 32 << 20;
+/// What a stream's sending half may queue for want of window before it waits
+/// ([`State::poll_send`]): without a bound, a body pumped to a server that does not read
+/// would be held whole.
+pub(super) const SEND_BUFFER: usize = 1 << 20;
 /// The largest stream id; a connection that used them all is dialled again.
 const MAX_STREAM_ID: u32 = i32::MAX as u32;
 /// The window every connection starts with (RFC 9113).
@@ -61,6 +65,8 @@ pub(super) struct State {
     active: u32,
     waiting: VecDeque<Waiter>,
     last_ticket: u64,
+    /// Sending halves whose queues the windows let go, to wake ([`SEND_BUFFER`]).
+    sending: Vec<Waker>,
     /// [`super::Connection`] handles alive.
     pub(super) handles: usize,
 }
@@ -89,6 +95,7 @@ impl State {
             active: 0,
             waiting: VecDeque::new(),
             last_ticket: 0,
+            sending: Vec::new(),
             handles: 1,
         }
     }
@@ -252,6 +259,23 @@ impl State {
         }
     }
 
+    /// Ready when stream `id`'s sending half may queue more: what it queued for want of
+    /// window is under [`SEND_BUFFER`]; or the body can no longer be sent (the error).
+    pub(super) fn poll_send(&mut self, id: u32, cx: &Context<'_>) -> Poll<Result<(), Error>> {
+        if let Err(e) = self.check_send(id) {
+            return Poll::Ready(Err(e));
+        }
+        let Some(s) = self.streams.get_mut(&id) else { return Poll::Ready(Err(self.missing())) };
+        if s.queued_len() < SEND_BUFFER {
+            return Poll::Ready(Ok(()));
+        }
+        match &s.send_waker {
+            Some(w) if w.will_wake(cx.waker()) => {}
+            _ => s.send_waker = Some(cx.waker().clone()),
+        }
+        Poll::Pending
+    }
+
     /// Sends `data` on the stream (its body ending when `end`): what the windows allow now,
     /// the rest once they open.
     pub(super) fn send_data(&mut self, id: u32, mut data: Bytes, end: bool) {
@@ -282,6 +306,8 @@ impl State {
             s.queued.clear();
             return true;
         }
+        // What went makes room for its sending half (woken by the task, after the frame).
+        self.sending.extend(s.send_waker.take());
         while let Some(mut front) = s.queued.pop_front() {
             let end = s.send_end && s.queued.is_empty();
             if !put_data(out, *max_frame, &mut s.send_window, send_window, id, &mut front, end) {
@@ -496,9 +522,7 @@ impl State {
                 s.error = Some(error.clone());
             }
             s.queued.clear();
-            if let Some(w) = s.waker.take() {
-                wake.push(w);
-            }
+            s.wake_both(wake);
         }
         wake.extend(self.waiting.drain(..).map(|w| w.waker));
         self.blocked.clear();

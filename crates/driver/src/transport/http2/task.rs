@@ -250,7 +250,7 @@ impl Task {
                         return Err(Error::protocol("SETTINGS on a stream"));
                     }
                     if head.flags & codec::ACK == 0 {
-                        state.received_settings(&payload)?;
+                        state.received_settings(&payload, wake)?;
                         *owed += HEADER_LEN;
                     } else if !payload.is_empty() {
                         return Err(frame_size("a SETTINGS acknowledgement with a payload"));

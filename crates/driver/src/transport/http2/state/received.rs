@@ -203,9 +203,7 @@ impl State {
         codec::put_reset(self.out.buf(), id, code);
         s.error = Some(error);
         s.queued.clear();
-        if let Some(w) = s.waker.take() {
-            wake.push(w);
-        }
+        s.wake_both(wake);
         self.settle(id);
     }
 
@@ -221,14 +219,16 @@ impl State {
             s.error = Some(Error::Reset(code));
         }
         s.queued.clear();
-        if let Some(w) = s.waker.take() {
-            wake.push(w);
-        }
+        s.wake_both(wake);
         self.settle(id);
     }
 
     /// The server's SETTINGS.
-    pub(in super::super) fn received_settings(&mut self, payload: &[u8]) -> Result<(), Error> {
+    pub(in super::super) fn received_settings(
+        &mut self,
+        payload: &[u8],
+        wake: &mut Vec<Waker>,
+    ) -> Result<(), Error> {
         let settings = codec::settings(payload).ok_or_else(|| {
             let what = format!("SETTINGS of {} bytes", payload.len());
             Error::connection(codec::FRAME_SIZE_ERROR, what)
@@ -273,6 +273,7 @@ impl State {
                 _ => {}
             }
         }
+        wake.append(&mut self.sending);
         codec::put_settings_ack(self.out.buf());
         Ok(())
     }
@@ -296,6 +297,7 @@ impl State {
                 return Err(Error::connection(codec::FLOW_CONTROL_ERROR, what));
             }
             self.unblock();
+            wake.append(&mut self.sending);
             return Ok(());
         }
         self.check_known(id, "WINDOW_UPDATE")?;
@@ -317,6 +319,7 @@ impl State {
         if s.blocked && self.write_queued(id) {
             self.blocked.retain(|b| *b != id);
         }
+        wake.append(&mut self.sending);
         Ok(())
     }
 
@@ -333,9 +336,7 @@ impl State {
             if *id > last && s.error.is_none() {
                 s.error = Some(error.clone());
                 s.queued.clear();
-                if let Some(w) = s.waker.take() {
-                    wake.push(w);
-                }
+                s.wake_both(wake);
             }
         }
         let ids: Vec<u32> = self.streams.keys().copied().filter(|id| *id > last).collect();
