@@ -20,7 +20,9 @@
 //!   is gone, at once; what the server sends past the client's windows ends the
 //!   connection;
 //! - the server's limit on concurrent streams is kept: requests past it wait in line for a
-//!   slot, first come first served.
+//!   slot, first come first served, and a slot said ready is held for the stream opened in
+//!   it; a stream's sending half waits while it holds 1 MiB the server's windows have not
+//!   let go.
 //!
 //! Response heads and trailers are decoded by the client's own HPACK decoder ([`hpack`]):
 //! the server's encoder may use all of HPACK (grpc-go's does), and h2 keeps its decoder

@@ -58,7 +58,8 @@ pub(super) struct Stream {
     /// The receiving half was dropped while the sending half lives: what comes is given
     /// back at once, not held.
     pub(super) reader_gone: bool,
-    /// The sending half, waiting for what it queued to go ([`SEND_BUFFER`](super::state::SEND_BUFFER)).
+    /// The sending half, waiting for what it queued to go
+    /// ([`SEND_BUFFER`](super::state::SEND_BUFFER)).
     pub(super) send_waker: Option<Waker>,
     /// Handles alive: the receiving half, and the sending half if it has one.
     pub(super) refs: u8,
