@@ -98,6 +98,9 @@ pub struct WatchRecord {
     pub apiserver: u32,
     /// Events etcd delivered on the watch, everyone's writes (the run's own among them).
     pub events: u64,
+    /// The namespace it watches, when it watches one of its resource's (node leases'
+    /// `kube-node-lease`); `None`: the whole resource.
+    pub namespace: Option<String>,
 }
 
 impl Default for WatchRecord {
@@ -109,17 +112,21 @@ impl Default for WatchRecord {
             compacted: 0,
             apiserver: 0,
             events: 0,
+            namespace: None,
         }
     }
 }
 
-/// One apiserver's watch of one resource: what etcd sent it ([`Requests::streams`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One apiserver's watch of one resource, or of one namespace of it: what etcd sent it
+/// ([`Requests::streams`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WatchStream {
     /// The apiserver (0 to `apiservers - 1`).
     pub apiserver: u32,
     /// The (resource, `watch`) slot of its resource.
     pub slot: usize,
+    /// The namespace it watches; `None`: the whole resource.
+    pub namespace: Option<String>,
     /// Events delivered.
     pub events: u64,
     /// Progress notifications delivered.
@@ -385,6 +392,7 @@ impl Requests {
         self.streams.push(WatchStream {
             apiserver: watch.apiserver,
             slot,
+            namespace: watch.namespace.clone(),
             events: watch.events,
             progress_notifications: watch.progress_notifications,
             compacted: watch.compacted,

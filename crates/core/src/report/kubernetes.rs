@@ -141,13 +141,18 @@ pub struct SteadyStateReport {
     pub largest_expiry_keys: u64,
 }
 
-/// One apiserver's watch of one resource, which feeds that apiserver's watch cache alone.
+/// One apiserver's watch of one resource, or of one namespace of it, which feeds that
+/// apiserver's watch cache of those objects alone.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WatchStreamReport {
     /// The apiserver, 0 to `apiservers - 1`.
     pub apiserver: u32,
     /// The resource watched.
     pub resource: String,
+    /// The namespace watched, when the stream watches one of the resource's (node leases'
+    /// `kube-node-lease`, the apiservers' identity leases' `kube-system`); `null`: the
+    /// whole resource.
+    pub namespace: Option<String>,
     /// Events etcd delivered on it while measured.
     pub events: u64,
     /// Progress notifications etcd delivered on it while measured.
@@ -373,13 +378,16 @@ impl KubernetesReport {
                 Some(WatchStreamReport {
                     apiserver: w.apiserver,
                     resource: kinds.get(w.slot)?.resource.clone(),
+                    namespace: w.namespace.clone(),
                     events: w.events,
                     progress_notifications: w.progress_notifications,
                     compacted: w.compacted,
                 })
             })
             .collect();
-        watch_streams.sort_by(|a, b| (a.apiserver, &a.resource).cmp(&(b.apiserver, &b.resource)));
+        watch_streams.sort_by(|a, b| {
+            (a.apiserver, &a.resource, &a.namespace).cmp(&(b.apiserver, &b.resource, &b.namespace))
+        });
         let mut report = Self {
             nodes,
             sustained: false,

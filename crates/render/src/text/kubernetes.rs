@@ -202,7 +202,11 @@ impl Writer<'_> {
         let of_resource = streams.iter().filter(|w| w.resource == r.resource);
         for (i, w) in of_resource.enumerate() {
             let sep = if i == 0 { "      streams:\t" } else { "; " };
-            let _ = write!(self.out, "{sep}apiserver {}: {} events", w.apiserver, w.events);
+            let _ = write!(self.out, "{sep}apiserver {}", w.apiserver);
+            if let Some(namespace) = &w.namespace {
+                let _ = write!(self.out, " ({namespace})");
+            }
+            let _ = write!(self.out, ": {} events", w.events);
             if w.compacted > 0 {
                 self.out.push_str(" (cancelled by a compaction)");
             }

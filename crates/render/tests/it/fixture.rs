@@ -728,6 +728,14 @@ pub fn kubernetes() -> KubernetesReport {
     // A second apiserver's watch of pods: 55 events too (etcd sends each to each).
     let second = WatchRecord { apiserver: 1, events: 55, ..WatchRecord::default() };
     rec.record_watch(4, &second);
+    // A third apiserver's watch of one namespace of pods: 20 events, that namespace's.
+    let third = WatchRecord {
+        apiserver: 2,
+        namespace: Some("ns-0".to_owned()),
+        events: 20,
+        ..WatchRecord::default()
+    };
+    rec.record_watch(4, &third);
     // Four node leases over a minute: two renewed every 10 to 30 s, one first renewed at
     // 45 s and one never; the last two past 40 s.
     let s = |secs: u64| t0 + Duration::from_secs(secs);

@@ -424,6 +424,7 @@ struct SteadyState {
 struct WatchStream {
     apiserver: u32,
     resource: String,
+    namespace: Nullable<String>,
     events: u64,
     progress_notifications: u64,
     compacted: u64,
@@ -1097,15 +1098,24 @@ fn kubernetes_requests_are_written_by_resource_and_verb() {
     assert_eq!((progress.notifications, progress.waits), (12, 5));
     assert_eq!(progress.wait_max_us / 100_000, 25);
     assert!(k.requests[..5].iter().all(|r| r.progress.0.is_none()), "only watches have it");
-    // Each apiserver's watch of pods, with the events etcd sent it.
-    let streams: Vec<(u32, &str, u64, u64, u64)> = k
+    // Each apiserver's watch of pods (the third's of one namespace), with the events etcd
+    // sent it.
+    let streams: Vec<_> = k
         .watch_streams
         .iter()
         .map(|w| {
-            (w.apiserver, w.resource.as_str(), w.events, w.progress_notifications, w.compacted)
+            let stream = (w.apiserver, w.resource.as_str(), w.namespace.0.as_deref());
+            (stream, (w.events, w.progress_notifications, w.compacted))
         })
         .collect();
-    assert_eq!(streams, [(0, "pods", 55, 12, 1), (1, "pods", 55, 0, 0)]);
+    assert_eq!(
+        streams,
+        [
+            ((0, "pods", None), (55, 12, 1)),
+            ((1, "pods", None), (55, 0, 0)),
+            ((2, "pods", Some("ns-0")), (20, 0, 0))
+        ]
+    );
     let leases = k.node_leases.0.as_ref().expect("renewals were recorded");
     assert_eq!((leases.nodes, leases.not_ready, leases.not_ready_after_s), (4, 2, 40.0));
     assert_eq!(leases.max_gap_us / 1_000_000, 60, "the lease never renewed: the whole run");
