@@ -229,6 +229,10 @@ pub struct RequestReport {
     /// Whether the verdict holds it to an SLO as an API call ([`Verb::judged`]): counts,
     /// consistent-read probes and watches are the apiserver's own calls, reported only.
     pub judged: bool,
+    /// Keys etcd sent a successful list, on average (all its pages; none for what the
+    /// watch cache served: a consistent list's are its continue pages' from etcd, or its
+    /// fallback's); null for other verbs and for lists without a success.
+    pub keys_per_list: Option<f64>,
     /// A list's pages, each an API call of its own; null for other verbs.
     #[serde(default)]
     pub page_calls: Option<PageCallReport>,
@@ -539,6 +543,11 @@ impl RequestReport {
             latency: Distribution::new(r.latency.clone()),
             slo,
             judged,
+            keys_per_list: r
+                .page_calls
+                .as_ref()
+                .filter(|_| r.ok > 0)
+                .map(|p| p.keys as f64 / r.ok as f64),
             page_calls,
             conflicts: r.conflicts,
             retries: r.retries,

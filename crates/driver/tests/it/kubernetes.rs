@@ -1048,4 +1048,19 @@ async fn the_apiserver_release_chooses_the_lists_that_reach_etcd_and_each_apiser
     assert_eq!(checked, resources.map(one_page));
     assert!(keys_per_list(new) >= 20.0 && keys_per_list(new) <= 600.0, "{}", keys_per_list(new));
     assert_eq!(counted(new), ["events"]);
+    // Each list row says the keys etcd sent a list: 1.30's clients' lists every pod, 1.33's
+    // consistent lists the continue page's 100, 1.37's none (the cache's page alone); the
+    // checker's lists every object of its resource (the 20 node leases and the 3
+    // apiservers' identity leases are all leases).
+    let keys = |v: &serde_json::Value, resource: &str, verb: &str| {
+        let rows = v["kubernetes"]["requests"].as_array().expect("rows");
+        let row = rows.iter().find(|r| r["resource"] == resource && r["verb"] == verb);
+        row.unwrap_or_else(|| panic!("{resource} {verb}"))["keys_per_list"].as_f64()
+    };
+    assert_eq!(keys(old, "pods", "list"), Some(600.0));
+    assert_eq!(keys(old, "pods", "count"), None, "a count is not a list");
+    assert_eq!(keys(between, "pods", "consistent-list"), Some(100.0));
+    assert_eq!(keys(new, "pods", "consistent-list"), Some(0.0));
+    let checked = ["pods", "minions", "leases", "masterleases"].map(|r| keys(new, r, "list"));
+    assert_eq!(checked, [600.0, 20.0, 23.0, 3.0].map(Some));
 }

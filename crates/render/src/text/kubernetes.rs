@@ -122,6 +122,9 @@ impl Writer<'_> {
                 self.secs_us(p.slowest_p99_us as f64);
                 self.out.push_str(", max ");
                 self.secs_us(p.slowest_max_us as f64);
+                if let Some(keys) = r.keys_per_list {
+                    let _ = write!(self.out, "; {keys:.1} keys from etcd a list");
+                }
                 self.out.push('\n');
             }
             if !r.pages.is_empty() {

@@ -459,6 +459,8 @@ struct K8sRequest {
     slo: Nullable<Slo>,
     /// Whether the verdict holds the row to an SLO.
     judged: bool,
+    /// Keys etcd sent a list, on average; null in other rows.
+    keys_per_list: Nullable<f64>,
     /// A list's pages as calls; null in other rows.
     page_calls: Nullable<PageCalls>,
     conflicts: u64,
@@ -1075,6 +1077,10 @@ fn kubernetes_requests_are_written_by_resource_and_verb() {
     let pages = k.requests[3].page_calls.0.as_ref().expect("a list's pages");
     assert_eq!((pages.pages, pages.over_limit, pages.slowest_max_us / 1_000_000), (24, 2, 31));
     assert!(k.requests.iter().filter(|r| r.verb != "list").all(|r| r.page_calls.0.is_none()));
+    // 12,000 keys over its 6 lists.
+    assert_eq!(k.requests[3].keys_per_list.0, Some(2000.0));
+    let others = k.requests.iter().filter(|r| r.verb != "list");
+    assert!(others.map(|r| &r.keys_per_list.0).all(Option::is_none), "only lists have them");
     let update = &k.requests[2];
     assert_eq!((update.conflicts, update.retries, update.latency_us.count), (5, 5, 50));
     let list_slo = k.requests[3].slo.0.as_ref().expect("lists have an SLO");
