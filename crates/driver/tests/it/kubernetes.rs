@@ -950,8 +950,9 @@ type Row = (String, u64, Vec<(u64, u64)>);
 /// pods after the cache's first 500) come from etcd; 1.37's are consistent lists from the watch cache (a probe, no page from etcd), each
 /// apiserver's consistency checker lists every cached resource in one page of 10,000 at its
 /// cache's revision, and only events are counted in etcd. Either way each of the three
-/// apiservers watches each cached resource on its own stream, and etcd sends every event of
-/// the run to each.
+/// apiservers watches each cached resource on its own stream (node leases and its identity
+/// leases, each a namespace of leases, on one each), and etcd sends every event of the run
+/// to each.
 #[tokio::test]
 async fn the_apiserver_release_chooses_the_lists_that_reach_etcd_and_each_apiserver_watches() {
     if skip() {
@@ -963,8 +964,7 @@ async fn the_apiserver_release_chooses_the_lists_that_reach_etcd_and_each_apiser
              [kubernetes]\nnodes = 20\npod-churn = 0\nnode-status-interval = \"5s\"\n\
              lists-per-minute = 60\ncounts-per-minute = 60\npod-size = \"1KiB\"\n\
              consistency-check-period = \"2s\"\napiserver = \"{release}\"\n\
-             history = \"0s\"\npreload-events = false\npods-per-controller = 0\n\
-             apiserver-lease-interval = \"0s\"\n"
+             history = \"0s\"\npreload-events = false\npods-per-controller = 0\n"
         ))
     };
     let mut json = Vec::new();
@@ -972,28 +972,34 @@ async fn the_apiserver_release_chooses_the_lists_that_reach_etcd_and_each_apiser
         // Each on an etcd of its own: a model preloads its objects.
         let etcd = Etcd::start().await;
         let driver = etcd.driver(2).await;
-        let (before_leases, before_nodes) = (
-            updates_under(&etcd, "/registry/leases/").await,
-            updates_under(&etcd, "/registry/minions/").await,
-        );
+        // Node leases and the apiservers' identity leases are leases of two namespaces,
+        // each watched on its own stream.
+        let watched = [
+            ("leases", Some("kube-node-lease"), "/registry/leases/kube-node-lease/"),
+            ("leases", Some("kube-system"), "/registry/leases/kube-system/"),
+            ("minions", None, "/registry/minions/"),
+        ];
+        let mut before = Vec::new();
+        for (_, _, prefix) in watched {
+            before.push(updates_under(&etcd, prefix).await);
+        }
         let report = driver.run(&run(release)).await.expect("a run");
         assert_eq!(report.errors_total(), 0, "{release}: {:?}", report.ops);
         held(&report);
-        let updated = [
-            ("leases", updates_under(&etcd, "/registry/leases/").await - before_leases),
-            ("minions", updates_under(&etcd, "/registry/minions/").await - before_nodes),
-        ];
         let v = serde_json::to_value(&report).expect("the report as JSON");
-        // Each apiserver's own watch of each cached resource, sent every update of it.
+        // Each apiserver's own watch of each cached resource (or namespace of it), sent
+        // every update of it.
         let streams = v["kubernetes"]["watch_streams"].as_array().expect("watch streams");
-        for (resource, updates) in updated {
+        for ((resource, namespace, prefix), before) in watched.into_iter().zip(before) {
+            let updates = updates_under(&etcd, prefix).await - before;
             let of: Vec<(u64, u64)> = streams
                 .iter()
-                .filter(|w| w["resource"] == resource)
+                .filter(|w| w["resource"] == resource && w["namespace"].as_str() == namespace)
                 .map(|w| (w["apiserver"].as_u64().unwrap(), w["events"].as_u64().unwrap()))
                 .collect();
-            assert!(updates > 0, "{release}: {resource} updated");
-            assert_eq!(of, [0, 1, 2].map(|a| (a, updates as u64)), "{release} {resource}");
+            // The identity leases' renewals, 0.3 a second, may not come in 6 s.
+            assert!(updates > 0 || namespace == Some("kube-system"), "{release}: {prefix}");
+            assert_eq!(of, [0, 1, 2].map(|a| (a, updates as u64)), "{release} {prefix}");
         }
         json.push(v);
     }
@@ -1028,22 +1034,38 @@ async fn the_apiserver_release_chooses_the_lists_that_reach_etcd_and_each_apiser
     assert_eq!(keys_per_list(old), 600.0);
     assert!(rows(old, "consistent-list").is_empty());
     let counted = |v| names(rows(v, "count")).into_iter().map(|(r, _)| r).collect::<Vec<_>>();
-    assert_eq!(counted(old), ["events", "leases", "minions", "pods"]);
+    assert_eq!(counted(old), ["events", "leases", "masterleases", "minions", "pods"]);
     // 1.33: the clients' lists from the cache, the first page the cache's, the second (the
     // last 100 pods) from etcd; no checker; every resource counted in etcd.
     assert_eq!(names(rows(between, "consistent-list")), [("pods".to_owned(), vec![(2, 2)])]);
     let consistent = &between["ops"]["k8s-consistent-list"];
     assert_eq!(consistent["keys"].as_u64(), consistent["ok"].as_u64().map(|ok| ok * 100));
     assert!(rows(between, "list").is_empty());
-    assert_eq!(counted(between), ["events", "leases", "minions", "pods"]);
+    assert_eq!(counted(between), ["events", "leases", "masterleases", "minions", "pods"]);
     // 1.37: the clients' lists from the cache, one page each (the cache's), after the probe
-    // that reads no object; the checker's lists of pods, nodes and leases, one page of
-    // 10,000 each; events alone counted in etcd.
+    // that reads no object; the checker's lists of pods, nodes, leases and master leases,
+    // one page of 10,000 each; events alone counted in etcd.
     assert_eq!(names(rows(new, "consistent-list")), [("pods".to_owned(), vec![(1, 1)])]);
     assert_eq!(new["ops"]["k8s-consistent-list"]["keys"].as_u64(), Some(0));
     let checked = names(rows(new, "list"));
     let one_page = |r: &str| (r.to_owned(), vec![(1, 1)]);
-    assert_eq!(checked, [one_page("leases"), one_page("minions"), one_page("pods")]);
+    let resources = ["leases", "masterleases", "minions", "pods"];
+    assert_eq!(checked, resources.map(one_page));
     assert!(keys_per_list(new) >= 20.0 && keys_per_list(new) <= 600.0, "{}", keys_per_list(new));
     assert_eq!(counted(new), ["events"]);
+    // Each list row says the keys etcd sent a list: 1.30's clients' lists every pod, 1.33's
+    // consistent lists the continue page's 100, 1.37's none (the cache's page alone); the
+    // checker's lists every object of its resource (the 20 node leases and the 3
+    // apiservers' identity leases are all leases).
+    let keys = |v: &serde_json::Value, resource: &str, verb: &str| {
+        let rows = v["kubernetes"]["requests"].as_array().expect("rows");
+        let row = rows.iter().find(|r| r["resource"] == resource && r["verb"] == verb);
+        row.unwrap_or_else(|| panic!("{resource} {verb}"))["keys_per_list"].as_f64()
+    };
+    assert_eq!(keys(old, "pods", "list"), Some(600.0));
+    assert_eq!(keys(old, "pods", "count"), None, "a count is not a list");
+    assert_eq!(keys(between, "pods", "consistent-list"), Some(100.0));
+    assert_eq!(keys(new, "pods", "consistent-list"), Some(0.0));
+    let checked = ["pods", "minions", "leases", "masterleases"].map(|r| keys(new, r, "list"));
+    assert_eq!(checked, [600.0, 20.0, 23.0, 3.0].map(Some));
 }

@@ -691,11 +691,12 @@ pub fn kubernetes() -> KubernetesReport {
         let conflicts = u64::from(i % 10 == 0);
         rec.record_request_ok(1, t0, at(1_500 + i * 100), 0, conflicts, conflicts);
     }
-    // The two of 7 pages each had one page of 31 s: 2 of 24 pages over the list SLO.
+    // The two of 7 pages each had one page of 31 s: 2 of 24 pages over the list SLO; 500
+    // keys a page, 2,000 a list.
     for (i, pages) in [1, 2, 3, 4, 7, 7].into_iter().enumerate() {
         rec.record_request_ok(2, t0, at(20_000_000 + i as u64 * 4_000_000), pages, 0, 0);
         let (over, slowest_us) = if pages == 7 { (1, 31_000_000) } else { (0, 12_000_000) };
-        rec.record_page_calls(2, pages, over, slowest_us);
+        rec.record_page_calls(2, pages, over, slowest_us, pages * 500);
     }
     for i in 0..4 {
         rec.record_request_ok(5, t0, at(40_000 + i * 10_000), 0, 0, 0);
@@ -723,6 +724,14 @@ pub fn kubernetes() -> KubernetesReport {
     // A second apiserver's watch of pods: 55 events too (etcd sends each to each).
     let second = WatchRecord { apiserver: 1, events: 55, ..WatchRecord::default() };
     rec.record_watch(4, &second);
+    // A third apiserver's watch of one namespace of pods: 20 events, that namespace's.
+    let third = WatchRecord {
+        apiserver: 2,
+        namespace: Some("ns-0".to_owned()),
+        events: 20,
+        ..WatchRecord::default()
+    };
+    rec.record_watch(4, &third);
     // Four node leases over a minute: two renewed every 10 to 30 s, one first renewed at
     // 45 s and one never; the last two past 40 s.
     let s = |secs: u64| t0 + Duration::from_secs(secs);

@@ -465,6 +465,7 @@ struct SteadyState {
 struct WatchStream {
     apiserver: u32,
     resource: String,
+    namespace: Nullable<String>,
     events: u64,
     progress_notifications: u64,
     compacted: u64,
@@ -499,6 +500,8 @@ struct K8sRequest {
     slo: Nullable<Slo>,
     /// Whether the verdict holds the row to an SLO.
     judged: bool,
+    /// Keys etcd sent a list, on average; null in other rows.
+    keys_per_list: Nullable<f64>,
     /// A list's pages as calls; null in other rows.
     page_calls: Nullable<PageCalls>,
     conflicts: u64,
@@ -1121,6 +1124,10 @@ fn kubernetes_requests_are_written_by_resource_and_verb() {
     let pages = k.requests[3].page_calls.0.as_ref().expect("a list's pages");
     assert_eq!((pages.pages, pages.over_limit, pages.slowest_max_us / 1_000_000), (24, 2, 31));
     assert!(k.requests.iter().filter(|r| r.verb != "list").all(|r| r.page_calls.0.is_none()));
+    // 12,000 keys over its 6 lists.
+    assert_eq!(k.requests[3].keys_per_list.0, Some(2000.0));
+    let others = k.requests.iter().filter(|r| r.verb != "list");
+    assert!(others.map(|r| &r.keys_per_list.0).all(Option::is_none), "only lists have them");
     let update = &k.requests[2];
     assert_eq!((update.conflicts, update.retries, update.latency_us.count), (5, 5, 50));
     let list_slo = k.requests[3].slo.0.as_ref().expect("lists have an SLO");
@@ -1144,15 +1151,24 @@ fn kubernetes_requests_are_written_by_resource_and_verb() {
     assert_eq!((progress.notifications, progress.waits), (12, 5));
     assert_eq!(progress.wait_max_us / 100_000, 25);
     assert!(k.requests[..5].iter().all(|r| r.progress.0.is_none()), "only watches have it");
-    // Each apiserver's watch of pods, with the events etcd sent it.
-    let streams: Vec<(u32, &str, u64, u64, u64)> = k
+    // Each apiserver's watch of pods (the third's of one namespace), with the events etcd
+    // sent it.
+    let streams: Vec<_> = k
         .watch_streams
         .iter()
         .map(|w| {
-            (w.apiserver, w.resource.as_str(), w.events, w.progress_notifications, w.compacted)
+            let stream = (w.apiserver, w.resource.as_str(), w.namespace.0.as_deref());
+            (stream, (w.events, w.progress_notifications, w.compacted))
         })
         .collect();
-    assert_eq!(streams, [(0, "pods", 55, 12, 1), (1, "pods", 55, 0, 0)]);
+    assert_eq!(
+        streams,
+        [
+            ((0, "pods", None), (55, 12, 1)),
+            ((1, "pods", None), (55, 0, 0)),
+            ((2, "pods", Some("ns-0")), (20, 0, 0))
+        ]
+    );
     let leases = k.node_leases.0.as_ref().expect("renewals were recorded");
     assert_eq!((leases.nodes, leases.not_ready, leases.not_ready_after_s), (4, 2, 40.0));
     assert_eq!(leases.max_gap_us / 1_000_000, 60, "the lease never renewed: the whole run");

@@ -63,6 +63,7 @@ pub(super) const FRESH_WAIT: Duration = Duration::from_secs(3);
 
 /// One resource's watch cache.
 pub(crate) struct Cache {
+    /// The keys it lists and watches ([`Layout::watched`]).
     prefix: Bytes,
     /// Its objects' layout: other keys under the prefix are not its.
     prefix_text: String,
@@ -143,7 +144,7 @@ impl Cache {
         (apiserver, streams): (u32, Option<Arc<RangeStreamSupport>>),
     ) -> Self {
         Self {
-            prefix: Bytes::copy_from_slice(layout.prefix.as_bytes()),
+            prefix: Bytes::from(layout.watched()),
             prefix_text: layout.prefix.clone(),
             namespaces: layout.namespaces,
             name_prefix: layout.name_prefix.clone(),
@@ -163,7 +164,11 @@ impl Cache {
             measure_from: AtomicU64::new(0),
             sent: (0..SENT).map(|_| Sent::default()).collect(),
             zero_lags: AtomicU64::new(0),
-            watch: Mutex::new(WatchRecord { apiserver, ..WatchRecord::default() }),
+            watch: Mutex::new(WatchRecord {
+                apiserver,
+                namespace: layout.namespace().map(str::to_owned),
+                ..WatchRecord::default()
+            }),
         }
     }
 
