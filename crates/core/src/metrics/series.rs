@@ -60,6 +60,12 @@ pub struct ResourceSample {
     /// Resident memory, bytes: the largest reading within the span.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rss_bytes: Option<u64>,
+    /// Seconds of the span the member was down: a member etcdlat started whose process
+    /// was not running (killed by a fault step, restarting) and that did not answer. Down,
+    /// it used no CPU and no memory: its `cpu_percent` and `rss_bytes` count 0 for that
+    /// time. Absent when it was up the whole span, and in the client's series.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub down_s: Option<f64>,
     /// Size of the backend database when taken, bytes (`/metrics`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub db_size_bytes: Option<u64>,
@@ -160,6 +166,10 @@ impl ResourceSample {
         };
         self.t_s = later.t_s;
         self.span_s += later.span_s;
+        self.down_s = match (self.down_s, later.down_s) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
         max(&mut self.rss_bytes, later.rss_bytes);
         latest(&mut self.db_size_bytes, later.db_size_bytes);
         latest(&mut self.data_dir_bytes, later.data_dir_bytes);
@@ -221,8 +231,15 @@ pub struct ResourceSeries {
     /// How often samples were taken, seconds (each sample spans one period until samples
     /// are folded in pairs, [`MAX_SAMPLES`]).
     pub period_s: f64,
-    /// The samples, in time order.
+    /// The samples of the measurement, in time order: from its start (the first spans from
+    /// it) to the load's end. Every figure of a report is made of these.
     pub samples: Vec<ResourceSample>,
+    /// The samples outside the measurement, in time order, in no figure of the report:
+    /// before it (setup and warm-up, negative `t_s`) and after the load ended (fault steps
+    /// undone, the checks after the run). Empty in reports that predate it, whose
+    /// `samples` hold them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outside: Vec<ResourceSample>,
     /// The sources this series has no figures from, with why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_available: Vec<NotAvailable>,
@@ -236,7 +253,10 @@ impl ResourceSeries {
     /// part that was not sampled.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.samples.is_empty() && self.not_available.is_empty() && self.disk.is_none()
+        self.samples.is_empty()
+            && self.outside.is_empty()
+            && self.not_available.is_empty()
+            && self.disk.is_none()
     }
 
     /// A count over the whole series: the sum of `figure` over the samples that have it;
@@ -270,6 +290,12 @@ impl ResourceSeries {
         (span > 0.0).then(|| weighted / span)
     }
 
+    /// How long the member was down over the series, seconds; `None` when it never was.
+    #[must_use]
+    pub fn down_s(&self) -> Option<f64> {
+        self.samples.iter().filter_map(|s| s.down_s).reduce(|a, b| a + b)
+    }
+
     /// The highest CPU of one sampling period, percent of one core.
     #[must_use]
     pub fn cpu_max_percent(&self) -> Option<f64> {
@@ -283,29 +309,35 @@ impl ResourceSeries {
     }
 }
 
-/// Builds a [`ResourceSeries`] one sample at a time, in at most [`MAX_SAMPLES`] samples.
+/// Builds a [`ResourceSeries`] one sample at a time, in at most [`MAX_SAMPLES`] samples of
+/// the measurement and as many outside it.
 #[derive(Debug, Clone)]
 #[doc(hidden)] // internal: the driver's; not part of the API
 pub struct SeriesBuilder {
     series: ResourceSeries,
+    measured: Folded,
+    outside: Folded,
+    /// A sample held back ([`SeriesBuilder::hold`]), that the next one is added to.
+    held: Option<ResourceSample>,
+}
+
+/// Samples kept in at most [`MAX_SAMPLES`], folded in pairs when full.
+#[derive(Debug, Clone)]
+struct Folded {
+    samples: Vec<ResourceSample>,
     /// Sampling periods folded into each full sample.
     width: u32,
     /// Periods folded into the last sample so far.
     in_last: u32,
 }
 
-impl SeriesBuilder {
-    /// A series of samples taken every `period`.
-    #[must_use]
-    pub fn new(period: Duration) -> Self {
-        let series = ResourceSeries { period_s: period.as_secs_f64(), ..ResourceSeries::default() };
-        Self { series, width: 1, in_last: 0 }
+impl Folded {
+    fn new() -> Self {
+        Self { samples: Vec::new(), width: 1, in_last: 0 }
     }
 
-    /// Adds the sample of one sampling period, folding samples in pairs when
-    /// [`MAX_SAMPLES`] are full.
-    pub fn push(&mut self, sample: ResourceSample) {
-        let samples = &mut self.series.samples;
+    fn push(&mut self, sample: ResourceSample) {
+        let samples = &mut self.samples;
         if self.in_last > 0
             && self.in_last < self.width
             && let Some(last) = samples.last_mut()
@@ -331,6 +363,39 @@ impl SeriesBuilder {
         samples.push(sample);
         self.in_last = 1;
     }
+}
+
+impl SeriesBuilder {
+    /// A series of samples taken every `period`.
+    #[must_use]
+    pub fn new(period: Duration) -> Self {
+        let series = ResourceSeries { period_s: period.as_secs_f64(), ..ResourceSeries::default() };
+        Self { series, measured: Folded::new(), outside: Folded::new(), held: None }
+    }
+
+    /// Holds back `sample`, of a period in which a source failed to read: that source's
+    /// next reading counts from its last good one, so the next sample is added to this one
+    /// and their spans together are the time its counts cover.
+    pub fn hold(&mut self, sample: ResourceSample) {
+        match &mut self.held {
+            Some(held) => held.absorb(&sample),
+            None => self.held = Some(sample),
+        }
+    }
+
+    /// Adds the sample of one sampling period (to the one held back, if any), of the
+    /// measurement when `measured` (its span is the measurement's), else outside it;
+    /// folding samples in pairs when [`MAX_SAMPLES`] are full.
+    pub fn push(&mut self, sample: ResourceSample, measured: bool) {
+        let sample = match self.held.take() {
+            Some(mut held) => {
+                held.absorb(&sample);
+                held
+            }
+            None => sample,
+        };
+        if measured { &mut self.measured } else { &mut self.outside }.push(sample);
+    }
 
     /// Says that the figures of `source` (one of [`source`]) are missing, and why; said
     /// again, the later reason stands.
@@ -347,27 +412,34 @@ impl SeriesBuilder {
         self.series.disk = Some(device);
     }
 
-    /// Samples so far (folded ones count once).
+    /// Samples of the measurement so far (folded ones count once).
     #[must_use]
     pub fn len(&self) -> usize {
-        self.series.samples.len()
+        self.measured.samples.len()
     }
 
-    /// Whether no sample was added yet.
+    /// Whether no sample of the measurement was added yet.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.series.samples.is_empty()
+        self.measured.samples.is_empty()
     }
 
     /// The series, its times moved by `shift_s` seconds (from the sampler's clock to the
     /// measurement's), times rounded to milliseconds and CPU to hundredths of a percent.
     #[must_use]
-    pub fn finish(self, shift_s: f64) -> ResourceSeries {
+    pub fn finish(mut self, shift_s: f64) -> ResourceSeries {
+        // A sample still held: its source never read again.
+        if let Some(held) = self.held.take() {
+            self.outside.push(held);
+        }
         let mut series = self.series;
+        series.samples = self.measured.samples;
+        series.outside = self.outside.samples;
         let round = |x: f64, per: f64| (x * per).round() / per;
-        for s in &mut series.samples {
+        for s in series.samples.iter_mut().chain(&mut series.outside) {
             s.t_s = round(s.t_s + shift_s, 1e3);
             s.span_s = round(s.span_s, 1e3);
+            s.down_s = s.down_s.map(|d| round(d, 1e3));
             s.cpu_percent = s.cpu_percent.map(|c| round(c, 100.0));
             s.cpu_max_percent = s.cpu_max_percent.map(|c| round(c, 100.0));
         }
@@ -399,7 +471,7 @@ mod tests {
         for t in 1..=n {
             // CPU 10% except one second at 90%.
             let cpu = if t == 777 { 90.0 } else { 10.0 };
-            b.push(second(t, cpu, u64::from(t), u64::from(t % 50)));
+            b.push(second(t, cpu, u64::from(t), u64::from(t % 50)), true);
             assert!(b.len() <= MAX_SAMPLES, "at {t}: {}", b.len());
         }
         let s = b.finish(0.0);
@@ -433,7 +505,7 @@ mod tests {
     #[test]
     fn times_move_to_the_measurement_clock() {
         let mut b = SeriesBuilder::new(Duration::from_secs(1));
-        b.push(second(1, 33.333_33, 0, 0));
+        b.push(second(1, 33.333_33, 0, 0), true);
         b.not_available(source::DISK, "first");
         b.not_available(source::DISK, "second");
         let s = b.finish(-0.2501);

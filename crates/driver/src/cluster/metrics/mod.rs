@@ -9,10 +9,10 @@
 //! - `resources`: readings turned into samples.
 //!
 //! Nothing here ever fails or slows a run: the sampler runs on the driver's own runtime,
-//! never on a worker thread, and its reads of `/proc` and of data dirs on tokio's blocking
-//! threads, never on the runtime's ([`off_runtime`]); a member that cannot be scraped or
-//! read is reported with what was sampled and why the rest was not, and a figure that is
-//! not exported stays `None`.
+//! never on a worker thread, and its reads of `/proc` and of data dirs, as the client's
+//! [`Usage`]'s, on tokio's blocking threads, never on the runtime's ([`off_runtime`]); a
+//! member that cannot be scraped or read is reported with what was sampled and why the rest
+//! was not, and a figure that is not exported stays `None`.
 
 mod exposition;
 mod host;
@@ -74,7 +74,7 @@ pub(crate) fn targets(members: &[MemberInfo], control: Option<&MemberControl>) -
 /// Samples members and the client on the caller's runtime, one task each, from
 /// [`Sampler::start`] to [`Sampler::finish`].
 pub(crate) struct Sampler {
-    stop: watch::Sender<bool>,
+    marks: watch::Sender<Marks>,
     started: Instant,
     members: Vec<JoinHandle<(MemberMetrics, MemberResources)>>,
     client: JoinHandle<ClientResources>,
@@ -92,7 +92,7 @@ impl Sampler {
         period: Duration,
         dialer: &Dialer,
     ) -> Self {
-        let (stop, stop_rx) = watch::channel(false);
+        let (marks, marks_rx) = watch::channel(Marks::default());
         let started = Instant::now();
         let mut first = Vec::with_capacity(members.len() + 1);
         let mut baseline = || {
@@ -112,20 +112,32 @@ impl Sampler {
         .await;
         let members = members
             .into_iter()
-            .map(|sampled| tokio::spawn(each_period(period, baseline(), stop_rx.clone(), sampled)))
+            .map(|sampled| tokio::spawn(each_period(period, baseline(), marks_rx.clone(), sampled)))
             .collect();
-        let client = tokio::spawn(each_period(period, baseline(), stop_rx, client));
+        let client = tokio::spawn(each_period(period, baseline(), marks_rx, client));
         for sampled in first {
             let _ = sampled.await;
         }
-        Self { stop, started, members, client }
+        Self { marks, started, members, client }
+    }
+
+    /// Says when measurement starts: a sample is taken then, and every period from it, so
+    /// that no sample spans both warm-up (or setup) and measurement.
+    pub(crate) fn measure_from(&self, at: Instant) {
+        self.marks.send_modify(|m| m.measure_from = Some(at));
+    }
+
+    /// Says that the load has ended: a sample is taken now, the last of the measurement;
+    /// what follows (faults undone, the last checks) is counted apart.
+    pub(crate) fn load_ended(&self) {
+        self.marks.send_modify(|m| m.load_ended = true);
     }
 
     /// Takes the last samples and returns every member's figures, in the order given to
     /// [`Sampler::start`], and the client's series; their times are seconds since `origin`,
     /// when measurement started.
     pub(crate) async fn finish(self, origin: Instant) -> (Vec<MemberMetrics>, ResourceSeries) {
-        let _ = self.stop.send(true);
+        self.marks.send_modify(|m| m.stopped = true);
         let shift_s = if self.started >= origin {
             (self.started - origin).as_secs_f64()
         } else {
@@ -156,37 +168,75 @@ impl Sampler {
 /// [`Sampled::done`] hands over what was sampled.
 trait Sampled {
     type Output;
-    async fn sample(&mut self);
+    /// Takes a sample; `measured` when the time since the one before is the measurement's.
+    async fn sample(&mut self, measured: bool);
     fn done(self) -> Self::Output;
 }
 
-/// A sample now, one every `period`, one when told to stop; then what was sampled. When
-/// the [`Sampler`] is dropped instead (the run failed), it ends without the last sample.
+/// Where a run stands, as the [`Sampler`] is told.
+#[derive(Debug, Clone, Copy, Default)]
+struct Marks {
+    /// When measurement starts.
+    measure_from: Option<Instant>,
+    /// Whether the load has ended.
+    load_ended: bool,
+    /// Whether sampling is to stop.
+    stopped: bool,
+}
+
+/// A sample now, one every `period` (from measurement's start once it is known), one when
+/// the load ends and one when told to stop; then what was sampled. When the [`Sampler`] is
+/// dropped instead (the run failed), it ends without the last sample.
 async fn each_period<S: Sampled>(
     period: Duration,
     first: oneshot::Sender<()>,
-    mut stop: watch::Receiver<bool>,
+    mut marks: watch::Receiver<Marks>,
     mut sampled: S,
 ) -> S::Output {
     // Periods count from the first sample's start, not its end (a first scrape dials).
     let start = tokio::time::Instant::now();
-    sampled.sample().await;
+    sampled.sample(false).await;
     let _ = first.send(());
-    let mut tick = tokio::time::interval_at(start + period, period);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let every = |from: tokio::time::Instant| {
+        let mut tick = tokio::time::interval_at(from, period);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tick
+    };
+    let mut tick = every(start + period);
+    let mut seen = Marks::default();
+    // Whether the next tick is measurement's start, and whether the time since the last
+    // sample is the measurement's.
+    let (mut at_start, mut measured) = (false, false);
     loop {
         tokio::select! {
             biased;
-            changed = stop.changed() => {
+            changed = marks.changed() => {
                 if changed.is_err() {
                     return sampled.done();
                 }
-                break;
+                let now = *marks.borrow_and_update();
+                if let (Some(from), None) = (now.measure_from, seen.measure_from) {
+                    tick = every(from.into());
+                    at_start = true;
+                }
+                if now.load_ended && !seen.load_ended {
+                    sampled.sample(measured).await;
+                    measured = false;
+                }
+                seen = now;
+                if now.stopped {
+                    break;
+                }
             }
-            _ = tick.tick() => sampled.sample().await,
+            _ = tick.tick() => {
+                sampled.sample(measured).await;
+                if std::mem::take(&mut at_start) {
+                    measured = !seen.load_ended;
+                }
+            }
         }
     }
-    sampled.sample().await;
+    sampled.sample(measured).await;
     sampled.done()
 }
 
@@ -217,15 +267,15 @@ impl Sampled for MemberSampling {
 
     /// The machine's figures first, then the scrape, both as of the same moment (the
     /// scrape's own cost lands in the next sample).
-    async fn sample(&mut self) {
+    async fn sample(&mut self, measured: bool) {
         let at = Instant::now();
         let host = match self.resources.host_reader() {
             Some(reader) => Some(off_runtime(move || reader.read()).await),
             None => None,
         };
         let scraped = scrape(&self.dialer, &self.url).await;
-        self.resources.add(at, host, scraped.as_ref().ok());
-        self.scrapes.add(scraped);
+        self.resources.add(at, host, scraped.as_ref().ok(), measured);
+        self.scrapes.add(scraped, measured);
     }
 
     fn done(self) -> Self::Output {
@@ -236,11 +286,11 @@ impl Sampled for MemberSampling {
 impl Sampled for ClientResources {
     type Output = ClientResources;
 
-    async fn sample(&mut self) {
+    async fn sample(&mut self, measured: bool) {
         let at = Instant::now();
         let reader = self.reader();
         let read = off_runtime(move || reader.read()).await;
-        self.add(at, read);
+        self.add(at, read, measured);
     }
 
     fn done(self) -> Self::Output {
@@ -274,21 +324,29 @@ pub(crate) struct Usage {
 
 impl Usage {
     /// Notes the CPU time used so far, by the client and by threads `apart` (the network
-    /// emulator's).
-    pub(crate) fn start(apart: Vec<i32>) -> Self {
-        Self {
+    /// emulator's), read off the runtime's threads ([`off_runtime`]): the threads' counters
+    /// are files under `/proc`.
+    pub(crate) async fn start(apart: Vec<i32>) -> Self {
+        off_runtime(move || Self {
             start: host::rusage_without(&apart),
             since: Instant::now(),
             apart: apart.into_iter().map(|tid| (tid, host::own_thread(tid).ok())).collect(),
-        }
+        })
+        .await
     }
 
     /// What threads `apart` of [`Usage::start`] spent since then, together; `None` without
-    /// any, or when one cannot be read.
-    pub(crate) fn apart(&self) -> Option<EmulatorUsage> {
+    /// any, or when one cannot be read. Read off the runtime's threads, as at the start.
+    pub(crate) async fn apart(&self) -> Option<EmulatorUsage> {
         if self.apart.is_empty() {
             return None;
         }
+        let apart = self.apart.clone();
+        off_runtime(move || Self::apart_since(&apart)).await
+    }
+
+    /// What threads `apart` spent since their counters at the start.
+    fn apart_since(apart: &[(i32, Option<host::ThreadCounters>)]) -> Option<EmulatorUsage> {
         let mut sum = EmulatorUsage {
             user_cpu_s: 0.0,
             system_cpu_s: 0.0,
@@ -296,7 +354,7 @@ impl Usage {
             nonvoluntary_ctxt_switches: 0,
             realtime: true,
         };
-        for (tid, start) in &self.apart {
+        for (tid, start) in apart {
             let (Some(start), Ok(end)) = (start, host::own_thread(*tid)) else { return None };
             sum.user_cpu_s += (end.user_s - start.user_s).max(0.0);
             sum.system_cpu_s += (end.system_s - start.system_s).max(0.0);
@@ -311,13 +369,18 @@ impl Usage {
 
     /// CPU time and context switches since [`Usage::start`] (without threads `apart`'s), the
     /// process's peak memory, and from its resource series (`resources`) the load's bytes
-    /// and the busiest period; `None` where the platform does not tell.
-    pub(crate) fn finish(&self, resources: ResourceSeries) -> Option<ClientUsage> {
+    /// and the busiest period; `None` where the platform does not tell. Read off the
+    /// runtime's threads, as at the start.
+    pub(crate) async fn finish(&self, resources: ResourceSeries) -> Option<ClientUsage> {
         let apart: Vec<i32> = self.apart.iter().map(|(tid, _)| *tid).collect();
-        let (start, end) = (self.start.as_ref()?, host::rusage_without(&apart)?);
+        let start = self.start.as_ref()?;
+        let since = self.since;
+        let (end, wall) =
+            off_runtime(move || (host::rusage_without(&apart), since.elapsed())).await;
+        let end = end?;
         let user_cpu_s = (end.user_s - start.user_s).max(0.0);
         let system_cpu_s = (end.system_s - start.system_s).max(0.0);
-        let wall_s = self.since.elapsed().as_secs_f64();
+        let wall_s = wall.as_secs_f64();
         let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get) as f64;
         Some(ClientUsage {
             user_cpu_s,
@@ -366,8 +429,14 @@ mod tests {
         let traffic = Arc::new(Ledger::default());
         let sampler =
             Sampler::start(members, traffic, Vec::new(), Duration::from_millis(20), &dialer).await;
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        let origin = Instant::now();
+        sampler.measure_from(origin);
         tokio::time::sleep(Duration::from_millis(50)).await;
-        let (got, client) = sampler.finish(Instant::now()).await;
+        sampler.load_ended();
+        let ended_s = origin.elapsed().as_secs_f64();
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        let (got, client) = sampler.finish(origin).await;
         assert_eq!(got.len(), 1);
         assert_eq!((got[0].name.as_str(), got[0].url.as_str()), ("gone", url.as_str()));
         assert_eq!(got[0].samples, 0);
@@ -389,25 +458,29 @@ mod tests {
                 "{series:?}"
             );
         }
-        // Times are on the measurement's clock, whose origin is given to `finish` (now): the
-        // samples before it are negative, the last one is taken as it stops, at about 0.
-        assert!(series.samples[0].t_s < 0.0, "{series:?}");
-        assert!(series.samples.last().unwrap().t_s.abs() < 0.5, "{series:?}");
+        // Times are on the measurement's clock, whose origin is given to `finish`: the
+        // samples of the measurement span from it to the load's end, those before it are
+        // negative, and those after the load's end are outside it too.
+        let (first, last) = (&series.samples[0], series.samples.last().unwrap());
+        assert!((first.t_s - first.span_s).abs() < 0.005, "{series:?}");
+        assert!((last.t_s - ended_s).abs() < 0.005, "{series:?}");
+        assert!(series.outside.iter().any(|s| s.t_s <= 0.0), "{series:?}");
+        assert!(series.outside.iter().any(|s| s.t_s - s.span_s >= ended_s - 0.005), "{series:?}");
         // The client sampled itself meanwhile: its CPU and (here, with no load) no bytes.
         assert!(client.samples.len() >= 2, "{client:?}");
         assert!(client.samples.iter().all(|s| s.sent_bytes == Some(0)), "{client:?}");
         assert!(client.cpu_avg_percent().is_some(), "{client:?}");
     }
 
-    #[test]
-    fn the_process_measures_itself() {
-        let usage = Usage::start(Vec::new());
+    #[tokio::test]
+    async fn the_process_measures_itself() {
+        let usage = Usage::start(Vec::new()).await;
         let mut x = 0u64;
         for i in 0..5_000_000u64 {
             x = x.wrapping_mul(31).wrapping_add(i);
         }
         std::hint::black_box(x);
-        let used = usage.finish(ResourceSeries::default()).unwrap();
+        let used = usage.finish(ResourceSeries::default()).await.unwrap();
         assert!(used.user_cpu_s + used.system_cpu_s > 0.0, "{used:?}");
         assert!(used.max_rss_bytes > 1 << 20, "{used:?}");
         assert!(used.voluntary_ctxt_switches.is_some(), "{used:?}");

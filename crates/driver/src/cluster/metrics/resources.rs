@@ -62,7 +62,7 @@ pub(super) struct MemberResources {
     series: SeriesBuilder,
     started: Instant,
     last_at: Option<Instant>,
-    last_process: Option<(u32, ProcessCounters)>,
+    last_process: Option<(u32, Instant, ProcessCounters)>,
     last_metrics: Option<(Instant, Snapshot)>,
     last_disk: Option<DiskCounters>,
     /// Per source, whether it ever gave figures, and why it last did not.
@@ -146,12 +146,21 @@ impl MemberResources {
     }
 
     /// Adds what was read at `at`: from the machine (`host`) and from `/metrics` (`scraped`,
-    /// `None` when the scrape failed). The first call only sets where counting starts.
+    /// `None` when the scrape failed), a sample of the measurement when `measured`. The
+    /// first call only sets where counting starts.
+    ///
+    /// A source that had counted from a reading before and failed this time (a scrape that
+    /// timed out, a `/proc` read that failed) will count from that reading next time: the
+    /// sample is held back and the next one added to it ([`SeriesBuilder::hold`]), so that
+    /// what was counted is over the time since the last good reading, never one sample's
+    /// span. A member etcdlat started whose process is not running and that does not answer
+    /// is down: its sample says so, with no CPU and no memory.
     pub(super) fn add(
         &mut self,
         at: Instant,
         host: Option<HostReading>,
         scraped: Option<&Snapshot>,
+        measured: bool,
     ) {
         let previous = self.last_at.replace(at);
         let span_s = previous.map_or(0.0, |p| at.saturating_duration_since(p).as_secs_f64());
@@ -160,30 +169,52 @@ impl MemberResources {
             span_s,
             ..ResourceSample::default()
         };
+        let mut down = false;
+        let mut missed = false;
         if let Some(host) = host {
-            self.add_host(&mut s, host);
+            down = host.pid.is_none() && scraped.is_none();
+            missed = self.add_host(&mut s, at, host);
         }
-        if let Some(now) = scraped {
-            self.add_metrics(&mut s, at, now);
+        match scraped {
+            Some(now) => self.add_metrics(&mut s, at, now, missed),
+            // Back up, it counts afresh: its counters restarted.
+            None if down => self.last_metrics = None,
+            None => missed |= self.last_metrics.is_some(),
+        }
+        if down {
+            s.down_s = Some(span_s);
+            s.cpu_percent = Some(0.0);
+            s.cpu_max_percent = Some(0.0);
+            s.rss_bytes = Some(0);
         }
         if previous.is_some() && span_s > 0.0 {
-            self.series.push(s);
+            if missed {
+                self.series.hold(s);
+            } else {
+                self.series.push(s, measured);
+            }
         }
     }
 
-    fn add_host(&mut self, s: &mut ResourceSample, host: HostReading) {
+    /// Adds the machine's figures to `s`, read at `at`; whether a source that had counted
+    /// from a reading before failed this time (its counts will be in the next sample).
+    fn add_host(&mut self, s: &mut ResourceSample, at: Instant, host: HostReading) -> bool {
         let HostReading { pid, process, dir, disk } = host;
+        let mut missed = false;
         match (pid, self.process.note(process)) {
             (Some(pid), Some(now)) => {
                 s.rss_bytes = Some(now.rss_bytes);
                 let io = self.io.note(now.io.clone());
-                if let Some((before_pid, before)) = &self.last_process
+                if let Some((before_pid, then, before)) = &self.last_process
                     && *before_pid == pid
                 {
-                    // A thread that ended takes its switches with it: never below 0.
+                    // CPU over the time since the last good reading, which may be longer
+                    // than this sample's span.
+                    let since_s = at.saturating_duration_since(*then).as_secs_f64();
                     process_delta(
                         s,
                         now.cpu_s - before.cpu_s,
+                        since_s,
                         now.ctxt_switches,
                         before.ctxt_switches,
                     );
@@ -196,31 +227,40 @@ impl MemberResources {
                         s.write_chars = Some(io.wchar.saturating_sub(was.wchar));
                     }
                 }
-                self.last_process = Some((pid, now));
+                self.last_process = Some((pid, at, now));
             }
             // Not running (killed, restarting): the next process counts afresh.
             (None, _) => self.last_process = None,
-            (Some(_), None) => {}
+            (Some(_), None) => missed |= self.last_process.is_some(),
         }
         if let Some(sizes) = self.dir.note(dir) {
             s.data_dir_bytes = Some(sizes.total);
             s.wal_bytes = Some(sizes.wal);
             s.snap_bytes = Some(sizes.snap);
         }
-        if let Some(now) = disk.and_then(|d| self.disk_read.note(d))
-            && let Some(before) = self.last_disk.replace(now)
-        {
-            s.disk_reads_completed =
-                Some(now.reads_completed.saturating_sub(before.reads_completed));
-            s.disk_sectors_read = Some(now.sectors_read.saturating_sub(before.sectors_read));
-            s.disk_writes_completed =
-                Some(now.writes_completed.saturating_sub(before.writes_completed));
-            s.disk_sectors_written =
-                Some(now.sectors_written.saturating_sub(before.sectors_written));
+        match disk.map(|d| self.disk_read.note(d)) {
+            Some(Some(now)) => {
+                if let Some(before) = self.last_disk.replace(now) {
+                    s.disk_reads_completed =
+                        Some(now.reads_completed.saturating_sub(before.reads_completed));
+                    s.disk_sectors_read =
+                        Some(now.sectors_read.saturating_sub(before.sectors_read));
+                    s.disk_writes_completed =
+                        Some(now.writes_completed.saturating_sub(before.writes_completed));
+                    s.disk_sectors_written =
+                        Some(now.sectors_written.saturating_sub(before.sectors_written));
+                }
+            }
+            Some(None) => missed |= self.last_disk.is_some(),
+            None => {}
         }
+        missed
     }
 
-    fn add_metrics(&mut self, s: &mut ResourceSample, at: Instant, now: &Snapshot) {
+    /// Adds `/metrics`' figures to `s`, scraped at `at`; the member's own CPU figure too
+    /// when `/proc` gave none, unless its reading was `missed` (the next one counts this
+    /// span's CPU, which would then be counted twice).
+    fn add_metrics(&mut self, s: &mut ResourceSample, at: Instant, now: &Snapshot, missed: bool) {
         let count = |x: f64| x.round().max(0.0) as u64;
         s.rss_bytes = s.rss_bytes.or(now.rss.map(count));
         s.db_size_bytes = now.db_size.map(count);
@@ -232,10 +272,10 @@ impl MemberResources {
             s.grpc_received_bytes = increase(|m| m.grpc_received);
             s.peer_sent_bytes = increase(|m| m.peer_sent);
             s.peer_received_bytes = increase(|m| m.peer_received);
-            // The member's own CPU figure when /proc gives none (a member etcdlat did not
-            // start): over the time since the last good scrape.
+            // Over the time since the last good scrape.
             let span = at.saturating_duration_since(*then).as_secs_f64();
             if s.cpu_percent.is_none()
+                && !missed
                 && span > 0.0
                 && let (Some(a), Some(b)) = (before.cpu, now.cpu)
             {
@@ -300,9 +340,9 @@ impl ClientResources {
         ClientReader { traffic: Arc::clone(&self.traffic), apart: Arc::clone(&self.apart) }
     }
 
-    /// Adds a sample of what was read at `at`; the first call only sets where counting
-    /// starts.
-    pub(super) fn add(&mut self, at: Instant, read: ClientReading) {
+    /// Adds a sample of what was read at `at`, of the measurement when `measured`; the
+    /// first call only sets where counting starts.
+    pub(super) fn add(&mut self, at: Instant, read: ClientReading, measured: bool) {
         let ClientReading { usage, bytes, rss } = read;
         let Some((then, before, bytes_before)) = self.last.replace((at, usage, bytes)) else {
             return;
@@ -321,9 +361,9 @@ impl ClientResources {
         };
         if let (Some(now), Some(before)) = (usage, before) {
             let cpu_s = (now.user_s + now.system_s) - (before.user_s + before.system_s);
-            process_delta(&mut s, cpu_s, now.ctxt_switches, before.ctxt_switches);
+            process_delta(&mut s, cpu_s, span_s, now.ctxt_switches, before.ctxt_switches);
         }
-        self.series.push(s);
+        self.series.push(s, measured);
     }
 
     /// The series, on the measurement's clock.
@@ -358,14 +398,111 @@ impl ClientReader {
     }
 }
 
-/// Sets `s`'s CPU (from `cpu_s` seconds used over its span) and context switches (from
-/// the counts `now` and `before`, voluntary and involuntary; never below 0).
-fn process_delta(s: &mut ResourceSample, cpu_s: f64, now: (u64, u64), before: (u64, u64)) {
-    if s.span_s > 0.0 {
-        let cpu = cpu_s.max(0.0) / s.span_s * 100.0;
+/// Sets `s`'s CPU (from `cpu_s` seconds used over `since_s`, the time since the reading
+/// they count from) and context switches (from the counts `now` and `before`, voluntary
+/// and involuntary; never below 0).
+fn process_delta(
+    s: &mut ResourceSample,
+    cpu_s: f64,
+    since_s: f64,
+    now: (u64, u64),
+    before: (u64, u64),
+) {
+    if since_s > 0.0 {
+        let cpu = cpu_s.max(0.0) / since_s * 100.0;
         s.cpu_percent = Some(cpu);
         s.cpu_max_percent = Some(cpu);
     }
     s.voluntary_ctxt_switches = Some(now.0.saturating_sub(before.0));
     s.nonvoluntary_ctxt_switches = Some(now.1.saturating_sub(before.1));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use etcdlat_core::metrics::source;
+
+    /// `/metrics` with `cpu` seconds used and `grpc` bytes sent.
+    fn scraped(cpu: f64, grpc: f64) -> Option<Snapshot> {
+        Some(Snapshot::used(cpu, grpc))
+    }
+
+    /// `/proc` of process `pid` having used `cpu` seconds; `None`: its read failed.
+    fn host(pid: Option<u32>, cpu: Option<f64>) -> Option<HostReading> {
+        let process = match (pid, cpu) {
+            (Some(_), Some(cpu_s)) => Ok(ProcessCounters {
+                cpu_s,
+                rss_bytes: 1000,
+                ctxt_switches: (0, 0),
+                io: Err("not read here".to_owned()),
+            }),
+            _ => Err("reading /proc/42/stat: gone".to_owned()),
+        };
+        Some(HostReading { pid, process, dir: Err("no dir".to_owned()), disk: None })
+    }
+
+    fn member() -> (MemberResources, Instant) {
+        let started = Instant::now();
+        (MemberResources::new(None, Duration::from_secs(1), started), started)
+    }
+
+    fn at(started: Instant, s: u64) -> Instant {
+        started + Duration::from_secs(s)
+    }
+
+    #[test]
+    fn a_failed_scrape_leaves_rates_over_the_time_since_the_last_good_one() {
+        let (mut m, t0) = member();
+        m.add(at(t0, 0), None, scraped(0.0, 0.0).as_ref(), true);
+        m.add(at(t0, 1), None, scraped(0.5, 1000.0).as_ref(), true);
+        // Timed out after 2 s; the next tick comes late.
+        m.add(at(t0, 2), None, None, true);
+        m.add(at(t0, 5), None, scraped(2.5, 5000.0).as_ref(), true);
+        let s = m.finish(0.0);
+        let spans: Vec<f64> = s.samples.iter().map(|x| x.span_s).collect();
+        assert_eq!(spans, [1.0, 4.0], "the sample after the failure covers it");
+        for x in &s.samples {
+            let rate = x.grpc_sent_bytes.unwrap() as f64 / x.span_s;
+            assert_eq!(rate, 1000.0, "{x:?}");
+            assert_eq!(x.cpu_percent, Some(50.0), "{x:?}");
+        }
+        assert_eq!(s.total(|x| x.grpc_sent_bytes), Some(5000), "totals stay exact");
+    }
+
+    #[test]
+    fn cpu_is_counted_once_when_metrics_stand_in_for_a_failed_proc_read() {
+        let (mut m, t0) = member();
+        let pid = Some(42);
+        m.add(at(t0, 0), host(pid, Some(0.0)), scraped(0.0, 0.0).as_ref(), true);
+        m.add(at(t0, 1), host(pid, Some(0.5)), scraped(0.5, 0.0).as_ref(), true);
+        m.add(at(t0, 2), host(pid, None), scraped(1.0, 0.0).as_ref(), true);
+        m.add(at(t0, 3), host(pid, Some(1.5)), scraped(1.5, 0.0).as_ref(), true);
+        let s = m.finish(0.0);
+        // Half a core throughout: 1.5 s of CPU in 3 s, however the samples fall.
+        let cpu_s: f64 = s.samples.iter().map(|x| x.cpu_percent.unwrap() * x.span_s / 100.0).sum();
+        assert_eq!(cpu_s, 1.5, "{s:?}");
+        assert_eq!(s.cpu_max_percent(), Some(50.0), "{s:?}");
+        assert_eq!(s.cpu_avg_percent(), Some(50.0), "{s:?}");
+    }
+
+    #[test]
+    fn a_killed_member_is_down_with_no_cpu_and_counts_afresh() {
+        let (mut m, t0) = member();
+        m.add(at(t0, 0), host(Some(42), Some(0.0)), scraped(0.0, 0.0).as_ref(), true);
+        m.add(at(t0, 1), host(Some(42), Some(1.0)), scraped(1.0, 100.0).as_ref(), true);
+        m.add(at(t0, 2), host(None, None), None, true);
+        m.add(at(t0, 3), host(None, None), None, true);
+        // Restarted: a new process, counters from 0.
+        m.add(at(t0, 4), host(Some(43), Some(0.2)), scraped(0.2, 10.0).as_ref(), true);
+        m.add(at(t0, 5), host(Some(43), Some(0.7)), scraped(0.7, 110.0).as_ref(), true);
+        let s = m.finish(0.0);
+        let down: Vec<Option<f64>> = s.samples.iter().map(|x| x.down_s).collect();
+        assert_eq!(down, [None, Some(1.0), Some(1.0), None, None], "{s:?}");
+        assert_eq!(s.samples[1].cpu_percent, Some(0.0));
+        assert_eq!(s.samples[1].rss_bytes, Some(0));
+        // The first second of the new process is its baseline; then half a core.
+        assert_eq!(s.samples[4].cpu_percent, Some(50.0), "{s:?}");
+        assert_eq!(s.samples[4].grpc_sent_bytes, Some(100), "{s:?}");
+        assert!(s.why_not(source::PROCESS).is_some());
+    }
 }

@@ -70,6 +70,12 @@ pub(super) struct Snapshot {
 }
 
 impl Snapshot {
+    /// A scrape of `cpu` seconds and `grpc_sent` bytes, for tests of what is made of it.
+    #[cfg(test)]
+    pub(super) fn used(cpu: f64, grpc_sent: f64) -> Self {
+        Self { cpu: Some(cpu), grpc_sent: Some(grpc_sent), ..Self::default() }
+    }
+
     /// Reads a Prometheus text exposition.
     fn parse(text: &str) -> Result<Self, String> {
         const WANTED: Wanted<12, 2> = Wanted {
@@ -148,7 +154,8 @@ impl Snapshot {
     }
 }
 
-/// One member's scrapes so far: running figures and the first and last snapshot.
+/// One member's scrapes so far: running figures, and what its counters and histograms
+/// counted between consecutive successful scrapes of the measurement, summed.
 pub(super) struct Scrapes {
     name: String,
     url: String,
@@ -161,9 +168,75 @@ pub(super) struct Scrapes {
     pending_max: Option<f64>,
     /// The metrics no successful scrape had so far; `None` before the first.
     not_exported: Option<Vec<&'static str>>,
-    first: Option<Snapshot>,
-    /// The latest snapshot after the first; `None` until a second scrape succeeds.
-    last: Option<Snapshot>,
+    /// The latest successful scrape.
+    previous: Option<Snapshot>,
+    /// The last successful scrape's database size.
+    db_size: Option<f64>,
+    counted: Counted,
+}
+
+/// What a member's counters and histograms counted over the measurement: each the sum of
+/// what it counted between consecutive successful scrapes ([`counter_increase`], which
+/// takes a counter that went down for a restart, and counts from it), `None` until a pair
+/// of scrapes had it.
+#[derive(Default)]
+struct Counted {
+    cpu: Option<f64>,
+    committed: Option<f64>,
+    failed: Option<f64>,
+    leader_changes: Option<f64>,
+    peer_sent: Option<f64>,
+    peer_received: Option<f64>,
+    grpc_sent: Option<f64>,
+    grpc_received: Option<f64>,
+    wal_fsync: Option<Buckets>,
+    backend_commit: Option<Buckets>,
+}
+
+/// A counter of a scrape.
+type Counter = fn(&Snapshot) -> Option<f64>;
+
+/// A histogram of a scrape.
+type Histogram = fn(&Snapshot) -> &Option<Buckets>;
+
+impl Counted {
+    /// Adds what was counted from scrape `a` to scrape `b`.
+    fn add(&mut self, a: &Snapshot, b: &Snapshot) {
+        let counters: [(&mut Option<f64>, Counter); 8] = [
+            (&mut self.cpu, |s| s.cpu),
+            (&mut self.committed, |s| s.committed),
+            (&mut self.failed, |s| s.failed),
+            (&mut self.leader_changes, |s| s.leader_changes),
+            (&mut self.peer_sent, |s| s.peer_sent),
+            (&mut self.peer_received, |s| s.peer_received),
+            (&mut self.grpc_sent, |s| s.grpc_sent),
+            (&mut self.grpc_received, |s| s.grpc_received),
+        ];
+        for (sum, get) in counters {
+            if let (Some(a), Some(b)) = (get(a), get(b)) {
+                *sum = Some(sum.unwrap_or(0.0) + counter_increase(a, b));
+            }
+        }
+        let histograms: [(&mut Option<Buckets>, Histogram); 2] = [
+            (&mut self.wal_fsync, |s| &s.wal_fsync),
+            (&mut self.backend_commit, |s| &s.backend_commit),
+        ];
+        for (sum, get) in histograms {
+            if let (Some(a), Some(b)) = (get(a), get(b)) {
+                let delta = bucket_delta(a, b);
+                *sum = Some(match sum.take() {
+                    Some(sum) => bucket_sum(&sum, &delta),
+                    None => delta,
+                });
+            }
+        }
+    }
+}
+
+/// Two histograms' buckets added, bound by bound; when their layouts differ (another etcd
+/// after a restart), the bounds of `a` that `b` also has, each with its count in both.
+fn bucket_sum(a: &[(f64, f64)], b: &[(f64, f64)]) -> Buckets {
+    a.iter().filter_map(|&(le, n)| b.iter().find(|x| x.0 == le).map(|x| (le, n + x.1))).collect()
 }
 
 impl Scrapes {
@@ -179,13 +252,16 @@ impl Scrapes {
             rss_max: None,
             pending_max: None,
             not_exported: None,
-            first: None,
-            last: None,
+            previous: None,
+            db_size: None,
+            counted: Counted::default(),
         }
     }
 
-    /// Adds one scrape, or why it failed.
-    pub(super) fn add(&mut self, scraped: Result<Snapshot, String>) {
+    /// Adds one scrape, or why it failed; `measured` when the time since the sample before
+    /// is the measurement's (not setup, warm-up, or after the load, when faults are
+    /// undone): only then do its counts and levels go into the member's figures.
+    pub(super) fn add(&mut self, scraped: Result<Snapshot, String>, measured: bool) {
         let snapshot = match scraped {
             Ok(s) => s,
             Err(e) => {
@@ -196,47 +272,37 @@ impl Scrapes {
             }
         };
         self.samples += 1;
-        if let Some(rss) = snapshot.rss {
-            self.rss_sum += rss;
-            self.rss_count += 1;
-            self.rss_max = Some(self.rss_max.map_or(rss, |m| m.max(rss)));
-        }
-        if let Some(p) = snapshot.pending {
-            self.pending_max = Some(self.pending_max.map_or(p, |m| m.max(p)));
-        }
         let missing = snapshot.missing();
         match &mut self.not_exported {
             Some(names) => names.retain(|n| missing.contains(n)),
             None => self.not_exported = Some(missing),
         }
-        if self.first.is_none() {
-            self.first = Some(snapshot);
-        } else {
-            self.last = Some(snapshot);
+        if snapshot.db_size.is_some() {
+            self.db_size = snapshot.db_size;
         }
+        if measured {
+            if let Some(rss) = snapshot.rss {
+                self.rss_sum += rss;
+                self.rss_count += 1;
+                self.rss_max = Some(self.rss_max.map_or(rss, |m| m.max(rss)));
+            }
+            if let Some(p) = snapshot.pending {
+                self.pending_max = Some(self.pending_max.map_or(p, |m| m.max(p)));
+            }
+            if let Some(previous) = &self.previous {
+                self.counted.add(previous, &snapshot);
+            }
+        }
+        self.previous = Some(snapshot);
     }
 
-    /// The member's figures over the run (without its resource series).
+    /// The member's figures over the measurement (without its resource series).
     pub(super) fn finish(self) -> MemberMetrics {
         let count = |x: f64| x.round().max(0.0) as u64;
-        let end = self.last.as_ref().or(self.first.as_ref());
-        let pair = self.first.as_ref().zip(self.last.as_ref());
-        let increase = |get: fn(&Snapshot) -> Option<f64>| {
-            let (a, b) = pair?;
-            Some(counter_increase(get(a)?, get(b)?))
-        };
-        let observed = |get: fn(&Snapshot) -> &Option<Buckets>| {
-            let (a, b) = pair?;
-            match (get(a), get(b)) {
-                (Some(a), Some(b)) => Some(bucket_delta(a, b)),
-                _ => None,
-            }
-        };
+        let c = &self.counted;
         let micros = |buckets: &Option<Buckets>, q: f64| {
             buckets.as_ref().and_then(|b| histogram_quantile(b, q)).map(|s| count(s * 1e6))
         };
-        let wal_fsync = observed(|s| &s.wal_fsync);
-        let backend_commit = observed(|s| &s.backend_commit);
         MemberMetrics {
             samples: self.samples,
             failed_samples: self.failed,
@@ -244,20 +310,20 @@ impl Scrapes {
             rss_avg_bytes: (self.rss_count > 0)
                 .then(|| count(self.rss_sum / f64::from(self.rss_count))),
             rss_max_bytes: self.rss_max.map(count),
-            cpu_s: increase(|s| s.cpu).map(|s| (s * 1000.0).round() / 1000.0),
-            db_size_bytes: end.and_then(|s| s.db_size).map(count),
-            wal_fsync_p50_us: micros(&wal_fsync, 0.5),
-            wal_fsync_p99_us: micros(&wal_fsync, 0.99),
-            backend_commit_p50_us: micros(&backend_commit, 0.5),
-            backend_commit_p99_us: micros(&backend_commit, 0.99),
-            proposals_committed: increase(|s| s.committed).map(count),
-            proposals_failed: increase(|s| s.failed).map(count),
+            cpu_s: c.cpu.map(|s| (s * 1000.0).round() / 1000.0),
+            db_size_bytes: self.db_size.map(count),
+            wal_fsync_p50_us: micros(&c.wal_fsync, 0.5),
+            wal_fsync_p99_us: micros(&c.wal_fsync, 0.99),
+            backend_commit_p50_us: micros(&c.backend_commit, 0.5),
+            backend_commit_p99_us: micros(&c.backend_commit, 0.99),
+            proposals_committed: c.committed.map(count),
+            proposals_failed: c.failed.map(count),
             proposals_pending_max: self.pending_max.map(count),
-            leader_changes: increase(|s| s.leader_changes).map(count),
-            peer_sent_bytes: increase(|s| s.peer_sent).map(count),
-            peer_received_bytes: increase(|s| s.peer_received).map(count),
-            grpc_sent_bytes: increase(|s| s.grpc_sent).map(count),
-            grpc_received_bytes: increase(|s| s.grpc_received).map(count),
+            leader_changes: c.leader_changes.map(count),
+            peer_sent_bytes: c.peer_sent.map(count),
+            peer_received_bytes: c.peer_received.map(count),
+            grpc_sent_bytes: c.grpc_sent.map(count),
+            grpc_received_bytes: c.grpc_received.map(count),
             not_exported: self
                 .not_exported
                 .unwrap_or_default()
@@ -332,9 +398,9 @@ process_cpu_seconds_total 1.5
     #[test]
     fn a_series_reports_deltas_sums_and_peaks() {
         let mut series = Scrapes::new("m0".into(), "http://127.0.0.1:1/metrics".into());
-        series.add(Snapshot::parse(BEFORE));
-        series.add(Err("connection refused".into()));
-        series.add(Snapshot::parse(&after()));
+        series.add(Snapshot::parse(BEFORE), true);
+        series.add(Err("connection refused".into()), true);
+        series.add(Snapshot::parse(&after()), true);
         let m = series.finish();
         assert_eq!((m.samples, m.failed_samples), (2, 1));
         assert_eq!(m.last_error.as_deref(), Some("connection refused"));
@@ -362,10 +428,10 @@ process_cpu_seconds_total 1.5
     #[test]
     fn a_metric_one_scrape_had_is_exported() {
         let mut series = Scrapes::new("m0".into(), String::new());
-        series.add(Snapshot::parse(BEFORE));
+        series.add(Snapshot::parse(BEFORE), true);
         let db = "etcd_mvcc_db_total_size_in_bytes 24576\n";
-        series.add(Snapshot::parse(&format!("{}{db}", after())));
-        series.add(Snapshot::parse(BEFORE));
+        series.add(Snapshot::parse(&format!("{}{db}", after())), true);
+        series.add(Snapshot::parse(BEFORE), true);
         let m = series.finish();
         assert!(!m.not_exported.iter().any(|n| n == metric::DB_SIZE), "{:?}", m.not_exported);
         assert!(m.not_exported.iter().any(|n| n == metric::GRPC_SENT), "{:?}", m.not_exported);
@@ -374,10 +440,63 @@ process_cpu_seconds_total 1.5
     #[test]
     fn one_scrape_gives_levels_but_no_deltas() {
         let mut series = Scrapes::new("m0".into(), String::new());
-        series.add(Snapshot::parse(BEFORE));
+        series.add(Snapshot::parse(BEFORE), true);
         let m = series.finish();
         assert_eq!(m.rss_max_bytes, Some(25_000_000));
         assert_eq!((m.cpu_s, m.proposals_committed, m.wal_fsync_p99_us), (None, None, None));
+    }
+
+    /// A member restarted by a fault step, whose counters started again from 0: `fsyncs`
+    /// so far, all under 1 ms, `cpu` seconds, `committed` proposals, 30 bytes to peers.
+    fn restarted(fsyncs: u32, cpu: f64, committed: u32) -> String {
+        let mut text = BEFORE.to_owned();
+        for le in ["0.001", "0.002", "0.004", "0.008", "+Inf"] {
+            text = text.replace(&format!("\"{le}\"}} 100"), &format!("\"{le}\"}} {fsyncs}"));
+        }
+        text.replace("} 1000", "} 10")
+            .replace("} 2000", "} 20")
+            .replace("committed_total 10", &format!("committed_total {committed}"))
+            .replace("total 1.5", &format!("total {cpu}"))
+    }
+
+    #[test]
+    fn counters_add_up_across_a_restart() {
+        let mut series = Scrapes::new("m0".into(), String::new());
+        series.add(Snapshot::parse(BEFORE), true);
+        series.add(Snapshot::parse(&after()), true);
+        series.add(Snapshot::parse(&restarted(5, 0.5, 40)), true);
+        series.add(Snapshot::parse(&restarted(7, 4.5, 90)), true);
+        let m = series.finish();
+        // 0.75 s before the restart, 0.5 s up to the first scrape after it, 4 s since.
+        assert_eq!(m.cpu_s, Some(5.25));
+        assert_eq!(m.proposals_committed, Some(500 + 40 + 50));
+        assert_eq!(m.peer_sent_bytes, Some(500 + 30), "both peers, before and after");
+        // The 100 fsyncs before the restart (50, 40, 9 under 1, 2, 4 ms; one over 8 ms) and
+        // the 7 after, under 1 ms: [57, 97, 106, 106, 107]. Rank 105.93 is 8.93 of the 9
+        // in (2 ms, 4 ms]; rank 53.5 is 53.5 of the 57 under 1 ms.
+        assert_eq!(m.wal_fsync_p99_us, Some(3984));
+        assert_eq!(m.wal_fsync_p50_us, Some(939));
+        let mut alone = Scrapes::new("m0".into(), String::new());
+        alone.add(Snapshot::parse(&restarted(5, 0.5, 40)), true);
+        alone.add(Snapshot::parse(&restarted(7, 4.5, 90)), true);
+        assert_eq!(alone.finish().wal_fsync_p99_us, Some(990), "after the restart alone");
+    }
+
+    #[test]
+    fn only_the_measurement_is_counted() {
+        let mut series = Scrapes::new("m0".into(), String::new());
+        // Before the load, then warm-up up to the measurement's start.
+        series.add(Snapshot::parse(&restarted(0, 1.0, 0)), false);
+        series.add(Snapshot::parse(BEFORE), false);
+        series.add(Snapshot::parse(&after()), true);
+        // After the load: a fault undone, a member restarted.
+        series.add(Snapshot::parse(&restarted(5, 0.5, 40)), false);
+        let m = series.finish();
+        assert_eq!(m.cpu_s, Some(0.75));
+        assert_eq!(m.proposals_committed, Some(500));
+        assert_eq!((m.rss_avg_bytes, m.rss_max_bytes), (Some(35_000_000), Some(35_000_000)));
+        assert_eq!(m.wal_fsync_p99_us, Some(4000));
+        assert_eq!(m.samples, 4, "every scrape is still counted as taken");
     }
 
     #[test]

@@ -61,10 +61,11 @@ impl Run<'_> {
             &driver.dialer,
         )
         .await;
-        let usage = Usage::start(network_threads);
+        let usage = Usage::start(network_threads).await;
 
         let (stop, stop_rx) = watch::channel(false);
         let start = Start::soon(scenario.load.warmup);
+        sampler.measure_from(start.measure_from);
         let compactor = scenario.compaction.as_ref().map(|c| {
             tokio::spawn(compaction::run(
                 driver.config.endpoints.clone(),
@@ -140,6 +141,7 @@ impl Run<'_> {
                     .map(|outcomes| Ended::Requests { outcomes, work })
             }
         };
+        sampler.load_ended();
         let workers = pool.workers.len();
         // Free for the next run while this one collects.
         drop(pool);
