@@ -30,6 +30,7 @@
 //! ```
 
 pub mod audit;
+pub mod check;
 pub mod comparison;
 pub mod fault;
 pub mod invariant;

@@ -77,6 +77,7 @@
 
 mod affinity;
 mod cluster;
+mod disk;
 mod error;
 mod load;
 mod transport;
@@ -89,6 +90,7 @@ pub use cluster::local::{LocalCluster, LocalClusterOptions, LocalMember, LocalTl
 pub use cluster::metrics::own_usage;
 pub use cluster::target::TargetError;
 pub use cluster::toxiproxy::ToxiproxyError;
+pub use disk::{DiskError, DiskTest};
 pub use error::{AnswerError, DriverError, EndpointError, NotReady};
 pub use load::driver::{Driver, DriverBuilder};
 pub use load::progress::{LiveInterval, LiveKind, Progress};

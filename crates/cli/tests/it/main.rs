@@ -17,6 +17,10 @@
 //!   `--csv`).
 //! - `capacity`: a throwaway member with a small `--quota-backend-bytes` fills up mid-run:
 //!   puts counted as ResourceExhausted with etcd's message, the NOSPACE alarm in the report.
+//! - `check`: `check disk` on the machine's disk and a tmpfs (figures, the verdict line as
+//!   the JSON says, no file left, also after Ctrl-C), bad directories exit 2 in one line;
+//!   `check perf` shortened on a throwaway etcd and on the testkit's: every rule with its
+//!   figure, a prefix with keys refused, the check's keys deleted, compacted after.
 //! - `cluster`: `[matrix]` scenarios (one run and one markdown row per combination, then
 //!   the runs side by side, a column each, in text and markdown), `--target`, and
 //!   `etcdlat cluster`.
@@ -80,6 +84,7 @@ mod audit;
 mod bad_input;
 mod benchmark37;
 mod capacity;
+mod check;
 mod cluster;
 // A heatmap's cells read back from its SVG, as core's tests read them.
 #[path = "../../../render/tests/it/drawn.rs"]
