@@ -79,6 +79,7 @@ mod affinity;
 mod cluster;
 mod error;
 mod load;
+mod machine;
 mod transport;
 mod watch;
 
