@@ -85,7 +85,7 @@ fn main() -> ExitCode {
             return rt.block_on(execute(action));
         }
         let pin = move || {
-            // Each CPU has been tried before (`plan::check_cpus`), and refused with its name.
+            // Each CPU has been tried before (`plan::cpu::check_cpus`), and refused with its name.
             let _ = etcdlat_driver::pin_current_thread(&cpus);
         };
         let rt = runtime.on_thread_start(pin.clone()).build().context("starting the runtime")?;

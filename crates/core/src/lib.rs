@@ -38,6 +38,7 @@ pub mod metrics;
 pub mod op;
 #[doc(hidden)] // internal: the driver's workers record into it; not part of the API
 pub mod recorder;
+pub mod repeat;
 pub mod report;
 pub mod scenario;
 pub mod schedule;

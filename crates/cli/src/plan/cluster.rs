@@ -1,5 +1,5 @@
 //! Where the load goes: `--endpoints`, a throwaway local cluster (`--local`, `--members`,
-//! `--etcd`), or what each scenario says.
+//! `--etcd`, `--quota-backend-bytes`), or what each scenario says.
 
 use anyhow::{Result, anyhow, bail};
 use etcdlat_core::Scenario;
@@ -90,4 +90,19 @@ fn members(m: u32) -> Result<u32> {
         bail!("--members must be 1 to 9, got {m}");
     }
     Ok(m)
+}
+
+/// `--quota-backend-bytes`, which only a throwaway local cluster can take.
+pub(super) fn quota_backend_bytes(g: &Global, cluster: &Cluster) -> Result<Option<u64>> {
+    let Some(text) = &g.quota_backend_bytes else { return Ok(None) };
+    if matches!(cluster, Cluster::Endpoints(_)) {
+        bail!(
+            "--quota-backend-bytes applies to a throwaway local cluster; it cannot be used with --endpoints"
+        );
+    }
+    match etcdlat_core::unit::parse_size(text) {
+        Ok(0) => bail!("--quota-backend-bytes must be more than 0"),
+        Ok(q) => Ok(Some(q)),
+        Err(e) => bail!("--quota-backend-bytes: {e}"),
+    }
 }

@@ -4,11 +4,15 @@
 //! - `benchmark`: etcd benchmark's subcommands (`put`, `range`, `txn-put`, ...) as scenarios.
 //! - `scenario`: `run`'s scenario files and shipped scenarios, with the flags that override
 //!   them.
-//! - `cluster`: where the load goes (`--endpoints`, `--local`, `--members`).
+//! - `cluster`: where the load goes (`--endpoints`, `--local`, `--members`), and the quota
+//!   of a local cluster (`--quota-backend-bytes`).
 //! - `etcd`: which etcd binary each throwaway local cluster runs (`--etcd`, `[cluster] etcd`),
 //!   found before anything starts.
 //! - `security`: TLS and credentials, from the flags or the scenarios; the password prompt.
 //! - `shard`: distributed runs (`--shard`, `--start-at`, `--barrier`).
+//! - `cpu`: the CPUs etcdlat's threads and a local cluster's run on, tried first.
+//! - `find_max`: `run --find-max`'s runs and repeats.
+//! - `output`: the report files and the metrics endpoint.
 //! - `preflight`: what cannot work where the plan sends it (an error), and what is likely not
 //!   meant (a warning).
 //! - `report_tool`: `merge` and `compare`.
@@ -17,9 +21,12 @@
 
 mod benchmark;
 mod cluster;
+mod cpu;
 mod etcd;
+mod find_max;
 mod flag;
 pub mod network;
+mod output;
 pub mod preflight;
 mod report_tool;
 mod scenario;
@@ -38,11 +45,12 @@ use etcdlat_render::{TextOptions, heatmap};
 
 pub use cluster::{Cluster, DEFAULT_ENDPOINT};
 pub use etcd::EtcdSources;
+pub use find_max::FindMax;
 pub use report_tool::{ComparePlan, MergePlan};
 pub use shard::Start;
 
-use crate::command_line::{Cli, Command, Global, RunArgs};
-use crate::output::{Heatmaps, Outputs, check_dir, targets};
+use crate::command_line::{Cli, Command, Global};
+use crate::output::Outputs;
 
 /// A load run, validated: `etcdlat run` or one of etcd benchmark's subcommands.
 #[derive(Debug)]
@@ -91,15 +99,6 @@ pub struct RunPlan {
     pub scale: Option<f64>,
     /// `run --find-max`: search the one scenario's node count.
     pub find_max: Option<FindMax>,
-}
-
-/// How `run --find-max` searches.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FindMax {
-    /// The most runs it makes (`--find-max-runs`).
-    pub runs: u32,
-    /// Runs of each count either side of the boundary (`--find-max-repeats`).
-    pub repeats: u32,
 }
 
 /// What to do.
@@ -181,9 +180,9 @@ impl Action {
             ),
         };
         let (cluster, default_endpoint) = Cluster::from_flags(g, default_cluster)?;
-        let quota = quota_backend_bytes(g, &cluster)?;
-        check_cpus(g)?;
-        let (etcd_cpus, network_cpus) = local_cpus(g, &cluster)?;
+        let quota = cluster::quota_backend_bytes(g, &cluster)?;
+        cpu::check_cpus(g)?;
+        let (etcd_cpus, network_cpus) = cpu::local_cpus(g, &cluster)?;
 
         let network_flags = network::NetworkFlags::from_flags(g, &cluster)?;
         let mut scenarios = scenarios;
@@ -212,7 +211,7 @@ impl Action {
             _ => (None, Start::Now),
         };
         let find_max = match &cli.command {
-            Command::Run(run) => find_max(run, &scenarios, shard.is_some())?,
+            Command::Run(run) => find_max::flags(run, &scenarios, shard.is_some())?,
             _ => None,
         };
         let target = match (&g.target, g.target_leader) {
@@ -226,7 +225,7 @@ impl Action {
             let runs = scenarios.iter().map(|s| (s.name.as_str(), s.matrix_cell.as_ref()));
             heatmap::axes(runs).map_err(|e| anyhow!("--heatmap: {e}"))?;
         }
-        let outputs = outputs(g, command_name(&cli.command))?;
+        let outputs = output::outputs(g, output::command_name(&cli.command))?;
         // Before a password is asked for: every etcd the runs need is there.
         let etcd_bins = etcd::binaries(&scenarios, &cluster, etcd_flag.is_some(), sources)?;
         let env_password = std::env::var("ETCDLAT_PASSWORD").ok();
@@ -252,7 +251,7 @@ impl Action {
         }
         let metrics_addr = match &g.metrics_addr {
             Some(flag) => Some(flag.clone()),
-            None => metrics_addr(&scenarios)?,
+            None => output::metrics_addr(&scenarios)?,
         };
         Ok(Self::Run(Box::new(RunPlan {
             scenarios,
@@ -280,111 +279,6 @@ impl Action {
             find_max,
         })))
     }
-}
-
-/// The most runs `--find-max` makes unless told (`--find-max-runs`): a doubling of a few
-/// runs, a bisection to a tenth of four or five, and the repeats of the two counts either
-/// side of the boundary, with room for a repeat that moves it.
-const FIND_MAX_RUNS: u32 = 20;
-
-/// Runs of each count either side of the boundary unless told (`--find-max-repeats`): with
-/// three, a count that met every time is a count that met more than once by chance at
-/// most, and a miss is said as 1, 2 or 3 of 3.
-const FIND_MAX_REPEATS: u32 = 3;
-
-/// `run --find-max`'s runs, when asked, for one scenario with a `[kubernetes]` model.
-fn find_max(run: &RunArgs, scenarios: &[Scenario], sharded: bool) -> Result<Option<FindMax>> {
-    if !run.find_max {
-        return Ok(None);
-    }
-    let runs = run.find_max_runs.unwrap_or(FIND_MAX_RUNS);
-    if runs == 0 {
-        bail!("--find-max-runs must be at least 1");
-    }
-    let repeats = run.find_max_repeats.unwrap_or(FIND_MAX_REPEATS);
-    if repeats == 0 {
-        bail!("--find-max-repeats must be at least 1");
-    }
-    if sharded {
-        bail!("--find-max runs the whole scenario; it cannot go with --shard");
-    }
-    match scenarios {
-        [s] if s.kubernetes.is_some() => Ok(Some(FindMax { runs, repeats })),
-        [s] => bail!(
-            "--find-max searches [kubernetes] nodes, and scenario {} has no [kubernetes] table",
-            s.name
-        ),
-        _ => bail!(
-            "--find-max searches one scenario's node count, and {} runs were given (a matrix or several scenarios)",
-            scenarios.len()
-        ),
-    }
-}
-
-/// A run's report files (`--json`, `--markdown`, `--csv`, `--html`, `--perfdash`,
-/// `--jsonl`, `--plots`, `--heatmap`), checked.
-fn outputs(g: &Global, command: &str) -> Result<Outputs> {
-    let report_perfdash = g.report_perfdash.then(|| {
-        perfdash_path(std::env::var_os("ARTIFACTS"), command, std::time::SystemTime::now())
-    });
-    let [json, markdown, csv, html, perfdash, jsonl] = targets([
-        ("--json", g.json.as_deref()),
-        ("--markdown", g.markdown.as_deref()),
-        ("--csv", g.csv.as_deref()),
-        ("--html", g.html.as_deref()),
-        ("--perfdash", g.perfdash.as_deref().or(report_perfdash.as_deref())),
-        ("--jsonl", g.jsonl.as_deref()),
-    ])?;
-    if let Some(dir) = &g.plots {
-        check_dir(dir, "--plots")?;
-    }
-    let heatmap = g.heatmap.as_deref().map(Heatmaps::new).transpose()?;
-    Ok(Outputs { json, markdown, csv, html, perfdash, jsonl, plots: g.plots.clone(), heatmap })
-}
-
-/// The file etcd benchmark's `--report-perfdash` writes for `command` at `now`: in
-/// `artifacts` (`$ARTIFACTS`) unless it is unset or empty, else in `./_artifacts`,
-/// `EtcdAPI_benchmark_<command>_<RFC 3339 time, UTC, in seconds>.json`.
-fn perfdash_path(
-    artifacts: Option<std::ffi::OsString>,
-    command: &str,
-    now: std::time::SystemTime,
-) -> PathBuf {
-    let dir = artifacts
-        .filter(|d| !d.is_empty())
-        .map_or_else(|| PathBuf::from("./_artifacts"), PathBuf::from);
-    let time = humantime::format_rfc3339_seconds(now);
-    dir.join(format!("EtcdAPI_benchmark_{command}_{time}.json"))
-}
-
-/// The name of the command that runs load, as etcd benchmark names it (`txn-put`), for
-/// `--report-perfdash`'s file.
-fn command_name(command: &Command) -> &'static str {
-    match command {
-        Command::Put(_) => "put",
-        Command::Range(_) => "range",
-        Command::TxnPut(_) => "txn-put",
-        Command::TxnMixed(_) => "txn-mixed",
-        Command::Watch(_) => "watch",
-        Command::WatchGet(_) => "watch-get",
-        Command::WatchLatency(_) => "watch-latency",
-        Command::LeaseKeepalive(_) => "lease-keepalive",
-        Command::Stm(_) => "stm",
-        _ => "run",
-    }
-}
-
-/// The one address the scenarios' `[report] metrics-addr` give (the endpoint serves every
-/// run of the plan); several different ones are refused.
-fn metrics_addr(scenarios: &[Scenario]) -> Result<Option<String>> {
-    let mut asked = scenarios.iter().filter_map(|s| s.report.metrics_addr.as_deref());
-    let Some(first) = asked.next() else { return Ok(None) };
-    if let Some(other) = asked.find(|a| *a != first) {
-        bail!(
-            "report.metrics-addr: the scenarios ask for {first} and {other}; one endpoint serves every run: give one address, or --metrics-addr"
-        );
-    }
-    Ok(Some(first.to_owned()))
 }
 
 /// Applies the global load flags to a scenario and validates it, naming flags in errors.
@@ -416,61 +310,6 @@ fn apply_global(s: &mut Scenario, g: &Global) -> Result<(), ScenarioError> {
     s.validate()
 }
 
-/// `--etcd-cpus` and `--network-cpus`, which only a throwaway local cluster can take.
-fn local_cpus(g: &Global, cluster: &Cluster) -> Result<(Vec<usize>, Vec<usize>)> {
-    let given: Vec<&str> = [("--etcd-cpus", &g.etcd_cpus), ("--network-cpus", &g.network_cpus)]
-        .into_iter()
-        .filter_map(|(flag, cpus)| cpus.is_some().then_some(flag))
-        .collect();
-    if !given.is_empty() && matches!(cluster, Cluster::Endpoints(_)) {
-        bail!(
-            "{} place a throwaway local cluster (--local) on CPUs; against --endpoints, pin etcd where it runs (taskset, or systemd's CPUAffinity)",
-            given.join(" and ")
-        );
-    }
-    Ok((g.etcd_cpus.clone().unwrap_or_default(), g.network_cpus.clone().unwrap_or_default()))
-}
-
-/// Every CPU of `--pin-cpus`, `--etcd-cpus` and `--network-cpus` one a thread of etcdlat's
-/// can be pinned to (tried on a thread of its own), so that a wrong one is refused before a
-/// cluster starts. A CPU outside the process's own (`taskset`) but in the machine's is one.
-fn check_cpus(g: &Global) -> Result<()> {
-    let flags = [
-        ("--pin-cpus", &g.pin_cpus),
-        ("--etcd-cpus", &g.etcd_cpus),
-        ("--network-cpus", &g.network_cpus),
-    ];
-    for (flag, cpus) in flags {
-        for &cpu in cpus.iter().flatten() {
-            let pinned = std::thread::scope(|s| {
-                let thread = std::thread::Builder::new()
-                    .spawn_scoped(s, || etcdlat_driver::pin_current_thread(&[cpu]))
-                    .context("starting a thread to try the CPUs on")?;
-                Ok::<_, anyhow::Error>(thread.join())
-            })?;
-            if let Ok(Err(e)) = pinned {
-                bail!("{flag}: CPU {cpu} is not one this machine lets etcdlat run on: {e}");
-            }
-        }
-    }
-    Ok(())
-}
-
-/// `--quota-backend-bytes`, which only a throwaway local cluster can take.
-fn quota_backend_bytes(g: &Global, cluster: &Cluster) -> Result<Option<u64>> {
-    let Some(text) = &g.quota_backend_bytes else { return Ok(None) };
-    if matches!(cluster, Cluster::Endpoints(_)) {
-        bail!(
-            "--quota-backend-bytes applies to a throwaway local cluster; it cannot be used with --endpoints"
-        );
-    }
-    match etcdlat_core::unit::parse_size(text) {
-        Ok(0) => bail!("--quota-backend-bytes must be more than 0"),
-        Ok(q) => Ok(Some(q)),
-        Err(e) => bail!("--quota-backend-bytes: {e}"),
-    }
-}
-
 /// Adds `--threshold` expressions (checked already) to a scenario's own, each once, so the
 /// report records every threshold the run was held to.
 fn add_thresholds(s: &mut Scenario, thresholds: &[String]) {
@@ -486,7 +325,7 @@ mod tests {
     use super::*;
     use etcdlat_core::{Consistency, Operation};
 
-    fn plan(args: &[&str]) -> Result<RunPlan> {
+    pub(super) fn plan(args: &[&str]) -> Result<RunPlan> {
         let cli = Cli::parse_args(std::iter::once("etcdlat").chain(args.iter().copied()))?;
         // Any file that can be run stands for the system's etcd: nothing here starts it.
         let sources = EtcdSources {
@@ -697,21 +536,6 @@ mod tests {
         let mvcc = msg(&["mvcc", "put", "--total=10", "--batch-interval=100"]);
         assert!(mvcc.starts_with("mvcc benchmarks etcd's storage") && mvcc.contains("in Go"));
         assert!(!mvcc.contains('\n'), "{mvcc}");
-    }
-
-    #[test]
-    fn report_perfdash_names_its_file_as_etcds_tool_does() {
-        // (Not through a plan, which would make ./_artifacts here: the integration test
-        // benchmark37 runs the binary in a directory of its own.)
-        let at = std::time::UNIX_EPOCH + Duration::from_secs(1_764_187_200);
-        let name = "EtcdAPI_benchmark_txn-put_2025-11-26T20:00:00Z.json";
-        let path =
-            |artifacts: Option<&str>| perfdash_path(artifacts.map(Into::into), "txn-put", at);
-        assert_eq!(path(None), PathBuf::from("./_artifacts").join(name));
-        assert_eq!(path(Some("")), PathBuf::from("./_artifacts").join(name), "empty: unset");
-        assert_eq!(path(Some("/ci/out")), PathBuf::from("/ci/out").join(name));
-        let err = plan(&["--report-perfdash", "--perfdash=p.json", "put"]).unwrap_err();
-        assert!(err.to_string().contains("cannot be used with"), "{err}");
     }
 
     #[test]

@@ -44,6 +44,9 @@
 //! - `hostile`: the testkit's hostile proxy in front of etcd corrupts answers mid-run
 //!   (frames, statuses, bodies, resets, GOAWAY, a stall): each counted under a gRPC code
 //!   with a message, no panic, no hang, the report written, the rest of the run normal.
+//! - `repeat`: `run --repeat 3` of a two-cell matrix on throwaway members: the runs
+//!   interleaved, each figure of each cell with its repeats' values, mean, median and
+//!   interval in the JSON, and `compare` of the report judging them by Welch's t-test.
 //! - `heatmap`: `--heatmap` on a 2 × 2 matrix run twice per cell (each cell the median of
 //!   its runs in the JSON report), `compare --heatmap` (each cell's change in percent), and
 //!   a heatmap of anything but a two-axis matrix refused before anything starts.
@@ -96,6 +99,7 @@ mod network;
 mod prometheus;
 mod put;
 mod range;
+mod repeat;
 mod report_tool;
 mod run;
 mod security;

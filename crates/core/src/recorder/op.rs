@@ -111,11 +111,13 @@ impl OpRecord {
         if self.current_ok == 0 && self.current_errors == 0 {
             return;
         }
-        let buckets = self
-            .current
-            .iter_recorded()
-            .map(|v| (v.value_iterated_to(), v.count_at_value()))
-            .collect();
+        // Exactly as long as the interval's distinct values: a run keeps up to
+        // `MAX_INTERVALS` of these per worker and kind, and a collect's doubling would keep
+        // up to twice what they hold.
+        let mut buckets = Vec::with_capacity(self.current.iter_recorded().count());
+        buckets.extend(
+            self.current.iter_recorded().map(|v| (v.value_iterated_to(), v.count_at_value())),
+        );
         self.intervals.push(IntervalSample {
             index: self.current_index,
             ok: self.current_ok,

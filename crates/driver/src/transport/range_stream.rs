@@ -50,11 +50,11 @@ impl Kv {
     ) -> Result<Streamed, Status> {
         let token = self.token().await?;
         let mut conn = self.channel().clone();
-        conn.ready().await?;
+        let mut slot = conn.ready().await?;
         let (fields, n) = grpc_fields(token.as_ref());
         let (mut send, mut recv) = conn
             .connection()
-            .open(&conn.head(RANGE_STREAM, &fields[..n]), false)
+            .open(&mut slot, &conn.head(RANGE_STREAM, &fields[..n]), false)
             .map_err(http2_status)?;
         send.send_data(frame_one(req), true).map_err(http2_status)?;
         let head = recv.head().await.map_err(http2_status)?;

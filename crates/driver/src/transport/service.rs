@@ -52,7 +52,7 @@ impl tower::Service<http::Request<tonic::body::Body>> for Service {
             if let Some((_, Some(token))) = &token {
                 parts.headers.insert(TOKEN.clone(), token.clone());
             }
-            conn.ready().await?;
+            let mut slot = conn.ready().await?;
             let end = http_body::Body::is_end_stream(&body);
             let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
             let fields: Vec<Field<'_>> = parts
@@ -61,8 +61,10 @@ impl tower::Service<http::Request<tonic::body::Body>> for Service {
                 .filter(|(name, _)| !CONNECTION_SPECIFIC.contains(&name.as_str()))
                 .map(|(name, value)| (name.as_str().as_bytes(), value.as_bytes()))
                 .collect();
-            let (send, mut recv) =
-                conn.connection().open(&conn.head(path, &fields), end).map_err(http2_status)?;
+            let (send, mut recv) = conn
+                .connection()
+                .open(&mut slot, &conn.head(path, &fields), end)
+                .map_err(http2_status)?;
             if !end {
                 tokio::spawn(pump(body, send));
             }

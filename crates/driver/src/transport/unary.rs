@@ -10,7 +10,7 @@ use tonic::Status;
 use super::auth::TOKEN;
 use super::channel::{Channel, Wait};
 use super::frame::{Body, MAX_RESPONSE_BYTES, decode, frame, message};
-use super::http2::{Field, Meta, RecvStream};
+use super::http2::{Field, Meta, RecvStream, Turn};
 use super::message::{AUTHENTICATE, AuthenticateRequest, AuthenticateResponse};
 use super::status::{check_http, http2_status, meta_status};
 
@@ -83,7 +83,8 @@ impl Unary {
                 Stage::Unsent(wait) => {
                     ready!(conn.poll_ready(cx, wait))?;
                     let body = if out.keep_body { out.body.clone() } else { out.body.take() };
-                    self.stage = Stage::Head(send(conn, out.path, body, out.token)?);
+                    self.stage =
+                        Stage::Head(send(conn, &mut wait.turn, out.path, body, out.token)?);
                 }
                 Stage::Head(recv) => {
                     let head = ready!(recv.poll_head(cx)).map_err(http2_status)?;
@@ -122,9 +123,11 @@ impl Unary {
     }
 }
 
-/// Opens a stream for `path` on `conn` and sends `body` on it, with `token` if given.
+/// Opens a stream for `path` on `conn`, in the slot `turn` holds, and sends `body` on it,
+/// with `token` if given.
 fn send(
     conn: &Channel,
+    turn: &mut Option<Turn>,
     path: &str,
     body: Body,
     token: Option<&HeaderValue>,
@@ -135,7 +138,7 @@ fn send(
         Body::One(frame) => (frame, None),
         Body::Split(head, value) => (head, Some(value)),
     };
-    conn.connection().send_unary(&head, first, second).map_err(http2_status)
+    conn.connection().send_unary(turn, &head, first, second).map_err(http2_status)
 }
 
 /// The fields of a gRPC request etcdlat sends, after its pseudo-headers, with `token` if

@@ -166,10 +166,12 @@ impl Channel {
         mut self,
         token: Option<HeaderValue>,
     ) -> Result<(WatchSender, WatchReceiver), Status> {
-        self.ready().await?;
+        let mut slot = self.ready().await?;
         let (fields, n) = grpc_fields(token.as_ref());
-        let (stream, recv) =
-            self.connection().open(&self.head(WATCH, &fields[..n]), false).map_err(http2_status)?;
+        let (stream, recv) = self
+            .connection()
+            .open(&mut slot, &self.head(WATCH, &fields[..n]), false)
+            .map_err(http2_status)?;
         let receiver = WatchReceiver {
             recv,
             head: false,

@@ -33,6 +33,44 @@ struct Top {
     runs: Vec<Run>,
     /// A `--find-max` search's answer, in its report files only.
     find_max: Nullable<FindMax>,
+    /// The runs' cells over their repeats, when some cell ran more than once.
+    repeats: Nullable<Repeats>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Repeats {
+    order: String,
+    sequence: Vec<usize>,
+    confidence: f64,
+    interval: String,
+    cells: Vec<RepeatCell>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct RepeatCell {
+    name: String,
+    runs: Vec<usize>,
+    /// dbtester's figures by key, each `null` when no repeat knew it.
+    figures: BTreeMap<String, Nullable<Estimate>>,
+    /// Each operation kind's throughput, p50, p99, p99_9 and errors.
+    ops: BTreeMap<String, BTreeMap<String, Nullable<Estimate>>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Estimate {
+    values: Vec<f64>,
+    mean: f64,
+    median: f64,
+    sd: Nullable<f64>,
+    half_width: Nullable<f64>,
+    low: Nullable<f64>,
+    high: Nullable<f64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -849,7 +887,7 @@ fn client_steps_are_written_each_on_its_own_and_read_back() {
 /// The fields the output leaves out when they hold nothing (`None`, empty, a count of 0), by
 /// the object they belong to; [`empty`] is what each stands for then.
 const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 17] = [
-    ("top", &["find_max"]),
+    ("top", &["find_max", "repeats"]),
     (
         "run",
         &[
@@ -1387,7 +1425,10 @@ fn fields(value: &Value, pointer: &str, out: &mut Vec<(String, String)>) {
 fn removing_any_field_fails_the_parse() {
     let mut set = ReportSet::new(vec![full_report()]);
     set.find_max = Some(find_max());
-    let json: Value = serde_json::from_str(&render::json(&set)).expect("the output is JSON");
+    let mut json: Value = serde_json::from_str(&render::json(&set)).expect("the output is JSON");
+    // One run has no repeats; their fields are held by
+    // `repeats_are_written_with_each_figure_over_the_repeats`.
+    json.as_object_mut().expect("an object").insert("repeats".to_owned(), Value::Null);
     let full: Top = serde_json::from_value(json.clone())
         .unwrap_or_else(|e| panic!("a report with every part has every field: {e}"));
     let run = &full.runs[0];
@@ -1433,4 +1474,66 @@ fn removing_any_field_fails_the_parse() {
     ] {
         assert!(every.iter().any(|(_, f)| f == field), "{field} is not among {every:?}");
     }
+}
+
+/// Two cells of a matrix, two repeats each, run in rotation: the set says the order and
+/// each cell's figures over its repeats (each repeat's value, mean, median, interval), every
+/// one of dbtester's figures and each operation's; a run of no repeats writes none.
+#[test]
+fn repeats_are_written_with_each_figure_over_the_repeats() {
+    let run = |clients: i64, repetition: u32, throughput: f64| {
+        let mut r = put_report();
+        let axes: toml::Table = toml::from_str(&format!("\"load.clients\" = {clients}\n")).unwrap();
+        r.name = format!("m [clients={clients}] #{repetition}");
+        r.matrix = Some(etcdlat_core::MatrixCell { axes, repetition, repeat: 2 });
+        r.ops.get_mut(&OpKind::Put).unwrap().throughput = throughput;
+        r
+    };
+    let set = ReportSet::new(vec![
+        run(1, 1, 1_000.0),
+        run(10, 1, 5_000.0),
+        run(1, 2, 1_100.0),
+        run(10, 2, 5_400.0),
+    ]);
+    let top = parse(&set);
+    let repeats = top.repeats.0.as_ref().expect("repeats are written");
+    assert_eq!(repeats.order, "interleaved");
+    assert_eq!(repeats.sequence, [0, 1, 0, 1]);
+    assert_eq!(repeats.confidence, 0.95);
+    assert!(repeats.interval.contains("Student's t"), "{}", repeats.interval);
+    let names: Vec<&str> = repeats.cells.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["m [clients=1]", "m [clients=10]"]);
+    assert_eq!(repeats.cells[1].runs, [1, 3]);
+    let cell = &repeats.cells[1];
+    assert_eq!(cell.figures.len(), etcdlat_core::Row::ALL.len());
+    let avg = cell.figures["throughput_avg_per_s"].0.as_ref().expect("known");
+    assert_eq!(avg.values, [5_000.0, 5_400.0]);
+    assert_eq!((avg.mean, avg.median), (5_200.0, 5_200.0));
+    // sd = 282.84; t(0.975, 1) = 12.706: the half width is 12.706 · 282.84 / √2 = 2541.2.
+    let half = avg.half_width.0.expect("two repeats have an interval");
+    assert!((half - 2_541.24).abs() < 0.1, "{half}");
+    assert_eq!(avg.low.0, Some(5_200.0 - half));
+    assert_eq!(avg.high.0, Some(5_200.0 + half));
+    let put = &cell.ops["put"];
+    let keys: Vec<&str> = put.keys().map(String::as_str).collect();
+    assert_eq!(keys, ["errors", "p50", "p99", "p99_9", "throughput"]);
+    assert_eq!(put["throughput"].0.as_ref().unwrap().values, [5_000.0, 5_400.0]);
+    assert!(put["p99"].0.as_ref().unwrap().values.len() == 2);
+
+    // Every field of the repeats, its cells and estimates is required.
+    let json: Value = serde_json::from_str(&render::json(&set)).unwrap();
+    let estimate = "/repeats/cells/0/figures/throughput_avg_per_s";
+    for pointer in ["/repeats", "/repeats/cells/0", estimate] {
+        let keys: Vec<String> =
+            json.pointer(pointer).unwrap().as_object().unwrap().keys().cloned().collect();
+        for field in keys {
+            let mut cut = json.clone();
+            cut.pointer_mut(pointer).unwrap().as_object_mut().unwrap().remove(&field);
+            let err = serde_json::from_value::<Top>(cut)
+                .expect_err(&format!("{pointer}/{field} removed, and the report still reads"));
+            assert!(err.to_string().contains(&format!("missing field `{field}`")), "{err}");
+        }
+    }
+    // One run a cell: no repeats.
+    assert!(!render::json(&sample_set()).contains("\"repeats\""));
 }

@@ -9,10 +9,10 @@
 //! - `resources`: readings turned into samples.
 //!
 //! Nothing here ever fails or slows a run: the sampler runs on the driver's own runtime,
-//! never on a worker thread, and its reads of `/proc` and of data dirs on tokio's blocking
-//! threads, never on the runtime's ([`off_runtime`]); a member that cannot be scraped or
-//! read is reported with what was sampled and why the rest was not, and a figure that is
-//! not exported stays `None`.
+//! never on a worker thread, and its reads of `/proc` and of data dirs, as the client's
+//! [`Usage`]'s, on tokio's blocking threads, never on the runtime's ([`off_runtime`]); a
+//! member that cannot be scraped or read is reported with what was sampled and why the rest
+//! was not, and a figure that is not exported stays `None`.
 
 mod exposition;
 mod host;
@@ -320,21 +320,29 @@ pub(crate) struct Usage {
 
 impl Usage {
     /// Notes the CPU time used so far, by the client and by threads `apart` (the network
-    /// emulator's).
-    pub(crate) fn start(apart: Vec<i32>) -> Self {
-        Self {
+    /// emulator's), read off the runtime's threads ([`off_runtime`]): the threads' counters
+    /// are files under `/proc`.
+    pub(crate) async fn start(apart: Vec<i32>) -> Self {
+        off_runtime(move || Self {
             start: host::rusage_without(&apart),
             since: Instant::now(),
             apart: apart.into_iter().map(|tid| (tid, host::own_thread(tid).ok())).collect(),
-        }
+        })
+        .await
     }
 
     /// What threads `apart` of [`Usage::start`] spent since then, together; `None` without
-    /// any, or when one cannot be read.
-    pub(crate) fn apart(&self) -> Option<EmulatorUsage> {
+    /// any, or when one cannot be read. Read off the runtime's threads, as at the start.
+    pub(crate) async fn apart(&self) -> Option<EmulatorUsage> {
         if self.apart.is_empty() {
             return None;
         }
+        let apart = self.apart.clone();
+        off_runtime(move || Self::apart_since(&apart)).await
+    }
+
+    /// What threads `apart` spent since their counters at the start.
+    fn apart_since(apart: &[(i32, Option<host::ThreadCounters>)]) -> Option<EmulatorUsage> {
         let mut sum = EmulatorUsage {
             user_cpu_s: 0.0,
             system_cpu_s: 0.0,
@@ -342,7 +350,7 @@ impl Usage {
             nonvoluntary_ctxt_switches: 0,
             realtime: true,
         };
-        for (tid, start) in &self.apart {
+        for (tid, start) in apart {
             let (Some(start), Ok(end)) = (start, host::own_thread(*tid)) else { return None };
             sum.user_cpu_s += (end.user_s - start.user_s).max(0.0);
             sum.system_cpu_s += (end.system_s - start.system_s).max(0.0);
@@ -357,13 +365,18 @@ impl Usage {
 
     /// CPU time and context switches since [`Usage::start`] (without threads `apart`'s), the
     /// process's peak memory, and from its resource series (`resources`) the load's bytes
-    /// and the busiest period; `None` where the platform does not tell.
-    pub(crate) fn finish(&self, resources: ResourceSeries) -> Option<ClientUsage> {
+    /// and the busiest period; `None` where the platform does not tell. Read off the
+    /// runtime's threads, as at the start.
+    pub(crate) async fn finish(&self, resources: ResourceSeries) -> Option<ClientUsage> {
         let apart: Vec<i32> = self.apart.iter().map(|(tid, _)| *tid).collect();
-        let (start, end) = (self.start.as_ref()?, host::rusage_without(&apart)?);
+        let start = self.start.as_ref()?;
+        let since = self.since;
+        let (end, wall) =
+            off_runtime(move || (host::rusage_without(&apart), since.elapsed())).await;
+        let end = end?;
         let user_cpu_s = (end.user_s - start.user_s).max(0.0);
         let system_cpu_s = (end.system_s - start.system_s).max(0.0);
-        let wall_s = self.since.elapsed().as_secs_f64();
+        let wall_s = wall.as_secs_f64();
         let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get) as f64;
         Some(ClientUsage {
             user_cpu_s,
@@ -455,15 +468,15 @@ mod tests {
         assert!(client.cpu_avg_percent().is_some(), "{client:?}");
     }
 
-    #[test]
-    fn the_process_measures_itself() {
-        let usage = Usage::start(Vec::new());
+    #[tokio::test]
+    async fn the_process_measures_itself() {
+        let usage = Usage::start(Vec::new()).await;
         let mut x = 0u64;
         for i in 0..5_000_000u64 {
             x = x.wrapping_mul(31).wrapping_add(i);
         }
         std::hint::black_box(x);
-        let used = usage.finish(ResourceSeries::default()).unwrap();
+        let used = usage.finish(ResourceSeries::default()).await.unwrap();
         assert!(used.user_cpu_s + used.system_cpu_s > 0.0, "{used:?}");
         assert!(used.max_rss_bytes > 1 << 20, "{used:?}");
         assert!(used.voluntary_ctxt_switches.is_some(), "{used:?}");

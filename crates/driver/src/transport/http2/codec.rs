@@ -37,6 +37,7 @@ pub(super) const SETTINGS_ENABLE_PUSH: u16 = 0x2;
 pub(super) const SETTINGS_MAX_CONCURRENT_STREAMS: u16 = 0x3;
 pub(super) const SETTINGS_INITIAL_WINDOW_SIZE: u16 = 0x4;
 pub(super) const SETTINGS_MAX_FRAME_SIZE: u16 = 0x5;
+pub(super) const SETTINGS_MAX_HEADER_LIST_SIZE: u16 = 0x6;
 
 /// Error codes (the ones the client sends or maps).
 pub(super) const PROTOCOL_ERROR: u32 = 0x1;
@@ -99,13 +100,19 @@ pub(super) fn put_head(out: &mut Vec<u8>, len: usize, kind: u8, flags: u8, strea
     out.extend_from_slice(&stream.to_be_bytes());
 }
 
-/// The client's SETTINGS: no server push, `window` for each stream.
-pub(super) fn put_settings(out: &mut Vec<u8>, window: u32) {
-    put_head(out, 12, SETTINGS, 0, 0);
-    out.extend_from_slice(&SETTINGS_ENABLE_PUSH.to_be_bytes());
-    out.extend_from_slice(&0u32.to_be_bytes());
-    out.extend_from_slice(&SETTINGS_INITIAL_WINDOW_SIZE.to_be_bytes());
-    out.extend_from_slice(&window.to_be_bytes());
+/// The client's SETTINGS: no server push, `window` for each stream, header lists of
+/// `max_list` bytes at most (as RFC 9113 counts them).
+pub(super) fn put_settings(out: &mut Vec<u8>, window: u32, max_list: u32) {
+    let settings = [
+        (SETTINGS_ENABLE_PUSH, 0),
+        (SETTINGS_INITIAL_WINDOW_SIZE, window),
+        (SETTINGS_MAX_HEADER_LIST_SIZE, max_list),
+    ];
+    put_head(out, 6 * settings.len(), SETTINGS, 0, 0);
+    for (id, value) in settings {
+        out.extend_from_slice(&id.to_be_bytes());
+        out.extend_from_slice(&value.to_be_bytes());
+    }
 }
 
 pub(super) fn put_settings_ack(out: &mut Vec<u8>) {

@@ -16,8 +16,9 @@
 //!   open;
 //! - flow control both ways: what the server's windows allow is sent, the rest waits for
 //!   its WINDOW_UPDATE; what a stream's reader takes, or leaves unread when dropped, is
-//!   given back to the server, and what the server sends past the client's windows ends
-//!   the connection;
+//!   given back to the server, and so are padding and what comes to a stream whose reader
+//!   is gone, at once; what the server sends past the client's windows ends the
+//!   connection;
 //! - the server's limit on concurrent streams is kept: requests past it wait in line for a
 //!   slot, first come first served.
 //!
@@ -30,7 +31,8 @@
 //! as RFC 9113 says (a connection's error goes to the server in a GOAWAY with its code),
 //! and every stream on a failed connection ends with the reason. Nor does it make the
 //! client hold more than the windows allow (8 MiB a stream, 32 MiB a connection, in
-//! buffers of the streams' own once a reader falls behind), a header block over 1 MiB, or
+//! buffers of the streams' own once a reader falls behind), a header block over 1 MiB (a
+//! header list over 64 KiB, as SETTINGS_MAX_HEADER_LIST_SIZE says, fails its stream), or
 //! acknowledgements past 64 KiB that the server does not read (the client stops reading
 //! until they are written). The reader is fuzzed against all of it (`tests.rs`).
 
@@ -157,6 +159,14 @@ impl Connection {
         (Self { shared }, task)
     }
 
+    /// Ends the connection with `error`, as if it were lost.
+    #[cfg(test)]
+    pub(crate) fn close(&self, error: Error) {
+        let mut wake = Vec::new();
+        self.shared.update(|state| state.close(error, &mut wake));
+        wake.into_iter().for_each(Waker::wake);
+    }
+
     /// [`Connection::new`], with keepalive pings every `interval` given up after `timeout`.
     #[cfg(test)]
     fn with_keepalive(
@@ -172,14 +182,22 @@ impl Connection {
     /// Ready when a stream can be opened: the connection is up, the server is not going
     /// away, and its limit on concurrent streams leaves room. When it leaves none, callers
     /// wait in line, first come first served: `turn` keeps the caller's place between polls
-    /// (start with `None`; it is `None` again once ready).
+    /// (start with `None`). Once ready, `turn` holds the slot, kept for the stream that
+    /// [`Connection::send_unary`] or [`Connection::open`] opens with it (or let go when
+    /// dropped): callers on other threads cannot take it meanwhile, past the server's
+    /// limit.
     pub(crate) fn poll_ready(
         &self,
         cx: &mut Context<'_>,
         turn: &mut Option<Turn>,
     ) -> Poll<Result<(), Error>> {
         let mut ticket = match turn {
-            Some(t) if Arc::ptr_eq(&t.shared, &self.shared) => t.ticket,
+            Some(t) if Arc::ptr_eq(&t.shared, &self.shared) => {
+                if t.reserved {
+                    return Poll::Ready(Ok(()));
+                }
+                t.ticket
+            }
             // A place on a connection since replaced, or none.
             _ => {
                 *turn = None;
@@ -187,29 +205,50 @@ impl Connection {
             }
         };
         let polled = self.shared.lock().poll_ready(cx, &mut ticket);
+        let reserved = matches!(polled, Poll::Ready(Ok(())));
         match turn {
-            Some(t) => t.ticket = ticket,
-            None if ticket != 0 => *turn = Some(Turn { shared: Arc::clone(&self.shared), ticket }),
+            Some(t) => {
+                t.ticket = ticket;
+                t.reserved = reserved;
+            }
+            None if ticket != 0 || reserved => {
+                *turn = Some(Turn { shared: Arc::clone(&self.shared), ticket, reserved });
+            }
             None => {}
         }
-        if ticket == 0 {
-            // Out of line: nothing for the turn to leave when dropped.
+        if ticket == 0 && !reserved {
+            // Out of line, holding nothing: nothing for the turn to leave when dropped.
             *turn = None;
         }
         polled
     }
 
+    /// Takes the slot `turn` holds on this connection, if it holds one.
+    fn take_slot(&self, turn: &mut Option<Turn>) -> bool {
+        match turn {
+            Some(t) if t.reserved && Arc::ptr_eq(&t.shared, &self.shared) => {
+                t.reserved = false;
+                *turn = None;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Sends a whole request, `head` and its message (`first`, then `second` if given),
-    /// and returns the stream its answer comes on. Only gRPC's status fields of the answer's
-    /// head and trailers are kept.
+    /// and returns the stream its answer comes on, in the slot `turn` holds
+    /// ([`Connection::poll_ready`]; without one, whatever the server's limit). Only gRPC's
+    /// status fields of the answer's head and trailers are kept.
     pub(crate) fn send_unary(
         &self,
+        turn: &mut Option<Turn>,
         head: &RequestHead<'_>,
         first: Bytes,
         second: Option<Bytes>,
     ) -> Result<RecvStream, Error> {
+        let reserved = self.take_slot(turn);
         let id = self.shared.update(|state| {
-            let id = state.open(head, false, false)?;
+            let id = state.open(head, false, false, reserved)?;
             state.send_data(id, first, second.is_none());
             if let Some(second) = second {
                 state.send_data(id, second, true);
@@ -219,14 +258,17 @@ impl Connection {
         Ok(RecvStream { shared: Arc::clone(&self.shared), id, done: false })
     }
 
-    /// Opens a stream with `head` (ending it at once when `end`), for a body sent in parts;
-    /// every field of the answer's head and trailers is kept.
+    /// Opens a stream with `head` (ending it at once when `end`), for a body sent in parts,
+    /// in the slot `turn` holds (as [`Connection::send_unary`]); every field of the
+    /// answer's head and trailers is kept.
     pub(crate) fn open(
         &self,
+        turn: &mut Option<Turn>,
         head: &RequestHead<'_>,
         end: bool,
     ) -> Result<(SendStream, RecvStream), Error> {
-        let id = self.shared.update(|state| state.open(head, true, end))?;
+        let reserved = self.take_slot(turn);
+        let id = self.shared.update(|state| state.open(head, true, end, reserved))?;
         let send = SendStream { shared: Arc::clone(&self.shared), id };
         Ok((send, RecvStream { shared: Arc::clone(&self.shared), id, done: false }))
     }
@@ -245,18 +287,26 @@ impl Drop for Connection {
     }
 }
 
-/// A caller's place in line for a stream slot on a connection ([`Connection::poll_ready`]).
-/// Dropping it leaves the line, letting the next one in if a slot was free for it.
+/// A caller's place in line for a stream slot on a connection, then the slot it got
+/// ([`Connection::poll_ready`]). Dropping it leaves the line, or lets the slot go, letting
+/// the next one in.
 pub(crate) struct Turn {
     shared: Arc<Shared>,
     /// The caller's ticket; 0 once out of line.
     ticket: u64,
+    /// Holds a slot, counted against the server's limit until a stream takes it.
+    reserved: bool,
 }
 
 impl Drop for Turn {
     fn drop(&mut self) {
-        if self.ticket != 0 {
-            self.shared.update(|state| state.leave(self.ticket));
+        if self.ticket != 0 || self.reserved {
+            self.shared.update(|state| {
+                state.leave(self.ticket);
+                if self.reserved {
+                    state.unreserve();
+                }
+            });
         }
     }
 }

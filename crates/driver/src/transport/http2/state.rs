@@ -10,7 +10,7 @@ use bytes::Bytes;
 
 use super::codec::{self, DEFAULT_MAX_FRAME, RequestHead};
 use super::out::{Out, put_data};
-use super::stream::{IdHasher, Stream};
+use super::stream::{Chunks, IdHasher, Stream};
 use super::{Error, Meta};
 
 /// The window each stream advertises: large, so that 1 MB values are not throttled.
@@ -68,7 +68,7 @@ impl State {
     pub(super) fn new() -> Self {
         let mut out = Out::default();
         out.buf().extend_from_slice(codec::PREFACE);
-        codec::put_settings(out.buf(), STREAM_WINDOW);
+        codec::put_settings(out.buf(), STREAM_WINDOW, super::task::MAX_HEADER_LIST as u32);
         codec::put_window_update(out.buf(), 0, CONNECTION_WINDOW - DEFAULT_WINDOW);
         Self {
             streams: HashMap::default(),
@@ -105,6 +105,20 @@ impl State {
         self.handles == 0 && self.streams.is_empty()
     }
 
+    /// Why no stream may be opened any more, if so: the connection ended, the server is
+    /// going away, or the stream ids are used up.
+    fn refusal(&self) -> Option<Error> {
+        if let Some(e) = &self.closed {
+            Some(e.clone())
+        } else if let Some((_, e)) = &self.go_away {
+            Some(e.clone())
+        } else if self.next_id > MAX_STREAM_ID {
+            Some(Error::Closed("connection: its stream ids are used up"))
+        } else {
+            None
+        }
+    }
+
     /// Ready when a stream may be opened. While the server's limit on concurrent streams
     /// leaves no room, callers wait in line, first come first served: `ticket` (0 for one
     /// not in line) holds the caller's place, and is 0 again once it is ready or failed.
@@ -115,15 +129,7 @@ impl State {
         cx: &Context<'_>,
         ticket: &mut u64,
     ) -> Poll<Result<(), Error>> {
-        let failed = if let Some(e) = &self.closed {
-            Some(e.clone())
-        } else if let Some((_, e)) = &self.go_away {
-            Some(e.clone())
-        } else if self.next_id > MAX_STREAM_ID {
-            Some(Error::Closed("connection: its stream ids are used up"))
-        } else {
-            None
-        };
+        let failed = self.refusal();
         if let Some(e) = failed {
             self.leave(std::mem::take(ticket));
             return Poll::Ready(Err(e));
@@ -155,7 +161,14 @@ impl State {
             }
         }
         *ticket = 0;
+        // The slot is the caller's until it opens its stream or lets the slot go.
+        self.active += 1;
         Poll::Ready(Ok(()))
+    }
+
+    /// A slot [`State::poll_ready`] gave was let go without a stream.
+    pub(super) fn unreserve(&mut self) {
+        self.active -= 1;
     }
 
     /// The caller holding `ticket` (0: none) no longer waits for a stream slot.
@@ -182,23 +195,23 @@ impl State {
         Some(waiter.waker.clone())
     }
 
-    /// Opens a stream: writes its HEADERS (ending it when `end`).
+    /// Opens a stream: writes its HEADERS (ending it when `end`), in a slot
+    /// [`State::poll_ready`] gave (`reserved`, which it lets go if it fails) or in a new one.
     pub(super) fn open(
         &mut self,
         head: &RequestHead<'_>,
         full: bool,
         end: bool,
+        reserved: bool,
     ) -> Result<u32, Error> {
-        if let Some(e) = &self.closed {
-            return Err(e.clone());
-        }
-        if let Some((_, e)) = &self.go_away {
-            return Err(e.clone());
+        let failed = self.refusal();
+        if let Some(e) = failed {
+            if reserved {
+                self.unreserve();
+            }
+            return Err(e);
         }
         let id = self.next_id;
-        if id > MAX_STREAM_ID {
-            return Err(Error::Closed("connection: its stream ids are used up"));
-        }
         self.next_id += 2;
         codec::put_headers(self.out.buf(), id, head, end, self.max_frame);
         let stream = Stream {
@@ -211,7 +224,9 @@ impl State {
             ..Stream::default()
         };
         self.streams.insert(id, stream);
-        self.active += 1;
+        if !reserved {
+            self.active += 1;
+        }
         Ok(id)
     }
 
@@ -314,6 +329,18 @@ impl State {
         if s.refs > 0 {
             if send && !s.send_closed && s.error.is_none() && self.closed.is_none() {
                 self.send_data(id, Bytes::new(), true);
+            } else if !send {
+                // Nobody reads what comes on now: what it holds, and all that comes after,
+                // goes back to the connection's window at once (else a few such streams,
+                // their bodies kept going by a pump, would take the whole window; h2's
+                // issue 648).
+                s.reader_gone = true;
+                s.waker = None;
+                let unread = s.data.len() as u32;
+                s.data = Chunks::None;
+                if unread > 0 && self.closed.is_none() {
+                    self.consumed(unread);
+                }
             }
             return;
         }
@@ -347,11 +374,13 @@ impl State {
     }
 
     fn stream(&mut self, id: u32) -> Result<&mut Stream, Error> {
-        let closed = self.closed.clone();
-        match self.streams.get_mut(&id) {
-            Some(s) => Ok(s),
-            None => Err(closed.unwrap_or(Error::Closed("stream: already ended"))),
-        }
+        let missing = self.missing();
+        self.streams.get_mut(&id).ok_or(missing)
+    }
+
+    /// Why a stream's handle finds it gone.
+    fn missing(&self) -> Error {
+        self.closed.clone().unwrap_or(Error::Closed("stream: already ended"))
     }
 
     pub(super) fn poll_head(&mut self, id: u32, cx: &Context<'_>) -> Poll<Result<Meta, Error>> {
@@ -377,19 +406,13 @@ impl State {
         id: u32,
         cx: &Context<'_>,
     ) -> Poll<Option<Result<Bytes, Error>>> {
-        let s = match self.stream(id) {
-            Ok(s) => s,
-            Err(e) => return Poll::Ready(Some(Err(e))),
+        let Some(s) = self.streams.get_mut(&id) else {
+            return Poll::Ready(Some(Err(self.missing())));
         };
         if let Some(chunk) = s.data.pop() {
             let taken = chunk.len() as u32;
             let open = !s.end && s.error.is_none();
-            s.unacked += taken;
-            if open && s.unacked >= STREAM_WINDOW / 2 {
-                let increment = std::mem::take(&mut s.unacked);
-                s.recv_window += i64::from(increment);
-                codec::put_window_update(self.out.buf(), id, increment);
-            }
+            give_back(&mut self.out, id, s, taken, open);
             self.consumed(taken);
             return Poll::Ready(Some(Ok(chunk)));
         }
@@ -542,8 +565,18 @@ impl State {
             return flow("stream's");
         }
         s.recv_window -= len as i64;
-        // Padding is given back to the stream's window with what the reader takes.
-        s.unacked += padding;
+        if s.reader_gone {
+            s.end |= end;
+            self.consumed(len as u32);
+            if end {
+                self.settle(id);
+            }
+            return Ok(());
+        }
+        // Padding is given back at once, to the stream's window as to the connection's: it
+        // is never read, and a server sending padding alone would otherwise use up the
+        // stream's window for good.
+        give_back(&mut self.out, id, s, padding, !end);
         if !s.got_head {
             self.consumed(len as u32);
             let error = Error::malformed("DATA before the head");
@@ -743,5 +776,16 @@ impl State {
         }
         wake.extend(self.waiting.drain(..).map(|w| w.waker));
         self.blocked.clear();
+    }
+}
+
+/// `n` bytes of stream `id`'s window were used up and may be given back: once half the
+/// window is owed, in one WINDOW_UPDATE, while the server may still send (`open`).
+fn give_back(out: &mut Out, id: u32, s: &mut Stream, n: u32, open: bool) {
+    s.unacked += n;
+    if open && s.unacked >= STREAM_WINDOW / 2 {
+        let increment = std::mem::take(&mut s.unacked);
+        s.recv_window += i64::from(increment);
+        codec::put_window_update(out.buf(), id, increment);
     }
 }

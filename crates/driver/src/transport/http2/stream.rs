@@ -55,6 +55,9 @@ pub(super) struct Stream {
     pub(super) send_closed: bool,
     /// In [`super::state::State`]'s blocked line.
     pub(super) blocked: bool,
+    /// The receiving half was dropped while the sending half lives: what comes is given
+    /// back at once, not held.
+    pub(super) reader_gone: bool,
     /// Handles alive: the receiving half, and the sending half if it has one.
     pub(super) refs: u8,
     /// Counts against the server's limit on concurrent streams.

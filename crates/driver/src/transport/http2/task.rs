@@ -17,7 +17,6 @@ use tokio::time::{Instant, Sleep};
 use super::codec::{self, Block, DEFAULT_MAX_FRAME, HEADER_LEN, Head};
 use super::hpack::{self, Decoder};
 use super::out::Out;
-use super::state::State;
 use super::{Error, Meta, Shared};
 use crate::transport::io::Io;
 
@@ -42,10 +41,10 @@ const READ: usize = 4 * 1024;
 const KEEP_READ: usize = 64 * 1024;
 /// The largest header block accepted (head or trailers).
 const MAX_HEADER_BLOCK: usize = 1 << 20;
-/// The most a stream that keeps every field keeps of one head or trailers, counted as
-/// RFC 9113 counts a header list (names, values and 32 bytes a field): a block's fields can
-/// repeat dynamic-table entries of up to 4 KiB for one byte each.
-const MAX_HEADER_LIST: usize = 64 * 1024;
+/// The most a head or trailers may hold, counted as RFC 9113 counts a header list (names,
+/// values and 32 bytes a field), advertised as SETTINGS_MAX_HEADER_LIST_SIZE: a block's
+/// fields can repeat dynamic-table entries of up to 4 KiB for one byte each.
+pub(super) const MAX_HEADER_LIST: usize = 64 * 1024;
 /// At most this many slices go to one `writev`.
 const MAX_SLICES: usize = 64;
 /// Reading stops while the answers it owes the server (PING and SETTINGS
@@ -204,7 +203,9 @@ impl Task {
                     })?;
                     let end = head.flags & codec::END_STREAM != 0;
                     if head.flags & codec::END_HEADERS != 0 {
-                        decode(decoder, &mut state, head.stream, end, &payload, wake)?;
+                        let full = state.wants_all_fields(head.stream);
+                        let meta = decode(decoder, full, &payload)?;
+                        state.received_meta(head.stream, meta, end, wake);
                     } else {
                         *block = Some(Block::new(head.stream, end, &payload));
                     }
@@ -224,7 +225,13 @@ impl Task {
                     if head.flags & codec::END_HEADERS != 0 {
                         let Some(done) = block.take() else { unreachable!("checked above") };
                         let (id, end) = (done.stream, done.end_stream);
-                        decode(decoder, &mut state, id, end, &done.fragments, wake)?;
+                        let full = state.wants_all_fields(id);
+                        // A large block is decoded with the lock released: the streams'
+                        // readers and writers go on meanwhile.
+                        drop(state);
+                        let meta = decode(decoder, full, &done.fragments);
+                        state = shared.lock();
+                        state.received_meta(id, meta?, end, wake);
                     }
                 }
                 codec::RST_STREAM => {
@@ -406,25 +413,25 @@ fn frame_size(what: &'static str) -> Error {
     Error::connection(codec::FRAME_SIZE_ERROR, what)
 }
 
-/// Decodes a header block for stream `id` and hands it over (keeping only gRPC's status
-/// fields unless the stream asked for all). Blocks of streams that are gone are decoded
-/// all the same: HPACK's table depends on every block. A block HPACK cannot decode ends the
-/// connection with COMPRESSION_ERROR (RFC 9113 4.3); fields that HTTP does not allow in a
-/// response fail only the stream (8.1.1). Fields the stream does not keep are not checked.
-fn decode(
-    decoder: &mut Decoder,
-    state: &mut State,
-    id: u32,
-    end: bool,
-    block: &[u8],
-    wake: &mut Vec<Waker>,
-) -> Result<(), Error> {
-    let full = state.wants_all_fields(id);
+/// Decodes a header block for a stream, keeping only gRPC's status fields unless `full`.
+/// Blocks of streams that are gone are decoded all the same: HPACK's table depends on every
+/// block. A block HPACK cannot decode ends the connection with COMPRESSION_ERROR (RFC 9113
+/// 4.3: the outer error); a header list over [`MAX_HEADER_LIST`], or fields that HTTP does
+/// not allow in a response, fail only the stream (8.1.1: the inner one). Fields the stream
+/// does not keep are not checked, nor copied: once the list is over its limit, what is left
+/// of the block is only decoded, so that one that repeats a 4 KiB table entry for each of
+/// its bytes costs no more than its size.
+fn decode(decoder: &mut Decoder, full: bool, block: &[u8]) -> Result<Result<Meta, Error>, Error> {
     let mut meta = Meta::default();
     let mut malformed = None;
     let mut list_len = 0;
     let decoded = decoder.decode(block, |name, value| {
         if malformed.is_some() {
+            return;
+        }
+        list_len += name.len() + value.len() + 32;
+        if list_len > MAX_HEADER_LIST {
+            malformed = Some("a header list over 64 KiB");
             return;
         }
         if let Some(pseudo) = name.strip_prefix(b":") {
@@ -444,13 +451,11 @@ fn decode(
             return;
         };
         if full {
-            list_len += name.len() + value.len() + 32;
             let Ok(header) = HeaderName::from_lowercase(name) else {
                 malformed = Some("a field name HTTP does not allow");
                 return;
             };
-            if list_len > MAX_HEADER_LIST || meta.headers.try_append(header, value.clone()).is_err()
-            {
+            if meta.headers.try_append(header, value.clone()).is_err() {
                 malformed = Some("a header list over 64 KiB");
                 return;
             }
@@ -465,8 +470,7 @@ fn decode(
         let what = format!("undecodable header block: {e}");
         return Err(Error::connection(codec::COMPRESSION_ERROR, what));
     }
-    state.received_meta(id, malformed.map_or(Ok(meta), |m| Err(Error::malformed(m))), end, wake);
-    Ok(())
+    Ok(malformed.map_or(Ok(meta), |m| Err(Error::malformed(m))))
 }
 
 /// `value` as a header value: gRPC's usual ones without allocating.
@@ -475,6 +479,20 @@ fn header_value(value: &[u8]) -> Option<HeaderValue> {
         b"0" => Some(HeaderValue::from_static("0")),
         b"" => Some(HeaderValue::from_static("")),
         _ => HeaderValue::from_bytes(value).ok(),
+    }
+}
+
+impl Drop for Task {
+    /// A task dropped before its end (its runtime shut down, or it was aborted) ends the
+    /// connection all the same: its streams and those waiting for a slot fail rather than
+    /// wait for ever, and the channel dials again.
+    fn drop(&mut self) {
+        let mut state = self.shared.lock();
+        if state.closed.is_none() {
+            state.close(Error::Closed("connection: its task was dropped"), &mut self.wake);
+        }
+        drop(state);
+        self.wake_all();
     }
 }
 

@@ -32,7 +32,8 @@ async fn data_a_dropped_stream_left_unread_is_given_back_to_the_connections_wind
     let chunk = vec![7u8; codec::DEFAULT_MAX_FRAME];
     let mut credit = 0;
     for i in 0..5u8 {
-        let recv = connection.send_unary(&head("/p"), Bytes::from_static(b"x"), None).unwrap();
+        let recv =
+            connection.send_unary(&mut None, &head("/p"), Bytes::from_static(b"x"), None).unwrap();
         let id = peer.next(codec::HEADERS).await.0.stream;
         peer.head(id).await;
         for _ in 0..PER_STREAM / chunk.len() {
@@ -50,22 +51,12 @@ async fn data_a_dropped_stream_left_unread_is_given_back_to_the_connections_wind
     );
 }
 
-/// Sends the server's `settings` and waits until the client acknowledged them.
-async fn apply_settings(peer: &mut Peer, pairs: &[(u16, u32)]) {
-    peer.socket.write_all(&settings(pairs)).await.unwrap();
-    loop {
-        let (h, _) = peer.next(codec::SETTINGS).await;
-        if h.flags & codec::ACK != 0 {
-            return;
-        }
-    }
-}
-
 #[tokio::test]
 async fn waiters_for_a_stream_slot_get_one_in_the_order_they_came() {
     let (connection, mut peer) = connect().await;
     apply_settings(&mut peer, &[(codec::SETTINGS_MAX_CONCURRENT_STREAMS, 2)]).await;
-    let send = |i: u8| connection.send_unary(&head("/p"), Bytes::from(vec![i]), None).unwrap();
+    let send =
+        |i: u8| connection.send_unary(&mut None, &head("/p"), Bytes::from(vec![i]), None).unwrap();
     let (mut first, mut second) = (send(100), send(101));
     // Six more requests come one after the other, each in its own task, and wait in line.
     let mut waiters = Vec::new();
@@ -74,7 +65,8 @@ async fn waiters_for_a_stream_slot_get_one_in_the_order_they_came() {
         waiters.push(tokio::spawn(async move {
             let mut turn = None;
             std::future::poll_fn(|cx| connection.poll_ready(cx, &mut turn)).await?;
-            let mut recv = connection.send_unary(&head("/p"), Bytes::from(vec![i]), None)?;
+            let mut recv =
+                connection.send_unary(&mut turn, &head("/p"), Bytes::from(vec![i]), None)?;
             answer(&mut recv).await
         }));
         tokio::task::yield_now().await;
@@ -271,7 +263,8 @@ async fn every_connection_error_sends_a_go_away_with_its_code_before_closing() {
     for breach in breaches() {
         let what = breach.what;
         let (connection, mut peer) = connect().await;
-        let mut recv = connection.send_unary(&head("/p"), Bytes::from_static(b"x"), None).unwrap();
+        let mut recv =
+            connection.send_unary(&mut None, &head("/p"), Bytes::from_static(b"x"), None).unwrap();
         peer.next(codec::DATA).await;
         if breach.answered {
             peer.head(1).await;
@@ -315,7 +308,8 @@ async fn data_past_the_windows_the_client_gave_fails_the_connection() {
     let stream_window = super::super::state::STREAM_WINDOW as usize;
     // A stream whose reader reads gets more than its window, as the client gives it back.
     let (connection, mut peer) = connect().await;
-    let mut recv = connection.send_unary(&head("/p"), Bytes::from_static(b"x"), None).unwrap();
+    let mut recv =
+        connection.send_unary(&mut None, &head("/p"), Bytes::from_static(b"x"), None).unwrap();
     let reader = tokio::spawn(async move { answer(&mut recv).await.unwrap().1.len() });
     peer.head(1).await;
     send_data(&mut peer, 1, stream_window).await;
@@ -330,7 +324,8 @@ async fn data_past_the_windows_the_client_gave_fails_the_connection() {
     assert_eq!(reader.await.unwrap(), stream_window * 3 / 2);
     // One whose reader does not: one byte past its window ends the connection.
     let (connection, mut peer) = connect().await;
-    let _held = connection.send_unary(&head("/p"), Bytes::from_static(b"x"), None).unwrap();
+    let _held =
+        connection.send_unary(&mut None, &head("/p"), Bytes::from_static(b"x"), None).unwrap();
     peer.head(1).await;
     send_data(&mut peer, 1, stream_window + 1).await;
     assert_eq!(go_away_then_close(&mut peer).await, (0, codec::FLOW_CONTROL_ERROR));
@@ -340,7 +335,9 @@ async fn data_past_the_windows_the_client_gave_fails_the_connection() {
     let (connection, mut peer) = connect().await;
     let mut held = Vec::new();
     for stream in [1, 3, 5, 7, 9] {
-        held.push(connection.send_unary(&head("/p"), Bytes::from_static(b"x"), None).unwrap());
+        held.push(
+            connection.send_unary(&mut None, &head("/p"), Bytes::from_static(b"x"), None).unwrap(),
+        );
         peer.head(stream).await;
         send_data(&mut peer, stream, 7 << 20).await;
     }
@@ -373,7 +370,8 @@ async fn a_server_that_floods_pings_and_settings_and_reads_nothing_is_read_no_fu
 #[tokio::test]
 async fn data_a_reader_has_not_taken_yet_is_held_in_one_buffer_not_in_slices_of_the_reads() {
     let (connection, mut peer) = connect().await;
-    let mut recv = connection.send_unary(&head("/p"), Bytes::from_static(b"x"), None).unwrap();
+    let mut recv =
+        connection.send_unary(&mut None, &head("/p"), Bytes::from_static(b"x"), None).unwrap();
     peer.head(1).await;
     // A byte of DATA after each 16 KiB frame of a type the client ignores: held as slices
     // of what was read, each byte would keep a 16 KiB read buffer alive (16 MiB for 1000

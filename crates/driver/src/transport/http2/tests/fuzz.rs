@@ -36,9 +36,9 @@ async fn fed(bytes: &[u8]) {
     let keepalive = (super::super::task::KEEPALIVE_INTERVAL, super::super::task::KEEPALIVE_TIMEOUT);
     let (connection, peer, task) = connect_running(keepalive.0, keepalive.1).await;
     let mut streams: Vec<RecvStream> = (0..3u8)
-        .map(|i| connection.send_unary(&head("/p"), Bytes::from(vec![i]), None).unwrap())
+        .map(|i| connection.send_unary(&mut None, &head("/p"), Bytes::from(vec![i]), None).unwrap())
         .collect();
-    let (send, recv) = connection.open(&head("/watch"), false).unwrap();
+    let (send, recv) = connection.open(&mut None, &head("/watch"), false).unwrap();
     streams.push(recv);
     // The server reads all the client writes, so that nothing backs up on its side.
     let (mut from_client, mut to_client) = peer.socket.into_split();

@@ -74,7 +74,8 @@ fn text(value: Option<&http::HeaderValue>) -> Option<&str> {
 /// added to the dynamic table. After it, 62 is grpc-message, 63 grpc-status, 64
 /// content-type.
 async fn first_call_fills_the_table(connection: &Connection, peer: &mut Peer) {
-    let mut first = connection.send_unary(&head("/p"), Bytes::from_static(b"1"), None).unwrap();
+    let mut first =
+        connection.send_unary(&mut None, &head("/p"), Bytes::from_static(b"1"), None).unwrap();
     peer.next(codec::DATA).await;
     let head_block =
         Hpack::default().indexed(STATUS_200).add_named(CONTENT_TYPE, "application/grpc", true);
@@ -93,7 +94,7 @@ async fn full_exchange(
     id: u32,
     (head_block, body, trailers): (Hpack, &[u8], Hpack),
 ) -> (super::super::Meta, Vec<u8>, Option<super::super::Meta>) {
-    let (_send, mut recv) = connection.open(&head("/p"), true).unwrap();
+    let (_send, mut recv) = connection.open(&mut None, &head("/p"), true).unwrap();
     assert_eq!(peer.next(codec::HEADERS).await.0.stream, id);
     peer.send(codec::HEADERS, codec::END_HEADERS, id, &head_block.0).await;
     peer.send(codec::DATA, 0, id, body).await;
@@ -158,7 +159,8 @@ async fn a_table_size_update_at_the_start_of_a_block_empties_the_table_as_the_se
     // The table holds the two entries added since: a third, from before the update, is
     // gone (it would be grpc-message), and naming it ends the connection with
     // COMPRESSION_ERROR.
-    let mut third = connection.send_unary(&head("/p"), Bytes::from_static(b"3"), None).unwrap();
+    let mut third =
+        connection.send_unary(&mut None, &head("/p"), Bytes::from_static(b"3"), None).unwrap();
     peer.next(codec::DATA).await;
     peer.send(codec::HEADERS, codec::END_HEADERS, 5, &Hpack::default().indexed(64).0).await;
     let e = third.head().await.unwrap_err();
@@ -174,7 +176,8 @@ async fn a_table_size_update_after_a_field_or_over_the_limit_ends_the_connection
         (Hpack::default().resize(4_097), "over the 4096 allowed"),
     ] {
         let (connection, mut peer) = connect().await;
-        let mut recv = connection.send_unary(&head("/p"), Bytes::from_static(b"1"), None).unwrap();
+        let mut recv =
+            connection.send_unary(&mut None, &head("/p"), Bytes::from_static(b"1"), None).unwrap();
         peer.next(codec::DATA).await;
         peer.send(codec::HEADERS, codec::END_HEADERS, 1, &block.0).await;
         let e = recv.head().await.unwrap_err();
@@ -187,7 +190,7 @@ async fn a_table_size_update_after_a_field_or_over_the_limit_ends_the_connection
 #[tokio::test]
 async fn a_head_split_over_headers_and_continuation_frames_is_decoded_whole() {
     let (connection, mut peer) = connect().await;
-    let (_send, mut recv) = connection.open(&head("/p"), true).unwrap();
+    let (_send, mut recv) = connection.open(&mut None, &head("/p"), true).unwrap();
     peer.next(codec::HEADERS).await;
     let long = "v".repeat(300);
     let block = Hpack::default()
@@ -224,7 +227,8 @@ async fn a_trailers_only_answer_fails_the_call_with_its_grpc_status() {
         .add("grpc-status", "5", false)
         .add("grpc-message", "etcdserver: requested lease not found", true);
     // The unary path: the call fails with the status from the head.
-    let mut recv = connection.send_unary(&head("/p"), Bytes::from_static(b"1"), None).unwrap();
+    let mut recv =
+        connection.send_unary(&mut None, &head("/p"), Bytes::from_static(b"1"), None).unwrap();
     peer.next(codec::DATA).await;
     peer.send(codec::HEADERS, codec::END_HEADERS | codec::END_STREAM, 1, &error.0).await;
     let answered = recv.head().await.unwrap();
@@ -234,7 +238,7 @@ async fn a_trailers_only_answer_fails_the_call_with_its_grpc_status() {
     assert!(recv.data().await.is_none(), "no DATA");
     // etcd-client's path, every field kept: the same status from the head's fields (the
     // second time by index, as the server's table now has them).
-    let (_send, mut recv) = connection.open(&head("/p"), true).unwrap();
+    let (_send, mut recv) = connection.open(&mut None, &head("/p"), true).unwrap();
     peer.next(codec::HEADERS).await;
     let again = Hpack::default().indexed(STATUS_200).indexed(64).indexed(63).indexed(62);
     peer.send(codec::HEADERS, codec::END_HEADERS | codec::END_STREAM, 3, &again.0).await;

@@ -18,6 +18,8 @@ use crate::transport::io::Io;
 struct Peer {
     socket: TcpStream,
     buf: BytesMut,
+    /// The settings the client's first SETTINGS frame said.
+    settings: Vec<(u16, u32)>,
 }
 
 impl Peer {
@@ -104,7 +106,7 @@ async fn connect_running(
     let (connection, task) = Connection::with_keepalive(Io::Plain(socket), interval, timeout);
     let task = tokio::spawn(task);
     let (socket, _) = listener.accept().await.unwrap();
-    let mut peer = Peer { socket, buf: BytesMut::new() };
+    let mut peer = Peer { socket, buf: BytesMut::new(), settings: Vec::new() };
     while peer.buf.len() < codec::PREFACE.len() {
         peer.socket.read_buf(&mut peer.buf).await.unwrap();
     }
@@ -114,6 +116,7 @@ async fn connect_running(
     assert_eq!(settings.kind, codec::SETTINGS);
     let read: Vec<_> = codec::settings(&payload).unwrap().collect();
     assert!(read.contains(&(codec::SETTINGS_ENABLE_PUSH, 0)), "{read:?}");
+    peer.settings = read;
     peer.send(codec::SETTINGS, 0, 0, &[]).await;
     (connection, peer, task)
 }
@@ -145,7 +148,7 @@ async fn answer(recv: &mut RecvStream) -> Result<(u16, Vec<u8>, Option<String>),
 async fn a_unary_call_goes_out_as_headers_and_data_and_its_answer_comes_back() {
     let (connection, mut peer) = connect().await;
     let mut recv = connection
-        .send_unary(&head("/etcdserverpb.KV/Put"), Bytes::from_static(b"hello"), None)
+        .send_unary(&mut None, &head("/etcdserverpb.KV/Put"), Bytes::from_static(b"hello"), None)
         .unwrap();
     let (h, block) = peer.next(codec::HEADERS).await;
     assert_eq!((h.stream, h.flags), (1, codec::END_HEADERS));
@@ -161,7 +164,8 @@ async fn a_unary_call_goes_out_as_headers_and_data_and_its_answer_comes_back() {
     peer.ok(1).await;
     assert_eq!(answer(&mut recv).await.unwrap(), (200, b"world".to_vec(), Some("0".into())));
     // The next stream is 3, and a padded DATA frame gives its data without the padding.
-    let mut recv = connection.send_unary(&head("/p"), Bytes::from_static(b"x"), None).unwrap();
+    let mut recv =
+        connection.send_unary(&mut None, &head("/p"), Bytes::from_static(b"x"), None).unwrap();
     assert_eq!(peer.next(codec::HEADERS).await.0.stream, 3);
     peer.head(3).await;
     peer.send(codec::DATA, codec::PADDED, 3, &[3, b'a', b'b', 0, 0, 0]).await;
@@ -177,7 +181,8 @@ async fn the_servers_pings_are_acknowledged_with_their_payload() {
     assert_eq!((h.flags, &payload[..]), (codec::ACK, &b"12345678"[..]), "alone, at its deadline");
     // With a request going out meanwhile, it is still sent (with the request, or after).
     peer.send(codec::PING, 0, 0, b"abcdefgh").await;
-    let _recv = connection.send_unary(&head("/p"), Bytes::from_static(b"x"), None).unwrap();
+    let _recv =
+        connection.send_unary(&mut None, &head("/p"), Bytes::from_static(b"x"), None).unwrap();
     let (h, payload) = peer.next(codec::PING).await;
     assert_eq!((h.flags, &payload[..]), (codec::ACK, &b"abcdefgh"[..]));
 }
@@ -196,7 +201,7 @@ async fn data_waits_for_the_servers_window_and_goes_when_it_opens() {
             break;
         }
     }
-    let (mut send, _recv) = connection.open(&head("/p"), false).unwrap();
+    let (mut send, _recv) = connection.open(&mut None, &head("/p"), false).unwrap();
     send.send_data(Bytes::from(vec![7u8; 100]), true).unwrap();
     let (d, data) = peer.next(codec::DATA).await;
     assert_eq!((d.flags, data.len()), (0, 10), "what the stream's window allows");
@@ -208,8 +213,10 @@ async fn data_waits_for_the_servers_window_and_goes_when_it_opens() {
 #[tokio::test]
 async fn a_go_away_fails_the_streams_it_did_not_serve_and_closes_the_connection_to_new_ones() {
     let (connection, mut peer) = connect().await;
-    let mut first = connection.send_unary(&head("/p"), Bytes::from_static(b"1"), None).unwrap();
-    let mut second = connection.send_unary(&head("/p"), Bytes::from_static(b"2"), None).unwrap();
+    let mut first =
+        connection.send_unary(&mut None, &head("/p"), Bytes::from_static(b"1"), None).unwrap();
+    let mut second =
+        connection.send_unary(&mut None, &head("/p"), Bytes::from_static(b"2"), None).unwrap();
     peer.next(codec::DATA).await;
     peer.next(codec::DATA).await;
     let mut away = 1u32.to_be_bytes().to_vec();
@@ -233,14 +240,16 @@ async fn a_go_away_fails_the_streams_it_did_not_serve_and_closes_the_connection_
 #[tokio::test]
 async fn a_reset_stream_fails_with_its_code_and_the_connection_goes_on() {
     let (connection, mut peer) = connect().await;
-    let mut recv = connection.send_unary(&head("/p"), Bytes::from_static(b"1"), None).unwrap();
+    let mut recv =
+        connection.send_unary(&mut None, &head("/p"), Bytes::from_static(b"1"), None).unwrap();
     peer.next(codec::DATA).await;
     peer.send(codec::RST_STREAM, 0, 1, &codec::REFUSED_STREAM.to_be_bytes()).await;
     let e = recv.head().await.unwrap_err();
     assert!(matches!(e, Error::Reset(codec::REFUSED_STREAM)), "{e:?}");
     assert_eq!(crate::transport::status::http2_status(e).code(), tonic::Code::Unavailable);
     // DATA before a head is the server's mistake on that stream alone: it is reset.
-    let mut recv = connection.send_unary(&head("/p"), Bytes::from_static(b"2"), None).unwrap();
+    let mut recv =
+        connection.send_unary(&mut None, &head("/p"), Bytes::from_static(b"2"), None).unwrap();
     peer.next(codec::DATA).await;
     peer.send(codec::DATA, 0, 3, b"early").await;
     assert!(matches!(recv.head().await, Err(Error::Malformed(_))));
@@ -252,7 +261,7 @@ async fn a_reset_stream_fails_with_its_code_and_the_connection_goes_on() {
 #[tokio::test]
 async fn a_reset_after_the_whole_answer_stops_the_request_body_and_the_answer_stands() {
     let (connection, mut peer) = connect().await;
-    let (mut send, mut recv) = connection.open(&head("/p"), false).unwrap();
+    let (mut send, mut recv) = connection.open(&mut None, &head("/p"), false).unwrap();
     send.send_data(Bytes::from_static(b"request"), false).unwrap();
     peer.next(codec::DATA).await;
     // Answered before the request's body ended, then told to stop sending it.
@@ -264,7 +273,8 @@ async fn a_reset_after_the_whole_answer_stops_the_request_body_and_the_answer_st
     assert!(send.send_data(Bytes::new(), true).is_err(), "the body is not sent on");
     // Nothing more goes out on the stream, not even a reset when its handles go.
     drop((send, recv));
-    let mut next = connection.send_unary(&head("/p"), Bytes::from_static(b"x"), None).unwrap();
+    let mut next =
+        connection.send_unary(&mut None, &head("/p"), Bytes::from_static(b"x"), None).unwrap();
     let (h, _) = peer.next(codec::HEADERS).await;
     assert_eq!(h.stream, 3);
     let (d, _) = peer.frame().await;
@@ -277,7 +287,8 @@ async fn a_reset_after_the_whole_answer_stops_the_request_body_and_the_answer_st
 #[tokio::test]
 async fn a_stream_given_up_before_its_answer_is_reset() {
     let (connection, mut peer) = connect().await;
-    let recv = connection.send_unary(&head("/p"), Bytes::from_static(b"1"), None).unwrap();
+    let recv =
+        connection.send_unary(&mut None, &head("/p"), Bytes::from_static(b"1"), None).unwrap();
     peer.next(codec::DATA).await;
     drop(recv);
     let (r, code) = peer.next(codec::RST_STREAM).await;
@@ -296,7 +307,8 @@ async fn the_servers_limit_on_concurrent_streams_is_kept() {
             break;
         }
     }
-    let mut recv = connection.send_unary(&head("/p"), Bytes::from_static(b"1"), None).unwrap();
+    let mut recv =
+        connection.send_unary(&mut None, &head("/p"), Bytes::from_static(b"1"), None).unwrap();
     assert!(
         now(|cx| connection.poll_ready(cx, &mut None)).is_pending(),
         "one stream open: no room"
@@ -311,7 +323,8 @@ async fn the_servers_limit_on_concurrent_streams_is_kept() {
 #[tokio::test]
 async fn a_lost_connection_fails_its_streams_and_new_ones() {
     let (connection, mut peer) = connect().await;
-    let mut recv = connection.send_unary(&head("/p"), Bytes::from_static(b"1"), None).unwrap();
+    let mut recv =
+        connection.send_unary(&mut None, &head("/p"), Bytes::from_static(b"1"), None).unwrap();
     peer.next(codec::DATA).await;
     drop(peer);
     let e = recv.head().await.unwrap_err();
@@ -323,7 +336,8 @@ async fn a_lost_connection_fails_its_streams_and_new_ones() {
 #[tokio::test]
 async fn a_frame_over_the_size_allowed_ends_the_connection() {
     let (connection, mut peer) = connect().await;
-    let mut recv = connection.send_unary(&head("/p"), Bytes::from_static(b"1"), None).unwrap();
+    let mut recv =
+        connection.send_unary(&mut None, &head("/p"), Bytes::from_static(b"1"), None).unwrap();
     peer.next(codec::DATA).await;
     peer.head(1).await;
     peer.send(codec::DATA, 0, 1, &vec![0; codec::DEFAULT_MAX_FRAME + 1]).await;
@@ -346,7 +360,8 @@ async fn keepalive_pings_go_while_streams_are_open_and_an_unanswered_one_closes_
     // No stream open: no ping (etcd closes connections that ping idle).
     let idle = tokio::time::timeout(interval * 3, peer.next(codec::PING)).await;
     assert!(idle.is_err(), "a ping with no stream open");
-    let mut recv = connection.send_unary(&head("/p"), Bytes::from_static(b"1"), None).unwrap();
+    let mut recv =
+        connection.send_unary(&mut None, &head("/p"), Bytes::from_static(b"1"), None).unwrap();
     // A stream is open: a ping comes after the interval; answered, another follows.
     let (p, data) = peer.next(codec::PING).await;
     assert_eq!(p.flags, 0);
@@ -380,8 +395,20 @@ fn window(stream: u32, increment: u32) -> Vec<u8> {
     frame(codec::WINDOW_UPDATE, 0, stream, &increment.to_be_bytes())
 }
 
+/// Sends the server's `settings` and waits until the client acknowledged them.
+async fn apply_settings(peer: &mut Peer, pairs: &[(u16, u32)]) {
+    peer.socket.write_all(&settings(pairs)).await.unwrap();
+    loop {
+        let (h, _) = peer.next(codec::SETTINGS).await;
+        if h.flags & codec::ACK != 0 {
+            return;
+        }
+    }
+}
+
 /// Reads what the client sends until its GOAWAY, then until it closes the connection;
 /// the GOAWAY's last stream and code.
 mod corner;
 mod fuzz;
 mod hpack;
+mod stall;

@@ -39,13 +39,20 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Compaction, CompactionStyle, ScenarioError};
+use super::ScenarioError;
 use crate::unit;
-use crate::workload::apiserver::{ApiserverVersion, CHECK_PAGE, CHECK_PERIOD_MEAN};
+use crate::workload::apiserver::{ApiserverVersion, CHECK_PERIOD_MEAN};
 use crate::workload::kubernetes::{
     EventOp, LifecycleOp, MAX_OBJECTS, MAX_UPDATES_PER_LIFE, ObjectOp,
 };
 use crate::workload::{Operation, Weighted};
+
+mod reads;
+mod steady;
+
+pub use reads::DEFAULT_ETCD_SHARE;
+pub use steady::EventPreload;
+use steady::STORED_OVERHEAD_BYTES;
 
 /// The namespace of node leases.
 const KUBE_NODE_LEASE: &str = "kube-node-lease";
@@ -66,28 +73,6 @@ pub const ETCD_DEFAULT_QUOTA_BYTES: u64 = 2 << 30;
 /// A mix weight is a flow's rate in thousandths of a request per second, so that flows of
 /// less than one request a second keep their share.
 const WEIGHT_PER_RATE: f64 = 1000.0;
-
-/// Bytes a stored key-value costs besides its value: the key (`/registry/pods/ns-0/pod-...`)
-/// and bbolt's and the revision index's own entries, allowed for when comparing a preload
-/// with the quota.
-const STORED_OVERHEAD_BYTES: u64 = 128;
-
-/// bbolt's page: an entry over half of one fills whole pages of its own (two do not share a
-/// page, and one over a page is stored on contiguous pages); smaller ones share pages.
-/// Measured: 8,000 nodes' preload (240,000 pods of 8 KiB) filled etcd's 2 GiB quota after
-/// about 195,000 writes, 11 KB a pod, where value and overhead alone are 8.3 KB; whole
-/// pages count 12 KiB.
-const PAGE_BYTES: u64 = 4096;
-
-/// What one object of `object_size` bytes takes of the backend, as the quota counts it.
-fn stored_bytes(object_size: u64) -> u64 {
-    let entry = object_size.saturating_add(STORED_OVERHEAD_BYTES);
-    if entry > PAGE_BYTES / 2 {
-        entry.div_ceil(PAGE_BYTES).saturating_mul(PAGE_BYTES)
-    } else {
-        entry
-    }
-}
 
 /// A Kubernetes cluster's traffic, scaled by its node count.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -205,54 +190,6 @@ pub struct Kubernetes {
     pub preload_events: bool,
 }
 
-/// The events a running cluster holds: one `event-ttl` of them, created at the model's
-/// event rate, on the apiserver's reused leases. Window `k` (1 to `windows`) is the
-/// events created `k` reuse times ago, on leases granted then with `ttl + reuse`: `ttl -
-/// (k - 1) * reuse` of it is left, so the oldest window expires one reuse time into the
-/// run, and one more window every reuse time after.
-#[derive(Debug, Clone, PartialEq)]
-pub struct EventPreload {
-    /// The events' operation: where they go, their size, TTL and lease reuse.
-    pub op: EventOp,
-    /// Windows of one reuse time each, the TTL over.
-    pub windows: u64,
-    /// Events created in one window.
-    pub per_window: u64,
-    /// A window's length: how long the apiserver reuses a lease (5% of the TTL, at most
-    /// `lease-reuse`), whole seconds.
-    pub reuse: Duration,
-}
-
-impl EventPreload {
-    /// Leases of window `k`'s events: as many as hold them, `lease-objects` each.
-    #[must_use]
-    pub fn leases_per_window(&self) -> u64 {
-        self.per_window.div_ceil(self.op.lease_objects.max(1))
-    }
-
-    /// The TTL left to window `k`'s leases (1 to `windows`), whole seconds, at least 1.
-    #[must_use]
-    pub fn ttl_left_s(&self, k: u64) -> i64 {
-        let left = self.op.ttl.as_secs().saturating_sub((k - 1) * self.reuse.as_secs());
-        i64::try_from(left.max(1)).unwrap_or(i64::MAX)
-    }
-
-    /// Events preloaded, all windows.
-    #[must_use]
-    pub fn events(&self) -> u64 {
-        self.windows.saturating_mul(self.per_window)
-    }
-}
-
-/// The default `[kubernetes] etcd-share`: half of the 1 s. A mutating call's second is also
-/// spent on admission (webhooks among them), priority and fairness queueing, decoding,
-/// conversion and encoding at the apiserver and the network to and from it; a GuaranteedUpdate
-/// may take etcd twice (a conflict, then its retry). Holding etcd's p99 to half leaves the
-/// other half to those, which in a cluster whose apiserver is not the bottleneck is ample,
-/// and makes an etcd whose own p99 is the whole second fail the verdict, as the apiserver
-/// would then fail its SLO.
-pub const DEFAULT_ETCD_SHARE: f64 = 0.5;
-
 /// One flow of the model: its operation and its rate.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Flow {
@@ -296,37 +233,6 @@ impl Kubernetes {
             history: five_minutes(),
             preload_events: true,
         }
-    }
-
-    /// The apiserver the verdicts assume, in words: what etcdlat's model of its storage
-    /// sends etcd (the one place that says it; every verdict quotes it).
-    #[must_use]
-    pub fn apiserver_model(&self) -> String {
-        let v = self.apiserver;
-        let reads = if !v.lists_from_cache() {
-            format!(
-                "lists of pods from etcd in pages of 500 ({} per minute each), counts of every \
-                 resource from etcd",
-                self.lists_per_minute
-            )
-        } else if v.checks_consistency() {
-            let streams = if v.streams_lists() { " (through RangeStream on etcd 3.7)" } else { "" };
-            format!(
-                "consistent lists from the watch cache (a Get of /registry/<resource>, then \
-                 progress requests), the consistency checker's lists of every cached resource \
-                 in pages of 10,000 every {}{streams}, counts of events from etcd",
-                humantime::format_duration(self.consistency_check_period)
-            )
-        } else {
-            "consistent lists from the watch cache with their continue pages from etcd, counts \
-             of every resource from etcd"
-                .to_owned()
-        };
-        format!(
-            "kube-apiserver {v} as etcdlat models it: {} apiservers, each with watch caches fed \
-             only by its own watches; {reads}; writes as storage/etcd3's GuaranteedUpdate",
-            self.apiservers
-        )
     }
 
     /// Pods created (and deleted) a second.
@@ -396,21 +302,11 @@ impl Kubernetes {
             .then(|| (self.pods() / self.pods_per_controller).max(1))
     }
 
-    /// Bytes the preload stores.
-    #[must_use]
-    pub fn preload_bytes(&self) -> u64 {
-        self.preload()
-            .iter()
-            .map(|o| o.objects.saturating_mul(stored_bytes(o.object_size)))
-            .fold(0, u64::saturating_add)
-    }
-
     /// The flows and their rates.
     #[must_use]
     pub fn flows(&self) -> Vec<Flow> {
         let preload = self.preload();
         let (nodes, leases) = (&preload[0], &preload[1]);
-        let per_minute = |n: u64| (self.apiservers * n) as f64 / 60.0;
         let churn = self.pod_churn_per_second();
         let every = |interval: Duration| {
             if interval.is_zero() { 0.0 } else { self.nodes as f64 / interval.as_secs_f64() }
@@ -446,23 +342,13 @@ impl Kubernetes {
                     rate_per_second: churn * self.updates_per_pod as f64,
                 });
             }
-            let list = if self.apiserver.lists_from_cache() {
-                Operation::K8sConsistentList(pods.clone())
-            } else {
-                Operation::K8sList(pods.clone())
-            };
-            flows.push(Flow { op: list, rate_per_second: per_minute(self.lists_per_minute) });
+            flows.push(self.pod_list(pods));
             counted.push(pods.clone());
         }
         if self.apiserver.checks_consistency() {
             // Every cached resource, by each apiserver's checker; their counts are the
             // cache's from then on.
-            let period = self.consistency_check_period.as_secs_f64();
-            let every = if period == 0.0 { 0.0 } else { self.apiservers as f64 / period };
-            for cached in counted.drain(..) {
-                let checked = ObjectOp { page_size: CHECK_PAGE, at_cache_revision: true, ..cached };
-                flows.push(Flow { op: Operation::K8sList(checked), rate_per_second: every });
-            }
+            flows.extend(counted.drain(..).map(|cached| self.checker_list(cached)));
         }
         let events = self.events();
         flows.push(Flow {
@@ -475,25 +361,13 @@ impl Kubernetes {
         for resource in ["replicasets", "endpointslices", "masterleases"] {
             if let Some(objects) = preload.iter().find(|o| o.resource == resource) {
                 if self.apiserver.checks_consistency() {
-                    let period = self.consistency_check_period.as_secs_f64();
-                    let every = if period == 0.0 { 0.0 } else { self.apiservers as f64 / period };
-                    let checked = ObjectOp {
-                        page_size: CHECK_PAGE,
-                        at_cache_revision: true,
-                        ..objects.clone()
-                    };
-                    flows.push(Flow { op: Operation::K8sList(checked), rate_per_second: every });
+                    flows.push(self.checker_list(objects.clone()));
                 } else {
                     counted.push(objects.clone());
                 }
             }
         }
-        for resource in counted {
-            flows.push(Flow {
-                op: Operation::K8sCount(resource),
-                rate_per_second: per_minute(self.counts_per_minute),
-            });
-        }
+        flows.extend(self.counts(counted));
         // A pod's life changes its ReplicaSet's status twice (created, gone) and its
         // EndpointSlice twice (ready, gone); the apiservers renew their leases.
         let preloaded = |resource: &str, namespace: Option<&str>| {
@@ -536,82 +410,6 @@ impl Kubernetes {
     /// Events created a second (the pods' churn times their events).
     fn event_rate(&self) -> f64 {
         self.pod_churn_per_second() * self.events_per_pod as f64
-    }
-
-    /// The history the preload writes after the objects: each writing flow (lease
-    /// renewals, node status updates, pods' lives or racing updates) as a fill of the
-    /// requests it sends in `history`, its rate times the span; flows with none left out.
-    /// Events are apart ([`Kubernetes::event_preload`]).
-    #[must_use]
-    pub fn history(&self) -> Vec<(Operation, u64)> {
-        let span = self.history.as_secs_f64();
-        self.flows()
-            .into_iter()
-            .filter(|f| matches!(f.op, Operation::K8sUpdate(_) | Operation::K8sPodLifecycle(_)))
-            .map(|f| {
-                let total = (f.rate_per_second * span).round() as u64;
-                (f.op, total)
-            })
-            .filter(|(_, total)| *total > 0)
-            .collect()
-    }
-
-    /// The events a running cluster holds, preloaded behind leases that expire during
-    /// the run; `None` without `preload-events` or events.
-    #[must_use]
-    pub fn event_preload(&self) -> Option<EventPreload> {
-        let op = self.events();
-        // As the apiserver's lease manager: 5% of the TTL, at most the reuse time, whole
-        // seconds, at least one here so that windows are a second long at the least.
-        let reuse_s = (op.ttl / 20).min(op.lease_reuse).as_secs().max(1);
-        let per_window = (self.event_rate() * reuse_s as f64).round() as u64;
-        let windows = op.ttl.as_secs().div_ceil(reuse_s);
-        (self.preload_events && per_window > 0).then(|| EventPreload {
-            op,
-            windows,
-            per_window,
-            reuse: Duration::from_secs(reuse_s),
-        })
-    }
-
-    /// The apiserver's compactor the model runs, every `compaction-interval`.
-    #[must_use]
-    pub fn compaction(&self) -> Option<Compaction> {
-        (!self.compaction_interval.is_zero()).then_some(Compaction {
-            interval: self.compaction_interval,
-            index_delta: 1000,
-            style: CompactionStyle::Apiserver,
-        })
-    }
-
-    /// Bytes the store holds in steady state, as the quota counts them: the live objects
-    /// (the preload), the history etcd keeps between compactions (the compactor compacts
-    /// to the revision of one interval before, so up to two intervals of every write, or
-    /// the `history` span when longer; with no compactor, that span), and an `event-ttl`
-    /// of events.
-    #[must_use]
-    pub fn steady_state_bytes(&self) -> u64 {
-        let span = self.history.max(2 * self.compaction_interval).as_secs_f64();
-        let bytes = |per_second: f64, size: u64| {
-            ((per_second * span) as u64).saturating_mul(stored_bytes(size))
-        };
-        let history = self
-            .flows()
-            .iter()
-            .map(|f| match &f.op {
-                Operation::K8sUpdate(o) => bytes(f.rate_per_second, o.object_size),
-                // A life's create and updates keep their values; its delete a tombstone.
-                Operation::K8sPodLifecycle(l) => {
-                    let writes = l.requests_per_life() as f64;
-                    bytes(f.rate_per_second * (writes - 1.0) / writes, l.object_size)
-                        + bytes(f.rate_per_second / writes, 0)
-                }
-                _ => 0,
-            })
-            .fold(0, u64::saturating_add);
-        let events = ((self.event_rate() * self.event_ttl.as_secs_f64()) as u64)
-            .saturating_mul(stored_bytes(self.event_size));
-        self.preload_bytes().saturating_add(history).saturating_add(events)
     }
 
     /// The open-loop mix of the flows, weighted by rate, and its whole rate (requests per
@@ -694,41 +492,7 @@ impl Kubernetes {
         if self.flows().is_empty() {
             return Err(ScenarioError::invalid("kubernetes", "every flow's rate is 0"));
         }
-        for (field, d) in [
-            ("event-ttl", self.event_ttl),
-            ("compaction-interval", self.compaction_interval),
-            ("history", self.history),
-        ] {
-            if d > crate::scenario::MAX_DURATION {
-                return Err(ScenarioError::invalid(&at(field), "must be at most 10 years"));
-            }
-        }
-        if self.event_ttl < Duration::from_secs(1) {
-            return Err(ScenarioError::invalid(
-                &at("event-ttl"),
-                "must be at least 1s (a lease's TTL is in seconds)",
-            ));
-        }
-        if !self.compaction_interval.is_zero()
-            && self.compaction_interval < Duration::from_millis(100)
-        {
-            return Err(ScenarioError::invalid(
-                &at("compaction-interval"),
-                "must be 0 s or at least 100ms",
-            ));
-        }
-        let quota = quota_bytes.unwrap_or(ETCD_DEFAULT_QUOTA_BYTES);
-        let steady = self.steady_state_bytes();
-        if steady > quota {
-            return Err(ScenarioError::invalid(
-                &at("nodes"),
-                format!(
-                    "the steady-state store of {steady} bytes (the preload of {} bytes of nodes, leases and pods, the history between compactions, an event-ttl of events) is more than the backend quota of {quota} bytes",
-                    self.preload_bytes()
-                ),
-            ));
-        }
-        Ok(())
+        self.validate_steady(quota_bytes)
     }
 }
 
@@ -796,6 +560,7 @@ fn yes() -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::steady::stored_bytes;
     use super::*;
     use crate::Scenario;
 
@@ -841,81 +606,6 @@ mod tests {
             (pods.prefix(), 10, "pod-", 8 * 1024)
         );
         assert_eq!((life.updates, life.requests_per_life()), (6, 8));
-    }
-
-    /// Each release's read path: up to 1.30 the pods' lists go to etcd and every resource
-    /// is counted there; from 1.31 they are consistent lists from the cache; from 1.34 each
-    /// apiserver's checker lists every cached resource in pages of 10,000 at its cache's
-    /// revision every 6.25 minutes, and only events are counted in etcd.
-    #[test]
-    fn each_release_reads_as_it_does() {
-        let at = |release: &str| {
-            // The reads of the resources the run reads (no ReplicaSets, EndpointSlices or
-            // apiservers' leases: those are counted or checked as every other resource).
-            let model = Kubernetes {
-                apiserver: release.parse().unwrap(),
-                pods_per_controller: 0,
-                apiserver_lease_interval: Duration::ZERO,
-                ..Kubernetes::with_nodes(5000)
-            };
-            model
-                .flows()
-                .into_iter()
-                .filter(|f| {
-                    !matches!(
-                        f.op,
-                        Operation::K8sUpdate(_)
-                            | Operation::K8sPodLifecycle(_)
-                            | Operation::K8sEvent(_)
-                    )
-                })
-                .map(|f| {
-                    let o = f.op.objects().unwrap();
-                    let what = (o.resource.clone(), o.page_size, o.at_cache_revision);
-                    (f.op.name().to_owned(), what, (f.rate_per_second * 1e6).round() / 1e6)
-                })
-                .collect::<Vec<_>>()
-        };
-        let row = |name: &str, resource: &str, page: u64, at_cache: bool, rate: f64| {
-            (name.to_owned(), (resource.to_owned(), page, at_cache), rate)
-        };
-        let count = |resource: &str| row("k8s-count", resource, 500, false, 0.05);
-        assert_eq!(
-            at("1.30"),
-            [
-                row("k8s-list", "pods", 500, false, 0.05),
-                count("minions"),
-                count("leases"),
-                count("pods"),
-                count("events"),
-            ]
-        );
-        let mut consistent = at("1.30");
-        consistent[0].0 = "k8s-consistent-list".to_owned();
-        assert_eq!(at("1.31"), consistent);
-        assert_eq!(at("1.33"), consistent);
-        let checker = |resource: &str| row("k8s-list", resource, 10_000, true, 0.008);
-        let current = [
-            row("k8s-consistent-list", "pods", 500, false, 0.05),
-            checker("minions"),
-            checker("leases"),
-            checker("pods"),
-            count("events"),
-        ];
-        assert_eq!(at("1.34"), current);
-        assert_eq!(at("1.37"), current);
-        let s = Scenario::from_toml_str(
-            "[load]\nduration = \"10s\"\n[kubernetes]\nnodes = 50\napiserver = \"1.30\"\n",
-        )
-        .unwrap();
-        assert_eq!(s.kubernetes.as_ref().unwrap().apiserver.to_string(), "1.30");
-        assert_eq!(Scenario::from_toml_str(&toml::to_string(&s).unwrap()).unwrap(), s);
-        let err = Scenario::from_toml_str(
-            "[load]\nduration = \"10s\"\n[kubernetes]\nnodes = 50\napiserver = \"1.x\"\n",
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(err.contains("not a Kubernetes release"), "{err}");
     }
 
     /// With one writer per pod the pods' updates are their lives' own; with more, they
@@ -977,30 +667,6 @@ mod tests {
         assert!(err.to_string().contains("kubernetes"), "{err}");
     }
 
-    /// `etcd-share` defaults to half of the 1 s calls' budget, is read from the scenario,
-    /// holds etcd to its share of the 1 s classes only (a list page keeps its 30 s), and
-    /// must be more than 0 and at most 1.
-    #[test]
-    fn etcd_share_defaults_to_half_and_is_a_fraction() {
-        use crate::report::kubernetes::VerdictScope;
-        let at = |share: &str| {
-            let text = format!("[load]\nduration = \"10s\"\n[kubernetes]\nnodes = 50\n{share}");
-            Scenario::from_toml_str(&text)
-        };
-        assert_eq!(at("").unwrap().kubernetes.unwrap().etcd_share, DEFAULT_ETCD_SHARE);
-        let k = at("etcd-share = 0.2\n").unwrap().kubernetes.unwrap();
-        let scope = VerdictScope::of(Some(&k));
-        assert_eq!((scope.side.as_str(), scope.etcd_share), ("etcd", 0.2));
-        assert_eq!(scope.etcd_limit(Duration::from_secs(1)), Duration::from_millis(200));
-        assert_eq!(scope.etcd_limit(Duration::from_secs(30)), Duration::from_secs(30));
-        assert_eq!(scope.apiserver, k.apiserver_model());
-        assert!(scope.sentence().starts_with("etcd-side verdict"), "{}", scope.sentence());
-        for bad in ["0.0", "1.5", "-0.5", "nan"] {
-            let err = at(&format!("etcd-share = {bad}\n")).unwrap_err().to_string();
-            assert!(err.contains("kubernetes.etcd-share"), "{bad}: {err}");
-        }
-    }
-
     /// A model probed at another node count is derived again from it, and only a scenario
     /// with a model can be.
     #[test]
@@ -1042,76 +708,6 @@ mod tests {
         let err = none.validate(None).unwrap_err().to_string();
         assert!(err.contains("every flow's rate is 0"), "{err}");
     }
-
-    /// At 5,000 nodes a running cluster's store holds an hour of events (360,000 on 6
-    /// leases a minute, expiring a minute apart), the history between compactions and
-    /// the objects: about 4 GB (the issue measured 3 to 4), over etcd's default quota and
-    /// within the 8 GiB a cluster that size runs with; the model compacts as the
-    /// apiserver does.
-    #[test]
-    fn a_running_cluster_holds_history_and_an_hour_of_events() {
-        let k = Kubernetes::with_nodes(5000);
-        let events = k.event_preload().expect("events preloaded");
-        assert_eq!((events.windows, events.per_window, events.reuse.as_secs()), (60, 6000, 60));
-        assert_eq!((events.leases_per_window(), events.events()), (6, 360_000));
-        assert_eq!((events.ttl_left_s(1), events.ttl_left_s(60)), (3600, 60));
-        assert_eq!(events.op.ttl, Duration::from_secs(3600));
-        let steady = k.steady_state_bytes();
-        assert!(steady > 3_500_000_000 && steady < 4_500_000_000, "{steady}");
-        assert!(steady > k.preload_bytes() + 1_000_000_000);
-        let compactor = k.compaction().expect("the apiserver's compactor");
-        assert_eq!(
-            (compactor.interval, compactor.style),
-            (Duration::from_secs(300), CompactionStyle::Apiserver)
-        );
-        // Five minutes of history: 150,000 renewals (30 a node), 5,000 status updates,
-        // 48,000 of the pods' lives' requests, 12,000 ReplicaSet status and EndpointSlice
-        // updates each, 90 of each apiserver lease (3 apiservers, 30 each).
-        let history: Vec<(&str, u64)> =
-            k.history().iter().map(|(op, total)| (op.name(), *total)).collect();
-        assert_eq!(
-            history,
-            [
-                ("k8s-update", 150_000),
-                ("k8s-update", 5000),
-                ("k8s-pod-lifecycle", 48_000),
-                ("k8s-update", 12_000),
-                ("k8s-update", 12_000),
-                ("k8s-update", 90),
-                ("k8s-update", 90)
-            ]
-        );
-        let s = Scenario::from_toml_str("[load]\nduration = \"10s\"\n[kubernetes]\nnodes = 5000\n")
-            .unwrap_err()
-            .to_string();
-        assert!(s.contains("the steady-state store of"), "{s}");
-        let s = Scenario::from_toml_str(
-            "[cluster]\nquota-backend-bytes = \"8GiB\"\n[load]\nduration = \"10s\"\n[kubernetes]\nnodes = 5000\n",
-        )
-        .unwrap();
-        assert_eq!(s.compaction, k.compaction(), "the model's compactor");
-        // None of it when asked: no history, no events, no compactor, and then a
-        // compaction of the scenario's own.
-        let bare = Kubernetes {
-            history: Duration::ZERO,
-            preload_events: false,
-            compaction_interval: Duration::ZERO,
-            ..k
-        };
-        assert!(bare.history().is_empty() && bare.event_preload().is_none());
-        assert!(bare.compaction().is_none());
-        let err = Scenario::from_toml_str(
-            "[load]\nduration = \"10s\"\n[kubernetes]\nnodes = 50\n[compaction]\ninterval = \"1m\"\n",
-        )
-        .unwrap_err()
-        .to_string();
-        assert!(err.contains("compaction: is made by [kubernetes]"), "{err}");
-        Scenario::from_toml_str(
-            "[load]\nduration = \"10s\"\n[kubernetes]\nnodes = 50\ncompaction-interval = \"0s\"\n[compaction]\ninterval = \"1m\"\n",
-        )
-        .unwrap();
-    }
-
     /// The preload is at the apiserver's keys: nodes cluster-scoped, node leases in
     /// kube-node-lease, the apiservers' identity leases in kube-system and master leases on
     /// a 15 s TTL, ReplicaSets and EndpointSlices beside the pods; each key names its
