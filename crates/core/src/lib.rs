@@ -65,8 +65,8 @@ pub use op::{ErrorCode, OpKind};
 pub use recorder::Recorder;
 pub use report::{
     AlarmReport, Distribution, EmulatorUsage, HashKvCheck, Interval, LeaderChange, LinkReport,
-    MemberReport, NetworkReport, OpReport, PacingReport, Params, Report, ReportSet, Row, ShardInfo,
-    StepReport, Study, TargetInfo, WatchAccounting,
+    Machine, MemberReport, NetworkReport, OpReport, PacingReport, Params, Report, ReportSet, Row,
+    ShardInfo, StepReport, Study, TargetInfo, WatchAccounting,
 };
 pub use scenario::{
     Checks, Cluster, Compaction, CompactionStyle, Etcd, EtcdVersion, LinkSettings, Load,

@@ -80,6 +80,7 @@ mod cluster;
 mod disk;
 mod error;
 mod load;
+mod machine;
 mod transport;
 mod watch;
 

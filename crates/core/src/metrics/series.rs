@@ -1,6 +1,6 @@
-//! Resource series: what a member, or the client, used over a run, one sample per sampling
-//! period (a second, or the run's report interval when that is longer), kept in bounded
-//! memory.
+//! Resource series: what a member, or the client, used over a run, one sample a second,
+//! kept in bounded memory; the samples of the measurement apart from those before it
+//! (setup, warm-up) and after it (fault steps undone).
 //!
 //! A [`ResourceSample`] holds levels at the moment it was taken (resident memory, sizes on
 //! disk) and what happened since the sample before it (CPU time as a share of that span,
@@ -10,6 +10,10 @@
 //! half and all of [`MAX_SAMPLES`] samples (as the latency series keeps its intervals).
 //! Folding keeps totals exact: counts add up, CPU is averaged over the span, and the peak
 //! CPU of a single period is kept beside it.
+//!
+//! A sample after a reading that failed covers the time since that source's last good
+//! reading ([`SeriesBuilder::hold`]), so that what it counted is never divided by one
+//! period's span.
 //!
 //! A figure a source could not give is `None`; why a whole source is missing (a member
 //! etcdlat did not start has no process or data dir it can look at; a data dir on tmpfs has

@@ -596,6 +596,18 @@ pub fn full_report() -> Report {
     report.target.targeting = range.target.targeting;
     report.target.targeted = range.target.targeted;
     report.target.source_addresses = range.target.source_addresses;
+    let mut machine = etcdlat_core::Machine::default();
+    machine.cpus = 4;
+    machine.memory_bytes = Some(16_000_000_000);
+    machine.memory_available_bytes = Some(9_200_000_000);
+    machine.load_average = Some([0.52, 0.4, 0.33]);
+    machine.kernel = "Linux 6.1.0-18-amd64".to_owned();
+    machine.client_cpus = vec![0, 1];
+    machine.emulator_cpus = vec![3];
+    machine.member_cpus = vec![0, 1, 2, 3];
+    machine.shared_cpus =
+        Some(vec!["client and members".to_owned(), "emulator and members".to_owned()]);
+    report.target.machine = Some(machine);
     let network: etcdlat_core::Network =
         toml::from_str("zones = [\"a\", \"b\"]\nzone-latency = \"2ms\"\nbandwidth = \"100MB/s\"\n")
             .expect("a valid [network] table");

@@ -734,6 +734,23 @@ struct Target {
     targeted: Vec<String>,
     network: Nullable<NetworkMirror>,
     source_addresses: Vec<String>,
+    machine: Nullable<MachineMirror>,
+}
+
+/// The machine the run ran on.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct MachineMirror {
+    cpus: u32,
+    memory_bytes: Nullable<u64>,
+    memory_available_bytes: Nullable<u64>,
+    load_average: Nullable<[f64; 3]>,
+    kernel: String,
+    client_cpus: Vec<usize>,
+    emulator_cpus: Vec<usize>,
+    member_cpus: Vec<usize>,
+    shared_cpus: Nullable<Vec<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -872,7 +889,7 @@ fn client_steps_are_written_each_on_its_own_and_read_back() {
 
 /// The fields the output leaves out when they hold nothing (`None`, empty, a count of 0), by
 /// the object they belong to; [`empty`] is what each stands for then.
-const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 16] = [
+const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 17] = [
     ("top", &["find_max", "repeats"]),
     (
         "run",
@@ -947,7 +964,19 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 16] = [
         ],
     ),
     ("busy", &["worker_max", "worker_peak"]),
-    ("target", &["targeting", "targeted", "network", "source_addresses"]),
+    ("target", &["targeting", "targeted", "network", "source_addresses", "machine"]),
+    (
+        "machine",
+        &[
+            "memory_bytes",
+            "memory_available_bytes",
+            "load_average",
+            "client_cpus",
+            "emulator_cpus",
+            "member_cpus",
+            "shared_cpus",
+        ],
+    ),
     ("network", &["emulator"]),
     ("audit", &["read_back_error", "serializable_staleness", "members", "violations"]),
     ("violation", &["key"]),
@@ -959,7 +988,7 @@ fn empty(field: &str) -> Value {
     match field {
         "members" | "leader_changes" | "alarms" | "faults" | "server" | "shards" | "targeted"
         | "violations" | "source_addresses" | "not_exported" | "not_available" | "outside"
-        | "steps" => {
+        | "client_cpus" | "emulator_cpus" | "member_cpus" | "steps" => {
             json!([])
         }
         "error_messages" => json!({}),
@@ -993,6 +1022,9 @@ fn with_left_out_fields(mut json: Value) -> Value {
         put_back("busy", run.get_mut("client").and_then(|c| c.get_mut("busy")));
         put_back_resources(run.get_mut("client").and_then(|c| c.get_mut("resources")));
         put_back("target", run.get_mut("target"));
+        if let Some(machine) = run["target"].get_mut("machine").filter(|m| m.is_object()) {
+            put_back("machine", Some(machine));
+        }
         if let Some(network) = run["target"].get_mut("network").filter(|n| n.is_object()) {
             put_back("network", Some(network));
         }

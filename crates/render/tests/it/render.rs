@@ -604,6 +604,19 @@ fn a_member_down_is_shown_down_and_averaged_as_nothing() {
     assert_eq!(avg[1].1, second.iter().sum::<f64>() / 3.0, "{avg:?}");
 }
 
+/// The machine the run ran on, in a line of the text.
+#[test]
+fn text_names_the_machine() {
+    let text = render::text(&full_report(), &TextOptions::default());
+    let line = text.lines().find(|l| l.starts_with("Machine: ")).expect("a Machine line");
+    assert_eq!(
+        line,
+        "Machine: 4 CPUs, 16.0 GB memory (9.2 GB available), load average 0.52 0.40 0.33, \
+         Linux 6.1.0-18-amd64; client and members, emulator and members share CPUs."
+    );
+    assert!(!render::text(&range_report(), &TextOptions::default()).contains("Machine:"));
+}
+
 /// The text's network section: each link's bytes and how late it delivered, and the
 /// emulator's own CPU; a link late beyond its bound at p99 ends the report with a warning
 /// naming it, and only that link.

@@ -32,14 +32,10 @@ use crate::transport::{Dialer, Ledger};
 use resources::{ClientResources, MemberResources};
 use scrape::{Scrapes, scrape};
 
-/// Shortest time between two samples: a second, as dbtester and `top` sample.
-const SAMPLE_PERIOD: Duration = Duration::from_secs(1);
-
-/// The sampling period of a run whose report interval is `interval`: a second, or the
-/// interval when longer.
-pub(crate) fn period(interval: Duration) -> Duration {
-    interval.max(SAMPLE_PERIOD)
-}
+/// Time between two samples: a second, as dbtester and `top` sample, whatever the report's
+/// interval, so that a sample's CPU and its peaks are per second (a run of 5 s intervals
+/// has its busiest second, not its busiest 5 s).
+pub(crate) const SAMPLE_PERIOD: Duration = Duration::from_secs(1);
 
 /// A member to sample: its name, its `/metrics` URL, and its process when etcdlat started
 /// it.
