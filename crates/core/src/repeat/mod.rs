@@ -418,4 +418,46 @@ mod tests {
         // A stopped rotation is still in rotation up to where it stopped, but not whole.
         assert_eq!(order(&[0, 1, 0], 2), Order::Other);
     }
+
+    /// A cell whose AVG-THROUGHPUT repeats are `values` (its other figures unknown).
+    fn cell(name: &str, values: &[f64]) -> Cell {
+        let mut figures: BTreeMap<String, Option<Estimate>> =
+            Row::ALL.iter().map(|r| (r.key().to_owned(), None)).collect();
+        figures
+            .insert(Row::AvgThroughput.key().to_owned(), Estimate::of(values.to_vec(), CONFIDENCE));
+        Cell {
+            name: name.to_owned(),
+            runs: (0..values.len()).collect(),
+            figures,
+            ops: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn a_change_is_marked_only_when_significant_with_three_repeats_a_side() {
+        let verdict = |base: &[f64], new: &[f64], level: f64| {
+            let c = CellComparison::of(&cell("a", base), &cell("b", new), level);
+            assert_eq!(c.changes.len(), Row::ALL.len());
+            assert_eq!((c.test.as_str(), c.level), (TEST, level));
+            let change = c.changes.iter().find(|c| c.row() == Some(Row::AvgThroughput)).unwrap();
+            // Unknown on both sides: not judged.
+            let other = c.changes.iter().find(|c| c.row() == Some(Row::LatencyP99)).unwrap();
+            assert_eq!(other.verdict, Verdict::Unknown);
+            (change.verdict, change.welch.map(|w| w.p), change.change_pct)
+        };
+        let (v, p, pct) = verdict(&[100.0, 101.0, 99.0], &[120.0, 121.0, 119.0], LEVEL);
+        assert_eq!(v, Verdict::Changed);
+        assert!(p.unwrap() < 0.001 && (pct.unwrap() - 20.0).abs() < 1e-9);
+        let (v, p, _) = verdict(&[100.0, 110.0, 90.0], &[102.0, 112.0, 92.0], LEVEL);
+        assert_eq!(v, Verdict::NoChange, "p = {p:?}");
+        // The same difference, judged at a level above its p-value, is a change.
+        let (v, _, _) = verdict(&[100.0, 110.0, 90.0], &[102.0, 112.0, 92.0], 0.9);
+        assert_eq!(v, Verdict::Changed);
+        // Two repeats: Welch's test runs, but nothing is judged.
+        let (v, p, _) = verdict(&[100.0, 101.0], &[120.0, 121.0, 119.0], LEVEL);
+        assert_eq!(v, Verdict::NotEnoughRepeats);
+        assert!(p.is_some());
+        let (v, p, _) = verdict(&[100.0], &[120.0], LEVEL);
+        assert_eq!((v, p), (Verdict::NotEnoughRepeats, None));
+    }
 }
