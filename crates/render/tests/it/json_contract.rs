@@ -203,6 +203,8 @@ struct Study {
 struct Resources {
     period_s: f64,
     samples: Vec<ResourceSample>,
+    /// The samples outside the measurement, when any.
+    outside: Vec<ResourceSample>,
     /// The sources without figures, when any.
     not_available: Vec<NotAvailable>,
     /// The block device of the disk figures, when read.
@@ -909,7 +911,7 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 16] = [
             "resources",
         ],
     ),
-    ("resources", &["not_available", "disk"]),
+    ("resources", &["outside", "not_available", "disk"]),
     (
         "sample",
         &[
@@ -953,7 +955,8 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 16] = [
 fn empty(field: &str) -> Value {
     match field {
         "members" | "leader_changes" | "alarms" | "faults" | "server" | "shards" | "targeted"
-        | "violations" | "source_addresses" | "not_exported" | "not_available" | "steps" => {
+        | "violations" | "source_addresses" | "not_exported" | "not_available" | "outside"
+        | "steps" => {
             json!([])
         }
         "error_messages" => json!({}),
@@ -1010,8 +1013,12 @@ fn with_left_out_fields(mut json: Value) -> Value {
 /// Puts back the fields a resource series and its samples left out.
 fn put_back_resources(resources: Option<&mut Value>) {
     let Some(resources) = resources.filter(|r| r.is_object()) else { return };
-    for sample in resources["samples"].as_array_mut().into_iter().flatten() {
-        put_back("sample", Some(sample));
+    for part in ["samples", "outside"] {
+        // Not `resources[part]`, which would put a null where a part was left out.
+        let samples = resources.get_mut(part).and_then(Value::as_array_mut);
+        for sample in samples.into_iter().flatten() {
+            put_back("sample", Some(sample));
+        }
     }
     put_back("resources", Some(resources));
 }

@@ -61,7 +61,7 @@ impl Run<'_> {
             &driver.dialer,
         )
         .await;
-        let usage = Usage::start(network_threads);
+        let usage = Usage::start(network_threads).await;
 
         let (stop, stop_rx) = watch::channel(false);
         let start = Start::soon(scenario.load.warmup);

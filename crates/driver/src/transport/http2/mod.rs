@@ -159,6 +159,14 @@ impl Connection {
         (Self { shared }, task)
     }
 
+    /// Ends the connection with `error`, as if it were lost.
+    #[cfg(test)]
+    pub(crate) fn close(&self, error: Error) {
+        let mut wake = Vec::new();
+        self.shared.update(|state| state.close(error, &mut wake));
+        wake.into_iter().for_each(Waker::wake);
+    }
+
     /// [`Connection::new`], with keepalive pings every `interval` given up after `timeout`.
     #[cfg(test)]
     fn with_keepalive(

@@ -482,6 +482,20 @@ fn header_value(value: &[u8]) -> Option<HeaderValue> {
     }
 }
 
+impl Drop for Task {
+    /// A task dropped before its end (its runtime shut down, or it was aborted) ends the
+    /// connection all the same: its streams and those waiting for a slot fail rather than
+    /// wait for ever, and the channel dials again.
+    fn drop(&mut self) {
+        let mut state = self.shared.lock();
+        if state.closed.is_none() {
+            state.close(Error::Closed("connection: its task was dropped"), &mut self.wake);
+        }
+        drop(state);
+        self.wake_all();
+    }
+}
+
 impl Future for Task {
     type Output = Result<(), Error>;
 

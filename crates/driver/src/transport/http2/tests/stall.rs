@@ -175,3 +175,30 @@ async fn a_slot_said_ready_is_kept_for_the_stream_opened_in_it() {
     drop(second);
     assert!(matches!(now(|cx| connection.poll_ready(cx, &mut third)), Poll::Ready(Ok(()))));
 }
+
+#[tokio::test]
+async fn streams_and_waiters_fail_when_the_connections_task_is_dropped() {
+    let keepalive = (super::super::task::KEEPALIVE_INTERVAL, super::super::task::KEEPALIVE_TIMEOUT);
+    let (connection, mut peer, task) = connect_running(keepalive.0, keepalive.1).await;
+    apply_settings(&mut peer, &[(codec::SETTINGS_MAX_CONCURRENT_STREAMS, 1)]).await;
+    let mut recv =
+        connection.send_unary(&mut None, &head("/p"), Bytes::from_static(b"1"), None).unwrap();
+    peer.next(codec::DATA).await;
+    let waiter = tokio::spawn({
+        let connection = connection.clone();
+        async move {
+            let mut turn = None;
+            std::future::poll_fn(|cx| connection.poll_ready(cx, &mut turn)).await
+        }
+    });
+    tokio::task::yield_now().await;
+    // The task is dropped, as when its runtime shuts down.
+    task.abort();
+    assert!(task.await.unwrap_err().is_cancelled());
+    let failed = tokio::time::timeout(Duration::from_secs(5), recv.head()).await;
+    let e = failed.expect("the stream fails rather than waits for ever").unwrap_err();
+    assert!(matches!(e, Error::Closed(m) if m.contains("task")), "{e:?}");
+    let waited = tokio::time::timeout(Duration::from_secs(5), waiter).await;
+    assert!(waited.expect("the waiter is told").unwrap().is_err());
+    assert!(matches!(now(|cx| connection.poll_ready(cx, &mut None)), Poll::Ready(Err(_))));
+}
