@@ -70,6 +70,7 @@ pub const TEST: &str = "Welch's t-test on the repeats' values, two-sided";
 /// In which order a matrix's cells ran their repeats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Order {
     /// In rotation, every cell once before any twice (A B C A B C ...): the default.
     Interleaved,
@@ -93,6 +94,7 @@ impl Order {
 
 /// The runs of a set grouped into cells, each figure over a cell's repeats.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Repeats {
     /// The order the runs ran in.
     pub order: Order,
@@ -108,6 +110,7 @@ pub struct Repeats {
 
 /// A cell's figures over its repeats.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Cell {
     /// The cell's name: its runs' name without the repeat's number (`put [clients=1]`),
     /// after the file it was read from when several were (`a.json: put [clients=1]`).
@@ -260,6 +263,7 @@ fn order(sequence: &[usize], cells: usize) -> Order {
 
 /// One cell compared with the base cell, figure by figure.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct CellComparison {
     /// The base cell's name.
     pub base: String,
@@ -279,6 +283,7 @@ pub struct CellComparison {
 
 /// One figure of two cells.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct Change {
     /// The operation kind whose figure it is; `None` for dbtester's figures (the load's).
     pub op: Option<OpKind>,
@@ -318,6 +323,7 @@ impl Change {
 /// What a comparison says of a figure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Verdict {
     /// The p-value is below the level: a change.
     Changed,
