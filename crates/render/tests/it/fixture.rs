@@ -365,10 +365,18 @@ fn every_figure(sample: &mut ResourceSample) {
         disk_sectors_read,
         disk_writes_completed,
         disk_sectors_written,
+        leader,
+        wal_fsync_p99_us,
+        backend_commit_p99_us,
+        apply_p99_us,
+        peer_rtt_p99_us,
+        proposals_committed,
+        leader_changes,
     } = sample;
     for figure in [cpu_percent, cpu_max_percent, down_s] {
         figure.get_or_insert(7.0);
     }
+    leader.get_or_insert(true);
     for figure in [
         rss_bytes,
         db_size_bytes,
@@ -393,6 +401,12 @@ fn every_figure(sample: &mut ResourceSample) {
         disk_sectors_read,
         disk_writes_completed,
         disk_sectors_written,
+        wal_fsync_p99_us,
+        backend_commit_p99_us,
+        apply_p99_us,
+        peer_rtt_p99_us,
+        proposals_committed,
+        leader_changes,
     ] {
         figure.get_or_insert(7);
     }

@@ -968,6 +968,13 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 17] = [
             "disk_sectors_read",
             "disk_writes_completed",
             "disk_sectors_written",
+            "leader",
+            "wal_fsync_p99_us",
+            "backend_commit_p99_us",
+            "apply_p99_us",
+            "peer_rtt_p99_us",
+            "proposals_committed",
+            "leader_changes",
         ],
     ),
     ("busy", &["worker_max", "worker_peak"]),
@@ -1009,7 +1016,11 @@ fn put_back(kind: &str, object: Option<&mut Value>) {
     let Some(object) = object.and_then(Value::as_object_mut) else { return };
     let (_, fields) = LEFT_OUT_WHEN_EMPTY.iter().find(|(k, _)| *k == kind).expect("a listed kind");
     for field in *fields {
-        object.entry(*field).or_insert_with(|| empty(field));
+        // A sample's figures are all numbers or flags (its `leader_changes` a count, not
+        // the run's list of them).
+        object
+            .entry(*field)
+            .or_insert_with(|| if kind == "sample" { Value::Null } else { empty(field) });
     }
 }
 
