@@ -12,8 +12,10 @@
 //!   live progress line; `verdict`: how a command ends, and its exit code.
 //! - `shutdown`: the stop flag that Ctrl-C, SIGTERM and SIGHUP set.
 //! - `builtin`: the shipped scenarios, built in.
+//! - `check/`: `check disk` and `check perf`, pass or fail against etcd's guidance.
 
 mod builtin;
+mod check;
 mod command_line;
 mod exporter;
 mod find_max;
@@ -145,6 +147,8 @@ async fn execute(action: Action) -> Result<Verdict> {
         }
         Action::Merge(m) => report_tool::merge(&m),
         Action::Compare(c) => report_tool::compare(&c),
+        Action::CheckDisk(plan) => check::disk::execute(plan).await,
+        Action::CheckPerf(plan, perf) => check::perf::execute(&plan, &perf).await,
     }
 }
 

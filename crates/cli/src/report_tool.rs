@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, anyhow, bail};
 use etcdlat_core::comparison::compare_sets;
 use etcdlat_core::merge::merge_labeled;
+use etcdlat_core::repeat::{LEVEL, Repeats};
 use etcdlat_core::report::SCHEMA_VERSION;
 use etcdlat_core::{ReportSet, Threshold};
 use etcdlat_render as render;
@@ -60,9 +61,11 @@ pub fn merge(plan: &MergePlan) -> Result<Verdict> {
 }
 
 /// `etcdlat compare`: every run of the reports side by side as markdown (dbtester's figures,
-/// a column per run); before it, for two reports, the second's runs compared with the
-/// first's, run `i` with run `i`; with `--heatmap` (two reports), the heatmaps of the change
-/// from one matrix's runs to the other's.
+/// a column per run, or per cell of repeats with each figure's interval); before it, when
+/// the runs are repeats of cells, every cell compared with the first by Welch's t-test on
+/// the repeats' values, else, for two reports, the second's runs beside the first's, run `i`
+/// with run `i`, no change marked (one run: no interval); with `--heatmap` (two reports),
+/// the heatmaps of the change from one matrix's runs to the other's.
 pub fn compare(plan: &ComparePlan) -> Result<Verdict> {
     let sets = plan.inputs.iter().map(|p| read_set(p)).collect::<Result<Vec<_>>>()?;
     let names: Vec<String> = plan.inputs.iter().map(|p| p.display().to_string()).collect();
@@ -76,8 +79,27 @@ pub fn compare(plan: &ComparePlan) -> Result<Verdict> {
         (Some(_), _) => bail!("--heatmap compares exactly two reports, not {}", sets.len()),
         (None, _) => None,
     };
+    let headers = file_names(&plan.inputs);
+    let labelled = sets.iter().zip(&headers).flat_map(|(set, name)| {
+        let label = (sets.len() > 1).then_some(name.as_str());
+        set.runs.iter().map(move |r| (label, r))
+    });
     let mut text = String::new();
-    if let [base, new] = &sets[..] {
+    if let Some(repeats) = Repeats::of_labeled(labelled) {
+        // Repeats: every cell against the first, judged from the runs' variance.
+        let comparisons = repeats.compare(LEVEL);
+        text = render::comparison::repeats_markdown(&comparisons);
+        text.push('\n');
+        if let Some(t) = &plan.json {
+            let json = serde_json::to_string_pretty(&comparisons).context("writing JSON")?;
+            t.write(&(json + "\n"))?;
+        }
+    } else if sets.len() == 1 {
+        bail!(
+            "compare needs two REPORTs, or one REPORT whose matrix repeats its cells (run --repeat 3); {} has no repeats",
+            names[0]
+        );
+    } else if let [base, new] = &sets[..] {
         if base.runs.len() != new.runs.len() {
             bail!(
                 "{}: {} runs, but {} has {}; runs are compared one to one",
@@ -87,15 +109,24 @@ pub fn compare(plan: &ComparePlan) -> Result<Verdict> {
                 base.runs.len()
             );
         }
-        let comparisons = compare_sets(base, new)?;
-        text = render::comparison::markdown(&comparisons);
+        let mut comparisons = compare_sets(base, new)?;
+        // One run each has no interval across runs: no change is claimed.
+        for row in comparisons.iter_mut().flat_map(|c| &mut c.ops).flat_map(|op| &mut op.rows) {
+            row.significant = None;
+            row.noise = None;
+        }
+        text = render::comparison::markdown_one_run(&comparisons);
         text.push('\n');
         if let Some(t) = &plan.json {
             let json = serde_json::to_string_pretty(&comparisons).context("writing JSON")?;
             t.write(&(json + "\n"))?;
         }
+    } else if plan.json.is_some() {
+        bail!(
+            "--json writes the comparison of two reports (BASE NEW), or of cells of repeats, not of {} reports of single runs",
+            sets.len()
+        );
     }
-    let headers = file_names(&plan.inputs);
     let files = headers.iter().map(String::as_str).zip(sets.iter().map(|s| &s.runs[..]));
     text.push_str("## Runs side by side\n\n");
     text.push_str(&Columns::of_files(files).markdown());

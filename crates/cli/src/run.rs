@@ -1,8 +1,10 @@
 //! A load run: each scenario of the plan in turn, on the cluster it names (a throwaway local
 //! one started and removed per scenario), until done or stopped by a signal; then the
-//! runs side by side when there were several, the report files and the verdict.
+//! runs side by side when there were several (cells of repeats with their intervals and
+//! compared with the first), the report files and the verdict.
 
 use anyhow::{Context, Result, bail};
+use etcdlat_core::repeat::{LEVEL, Repeats};
 use etcdlat_core::schedule::Rate;
 use etcdlat_core::{Report, ReportSet, Scenario};
 use etcdlat_driver::{Driver, DriverError, LocalCluster};
@@ -96,6 +98,11 @@ pub async fn execute(plan: &RunPlan) -> Result<Verdict> {
         // A matrix, several scenarios: their figures side by side, after each run's own.
         let table = Columns::new(&reports).text();
         output::print(&format!("{} runs side by side:\n\n{table}\n", reports.len()))?;
+        // Repeats of several cells: each compared with the first, from the runs' variance.
+        if let Some(repeats) = Repeats::of(&reports).filter(|r| r.cells.len() > 1) {
+            let comparison = render::comparison::repeats_markdown(&repeats.compare(LEVEL));
+            output::print(&format!("Cells compared with the first:\n\n{comparison}\n"))?;
+        }
     }
     let interrupted = reports.iter().any(|r| r.interrupted) || *stop.borrow();
     let set = ReportSet::new(reports);

@@ -90,13 +90,26 @@ impl Figure {
         }
     }
 
+    /// The figure's name in JSON: `throughput`, `p50`, `p99`, `p99_9`, `errors`.
+    #[must_use]
+    pub fn key(self) -> &'static str {
+        match self {
+            Self::Throughput => "throughput",
+            Self::P50 => "p50",
+            Self::P99 => "p99",
+            Self::P99_9 => "p99_9",
+            Self::Errors => "errors",
+        }
+    }
+
     fn is_latency(self) -> bool {
         matches!(self, Self::P50 | Self::P99 | Self::P99_9)
     }
 
     /// The figure of a run: throughput in requests/s, latencies in us, errors as a count;
     /// `None` for a latency of a kind with no successful request.
-    fn of(self, op: &OpReport) -> Option<f64> {
+    #[must_use]
+    pub fn value(self, op: &OpReport) -> Option<f64> {
         let q = |q: f64| (op.ok > 0).then(|| op.latency.quantile_us(q) as f64);
         match self {
             Self::Throughput => Some(op.throughput),
@@ -113,7 +126,7 @@ impl Figure {
         match self {
             Self::Errors if op.duration_s > 0.0 => Some(op.errors_total as f64 / op.duration_s),
             Self::Errors => None,
-            _ => self.of(op),
+            _ => self.value(op),
         }
     }
 
@@ -236,7 +249,8 @@ pub fn compare(base: &Report, new: &Report) -> Comparison {
             let rows = Figure::ALL
                 .into_iter()
                 .map(|figure| {
-                    let (bv, nv) = (b.and_then(|s| figure.of(s.0)), n.and_then(|s| figure.of(s.0)));
+                    let (bv, nv) =
+                        (b.and_then(|s| figure.value(s.0)), n.and_then(|s| figure.value(s.0)));
                     let (significant, noise) = match (estimate, b, n) {
                         (true, Some(b), Some(n)) => significance(figure, b, n),
                         _ => (None, None),

@@ -30,6 +30,7 @@
 //! ```
 
 pub mod audit;
+pub mod check;
 pub mod comparison;
 pub mod fault;
 pub mod invariant;
@@ -38,6 +39,7 @@ pub mod metrics;
 pub mod op;
 #[doc(hidden)] // internal: the driver's workers record into it; not part of the API
 pub mod recorder;
+pub mod repeat;
 pub mod report;
 pub mod scenario;
 pub mod schedule;
@@ -63,8 +65,8 @@ pub use op::{ErrorCode, OpKind};
 pub use recorder::Recorder;
 pub use report::{
     AlarmReport, Distribution, EmulatorUsage, HashKvCheck, Interval, LeaderChange, LinkReport,
-    MemberReport, NetworkReport, OpReport, PacingReport, Params, Report, ReportSet, Row, ShardInfo,
-    StepReport, Study, TargetInfo, WatchAccounting,
+    Machine, MemberReport, NetworkReport, OpReport, PacingReport, Params, Report, ReportSet, Row,
+    ShardInfo, StepReport, Study, TargetInfo, WatchAccounting,
 };
 pub use scenario::{
     Checks, Cluster, Compaction, CompactionStyle, Etcd, EtcdVersion, LinkSettings, Load,

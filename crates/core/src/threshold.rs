@@ -32,6 +32,7 @@ impl Metric {
             Self::P99_99 => lat.quantile_us(0.9999) as f64,
             Self::Max => lat.max_us() as f64,
             Self::Mean => lat.mean_us(),
+            Self::Stddev => lat.stddev_us(),
             Self::ErrorRate if requests == 0 => return None,
             Self::ErrorRate => op.errors_total as f64 / requests as f64,
             Self::Errors => op.errors_total as f64,

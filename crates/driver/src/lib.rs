@@ -77,8 +77,10 @@
 
 mod affinity;
 mod cluster;
+mod disk;
 mod error;
 mod load;
+mod machine;
 mod transport;
 mod watch;
 
@@ -89,6 +91,7 @@ pub use cluster::local::{LocalCluster, LocalClusterOptions, LocalMember, LocalTl
 pub use cluster::metrics::own_usage;
 pub use cluster::target::TargetError;
 pub use cluster::toxiproxy::ToxiproxyError;
+pub use disk::{DiskError, DiskTest};
 pub use error::{AnswerError, DriverError, EndpointError, NotReady};
 pub use load::driver::{Driver, DriverBuilder};
 pub use load::progress::{LiveInterval, LiveKind, Progress};

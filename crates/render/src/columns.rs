@@ -19,6 +19,12 @@
 //! A figure a run cannot know is `n/a`, never 0, and [`Columns::notes`] says why, from
 //! [`Study::unknown`].
 //!
+//! When runs are repeats of one cell (`[matrix] repeat`, `run --repeat`), the table has a
+//! column per cell instead of per run ([`Repeats`]): each figure is the mean of the repeats
+//! ± the half width of its 95% confidence interval (Student's t), then rows of each
+//! operation's throughput, percentiles and errors, and the table says the order the runs
+//! ran in.
+//!
 //! ```
 //! use etcdlat_render::columns::Columns;
 //! # fn show(runs: &[etcdlat_core::Report]) {
@@ -29,7 +35,12 @@
 
 use std::fmt::Write;
 
+use etcdlat_core::comparison::Figure;
+use etcdlat_core::op::OpKind;
+use etcdlat_core::repeat::{Estimate, Repeats};
 use etcdlat_core::report::{Report, Row, Study};
+
+use crate::comparison::cell as op_cell;
 
 /// How a header's lines are joined where a header takes one line (markdown, notes, legends).
 const LINE_JOIN: &str = " · ";
@@ -44,6 +55,21 @@ pub struct Columns {
     pub headers: Vec<Vec<String>>,
     /// The figures, in dbtester's order.
     pub rows: Vec<Figures>,
+    /// With repeats: each operation kind's figures, after dbtester's.
+    pub op_rows: Vec<OpFigures>,
+    /// With repeats: the cells, their figures over their repeats and the order they ran in.
+    pub repeats: Option<Repeats>,
+}
+
+/// One figure of an operation kind in every cell: a row of a table of repeats.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpFigures {
+    /// The kind.
+    pub kind: OpKind,
+    /// The figure.
+    pub figure: Figure,
+    /// Each cell's figure, in the columns' order.
+    pub cells: Vec<Cell>,
 }
 
 /// One figure of every run: a row of the table.
@@ -84,6 +110,9 @@ impl Columns {
     }
 
     fn build(runs: Vec<(Option<&str>, &Report)>) -> Self {
+        if let Some(repeats) = Repeats::of_labeled(runs.iter().copied()) {
+            return Self::of_repeats(&runs, repeats);
+        }
         let (corner, names) = names(runs.iter().map(|(_, r)| r.name.as_str()));
         let versions_differ =
             runs.windows(2).any(|w| w[0].1.target.etcd_version != w[1].1.target.etcd_version);
@@ -120,7 +149,112 @@ impl Columns {
                     .collect(),
             })
             .collect();
-        Self { corner, headers, rows }
+        Self { corner, headers, rows, op_rows: Vec::new(), repeats: None }
+    }
+
+    /// The table of cells of repeats: a column per cell, each figure `mean ± half width`.
+    fn of_repeats(runs: &[(Option<&str>, &Report)], repeats: Repeats) -> Self {
+        let (corner, names) = names(repeats.cells.iter().map(|c| c.name.as_str()));
+        let first = |c: &etcdlat_core::repeat::Cell| runs[c.runs[0]].1;
+        let versions_differ = repeats
+            .cells
+            .windows(2)
+            .any(|w| first(&w[0]).target.etcd_version != first(&w[1]).target.etcd_version);
+        let headers = repeats
+            .cells
+            .iter()
+            .zip(names)
+            .enumerate()
+            .map(|(i, (cell, name))| {
+                let version = match first(cell).target.etcd_version.as_str() {
+                    "" => "etcd unknown".to_owned(),
+                    v => format!("etcd {v}"),
+                };
+                let mut lines: Vec<String> =
+                    [name, versions_differ.then_some(version)].into_iter().flatten().collect();
+                if lines.is_empty() {
+                    lines.push(format!("cell {}", i + 1));
+                }
+                lines.push(format!("{} runs", cell.repeats()));
+                lines
+            })
+            .collect();
+        let why = |cell: &etcdlat_core::repeat::Cell, row: Row| {
+            cell.runs
+                .iter()
+                .find_map(|&i| runs[i].1.study().why_unknown(row).map(str::to_owned))
+                .unwrap_or_else(|| "not known to this cell's runs".to_owned())
+        };
+        let rows = Row::ALL
+            .into_iter()
+            .map(|row| Figures {
+                row,
+                cells: repeats
+                    .cells
+                    .iter()
+                    .map(|c| match c.figure(row) {
+                        Some(e) => {
+                            Cell { text: estimated(e, |v| row.format(v)), why_unknown: None }
+                        }
+                        None => Cell {
+                            text: etcdlat_core::report::study::NOT_AVAILABLE.to_owned(),
+                            why_unknown: Some(why(c, row)),
+                        },
+                    })
+                    .collect(),
+            })
+            .collect();
+        let mut kinds: Vec<OpKind> =
+            repeats.cells.iter().flat_map(|c| c.ops.keys().copied()).collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        let op_rows = kinds
+            .into_iter()
+            .flat_map(|kind| Figure::ALL.into_iter().map(move |figure| (kind, figure)))
+            .map(|(kind, figure)| OpFigures {
+                kind,
+                figure,
+                cells: repeats
+                    .cells
+                    .iter()
+                    .map(|c| Cell {
+                        text: c.op(kind, figure).map_or_else(
+                            || "-".to_owned(),
+                            |e| estimated(e, |v| op_cell(figure, v)),
+                        ),
+                        why_unknown: None,
+                    })
+                    .collect(),
+            })
+            .collect();
+        Self { corner, headers, rows, op_rows, repeats: Some(repeats) }
+    }
+
+    /// Every row as its label and cells: dbtester's figures, then each operation's.
+    pub(crate) fn labelled(&self) -> Vec<(String, &[Cell])> {
+        let figures = self.rows.iter().map(|f| (f.row.label().to_owned(), &f.cells[..]));
+        let ops =
+            self.op_rows.iter().map(|f| (format!("{} {}", f.kind, f.figure.title()), &f.cells[..]));
+        figures.chain(ops).collect()
+    }
+
+    /// With repeats, what the table's figures are and the order the runs ran in, a line
+    /// each: `each figure: mean ± ...`, `order: interleaved (1 2 1 2 1 2)`.
+    #[must_use]
+    pub fn method(&self) -> Vec<String> {
+        let Some(repeats) = &self.repeats else { return Vec::new() };
+        let sequence: Vec<String> = repeats.sequence.iter().map(|c| (c + 1).to_string()).collect();
+        let cells: Vec<String> =
+            (0..self.headers.len()).map(|i| format!("{} = {}", i + 1, self.label(i))).collect();
+        vec![
+            format!("each figure: {}", repeats.interval),
+            format!(
+                "order: {} ({}), each run on a fresh cluster when etcdlat started it; cells: {}",
+                repeats.order.describe(),
+                sequence.join(" "),
+                cells.join("; ")
+            ),
+        ]
     }
 
     /// Column `i`'s header on one line: `clients=1 · etcd 3.5.21`.
@@ -172,16 +306,16 @@ impl Columns {
     #[must_use]
     pub fn text(&self) -> String {
         let width = |s: &str| s.chars().count();
+        let rows = self.labelled();
         let mut widths = vec![
-            self.rows
-                .iter()
-                .map(|f| width(f.row.label()))
+            rows.iter()
+                .map(|(label, _)| width(label))
                 .chain([width(&self.corner)])
                 .max()
                 .unwrap_or(0),
         ];
         for (i, header) in self.headers.iter().enumerate() {
-            let cells = self.rows.iter().map(|f| width(&f.cells[i].text));
+            let cells = rows.iter().map(|(_, cells)| width(&cells[i].text));
             widths.push(header.iter().map(|l| width(l)).chain(cells).max().unwrap_or(0));
         }
         let rule = |left: &str, middle: &str, right: &str| {
@@ -207,14 +341,17 @@ impl Columns {
             out.push_str(&line(&cells));
         }
         out.push_str(&rule("├", "┼", "┤"));
-        for figures in &self.rows {
-            let mut cells = vec![format!("{:>w$}", figures.row.label(), w = widths[0])];
-            for (cell, w) in figures.cells.iter().zip(&widths[1..]) {
+        for (label, row) in &rows {
+            let mut cells = vec![format!("{label:>w$}", w = widths[0])];
+            for (cell, w) in row.iter().zip(&widths[1..]) {
                 cells.push(format!("{:>w$}", cell.text));
             }
             out.push_str(&line(&cells));
         }
         out.push_str(&rule("└", "┴", "┘"));
+        for line in self.method() {
+            out.push_str(&wrapped(&line, NOTE_WIDTH));
+        }
         let notes = self.notes();
         if !notes.is_empty() {
             out.push_str("n/a:\n");
@@ -238,12 +375,19 @@ impl Columns {
         out.push_str("\n| --- |");
         out.push_str(&" ---: |".repeat(self.headers.len()));
         out.push('\n');
-        for figures in &self.rows {
-            let _ = write!(out, "| {} |", figures.row.label());
-            for c in &figures.cells {
+        for (label, cells) in self.labelled() {
+            let _ = write!(out, "| {label} |");
+            for c in cells {
                 let _ = write!(out, " {} |", cell(&c.text));
             }
             out.push('\n');
+        }
+        let method = self.method();
+        if !method.is_empty() {
+            out.push('\n');
+            for line in method {
+                let _ = writeln!(out, "- {line}");
+            }
         }
         let notes = self.notes();
         if !notes.is_empty() {
@@ -253,6 +397,15 @@ impl Columns {
             }
         }
         out
+    }
+}
+
+/// An estimate as a cell: `mean ± half width` in the figure's format, or the mean alone
+/// for one run (no interval).
+fn estimated(e: &Estimate, format: impl Fn(f64) -> String) -> String {
+    match e.half_width {
+        Some(h) => format!("{} ± {}", format(e.mean), format(h)),
+        None => format(e.mean),
     }
 }
 

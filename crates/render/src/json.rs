@@ -4,12 +4,16 @@
 //! place that writes it, so every command produces the same bytes for the same reports.
 //! Each run also carries its dbtester figures (`study`, [`etcdlat_core::report::Study`]), computed
 //! from the run as it is written: a report read back computes them again
-//! ([`Report::study`]), so they are never out of step with the rest. Its shape is locked by
+//! ([`Report::study`]), so they are never out of step with the rest. When runs are repeats
+//! of a cell, the set carries `repeats` ([`Repeats`]): the order they ran in and each cell's
+//! figures over its repeats (each repeat's value, mean, median, confidence interval),
+//! computed the same way. Its shape is locked by
 //! the `json_contract` test, and [`ReportSet::schema_version`] changes whenever it changes
 //! incompatibly.
 
 use serde::Serialize;
 
+use etcdlat_core::repeat::Repeats;
 use etcdlat_core::report::find_max::FindMaxReport;
 use etcdlat_core::report::{Report, ReportSet, Study};
 
@@ -29,6 +33,8 @@ struct Set<'a> {
     runs: Vec<Run<'a>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     find_max: Option<&'a FindMaxReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    repeats: Option<Repeats>,
 }
 
 /// Renders `set` as pretty-printed JSON, ending with a newline.
@@ -41,6 +47,7 @@ pub fn json(set: &ReportSet) -> String {
         etcdlat_version,
         runs: runs.iter().map(|report| Run { report, study: report.study() }).collect(),
         find_max: find_max.as_ref(),
+        repeats: Repeats::of(runs),
     };
     // Serializing plain data with string map keys into memory cannot fail; the fallback
     // keeps rendering infallible should that ever change.

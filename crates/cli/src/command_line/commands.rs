@@ -382,9 +382,13 @@ pub struct MergeArgs {
 /// `etcdlat compare`.
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// JSON reports (`--json`): with two, the first is the base the second is compared
-    /// against, run by run; with more, their runs are only put side by side.
-    #[arg(id = "compare_reports", required = true, num_args = 2.., value_name = "REPORT")]
+    /// JSON reports (`--json`). When their runs are repeats of matrix cells (`--repeat N`),
+    /// every cell is compared with the first by Welch's t-test on the repeats' values
+    /// (two-sided, level 0.05; "not enough repeats" below 3), one report being enough;
+    /// otherwise, with two, the first is the base the second is compared against, run by
+    /// run, no change marked (one run: no interval); with more, their runs are only put
+    /// side by side.
+    #[arg(id = "compare_reports", required = true, num_args = 1.., value_name = "REPORT")]
     pub reports: Vec<PathBuf>,
 }
 
@@ -426,6 +430,13 @@ pub struct RunArgs {
     /// (a bare word is a string). Repeatable; the other flags override it.
     #[arg(long = "set", value_name = "KEY=VALUE")]
     pub set: Vec<String>,
+
+    /// Run each scenario (each cell of its matrix) N times, as `[matrix] repeat = N`: each
+    /// figure is then reported as the mean ± its 95% confidence interval (Student's t) with
+    /// the median and each repeat's value, the cells run in rotation (A B A B ...) each on a
+    /// fresh cluster, and the cells are compared by Welch's t-test on their repeats.
+    #[arg(long, value_name = "N")]
+    pub repeat: Option<u32>,
 
     /// Find the largest `[kubernetes] nodes` that meets Kubernetes' SLOs: the scenario's
     /// own node count first, doubled while it meets them and halved while it misses them

@@ -11,7 +11,9 @@ use std::path::PathBuf;
 use clap::parser::ValueSource;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand};
 
+mod check;
 mod commands;
+pub use check::*;
 pub use commands::*;
 
 /// A load generator for etcd: put, range and scenario runs with truthful latency.
@@ -271,7 +273,7 @@ pub struct Global {
     pub quiet: bool,
 
     /// Fail (exit 1) unless every report meets EXPR, like 'p99 < "20ms"', 'errors == 0' or
-    /// 'put.error_rate < 0.001' (metrics p50 p90 p99 p99_9 p99_99 max mean error_rate errors
+    /// 'put.error_rate < 0.001' (metrics p50 p90 p99 p99_9 p99_99 max mean stddev error_rate errors
     /// throughput ok; repeatable; added to the scenarios' own `thresholds`).
     #[arg(long, global = true, value_name = "EXPR")]
     pub threshold: Vec<String>,
@@ -403,6 +405,9 @@ pub enum Command {
     /// (throughput, p50, p99, p99.9, errors) marking the changes beyond the run-to-run noise
     /// seen in their intervals.
     Compare(CompareArgs),
+    /// Check the disk (`check disk`) or the cluster's performance (`check perf`, as
+    /// etcdctl's) against etcd's guidance, pass or fail.
+    Check(CheckArgs),
     /// etcd benchmark's `mvcc put`, refused: it benchmarks etcd's storage in-process, in Go.
     #[command(hide = true)]
     Mvcc(MvccArgs),

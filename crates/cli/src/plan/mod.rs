@@ -16,10 +16,12 @@
 //! - `preflight`: what cannot work where the plan sends it (an error), and what is likely not
 //!   meant (a warning).
 //! - `report_tool`: `merge` and `compare`.
+//! - `check`: `check disk`'s directory and sizes, `check perf`'s load and rules.
 //! - `flag`: what a flag's value means (durations, sizes, counts), and scenario errors in the
 //!   words of the command line.
 
 mod benchmark;
+mod check;
 mod cluster;
 mod cpu;
 mod etcd;
@@ -43,13 +45,14 @@ use etcdlat_core::{Etcd, Scenario, ScenarioError, Targeting};
 use etcdlat_driver::Security;
 use etcdlat_render::{TextOptions, heatmap};
 
+pub use check::{DiskPlan, PerfCheck};
 pub use cluster::{Cluster, DEFAULT_ENDPOINT};
 pub use etcd::EtcdSources;
 pub use find_max::FindMax;
 pub use report_tool::{ComparePlan, MergePlan};
 pub use shard::Start;
 
-use crate::command_line::{Cli, Command, Global};
+use crate::command_line::{CheckCommand, Cli, Command, Global};
 use crate::output::Outputs;
 
 /// A load run, validated: `etcdlat run` or one of etcd benchmark's subcommands.
@@ -121,13 +124,17 @@ pub enum Action {
     Merge(MergePlan),
     /// Compare two reports.
     Compare(ComparePlan),
+    /// `check disk`.
+    CheckDisk(DiskPlan),
+    /// `check perf`: the run of its load, and what the check does around it.
+    CheckPerf(Box<RunPlan>, PerfCheck),
 }
 
 impl Action {
     /// The CPUs `--pin-cpus` keeps etcdlat's own threads on; empty: any.
     pub fn client_cpus(&self) -> &[usize] {
         match self {
-            Action::Run(plan) => &plan.pin_cpus,
+            Action::Run(plan) | Action::CheckPerf(plan, _) => &plan.pin_cpus,
             _ => &[],
         }
     }
@@ -147,6 +154,7 @@ impl Action {
         // etcd benchmark's subcommands load its default endpoint unless told otherwise.
         let at_default_endpoint =
             |s: Scenario| (vec![s], Cluster::Endpoints(vec![DEFAULT_ENDPOINT.into()]));
+        let mut perf_check = None;
         let (scenarios, default_cluster) = match &cli.command {
             Command::Scenarios => return Ok(Self::ListScenarios),
             Command::Merge(args) => return report_tool::merge_plan(args, g).map(Self::Merge),
@@ -166,6 +174,16 @@ impl Action {
                 return Ok(Self::Cluster { members, etcd_bin, network });
             }
             Command::Run(run) => (scenario::read(run)?, Cluster::FromScenario),
+            Command::Check(c) => match &c.command {
+                CheckCommand::Disk(a) => {
+                    return check::disk(a, g, std::env::temp_dir()).map(Self::CheckDisk);
+                }
+                CheckCommand::Perf(a) => {
+                    let (scenario, check) = check::perf(a)?;
+                    perf_check = Some(check);
+                    at_default_endpoint(scenario)
+                }
+            },
             Command::Put(a) => at_default_endpoint(benchmark::put(a)?),
             Command::Range(a) => at_default_endpoint(benchmark::range(a)?),
             Command::TxnPut(a) => at_default_endpoint(benchmark::txn_put(a)?),
@@ -253,7 +271,7 @@ impl Action {
             Some(flag) => Some(flag.clone()),
             None => output::metrics_addr(&scenarios)?,
         };
-        Ok(Self::Run(Box::new(RunPlan {
+        let plan = Box::new(RunPlan {
             scenarios,
             cluster,
             target,
@@ -277,7 +295,11 @@ impl Action {
                 _ => None,
             },
             find_max,
-        })))
+        });
+        Ok(match perf_check {
+            Some(check) => Self::CheckPerf(plan, check),
+            None => Self::Run(plan),
+        })
     }
 }
 
@@ -338,7 +360,9 @@ mod tests {
             Action::ListScenarios
             | Action::Cluster { .. }
             | Action::Merge(_)
-            | Action::Compare(_) => bail!("not a run"),
+            | Action::Compare(_)
+            | Action::CheckDisk(_)
+            | Action::CheckPerf(..) => bail!("not a run"),
         }
     }
 

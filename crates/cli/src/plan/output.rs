@@ -59,6 +59,7 @@ pub(super) fn command_name(command: &Command) -> &'static str {
         Command::WatchLatency(_) => "watch-latency",
         Command::LeaseKeepalive(_) => "lease-keepalive",
         Command::Stm(_) => "stm",
+        Command::Check(_) => "check-perf",
         _ => "run",
     }
 }

@@ -27,14 +27,14 @@ pub struct MergePlan {
 /// `etcdlat compare`, validated.
 #[derive(Debug)]
 pub struct ComparePlan {
-    /// The reports, two or more: with two, the first is the base the second is compared
-    /// against.
+    /// The reports, one or more: cells of repeats are compared with the first cell; else,
+    /// with two reports, the first is the base the second is compared against.
     pub inputs: Vec<PathBuf>,
     /// Print the markdown comparison on standard output.
     pub print: bool,
     /// Markdown comparison destination.
     pub markdown: Option<Target>,
-    /// JSON comparison destination (two reports only).
+    /// JSON comparison destination (of cells of repeats, or of two reports).
     pub json: Option<Target>,
     /// Where the heatmaps of the change go, when the reports are of a matrix over two axes.
     pub heatmap: Option<Heatmaps>,
@@ -78,12 +78,6 @@ pub fn compare_plan(args: &CompareArgs, g: &Global) -> Result<ComparePlan> {
     }
     if perfdash.is_some() {
         bail!("--perfdash does not apply to compare");
-    }
-    if json.is_some() && args.reports.len() != 2 {
-        bail!(
-            "--json writes the comparison of two reports (BASE NEW), not of {}",
-            args.reports.len()
-        );
     }
     let to_stdout = [&json, &markdown].iter().any(|t| matches!(t, Some(Target::Stdout)));
     Ok(ComparePlan {

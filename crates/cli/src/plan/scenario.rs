@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result, anyhow, bail};
+use etcdlat_core::scenario::{MAX_REPEAT, REPEAT_KEY};
 use etcdlat_core::{Scenario, Schedule};
 
 use super::flag::duration_flag;
@@ -45,7 +46,8 @@ pub fn read(args: &RunArgs) -> Result<Vec<Scenario>> {
                 "scenario {name}: no such file, and no shipped scenario by that name (see `etcdlat scenarios`)"
             );
         };
-        let text = set_keys(&text, &args.set).with_context(|| format!("scenario {label}"))?;
+        let text = set_keys(&text, &with_repeat(&args.set, args.repeat)?)
+            .with_context(|| format!("scenario {label}"))?;
         let s = Scenario::from_toml_str(&text).with_context(|| format!("scenario {label}"))?;
         let runs = s.expand().with_context(|| format!("scenario {label}"))?;
         // A flag in place of a value the matrix varies would run one value under every
@@ -111,6 +113,19 @@ pub fn read(args: &RunArgs) -> Result<Vec<Scenario>> {
         }
     }
     Ok(out)
+}
+
+/// `--set`'s keys, and `--repeat N` as the key it stands for (`matrix.repeat`), last so that
+/// it wins.
+fn with_repeat(sets: &[String], repeat: Option<u32>) -> Result<Vec<String>> {
+    let mut sets = sets.to_vec();
+    if let Some(n) = repeat {
+        if !(1..=MAX_REPEAT).contains(&n) {
+            bail!("--repeat runs each scenario N times: N from 1 to {MAX_REPEAT}, got {n}");
+        }
+        sets.push(format!("matrix.{REPEAT_KEY}={n}"));
+    }
+    Ok(sets)
 }
 
 /// `--total`, `--duration`, `--rate`, `--warmup` and `--open-loop` in place of the run's

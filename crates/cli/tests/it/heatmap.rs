@@ -79,7 +79,17 @@ async fn a_matrix_run_twice_per_cell_draws_the_medians_of_its_reports() {
     assert_eq!(etcd.revision().await - before, 8 * 200);
     let names: Vec<&str> =
         report["runs"].as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
-    assert_eq!(names[..2], ["hm [clients=1, val-size=64] #1", "hm [clients=1, val-size=64] #2"]);
+    // The repeats run in rotation: every cell once, then every cell again.
+    assert_eq!(
+        names[..5],
+        [
+            "hm [clients=1, val-size=64] #1",
+            "hm [clients=1, val-size=256] #1",
+            "hm [clients=4, val-size=64] #1",
+            "hm [clients=4, val-size=256] #1",
+            "hm [clients=1, val-size=64] #2"
+        ]
+    );
 
     let svg = std::fs::read_to_string(dir.path().join("hm.svg")).unwrap();
     let drawn = cells(&svg);

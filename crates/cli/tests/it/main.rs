@@ -17,6 +17,10 @@
 //!   `--csv`).
 //! - `capacity`: a throwaway member with a small `--quota-backend-bytes` fills up mid-run:
 //!   puts counted as ResourceExhausted with etcd's message, the NOSPACE alarm in the report.
+//! - `check`: `check disk` on the machine's disk and a tmpfs (figures, the verdict line as
+//!   the JSON says, no file left, also after Ctrl-C), bad directories exit 2 in one line;
+//!   `check perf` shortened on a throwaway etcd and on the testkit's: every rule with its
+//!   figure, a prefix with keys refused, the check's keys deleted, compacted after.
 //! - `cluster`: `[matrix]` scenarios (one run and one markdown row per combination, then
 //!   the runs side by side, a column each, in text and markdown), `--target`, and
 //!   `etcdlat cluster`.
@@ -44,6 +48,9 @@
 //! - `hostile`: the testkit's hostile proxy in front of etcd corrupts answers mid-run
 //!   (frames, statuses, bodies, resets, GOAWAY, a stall): each counted under a gRPC code
 //!   with a message, no panic, no hang, the report written, the rest of the run normal.
+//! - `repeat`: `run --repeat 3` of a two-cell matrix on throwaway members: the runs
+//!   interleaved, each figure of each cell with its repeats' values, mean, median and
+//!   interval in the JSON, and `compare` of the report judging them by Welch's t-test.
 //! - `heatmap`: `--heatmap` on a 2 × 2 matrix run twice per cell (each cell the median of
 //!   its runs in the JSON report), `compare --heatmap` (each cell's change in percent), and
 //!   a heatmap of anything but a two-axis matrix refused before anything starts.
@@ -77,6 +84,7 @@ mod audit;
 mod bad_input;
 mod benchmark37;
 mod capacity;
+mod check;
 mod cluster;
 // A heatmap's cells read back from its SVG, as core's tests read them.
 #[path = "../../../render/tests/it/drawn.rs"]
@@ -96,6 +104,7 @@ mod network;
 mod prometheus;
 mod put;
 mod range;
+mod repeat;
 mod report_tool;
 mod run;
 mod security;

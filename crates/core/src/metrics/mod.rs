@@ -16,11 +16,15 @@ pub use series::{DiskDevice, MAX_SAMPLES, NotAvailable, ResourceSample, Resource
 pub use series::{SeriesBuilder, source};
 
 /// One etcd member's server metrics over a run, from its Prometheus `/metrics`, scraped just
-/// before the load starts (so warm-up is included), every second, and when it ends.
+/// before the load starts, when measurement starts, every second, when the load ends and
+/// once more after it.
 ///
-/// Figures named "during the run" are the difference between the first and the last
-/// successful scrape; they are `None` when fewer than two scrapes succeeded. A counter that
-/// went backwards (the member restarted) counts from its restart.
+/// Figures named "during the run" are over the measurement alone (not setup, warm-up, or
+/// the fault steps undone after the load): what a counter or histogram counted between
+/// each pair of successful scrapes of it, summed, so that a member restarted by a fault
+/// step has what it counted before the restart and since (a counter that went down is a
+/// restart, and counts from it). They are `None` when no pair of scrapes had them. Levels
+/// (memory, pending proposals) are those of the measurement's scrapes.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 pub struct MemberMetrics {
     /// Member name (its id in hex when unnamed).

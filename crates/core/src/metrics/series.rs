@@ -1,6 +1,6 @@
-//! Resource series: what a member, or the client, used over a run, one sample per sampling
-//! period (a second, or the run's report interval when that is longer), kept in bounded
-//! memory.
+//! Resource series: what a member, or the client, used over a run, one sample a second,
+//! kept in bounded memory; the samples of the measurement apart from those before it
+//! (setup, warm-up) and after it (fault steps undone).
 //!
 //! A [`ResourceSample`] holds levels at the moment it was taken (resident memory, sizes on
 //! disk) and what happened since the sample before it (CPU time as a share of that span,
@@ -10,6 +10,10 @@
 //! half and all of [`MAX_SAMPLES`] samples (as the latency series keeps its intervals).
 //! Folding keeps totals exact: counts add up, CPU is averaged over the span, and the peak
 //! CPU of a single period is kept beside it.
+//!
+//! A sample after a reading that failed covers the time since that source's last good
+//! reading ([`SeriesBuilder::hold`]), so that what it counted is never divided by one
+//! period's span.
 //!
 //! A figure a source could not give is `None`; why a whole source is missing (a member
 //! etcdlat did not start has no process or data dir it can look at; a data dir on tmpfs has
@@ -231,8 +235,15 @@ pub struct ResourceSeries {
     /// How often samples were taken, seconds (each sample spans one period until samples
     /// are folded in pairs, [`MAX_SAMPLES`]).
     pub period_s: f64,
-    /// The samples, in time order.
+    /// The samples of the measurement, in time order: from its start (the first spans from
+    /// it) to the load's end. Every figure of a report is made of these.
     pub samples: Vec<ResourceSample>,
+    /// The samples outside the measurement, in time order, in no figure of the report:
+    /// before it (setup and warm-up, negative `t_s`) and after the load ended (fault steps
+    /// undone, the checks after the run). Empty in reports that predate it, whose
+    /// `samples` hold them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outside: Vec<ResourceSample>,
     /// The sources this series has no figures from, with why.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_available: Vec<NotAvailable>,
@@ -246,7 +257,10 @@ impl ResourceSeries {
     /// part that was not sampled.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.samples.is_empty() && self.not_available.is_empty() && self.disk.is_none()
+        self.samples.is_empty()
+            && self.outside.is_empty()
+            && self.not_available.is_empty()
+            && self.disk.is_none()
     }
 
     /// A count over the whole series: the sum of `figure` over the samples that have it;
@@ -280,6 +294,12 @@ impl ResourceSeries {
         (span > 0.0).then(|| weighted / span)
     }
 
+    /// How long the member was down over the series, seconds; `None` when it never was.
+    #[must_use]
+    pub fn down_s(&self) -> Option<f64> {
+        self.samples.iter().filter_map(|s| s.down_s).reduce(|a, b| a + b)
+    }
+
     /// The highest CPU of one sampling period, percent of one core.
     #[must_use]
     pub fn cpu_max_percent(&self) -> Option<f64> {
@@ -293,48 +313,35 @@ impl ResourceSeries {
     }
 }
 
-/// Builds a [`ResourceSeries`] one sample at a time, in at most [`MAX_SAMPLES`] samples.
+/// Builds a [`ResourceSeries`] one sample at a time, in at most [`MAX_SAMPLES`] samples of
+/// the measurement and as many outside it.
 #[derive(Debug, Clone)]
 #[doc(hidden)] // internal: the driver's; not part of the API
 pub struct SeriesBuilder {
     series: ResourceSeries,
-    /// Sampling periods folded into each full sample.
-    width: u32,
-    /// Periods folded into the last sample so far.
-    in_last: u32,
+    measured: Folded,
+    outside: Folded,
     /// A sample held back ([`SeriesBuilder::hold`]), that the next one is added to.
     held: Option<ResourceSample>,
 }
 
-impl SeriesBuilder {
-    /// A series of samples taken every `period`.
-    #[must_use]
-    pub fn new(period: Duration) -> Self {
-        let series = ResourceSeries { period_s: period.as_secs_f64(), ..ResourceSeries::default() };
-        Self { series, width: 1, in_last: 0, held: None }
+/// Samples kept in at most [`MAX_SAMPLES`], folded in pairs when full.
+#[derive(Debug, Clone)]
+struct Folded {
+    samples: Vec<ResourceSample>,
+    /// Sampling periods folded into each full sample.
+    width: u32,
+    /// Periods folded into the last sample so far.
+    in_last: u32,
+}
+
+impl Folded {
+    fn new() -> Self {
+        Self { samples: Vec::new(), width: 1, in_last: 0 }
     }
 
-    /// Holds back `sample`, of a period in which a source failed to read: that source's
-    /// next reading counts from its last good one, so the next sample is added to this one
-    /// and their spans together are the time its counts cover.
-    pub fn hold(&mut self, sample: ResourceSample) {
-        match &mut self.held {
-            Some(held) => held.absorb(&sample),
-            None => self.held = Some(sample),
-        }
-    }
-
-    /// Adds the sample of one sampling period (to the one held back, if any), folding
-    /// samples in pairs when [`MAX_SAMPLES`] are full.
-    pub fn push(&mut self, sample: ResourceSample) {
-        let sample = match self.held.take() {
-            Some(mut held) => {
-                held.absorb(&sample);
-                held
-            }
-            None => sample,
-        };
-        let samples = &mut self.series.samples;
+    fn push(&mut self, sample: ResourceSample) {
+        let samples = &mut self.samples;
         if self.in_last > 0
             && self.in_last < self.width
             && let Some(last) = samples.last_mut()
@@ -360,6 +367,39 @@ impl SeriesBuilder {
         samples.push(sample);
         self.in_last = 1;
     }
+}
+
+impl SeriesBuilder {
+    /// A series of samples taken every `period`.
+    #[must_use]
+    pub fn new(period: Duration) -> Self {
+        let series = ResourceSeries { period_s: period.as_secs_f64(), ..ResourceSeries::default() };
+        Self { series, measured: Folded::new(), outside: Folded::new(), held: None }
+    }
+
+    /// Holds back `sample`, of a period in which a source failed to read: that source's
+    /// next reading counts from its last good one, so the next sample is added to this one
+    /// and their spans together are the time its counts cover.
+    pub fn hold(&mut self, sample: ResourceSample) {
+        match &mut self.held {
+            Some(held) => held.absorb(&sample),
+            None => self.held = Some(sample),
+        }
+    }
+
+    /// Adds the sample of one sampling period (to the one held back, if any), of the
+    /// measurement when `measured` (its span is the measurement's), else outside it;
+    /// folding samples in pairs when [`MAX_SAMPLES`] are full.
+    pub fn push(&mut self, sample: ResourceSample, measured: bool) {
+        let sample = match self.held.take() {
+            Some(mut held) => {
+                held.absorb(&sample);
+                held
+            }
+            None => sample,
+        };
+        if measured { &mut self.measured } else { &mut self.outside }.push(sample);
+    }
 
     /// Says that the figures of `source` (one of [`source`]) are missing, and why; said
     /// again, the later reason stands.
@@ -376,16 +416,16 @@ impl SeriesBuilder {
         self.series.disk = Some(device);
     }
 
-    /// Samples so far (folded ones count once).
+    /// Samples of the measurement so far (folded ones count once).
     #[must_use]
     pub fn len(&self) -> usize {
-        self.series.samples.len()
+        self.measured.samples.len()
     }
 
-    /// Whether no sample was added yet.
+    /// Whether no sample of the measurement was added yet.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.series.samples.is_empty()
+        self.measured.samples.is_empty()
     }
 
     /// The series, its times moved by `shift_s` seconds (from the sampler's clock to the
@@ -394,11 +434,13 @@ impl SeriesBuilder {
     pub fn finish(mut self, shift_s: f64) -> ResourceSeries {
         // A sample still held: its source never read again.
         if let Some(held) = self.held.take() {
-            self.push(held);
+            self.outside.push(held);
         }
         let mut series = self.series;
+        series.samples = self.measured.samples;
+        series.outside = self.outside.samples;
         let round = |x: f64, per: f64| (x * per).round() / per;
-        for s in &mut series.samples {
+        for s in series.samples.iter_mut().chain(&mut series.outside) {
             s.t_s = round(s.t_s + shift_s, 1e3);
             s.span_s = round(s.span_s, 1e3);
             s.down_s = s.down_s.map(|d| round(d, 1e3));
@@ -433,7 +475,7 @@ mod tests {
         for t in 1..=n {
             // CPU 10% except one second at 90%.
             let cpu = if t == 777 { 90.0 } else { 10.0 };
-            b.push(second(t, cpu, u64::from(t), u64::from(t % 50)));
+            b.push(second(t, cpu, u64::from(t), u64::from(t % 50)), true);
             assert!(b.len() <= MAX_SAMPLES, "at {t}: {}", b.len());
         }
         let s = b.finish(0.0);
@@ -467,7 +509,7 @@ mod tests {
     #[test]
     fn times_move_to_the_measurement_clock() {
         let mut b = SeriesBuilder::new(Duration::from_secs(1));
-        b.push(second(1, 33.333_33, 0, 0));
+        b.push(second(1, 33.333_33, 0, 0), true);
         b.not_available(source::DISK, "first");
         b.not_available(source::DISK, "second");
         let s = b.finish(-0.2501);

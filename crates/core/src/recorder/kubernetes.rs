@@ -78,6 +78,9 @@ pub struct PageCalls {
     pub over_limit: u64,
     /// Each successful list's slowest page, us.
     pub slowest: Histogram<u64>,
+    /// Keys etcd sent the successful lists, all their pages (a list from the watch cache
+    /// reads none).
+    pub keys: u64,
 }
 
 /// What one worker's watch cache of one resource recorded, filled as its events arrive
@@ -98,6 +101,9 @@ pub struct WatchRecord {
     pub apiserver: u32,
     /// Events etcd delivered on the watch, everyone's writes (the run's own among them).
     pub events: u64,
+    /// The namespace it watches, when it watches one of its resource's (node leases'
+    /// `kube-node-lease`); `None`: the whole resource.
+    pub namespace: Option<String>,
 }
 
 impl Default for WatchRecord {
@@ -109,17 +115,21 @@ impl Default for WatchRecord {
             compacted: 0,
             apiserver: 0,
             events: 0,
+            namespace: None,
         }
     }
 }
 
-/// One apiserver's watch of one resource: what etcd sent it ([`Requests::streams`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// One apiserver's watch of one resource, or of one namespace of it: what etcd sent it
+/// ([`Requests::streams`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WatchStream {
     /// The apiserver (0 to `apiservers - 1`).
     pub apiserver: u32,
     /// The (resource, `watch`) slot of its resource.
     pub slot: usize,
+    /// The namespace it watches; `None`: the whole resource.
+    pub namespace: Option<String>,
     /// Events delivered.
     pub events: u64,
     /// Progress notifications delivered.
@@ -210,6 +220,7 @@ impl RequestRecord {
                 m.pages += t.pages;
                 m.over_limit += t.over_limit;
                 m.slowest.add(&t.slowest).expect("same bounds");
+                m.keys += t.keys;
             }
             (None, Some(t)) => self.page_calls = Some(t.clone()),
             _ => {}
@@ -332,16 +343,25 @@ impl Requests {
     }
 
     /// Records a successful list of `slot`'s pages as calls: `pages` pages, `over_limit` of
-    /// them slower than the list SLO, the slowest `slowest_us`.
+    /// them slower than the list SLO, the slowest `slowest_us`, `keys` keys read from etcd.
     #[inline]
-    pub(super) fn page_calls(&mut self, slot: usize, pages: u64, over_limit: u64, slowest_us: u64) {
+    pub(super) fn page_calls(
+        &mut self,
+        slot: usize,
+        pages: u64,
+        over_limit: u64,
+        slowest_us: u64,
+        keys: u64,
+    ) {
         let r = self.slot_mut(slot);
         let calls = r.page_calls.get_or_insert_with(|| PageCalls {
             pages: 0,
             over_limit: 0,
             slowest: new_histogram(),
+            keys: 0,
         });
         calls.pages += pages;
+        calls.keys += keys;
         calls.over_limit += over_limit;
         calls.slowest.saturating_record(slowest_us);
     }
@@ -385,6 +405,7 @@ impl Requests {
         self.streams.push(WatchStream {
             apiserver: watch.apiserver,
             slot,
+            namespace: watch.namespace.clone(),
             events: watch.events,
             progress_notifications: watch.progress_notifications,
             compacted: watch.compacted,

@@ -305,10 +305,17 @@ impl Recorder {
 
     /// Records the pages of a successful list of the apiserver's request kind `slot`, each
     /// an API call ([`kubernetes::PageCalls`]): `pages`, `over_limit` of them slower than
-    /// the list SLO, the slowest `slowest_us`.
+    /// the list SLO, the slowest `slowest_us`, and the `keys` etcd sent the list.
     #[inline]
-    pub fn record_page_calls(&mut self, slot: usize, pages: u64, over_limit: u64, slowest_us: u64) {
-        self.requests.page_calls(slot, pages, over_limit, slowest_us);
+    pub fn record_page_calls(
+        &mut self,
+        slot: usize,
+        pages: u64,
+        over_limit: u64,
+        slowest_us: u64,
+        keys: u64,
+    ) {
+        self.requests.page_calls(slot, pages, over_limit, slowest_us, keys);
     }
 
     /// Records a failure of the apiserver's request kind `slot`, besides

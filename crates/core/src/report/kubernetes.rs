@@ -195,13 +195,18 @@ impl ObjectSizeReport {
     }
 }
 
-/// One apiserver's watch of one resource, which feeds that apiserver's watch cache alone.
+/// One apiserver's watch of one resource, or of one namespace of it, which feeds that
+/// apiserver's watch cache of those objects alone.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WatchStreamReport {
     /// The apiserver, 0 to `apiservers - 1`.
     pub apiserver: u32,
     /// The resource watched.
     pub resource: String,
+    /// The namespace watched, when the stream watches one of the resource's (node leases'
+    /// `kube-node-lease`, the apiservers' identity leases' `kube-system`); `null`: the
+    /// whole resource.
+    pub namespace: Option<String>,
     /// Events etcd delivered on it while measured.
     pub events: u64,
     /// Progress notifications etcd delivered on it while measured.
@@ -278,6 +283,10 @@ pub struct RequestReport {
     /// Whether the verdict holds it to an SLO as an API call ([`Verb::judged`]): counts,
     /// consistent-read probes and watches are the apiserver's own calls, reported only.
     pub judged: bool,
+    /// Keys etcd sent a successful list, on average (all its pages; none for what the
+    /// watch cache served: a consistent list's are its continue pages' from etcd, or its
+    /// fallback's); null for other verbs and for lists without a success.
+    pub keys_per_list: Option<f64>,
     /// A list's pages, each an API call of its own; null for other verbs.
     #[serde(default)]
     pub page_calls: Option<PageCallReport>,
@@ -427,13 +436,16 @@ impl KubernetesReport {
                 Some(WatchStreamReport {
                     apiserver: w.apiserver,
                     resource: kinds.get(w.slot)?.resource.clone(),
+                    namespace: w.namespace.clone(),
                     events: w.events,
                     progress_notifications: w.progress_notifications,
                     compacted: w.compacted,
                 })
             })
             .collect();
-        watch_streams.sort_by(|a, b| (a.apiserver, &a.resource).cmp(&(b.apiserver, &b.resource)));
+        watch_streams.sort_by(|a, b| {
+            (a.apiserver, &a.resource, &a.namespace).cmp(&(b.apiserver, &b.resource, &b.namespace))
+        });
         let mut report = Self {
             nodes,
             sustained: false,
@@ -586,6 +598,11 @@ impl RequestReport {
             latency: Distribution::new(r.latency.clone()),
             slo,
             judged,
+            keys_per_list: r
+                .page_calls
+                .as_ref()
+                .filter(|_| r.ok > 0)
+                .map(|p| p.keys as f64 / r.ok as f64),
             page_calls,
             conflicts: r.conflicts,
             retries: r.retries,

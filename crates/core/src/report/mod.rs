@@ -6,6 +6,7 @@
 mod distribution;
 pub mod find_max;
 pub mod kubernetes;
+mod machine;
 mod network;
 mod op;
 mod step;
@@ -25,6 +26,7 @@ use crate::scenario::{MatrixCell, Scenario, Targeting};
 pub use distribution::round3;
 
 pub use distribution::{Distribution, QUANTILES};
+pub use machine::Machine;
 pub use network::{EmulatorUsage, LATE_FLOOR_US, LinkReport, NetworkReport};
 pub use op::{Interval, OpReport};
 pub use step::StepReport;
@@ -581,6 +583,10 @@ pub struct TargetInfo {
     /// ports for the connections to one member; empty otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub source_addresses: Vec<String>,
+    /// The machine the client ran on, read when the run started; `None` in reports that
+    /// predate it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub machine: Option<Machine>,
 }
 
 impl TargetInfo {

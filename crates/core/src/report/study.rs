@@ -612,33 +612,36 @@ fn max_of_average(
     })
 }
 
-/// The members' average `figure` over time, as `(t_s, average)`: each sample of the member
-/// with the most samples, averaged with the other members' samples nearest to it in time
-/// (within its span); samples where no member has the figure are left out.
+/// The members' average `figure` over time, as `(t_s, average)`, over every member: at each
+/// sample of the member with the most samples, each member's sample that covers its middle.
+/// A member that was down then counts 0 (it used no CPU and held no memory); a member that
+/// never had the figure (its etcd does not export it) is left out of the average; a time
+/// at which another member has no figure is left out, rather than averaged over the members
+/// that answered (a member killed, or not answering, would raise it).
 pub fn members_average(
     members: &[MemberMetrics],
     figure: fn(&ResourceSample) -> Option<f64>,
 ) -> Vec<(f64, f64)> {
-    let series: Vec<&ResourceSeries> = members.iter().map(|m| &m.resources).collect();
+    let series: Vec<&ResourceSeries> = members
+        .iter()
+        .map(|m| &m.resources)
+        .filter(|s| s.samples.iter().any(|x| figure(x).is_some()))
+        .collect();
     let Some(reference) = series.iter().max_by_key(|s| s.samples.len()) else {
         return Vec::new();
+    };
+    let at_time = |s: &ResourceSeries, mid: f64| -> Option<f64> {
+        let covering = s.samples.iter().find(|x| x.t_s - x.span_s <= mid && mid <= x.t_s)?;
+        figure(covering).or(covering.down_s.map(|_| 0.0))
     };
     reference
         .samples
         .iter()
         .filter_map(|at| {
-            let values: Vec<f64> = series
-                .iter()
-                .filter_map(|s| {
-                    let nearest = s
-                        .samples
-                        .iter()
-                        .min_by(|a, b| (a.t_s - at.t_s).abs().total_cmp(&(b.t_s - at.t_s).abs()))?;
-                    ((nearest.t_s - at.t_s).abs() <= at.span_s).then_some(nearest)
-                })
-                .filter_map(figure)
-                .collect();
-            (!values.is_empty()).then(|| (at.t_s, values.iter().sum::<f64>() / values.len() as f64))
+            let mid = at.t_s - at.span_s / 2.0;
+            let values: Option<Vec<f64>> = series.iter().map(|s| at_time(s, mid)).collect();
+            let values = values?;
+            Some((at.t_s, values.iter().sum::<f64>() / values.len() as f64))
         })
         .collect()
 }
@@ -690,6 +693,41 @@ mod tests {
         assert_eq!(humanized_bytes(999), "999 B");
         assert_eq!(humanized_bytes(1_000), "1.0 kB");
         assert_eq!(humanized_bytes(9_960), "10 kB");
+    }
+
+    /// A member's series of one-second samples at `cpu` percent, from 1 s on.
+    fn member(cpu: &[Option<f64>], down: &[bool]) -> MemberMetrics {
+        let samples = cpu
+            .iter()
+            .zip(down)
+            .enumerate()
+            .map(|(i, (&cpu_percent, &down))| ResourceSample {
+                t_s: i as f64 + 1.0,
+                span_s: 1.0,
+                cpu_percent,
+                down_s: down.then_some(1.0),
+                ..ResourceSample::default()
+            })
+            .collect();
+        let resources = ResourceSeries { period_s: 1.0, samples, ..ResourceSeries::default() };
+        MemberMetrics { resources, ..MemberMetrics::default() }
+    }
+
+    #[test]
+    fn the_average_is_over_every_member_and_a_member_down_counts_nothing() {
+        let up = [false; 3];
+        let busy = member(&[Some(90.0), Some(90.0), Some(90.0)], &up);
+        // Killed in its second second: down, with no figures (as a report before down
+        // members had 0 CPU).
+        let killed = member(&[Some(30.0), None, Some(30.0)], &[false, true, false]);
+        // A scrape that failed: no figure and not down, so that second is unknown.
+        let failed = member(&[Some(60.0), Some(60.0), None], &up);
+        let avg = members_average(&[busy.clone(), killed, failed], |s| s.cpu_percent);
+        assert_eq!(avg, [(1.0, 60.0), (2.0, 50.0)]);
+        // A member that never has the figure is not one of those averaged.
+        let never = member(&[None, None, None], &up);
+        let avg = members_average(&[busy, never], |s| s.cpu_percent);
+        assert_eq!(avg, [(1.0, 90.0), (2.0, 90.0), (3.0, 90.0)]);
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! Matrix expansion (`[matrix]`): one run per combination of the axes' values, each run
-//! `repeat` times.
+//! `repeat` times, the combinations in rotation (or each one's repeats in a row).
 
 use serde::{Deserialize, Serialize};
 
@@ -8,9 +8,11 @@ use super::{Scenario, ScenarioError};
 impl Scenario {
     /// Every run of the scenario: one per combination of its `[matrix]` axes, in order (the
     /// first axis varies slowest), each validated and named after the values it takes
-    /// (`put [clients=1000, val-size=256]`); with `repeat = N`, each combination N times in a
-    /// row, numbered (`put [clients=1000, val-size=256] #2`). Each run carries its
-    /// [`MatrixCell`]. The scenario itself when it has no matrix.
+    /// (`put [clients=1000, val-size=256]`); with `repeat = N`, each combination N times,
+    /// numbered (`put [clients=1000, val-size=256] #2`), in rotation (every combination's #1,
+    /// then every #2, ...) so that a machine's drift over the runs is spread over every
+    /// combination, or each combination's repeats in a row with `order = "in-a-row"`. Each
+    /// run carries its [`MatrixCell`]. The scenario itself when it has no matrix.
     ///
     /// # Errors
     /// [`ScenarioError::Invalid`] naming the matrix axis when a combination cannot be run.
@@ -19,6 +21,7 @@ impl Scenario {
             return Ok(vec![self.clone()]);
         }
         let repeat = repeat_of(&self.matrix)?;
+        let in_a_row = in_a_row(&self.matrix)?;
         let mut axes = Vec::new();
         flatten_axes(&self.matrix, String::new(), &mut axes)?;
         let mut base = self.clone();
@@ -34,7 +37,7 @@ impl Scenario {
                 format!("{combinations} combinations{runs} is too many"),
             ));
         }
-        let mut runs = Vec::with_capacity(total);
+        let mut cells = Vec::with_capacity(combinations);
         for n in 0..combinations {
             let mut value = base_value.clone();
             let mut labels = Vec::with_capacity(axes.len());
@@ -95,15 +98,26 @@ impl Scenario {
                 ),
                 other => other,
             })?;
-            for repetition in 1..=repeat {
+            cells.push((run, cell));
+        }
+        let mut order: Vec<(usize, u32)> = Vec::with_capacity(total);
+        if in_a_row {
+            order.extend((0..combinations).flat_map(|c| (1..=repeat).map(move |r| (c, r))));
+        } else {
+            order.extend((1..=repeat).flat_map(|r| (0..combinations).map(move |c| (c, r))));
+        }
+        let runs = order
+            .into_iter()
+            .map(|(c, repetition)| {
+                let (run, cell) = &cells[c];
                 let mut run = run.clone();
                 if repeat > 1 {
                     run.name = format!("{} #{repetition}", run.name);
                 }
                 run.matrix_cell = Some(MatrixCell { axes: cell.clone(), repetition, repeat });
-                runs.push(run);
-            }
-        }
+                run
+            })
+            .collect();
         Ok(runs)
     }
 }
@@ -135,6 +149,10 @@ impl MatrixCell {
 /// one key of the table that is not an axis.
 pub const REPEAT_KEY: &str = "repeat";
 
+/// The `[matrix]` key that says in which order the repeats run: `"interleaved"` (the
+/// default: A B C A B C ...) or `"in-a-row"` (A A B B C C); not an axis.
+pub const ORDER_KEY: &str = "order";
+
 /// The most times a matrix may run each combination.
 pub const MAX_REPEAT: u32 = 100;
 
@@ -148,6 +166,18 @@ fn repeat_of(matrix: &toml::Table) -> Result<u32, ScenarioError> {
             format!(
                 "runs each combination this many times: a whole number from 1 to {MAX_REPEAT}, like repeat = 3"
             ),
+        )),
+    }
+}
+
+/// `[matrix] order`, checked: whether each combination's repeats run in a row.
+fn in_a_row(matrix: &toml::Table) -> Result<bool, ScenarioError> {
+    match matrix.get(ORDER_KEY).map(toml::Value::as_str) {
+        None | Some(Some("interleaved")) => Ok(false),
+        Some(Some("in-a-row")) => Ok(true),
+        Some(_) => Err(ScenarioError::invalid(
+            "matrix.order",
+            "the order of the repeats: \"interleaved\" (A B A B, the default) or \"in-a-row\" (A A B B)",
         )),
     }
 }
@@ -184,14 +214,14 @@ fn apply_case(
 
 /// The axes of a matrix table: every array is an axis; tables nest (so both
 /// `"load.clients" = [..]` and `load.clients = [..]` name the same axis). The top level's
-/// [`REPEAT_KEY`] is not an axis.
+/// [`REPEAT_KEY`] and [`ORDER_KEY`] are not axes.
 fn flatten_axes(
     table: &toml::Table,
     prefix: String,
     out: &mut Vec<(String, Vec<toml::Value>)>,
 ) -> Result<(), ScenarioError> {
     for (key, value) in table {
-        if prefix.is_empty() && key == REPEAT_KEY {
+        if prefix.is_empty() && (key == REPEAT_KEY || key == ORDER_KEY) {
             continue;
         }
         let path = if prefix.is_empty() { key.clone() } else { format!("{prefix}.{key}") };
@@ -313,7 +343,7 @@ op = { range = { key = "foo", consistency = "s" } }
 
     #[test]
     fn repeat_runs_each_combination_in_a_row_and_every_run_knows_its_cell() {
-        let text = "name = \"m\"\n[load]\ntotal = 10\n[op.put]\n[matrix]\nrepeat = 2\n\"load.clients\" = [1, 10]\nop.put.val-size = [256, \"1KiB\"]\n";
+        let text = "name = \"m\"\n[load]\ntotal = 10\n[op.put]\n[matrix]\nrepeat = 2\norder = \"in-a-row\"\n\"load.clients\" = [1, 10]\nop.put.val-size = [256, \"1KiB\"]\n";
         let runs = Scenario::from_toml_str(text).unwrap().expand().unwrap();
         let names: Vec<&str> = runs.iter().map(|r| r.name.as_str()).collect();
         assert_eq!(
@@ -349,6 +379,36 @@ op = { range = { key = "foo", consistency = "s" } }
         assert_eq!(runs[0].name, "mix [w]");
         assert_eq!(cell.axes.get(CASE_AXIS).and_then(toml::Value::as_str), Some("w"));
         assert_eq!((cell.repetition, cell.repeat), (1, 1));
+    }
+
+    #[test]
+    fn repeats_run_in_rotation_by_default() {
+        let text = "name = \"m\"\n[load]\ntotal = 10\n[op.put]\n[matrix]\nrepeat = 3\n\"load.clients\" = [1, 10]\n";
+        let runs = Scenario::from_toml_str(text).unwrap().expand().unwrap();
+        let names: Vec<&str> = runs.iter().map(|r| r.name.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "m [clients=1] #1",
+                "m [clients=10] #1",
+                "m [clients=1] #2",
+                "m [clients=10] #2",
+                "m [clients=1] #3",
+                "m [clients=10] #3",
+            ]
+        );
+        let clients: Vec<u32> = runs.iter().map(|r| r.load.clients).collect();
+        assert_eq!(clients, [1, 10, 1, 10, 1, 10]);
+        let repetitions: Vec<u32> =
+            runs.iter().map(|r| r.matrix_cell.as_ref().unwrap().repetition).collect();
+        assert_eq!(repetitions, [1, 1, 2, 2, 3, 3]);
+        // Said explicitly, the same; anything else is named.
+        let explicit = text.replace("repeat = 3", "repeat = 3\norder = \"interleaved\"");
+        assert_eq!(Scenario::from_toml_str(&explicit).unwrap().expand().unwrap(), runs);
+        let bad = text.replace("repeat = 3", "repeat = 3\norder = \"random\"");
+        let err = Scenario::from_toml_str(&bad).unwrap_err();
+        assert_eq!(err.field(), Some("matrix.order"), "{err}");
+        assert!(err.to_string().contains("in-a-row"), "{err}");
     }
 
     #[test]

@@ -60,7 +60,7 @@ pub use etcd::{Etcd, EtcdVersion};
 pub use fault::{FaultAction, FaultStep, MemberRef};
 pub use kubernetes::{EventPreload, Kubernetes};
 pub use load::{Load, MAX_CLIENTS, MAX_CONNS};
-pub use matrix::{CASE_AXIS, MAX_REPEAT, MatrixCell, REPEAT_KEY};
+pub use matrix::{CASE_AXIS, MAX_REPEAT, MatrixCell, ORDER_KEY, REPEAT_KEY};
 pub use network::{LinkSettings, MemberNetwork, Network, Site, ZonePair};
 use report::interval_for;
 pub use report::{MIN_INTERVAL, ReportOptions, SeriesInterval};

@@ -19,7 +19,8 @@
 //!   (a mix of several kinds), otherwise to each kind the run measured except background
 //!   compaction (normally the run's one kind). So `throughput > 5000` on a mix means the
 //!   mix's total, and `p99 < "20ms"` the p99 of every request together.
-//! - `METRIC` is a latency (`p50`, `p90`, `p99`, `p99_9`, `p99_99`, `max`, `mean`), or
+//! - `METRIC` is a latency (`p50`, `p90`, `p99`, `p99_9`, `p99_99`, `max`, `mean`,
+//!   `stddev`), or
 //!   `error_rate` (failed requests / requests), `errors` (failed requests), `throughput`
 //!   (successful requests per second) or `ok` (successful requests). `p99.9` and `p99.99`
 //!   are read as `p99_9` and `p99_99`.
@@ -50,6 +51,8 @@ pub enum Metric {
     Max,
     /// Mean latency.
     Mean,
+    /// Standard deviation of latency (etcdctl check perf's rule holds it to 100 ms).
+    Stddev,
     /// Failed requests divided by requests (ok plus failed).
     ErrorRate,
     /// Failed requests.
@@ -62,7 +65,7 @@ pub enum Metric {
 
 impl Metric {
     /// Every metric, as written in expressions.
-    pub const ALL: [Metric; 11] = [
+    pub const ALL: [Metric; 12] = [
         Self::P50,
         Self::P90,
         Self::P99,
@@ -70,6 +73,7 @@ impl Metric {
         Self::P99_99,
         Self::Max,
         Self::Mean,
+        Self::Stddev,
         Self::ErrorRate,
         Self::Errors,
         Self::Throughput,
@@ -87,6 +91,7 @@ impl Metric {
             Self::P99_99 => "p99_99",
             Self::Max => "max",
             Self::Mean => "mean",
+            Self::Stddev => "stddev",
             Self::ErrorRate => "error_rate",
             Self::Errors => "errors",
             Self::Throughput => "throughput",
@@ -99,7 +104,14 @@ impl Metric {
     pub fn is_latency(self) -> bool {
         matches!(
             self,
-            Self::P50 | Self::P90 | Self::P99 | Self::P99_9 | Self::P99_99 | Self::Max | Self::Mean
+            Self::P50
+                | Self::P90
+                | Self::P99
+                | Self::P99_9
+                | Self::P99_99
+                | Self::Max
+                | Self::Mean
+                | Self::Stddev
         )
     }
 
@@ -205,7 +217,7 @@ pub enum ThresholdError {
     },
     /// A metric name that is not one of [`Metric::ALL`].
     #[error(
-        "threshold {expression:?}: unknown metric {metric:?} (p50, p90, p99, p99_9, p99_99, max, mean, error_rate, errors, throughput, ok)"
+        "threshold {expression:?}: unknown metric {metric:?} (p50, p90, p99, p99_9, p99_99, max, mean, stddev, error_rate, errors, throughput, ok)"
     )]
     Metric {
         /// The expression as given.
@@ -397,6 +409,9 @@ mod tests {
             assert_eq!(text.parse::<Threshold>().unwrap().comparison, cmp, "{text}");
         }
         assert!((("mean < '1.5s'".parse::<Threshold>().unwrap().limit) - 1.5e6).abs() < 1e-6);
+        let t: Threshold = "put.stddev <= 100ms".parse().unwrap();
+        assert_eq!((t.metric, t.limit), (Metric::Stddev, 100_000.0));
+        assert!("stddev < 1".parse::<Threshold>().is_err(), "a latency needs a unit");
     }
 
     #[test]

@@ -6,6 +6,28 @@ use super::keyspace::{KeyParams, KeySpace, KeyTarget, TargetSpec};
 use super::{InvalidParam, check_val_size, eight, invalid, one};
 use crate::unit;
 
+/// The [`TargetSpec`] of a [`RangeOp`] or a [`DeleteOp`] (`$op`): a fixed key or range, or
+/// one key per request from the key space whose prefix is `key`. The one reading of the key
+/// fields the two share, so that range and delete choose their keys alike. A macro, as the
+/// two keep them as fields of their own: their TOML keys and docs are each operation's.
+macro_rules! target_spec {
+    ($op:expr) => {
+        TargetSpec {
+            key: &$op.key,
+            range_end: $op.range_end.as_deref(),
+            prefix: $op.prefix,
+            space: $op.key_space_size.map(|space| KeyParams {
+                prefix: &$op.key,
+                key_size: $op.key_size,
+                space,
+                start: $op.key_starts,
+                sequential: $op.sequential_keys,
+                zipf: $op.zipf,
+            }),
+        }
+    };
+}
+
 /// Parameters of a put workload. Keys and values are made as etcd's benchmark tool makes
 /// them, so results are comparable: the key is the zig-zag varint of its index in a
 /// `key-size` buffer, the value one random buffer reused for every request.
@@ -173,19 +195,7 @@ impl Default for RangeOp {
 
 impl RangeOp {
     fn spec(&self) -> TargetSpec<'_> {
-        TargetSpec {
-            key: &self.key,
-            range_end: self.range_end.as_deref(),
-            prefix: self.prefix,
-            space: self.key_space_size.map(|space| KeyParams {
-                prefix: &self.key,
-                key_size: self.key_size,
-                space,
-                start: self.key_starts,
-                sequential: self.sequential_keys,
-                zipf: self.zipf,
-            }),
-        }
+        target_spec!(self)
     }
 
     /// Which keys the requests read.
@@ -251,19 +261,7 @@ pub struct DeleteOp {
 
 impl DeleteOp {
     fn spec(&self) -> TargetSpec<'_> {
-        TargetSpec {
-            key: &self.key,
-            range_end: self.range_end.as_deref(),
-            prefix: self.prefix,
-            space: self.key_space_size.map(|space| KeyParams {
-                prefix: &self.key,
-                key_size: self.key_size,
-                space,
-                start: self.key_starts,
-                sequential: self.sequential_keys,
-                zipf: self.zipf,
-            }),
-        }
+        target_spec!(self)
     }
 
     /// Which keys the requests delete.

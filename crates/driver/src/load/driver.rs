@@ -27,7 +27,7 @@ pub struct DriverBuilder {
     pub(super) targeting: Targeting,
     /// The local cluster's member processes, for fault steps ([`crate::cluster::fault`]).
     pub(super) control: Option<MemberControl>,
-    cpus: Vec<usize>,
+    pub(super) cpus: Vec<usize>,
     /// How often a run refreshes its endpoints from the member list, if at all.
     pub(super) auto_sync: Option<Duration>,
 }

@@ -44,6 +44,9 @@ struct Slot {
     traffic: Option<Arc<Traffic>>,
     origin: Origin,
     auth: Option<Arc<Auth>>,
+    /// The runtime the channel was opened on, where every connection's task runs: a redial
+    /// may come from a caller on another runtime (a worker's), which may shut down first.
+    runtime: tokio::runtime::Handle,
     /// Bumped at every new connection, so a clone notices with one atomic read.
     generation: AtomicU64,
     current: Mutex<Connection>,
@@ -69,15 +72,16 @@ impl std::fmt::Debug for Channel {
     }
 }
 
-/// Dials `endpoint` and runs its HTTP/2 connection on the current runtime: the handle,
-/// and where its requests are addressed.
+/// Dials `endpoint` and runs its HTTP/2 connection on `runtime`: the handle, and where its
+/// requests are addressed.
 async fn dial(
     dialer: &Dialer,
     endpoint: &str,
     traffic: Option<Arc<Traffic>>,
+    runtime: &tokio::runtime::Handle,
 ) -> Result<(Connection, Origin), DriverError> {
     let (connection, task, origin) = dialer.handshake(endpoint, traffic).await?;
-    tokio::spawn(async move {
+    runtime.spawn(async move {
         if let Err(e) = task.await {
             tracing::debug!(error = %e, "HTTP/2 connection closed");
         }
@@ -94,13 +98,15 @@ impl Channel {
         endpoint: &str,
         traffic: Option<Arc<Traffic>>,
     ) -> Result<Self, DriverError> {
-        let (connection, origin) = dial(dialer, endpoint, traffic.clone()).await?;
+        let runtime = tokio::runtime::Handle::current();
+        let (connection, origin) = dial(dialer, endpoint, traffic.clone(), &runtime).await?;
         let slot = Slot {
             endpoint: endpoint.to_owned(),
             dialer: dialer.clone(),
             traffic,
             origin,
             auth: dialer.auth().cloned(),
+            runtime,
             generation: AtomicU64::new(0),
             current: Mutex::new(connection.clone()),
             failed_dials: AtomicU64::new(0),
@@ -205,7 +211,16 @@ async fn redial_slot(slot: Arc<Slot>, lost: u64) -> Result<(), Status> {
     if let Some(at) = backoff.retry_at {
         tokio::time::sleep_until(at).await;
     }
-    match dial(&slot.dialer, &slot.endpoint, slot.traffic.clone()).await {
+    // Dialled on the channel's runtime, whose reactor the socket is then registered with,
+    // as the connection's task runs there: not on the caller's, which may end first.
+    let (dialer, endpoint, traffic) =
+        (slot.dialer.clone(), slot.endpoint.clone(), slot.traffic.clone());
+    let runtime = slot.runtime.clone();
+    let dialled = slot.runtime.spawn(async move {
+        dial(&dialer, &endpoint, traffic, &runtime).await.map_err(|e| e.to_string())
+    });
+    let dialled = dialled.await.unwrap_or_else(|e| Err(format!("the channel's runtime: {e}")));
+    match dialled {
         Ok((connection, _)) => {
             *slot.current.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = connection;
             slot.generation.fetch_add(1, Ordering::AcqRel);
@@ -215,11 +230,53 @@ async fn redial_slot(slot: Arc<Slot>, lost: u64) -> Result<(), Status> {
             Ok(())
         }
         Err(e) => {
-            backoff.last_error = e.to_string();
+            backoff.last_error = e;
             backoff.retry_at = Some(tokio::time::Instant::now() + backoff.delay);
             backoff.delay = (backoff.delay * 2).min(MAX_BACKOFF);
             slot.failed_dials.fetch_add(1, Ordering::AcqRel);
             Err(unavailable(&backoff.last_error))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bytes::Bytes;
+
+    use crate::Security;
+    use crate::transport::kv::Kv;
+    use crate::transport::message::RangeRequest;
+
+    /// A lost connection is dialled again by the next request, on whatever runtime that
+    /// request runs (a worker's); the new connection lives on the channel's runtime, so
+    /// that it outlives the caller's.
+    #[tokio::test]
+    async fn a_connection_dialled_again_lives_on_the_channels_runtime_not_the_callers() {
+        if etcdlat_testkit::skip() {
+            return;
+        }
+        let etcd = etcdlat_testkit::Etcd::start().await;
+        let dialer = Dialer::new(&Security::default(), Duration::from_secs(5)).unwrap();
+        let channel = Channel::connect(&dialer, &etcd.endpoint(), None).await.unwrap();
+        channel.connection().close(crate::transport::http2::Error::Closed("closed by the test"));
+        let mut caller = channel.clone();
+        tokio::task::spawn_blocking(move || {
+            let runtime =
+                tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+            runtime.block_on(caller.ready()).map(drop).unwrap();
+        })
+        .await
+        .unwrap();
+        assert_eq!(channel.slot.generation.load(Ordering::Acquire), 1, "dialled again");
+        let mut kv = Kv::new(channel.clone());
+        let req = RangeRequest { key: Bytes::from_static(b"k"), ..RangeRequest::default() };
+        let answered = tokio::time::timeout(Duration::from_secs(10), kv.range(req)).await;
+        answered.expect("answered within 10 s").unwrap();
+        assert_eq!(
+            channel.slot.generation.load(Ordering::Acquire),
+            1,
+            "dialled a third time: the second connection ended with the caller's runtime"
+        );
     }
 }

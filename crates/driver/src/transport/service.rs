@@ -90,10 +90,13 @@ impl tower::Service<http::Request<tonic::body::Body>> for Service {
 const CONNECTION_SPECIFIC: [&str; 5] =
     ["connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"];
 
-/// Copies a request body into its HTTP/2 stream.
-async fn pump(mut body: tonic::body::Body, mut stream: SendStream) {
+/// Copies a request body into its HTTP/2 stream, a part once the stream has room for it.
+pub(super) async fn pump(mut body: tonic::body::Body, mut stream: SendStream) {
     use http_body::Body as _;
     loop {
+        if stream.capacity().await.is_err() {
+            return;
+        }
         match std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await {
             None => {
                 let _ = stream.send_data(Bytes::new(), true);

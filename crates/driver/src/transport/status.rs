@@ -60,9 +60,13 @@ fn percent_decode(raw: &[u8]) -> String {
     let mut i = 0;
     while i < raw.len() {
         let b = raw[i];
-        if b == b'%' && i + 2 < raw.len() {
-            let hex = std::str::from_utf8(&raw[i + 1..i + 3]).ok();
-            if let Some(v) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+        if b == b'%'
+            && let Some(hex) = raw.get(i + 1..i + 3)
+            && hex.iter().all(u8::is_ascii_hexdigit)
+        {
+            // Two hex digits: from_str_radix alone would take a sign ("%+A").
+            let hex = std::str::from_utf8(hex).unwrap_or_default();
+            if let Ok(v) = u8::from_str_radix(hex, 16) {
                 out.push(v);
                 i += 3;
                 continue;
@@ -103,6 +107,8 @@ mod tests {
         );
         assert_eq!(percent_decode(b"a%20b%25c%"), "a b%c%");
         assert_eq!(percent_decode(b"%e2%9c%93"), "\u{2713}");
+        // Two hex digits or nothing: from_str_radix's sign is not one.
+        assert_eq!(percent_decode(b"%+A%-1%4"), "%+A%-1%4");
     }
 
     /// gRPC's percent-encoding: bytes outside printable ASCII, and `%`, as `%XX`.

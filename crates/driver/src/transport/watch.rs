@@ -16,8 +16,8 @@ use super::channel::Channel;
 use super::frame::{frame_one, next_message};
 use super::http2::{RecvStream, SendStream};
 use super::message::{WATCH, WatchCreateRequest, WatchProgressRequest, WatchRequest};
-use super::status::{http2_status, meta_status};
-use super::unary::{answer_body, grpc_fields};
+use super::status::{check_http, http2_status, meta_status};
+use super::unary::grpc_fields;
 
 /// How a run's watchers are created: the fields of [`WatchCreateRequest`] that are the same
 /// for all of them (the key is given per watcher).
@@ -90,6 +90,11 @@ pub(crate) struct WatchReceiver {
 }
 
 impl WatchReceiver {
+    /// The receiver of the answer that comes on `recv`.
+    pub(super) fn new(recv: RecvStream) -> Self {
+        Self { recv, head: false, ended: false, chunk: Bytes::new(), buf: BytesMut::new() }
+    }
+
     /// The next response, decoded as `M` (etcdlat's own [`super::message::WatchResponse`],
     /// or etcd-client's); `None` when etcd ended the stream with an OK status.
     pub(crate) async fn message<M: prost::Message + Default>(
@@ -107,8 +112,19 @@ impl WatchReceiver {
     pub(crate) async fn raw(&mut self) -> Result<Option<Bytes>, Status> {
         if !self.head {
             // etcd sends the head with its first response, after the first create.
-            answer_body(&self.recv.head().await.map_err(http2_status)?)?;
+            let head = self.recv.head().await.map_err(http2_status)?;
             self.head = true;
+            check_http(head.status.unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR))?;
+            match meta_status(&head) {
+                None => {}
+                Some(Err(status)) => return Err(status),
+                // Trailers only, OK: the stream ended without a response (an error for a
+                // unary call, not for a stream).
+                Some(Ok(())) => {
+                    self.ended = true;
+                    return Ok(None);
+                }
+            }
         }
         if self.ended {
             return Err(Status::internal("watch stream read after it ended"));
@@ -172,14 +188,7 @@ impl Channel {
             .connection()
             .open(&mut slot, &self.head(WATCH, &fields[..n]), false)
             .map_err(http2_status)?;
-        let receiver = WatchReceiver {
-            recv,
-            head: false,
-            ended: false,
-            chunk: Bytes::new(),
-            buf: BytesMut::new(),
-        };
-        Ok((WatchSender { stream }, receiver))
+        Ok((WatchSender { stream }, WatchReceiver::new(recv)))
     }
 }
 

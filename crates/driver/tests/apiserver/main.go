@@ -1,6 +1,6 @@
 // Command apishape drives k8s.io/apiserver's own etcd3 storage (the store kube-apiserver
-// keeps every resource in, and the lister-watcher its watch cache fills and feeds itself
-// through) against the etcd at the endpoint it is given, one step at a time, for the
+// keeps every resource in, the lister-watcher its watch cache fills and feeds itself
+// through, and the cache's consistency checker over a real Cacher) against the etcd at the endpoint it is given, one step at a time, for the
 // driver's `apiserver` test (crates/driver/tests/it/apiserver.rs): the test puts a
 // wiretap in front of etcd, records every request sent, and compares them with
 // etcdlat's requests for the same operations.
@@ -243,6 +243,15 @@ func run(endpoint string) error {
 		return err
 	}
 	done("consistent-read")
+
+	// The watch cache's consistency checker: its list of the cache, then of etcd at the
+	// cache's revision in pages of 10,000 (checker.go).
+	stopCacher, err := checkerList(ctx, client, store, codec, newList, step)
+	if err != nil {
+		return err
+	}
+	defer stopCacher()
+	done("checker-list")
 	return step("end")
 }
 

@@ -2,7 +2,8 @@
 //! (the Go program in `tests/apiserver`, built against the k8s.io/apiserver release its
 //! go.mod names) and etcdlat's `k8s-*` operations each run create, create with a TTL, get,
 //! update (from etcd and from a stale cached object), delete, a paginated list, count, the
-//! watch cache's list and watch, and a consistent read, through a wiretap in front of one
+//! watch cache's list and watch, a consistent read, and the consistency checker's list of
+//! etcd at its cache's revision (1.34 on), through a wiretap in front of one
 //! etcd that records every message each sends. Each request is reduced to its shape (method,
 //! the kind of key and range end, every option set, compares, the operations of a
 //! transaction, revisions as 0 or pinned), and the shapes are compared operation by
@@ -14,11 +15,14 @@ use std::collections::BTreeSet;
 use std::path::PathBuf;
 use std::process::Command;
 
-use etcd_client::DeleteOptions;
 use etcd_client::proto::{
     PbCompare, PbCompareTarget, PbDeleteRequest, PbLeaseGrantRequest, PbPutRequest, PbRangeRequest,
     PbTargetUnion, PbTxnOpRequest, PbTxnRequest, PbWatchRequest, PbWatchRequestUnion,
 };
+use etcd_client::{DeleteOptions, GetOptions, Txn, TxnOp};
+use etcdlat_core::scenario::Kubernetes;
+use etcdlat_core::workload::apiserver::CHECK_PAGE;
+use etcdlat_core::workload::{ObjectOp, Operation};
 use etcdlat_core::{OpKind, Report};
 use etcdlat_driver::Driver;
 use etcdlat_testkit::{Etcd, Tapped, Wiretap, etcd_version, skip};
@@ -258,8 +262,8 @@ fn shapes(log: &[Tapped]) -> Vec<String> {
         .collect()
 }
 
-/// The Go program's recording, split at its steps: (step, shapes of its requests).
-fn steps(log: &[Tapped]) -> Vec<(String, Vec<String>)> {
+/// The Go program's recording, split at its steps: (step, its requests as sent).
+fn split_steps(log: &[Tapped]) -> Vec<(String, Vec<Tapped>)> {
     let mut steps = vec![("new".to_owned(), Vec::new())];
     for t in log {
         if t.method.ends_with("KV/Range") {
@@ -269,10 +273,14 @@ fn steps(log: &[Tapped]) -> Vec<(String, Vec<String>)> {
                 continue;
             }
         }
-        let current = &mut steps.last_mut().expect("one step at least").1;
-        current.extend(shapes(std::slice::from_ref(t)));
+        steps.last_mut().expect("one step at least").1.push(t.clone());
     }
     steps
+}
+
+/// The Go program's recording, split at its steps: (step, shapes of its requests).
+fn steps(log: &[Tapped]) -> Vec<(String, Vec<String>)> {
+    split_steps(log).into_iter().map(|(step, sent)| (step, shapes(&sent))).collect()
 }
 
 /// The shapes of the apiserver's step `name`.
@@ -306,10 +314,79 @@ async fn etcdlat(
     op: &str,
     params: &str,
 ) -> (Report, Vec<String>) {
-    let _ = tap.take();
     let toml = format!("[load]\nclients = {clients}\ntotal = {total}\n[op.{op}]\n{params}\n");
-    let report = driver.run(&scenario(&toml)).await.expect("a run");
-    (report, without_end_check(shapes(&tap.take())))
+    let (report, log) = tapped_run(driver, tap, &toml).await;
+    (report, without_end_check(shapes(&log)))
+}
+
+/// Runs the scenario `toml` and returns its report and what it sent through `tap`, as sent.
+async fn tapped_run(driver: &Driver, tap: &Wiretap, toml: &str) -> (Report, Vec<Tapped>) {
+    let _ = tap.take();
+    let report = driver.run(&scenario(toml)).await.expect("a run");
+    (report, tap.take())
+}
+
+/// What the Go program sent in its step `name`, as sent.
+fn step_log(log: &[Tapped], name: &str) -> Vec<Tapped> {
+    let mut steps = split_steps(log).into_iter();
+    steps.find(|(step, _)| step == name).unwrap_or_else(|| panic!("no step {name}")).1
+}
+
+/// The pages of `limit` keys among `log` that read values (not etcdlat's end check, a
+/// probe of limit 1 and keys-only pages), as sent: each Range or RangeStream with a range
+/// end.
+fn list_pages(log: &[Tapped], limit: u64) -> Vec<PbRangeRequest> {
+    log.iter()
+        .filter(|t| t.method.ends_with("KV/Range") || t.method.ends_with("KV/RangeStream"))
+        .map(|t| PbRangeRequest::decode(t.message.clone()).expect("a Range"))
+        .filter(|r| !r.range_end.is_empty() && !r.keys_only && !r.count_only)
+        .filter(|r| u64::try_from(r.limit) == Ok(limit))
+        .collect()
+}
+
+/// Checks a checker's two pages of the pods (`pages`, the last two of its list) against
+/// what etcd holds: the first from the prefix at a pinned revision, the continue page from
+/// the key after the first page's last at that same revision, as a keys-only list of etcd
+/// at that revision finds it. Returns the revision.
+async fn check_checker_pages(client: &mut etcd_client::Client, pages: &[PbRangeRequest]) -> i64 {
+    let [first, next] = pages else { panic!("not two pages: {pages:?}") };
+    assert_eq!(first.key, PREFIX.as_bytes(), "the first page from the prefix");
+    assert!(first.revision > 0, "the first page pinned to the cache's revision");
+    assert_eq!(next.revision, first.revision, "the continue page at the first's revision");
+    let at = GetOptions::new()
+        .with_prefix()
+        .with_keys_only()
+        .with_limit(first.limit)
+        .with_revision(first.revision);
+    let read = client.get(PREFIX, Some(at)).await.expect("the first page's keys");
+    let last = read.kvs().last().expect("a first page").key();
+    assert_eq!(next.key, [last, b"\0"].concat(), "the continue page from after the first's last");
+    first.revision
+}
+
+/// Writes `op`'s objects to etcd directly (not through the wiretap), 100 to a transaction.
+async fn seed(client: &mut etcd_client::Client, op: &ObjectOp) {
+    let objects: Vec<u64> = (0..op.objects).collect();
+    for some in objects.chunks(100) {
+        let puts: Vec<_> = some.iter().map(|&o| TxnOp::put(op.key(o), "{}", None)).collect();
+        client.txn(Txn::new().and_then(puts)).await.expect("seeding the checker's objects");
+    }
+}
+
+/// etcdlat's model's checker list of pods (the current release's, as `[kubernetes]` runs
+/// it) over `objects` objects, and a scenario of one such list.
+fn checker_op(objects: u64) -> (ObjectOp, String) {
+    let flows = Kubernetes::with_nodes(100).flows();
+    let op = flows
+        .iter()
+        .find_map(|f| match &f.op {
+            Operation::K8sList(o) if o.at_cache_revision && o.resource == "pods" => Some(o),
+            _ => None,
+        })
+        .expect("the current release's model has a checker list of pods");
+    let op = ObjectOp { objects, ..op.clone() };
+    let params = toml::to_string(&op).expect("an operation's parameters");
+    (op, format!("[load]\nclients = 1\ntotal = 1\n[op.k8s-list]\n{params}"))
 }
 
 #[tokio::test]
@@ -330,7 +407,8 @@ async fn etcdlat_asks_etcd_what_the_apiservers_own_storage_asks() {
     let said =
         String::from_utf8_lossy(&ran.stdout).into_owned() + &String::from_utf8_lossy(&ran.stderr);
     assert!(ran.status.success(), "{} failed:\n{said}", program.display());
-    let go = steps(&tap.take());
+    let go_log = tap.take();
+    let go = steps(&go_log);
     let mut client = etcd.client().await;
     client.delete(PREFIX, Some(DeleteOptions::new().with_prefix())).await.expect("emptying");
 
@@ -358,6 +436,11 @@ async fn etcdlat_asks_etcd_what_the_apiservers_own_storage_asks() {
     let (_, delete) = etcdlat(&driver, &tap, 1, 1, "k8s-delete", pods).await;
     let (_, count) = etcdlat(&driver, &tap, 1, 1, "k8s-count", pods).await;
     let (_, consistent) = etcdlat(&driver, &tap, 1, 1, "k8s-consistent-list", pods).await;
+    // The consistency checker's list of pods, over more objects than one of its pages.
+    let (checked, checker_run) = checker_op(CHECK_PAGE + 1);
+    seed(&mut client, &checked).await;
+    let (_, checker_log) = tapped_run(&driver, &tap, &checker_run).await;
+    let checker = without_end_check(shapes(&checker_log));
 
     // k8s.io/apiserver 1.37 reads lists through RangeStream where etcd has it (3.7 on).
     let streams =
@@ -448,4 +531,33 @@ async fn etcdlat_asks_etcd_what_the_apiservers_own_storage_asks() {
     assert_eq!(filled, cache);
     assert_eq!(read[0], probe, "{consistent:?}");
     assert!(read[1..].iter().all(|s| s == "Watch/progress"), "{consistent:?}");
+
+    // The cache's consistency checker (1.34 on, every 5 to 7.5 minutes per cached resource,
+    // k8s.io/apiserver's own Checker over a real Cacher): its list of the cache sends
+    // nothing; its list of etcd is at the cache's revision in pages of 10,000, the
+    // continue page from the key after the first page's last at the same revision; Range
+    // pages, or RangeStream where etcd has it. etcdlat's model's, after its cache's fill (the
+    // same pages, the first at etcd's current revision) and watch, is the same.
+    let checker_pages = [
+        format!("KV/Range key=prefix end=prefix-end limit={CHECK_PAGE} revision=rev"),
+        format!("KV/Range key=object+\\0 end=prefix-end limit={CHECK_PAGE} revision=rev"),
+    ]
+    .map(|s| if streams { s.replace("KV/Range", "KV/RangeStream") } else { s });
+    assert_eq!(step(&go, "checker-list"), checker_pages);
+    let (filled, listed) = checker.split_at(checker.len().saturating_sub(2));
+    assert_eq!(listed, checker_pages, "etcdlat's checker list is the apiserver's: {checker:?}");
+    let fill = [cache[0].to_owned(), checker_pages[1].clone(), watched.to_owned()];
+    assert_eq!(filled, fill, "{checker:?}");
+    // The pages' keys and revisions as sent: the apiserver's at the revision its checker
+    // names as its cache's, etcdlat's at its cache's fill's.
+    let go_revision = check_checker_pages(
+        &mut client,
+        &list_pages(&step_log(&go_log, "checker-list"), CHECK_PAGE),
+    )
+    .await;
+    let at = said.lines().find_map(|l| l.strip_prefix("checker-list resourceVersion "));
+    assert_eq!(at, Some(go_revision.to_string().as_str()), "{said}");
+    let ours = list_pages(&checker_log, CHECK_PAGE);
+    let revision = check_checker_pages(&mut client, &ours[ours.len() - 2..]).await;
+    assert_eq!(revision, ours[1].revision, "etcdlat's checker at its cache's revision");
 }

@@ -52,6 +52,8 @@
 //!   the run (stopped early too); toxiproxy unreachable or without a mapped proxy fails first.
 //! - `watch`: watch, watch-latency and watch-get deliver every expected event exactly once;
 //!   event latency from the put; stopping a watch run.
+//! - `watch_stream`: the Kubernetes model's watch streams per apiserver, node leases and
+//!   identity leases (two namespaces of leases) apart, each with its own keys' events.
 //! - `workload`: the other request workloads (txn-put, txn-mixed, delete, leases, STM, mixes,
 //!   zipf keys), background compaction and the HashKV check, checked on the server.
 
@@ -74,6 +76,7 @@ mod security;
 mod step;
 mod toxiproxy;
 mod watch;
+mod watch_stream;
 mod workload;
 
 use std::time::Duration;

@@ -163,9 +163,11 @@ async fn writes_of_known_size_show_in_every_members_resources() {
         let wrote = r.total(|s| s.write_bytes).unwrap_or(0);
         assert!(wrote >= written, "{name} wrote {wrote} bytes to storage for {written} put");
         let end = r.last(|s| s.data_dir_bytes).expect("the data dir's size");
+        let sizes: Vec<(f64, Option<u64>)> =
+            r.samples.iter().chain(&r.outside).map(|s| (s.t_s, s.data_dir_bytes)).collect();
         assert!(
             end >= before + written,
-            "{name}'s data dir grew from {before} to {end} for {written} bytes put"
+            "{name}'s data dir grew from {before} to {end} for {written} bytes put: {sizes:?}"
         );
         let wal = r.last(|s| s.wal_bytes).unwrap();
         let snap = r.last(|s| s.snap_bytes).unwrap();
@@ -229,4 +231,53 @@ async fn writes_of_known_size_show_in_every_members_resources() {
     }
     assert!(study.client_network_sent_bytes.unwrap() >= written);
     assert!(study.server_disk_space_avg_bytes.unwrap() >= before.iter().sum::<u64>() / 3 + written);
+}
+
+/// Every report names the machine it ran on, as the OS tells it: the CPUs online, the
+/// memory, the load average and the kernel; and the client and a local cluster's members
+/// that may run on the same CPUs (none pinned apart here) share them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_report_names_the_machine() {
+    if skip() {
+        return;
+    }
+    let etcd = Etcd::start().await;
+    let report = run_on(&etcd, 1, "[load]\nclients = 1\ntotal = 10\n[op.put]\n").await;
+    let machine = report.target.machine.as_ref().expect("the machine");
+    // What the OS says, read another way: /sys's list of online CPUs (`0-3,6`).
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    let cpus: u32 = online
+        .trim()
+        .split(',')
+        .map(|r| match r.split_once('-') {
+            Some((a, b)) => b.parse::<u32>().unwrap() - a.parse::<u32>().unwrap() + 1,
+            None => 1,
+        })
+        .sum();
+    assert_eq!(machine.cpus, cpus, "{machine:?}");
+    let uname = |flag: &str| {
+        let out = std::process::Command::new("uname").arg(flag).output().unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_owned()
+    };
+    assert_eq!(machine.kernel, format!("{} {}", uname("-s"), uname("-r")));
+    let memory = machine.memory_bytes.unwrap();
+    let available = machine.memory_available_bytes.unwrap();
+    assert!(memory > 64 << 20 && available > 0 && available <= memory, "{machine:?}");
+    let load = machine.load_average.unwrap();
+    assert!(load.iter().all(|l| l.is_finite() && *l >= 0.0), "{machine:?}");
+    // The client's workers and the member run on the process's CPUs, all of them here.
+    assert!(!machine.client_cpus.is_empty(), "{machine:?}");
+    assert!(machine.client_cpus.len() <= cpus as usize, "{machine:?}");
+    assert_eq!(machine.member_cpus, machine.client_cpus, "{machine:?}");
+    assert!(machine.emulator_cpus.is_empty(), "no emulated network: {machine:?}");
+    assert_eq!(machine.shared_cpus, Some(vec!["client and members".to_owned()]));
+    let text = etcdlat_render::text(&report, &etcdlat_render::TextOptions::default());
+    assert!(text.contains(&format!("Machine: {}.", machine.summary())), "{text}");
+
+    // Workers pinned to CPU 0: the client's CPUs are that one.
+    let driver = etcd.driver_builder().pin_cpus([0]).conns(1).connect().await.unwrap();
+    let report =
+        driver.run(&crate::scenario("[load]\nclients = 1\ntotal = 10\n[op.put]\n")).await.unwrap();
+    let machine = report.target.machine.as_ref().expect("the machine");
+    assert_eq!(machine.client_cpus, [0], "{machine:?}");
 }

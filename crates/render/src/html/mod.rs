@@ -207,11 +207,11 @@ impl Page {
             self.raw("</th>");
         }
         self.raw("</tr>\n</thead>\n<tbody>\n");
-        for figures in &table.rows {
+        for (label, cells) in table.labelled() {
             self.raw("<tr><th>");
-            self.text(figures.row.label());
+            self.text(&label);
             self.raw("</th>");
-            for cell in &figures.cells {
+            for cell in cells {
                 match &cell.why_unknown {
                     // The reason on hover; the notes below say it too.
                     Some(why) => {
@@ -227,12 +227,22 @@ impl Page {
             self.raw("</tr>\n");
         }
         self.raw("</tbody>\n</table>\n</div>\n");
+        for line in table.method() {
+            self.raw("<p class=\"description\">");
+            self.text(&line);
+            self.raw("</p>\n");
+        }
         let notes = table.notes();
         if !notes.is_empty() {
             self.raw("<p class=\"description\">n/a: not known to the run, because:</p>\n");
             self.notes(&notes);
         }
-        let labels: Vec<String> = (0..runs.len()).map(|i| table.label(i)).collect();
+        // With repeats the columns are cells: the plots' lines are runs, named as they are.
+        let labels: Vec<String> = if table.repeats.is_some() {
+            runs.iter().map(|r| r.name.clone()).collect()
+        } else {
+            (0..runs.len()).map(|i| table.label(i)).collect()
+        };
         let overlaid: Vec<overlay::Run<'_>> = labels.iter().map(String::as_str).zip(runs).collect();
         self.heading(3, "Over time");
         self.raw("<div class=\"plots\">\n");

@@ -122,6 +122,9 @@ impl Writer<'_> {
                 self.secs_us(p.slowest_p99_us as f64);
                 self.out.push_str(", max ");
                 self.secs_us(p.slowest_max_us as f64);
+                if let Some(keys) = r.keys_per_list {
+                    let _ = write!(self.out, "; {keys:.1} keys from etcd a list");
+                }
                 self.out.push('\n');
             }
             if !r.pages.is_empty() {
@@ -218,7 +221,11 @@ impl Writer<'_> {
         let of_resource = streams.iter().filter(|w| w.resource == r.resource);
         for (i, w) in of_resource.enumerate() {
             let sep = if i == 0 { "      streams:\t" } else { "; " };
-            let _ = write!(self.out, "{sep}apiserver {}: {} events", w.apiserver, w.events);
+            let _ = write!(self.out, "{sep}apiserver {}", w.apiserver);
+            if let Some(namespace) = &w.namespace {
+                let _ = write!(self.out, " ({namespace})");
+            }
+            let _ = write!(self.out, ": {} events", w.events);
             if w.compacted > 0 {
                 self.out.push_str(" (cancelled by a compaction)");
             }

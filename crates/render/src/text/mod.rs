@@ -354,6 +354,9 @@ impl Writer<'_> {
             }
             self.out.push('\n');
         }
+        if let Some(machine) = &report.target.machine {
+            let _ = writeln!(self.out, "Machine: {}.", machine.summary());
+        }
         if let [first, .., last] = report.target.source_addresses.as_slice() {
             let _ = writeln!(
                 self.out,

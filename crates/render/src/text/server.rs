@@ -105,6 +105,9 @@ fn shown_with_resources(row: Row) -> bool {
 /// member), socket bytes (the client), and the sources it had none from, with why.
 fn resource_line(r: &ResourceSeries, client: bool) -> String {
     let mut parts = Vec::new();
+    if let Some(down) = r.down_s() {
+        parts.push(format!("down {down:.1} s (no CPU, no memory)"));
+    }
     if let (Some(avg), Some(max)) = (r.cpu_avg_percent(), r.cpu_max_percent()) {
         parts.push(format!("CPU avg/max {avg:.1} / {max:.1} %"));
     }

@@ -52,6 +52,32 @@ fn op_report(rec: Recorder, kind: OpKind, duration: Duration) -> OpReport {
     OpReport::from_record(&record, duration, interval)
 }
 
+/// The parameters the driver records for a run of `scenario` (`op`) on `workers` workers with
+/// `seed`: its connections (1 unless it says), clients and total; the rest of [`Params`]
+/// as its default, for each report to set what its workload adds.
+fn params(scenario: &Scenario, op: &str, workers: u32, seed: u64) -> Params {
+    let mut p = Params::default();
+    p.op = op.to_owned();
+    p.conns = scenario.load.conns.unwrap_or(1);
+    p.clients = scenario.load.clients;
+    p.workers = workers;
+    p.total = scenario.load.total;
+    p.seed = seed;
+    p
+}
+
+/// An etcd 3.5.17 cluster of `members`, led by `leader`, with the load on `endpoints`; the
+/// rest of [`TargetInfo`] as its default (not local, targeted by the endpoints as given).
+fn target(endpoints: Vec<String>, members: u32, leader: &str, cluster_id: &str) -> TargetInfo {
+    let mut t = TargetInfo::default();
+    t.endpoints = endpoints;
+    t.etcd_version = "3.5.17".to_owned();
+    t.members = members;
+    t.leader = leader.to_owned();
+    t.cluster_id = cluster_id.to_owned();
+    t
+}
+
 /// A 3 s put run: 2,000 puts from 10 clients against one endpoint, with 3 `InvalidArgument`
 /// errors (with the server's message) and 2 `Unavailable` errors (without one).
 pub fn put_report() -> Report {
@@ -75,38 +101,12 @@ pub fn put_report() -> Report {
     scenario.load.clients = 10;
     scenario.load.total = Some(2_005);
 
-    let params = {
-        let mut p = Params::default();
-        p.op = "put".to_owned();
-        p.conns = 1;
-        p.clients = 10;
-        p.workers = 1;
-        p.rate = 0;
-        p.total = Some(2_005);
-        p.duration_s = None;
-        p.warmup_s = 0.0;
-        p.key_size = Some(8);
-        p.val_size = Some(256);
-        p.key_space_size = Some(10_000);
-        p.sequential_keys = Some(false);
-        p.consistency = None;
-        p.seed = 42;
-        p
-    };
-    let target = {
-        let mut t = TargetInfo::default();
-        t.endpoints = scenario.cluster.endpoints.clone();
-        t.local = false;
-        t.etcd_version = "3.5.17".to_owned();
-        t.members = 1;
-        t.leader = "default".to_owned();
-        t.cluster_id = "cdf818194e3a8c32".to_owned();
-        t.targeting = Targeting::Endpoints;
-        t.targeted = Vec::new();
-        t.network = None;
-        t.source_addresses = Vec::new();
-        t
-    };
+    let mut params = params(&scenario, "put", 1, 42);
+    params.key_size = Some(8);
+    params.val_size = Some(256);
+    params.key_space_size = Some(10_000);
+    params.sequential_keys = Some(false);
+    let target = target(scenario.cluster.endpoints.clone(), 1, "default", "cdf818194e3a8c32");
     let mut report = Report::new(scenario.clone(), params, target);
     report.started_at = STARTED_AT.to_owned();
     report.duration_s = duration.as_secs_f64();
@@ -136,35 +136,14 @@ pub fn range_report() -> Report {
     scenario.load.conns = Some(10);
     scenario.load.total = Some(1_500);
 
-    let params = {
-        let mut p = Params::default();
-        p.op = "range".to_owned();
-        p.conns = 10;
-        p.clients = 100;
-        p.workers = 2;
-        p.total = Some(1_500);
-        p.consistency = Some("s".to_owned());
-        p.seed = 7;
-        p
-    };
-    let target = {
-        let mut t = TargetInfo::default();
-        t.endpoints = vec![
-            "127.0.0.1:40001".to_owned(),
-            "127.0.0.1:40003".to_owned(),
-            "127.0.0.1:40005".to_owned(),
-        ];
-        t.local = true;
-        t.etcd_version = "3.5.17".to_owned();
-        t.members = 3;
-        t.leader = "m1".to_owned();
-        t.cluster_id = "8e9e05c52164694d".to_owned();
-        t.targeting = Targeting::All;
-        t.targeted = vec!["m0".to_owned(), "m1".to_owned(), "m2".to_owned()];
-        t.network = None;
-        t.source_addresses = vec!["127.0.0.1".to_owned(), "127.0.0.2".to_owned()];
-        t
-    };
+    let mut params = params(&scenario, "range", 2, 7);
+    params.consistency = Some("s".to_owned());
+    let endpoints = ["127.0.0.1:40001", "127.0.0.1:40003", "127.0.0.1:40005"];
+    let mut target = target(endpoints.map(str::to_owned).into(), 3, "m1", "8e9e05c52164694d");
+    target.local = true;
+    target.targeting = Targeting::All;
+    target.targeted = vec!["m0".to_owned(), "m1".to_owned(), "m2".to_owned()];
+    target.source_addresses = vec!["127.0.0.1".to_owned(), "127.0.0.2".to_owned()];
     let mut report = Report::new(scenario.clone(), params, target);
     report.started_at = STARTED_AT.to_owned();
     report.scale = Some(0.1);
@@ -338,9 +317,20 @@ fn member_series(i: u64) -> ResourceSeries {
             ..ResourceSample::default()
         }
     };
+    // Warm-up, before measurement, busier than any second of it: in no figure.
+    let warmup = ResourceSample {
+        t_s: 0.0,
+        span_s: 1.0,
+        cpu_percent: Some(900.0),
+        cpu_max_percent: Some(900.0),
+        rss_bytes: Some(900 << 20),
+        disk_writes_completed: Some(90_000),
+        ..ResourceSample::default()
+    };
     ResourceSeries {
         period_s: 1.0,
         samples: vec![second(1), second(2)],
+        outside: vec![warmup],
         not_available: Vec::new(),
         disk: Some(DiskDevice { name: "vda".to_owned(), device: "254:0".to_owned() }),
     }
@@ -591,7 +581,11 @@ pub fn full_report() -> Report {
     // one series would have them all, so that the output holds every field a series can have.
     let series = report.server.iter_mut().map(|m| &mut m.resources);
     for resources in series.chain(report.client.as_mut().map(|c| &mut c.resources)) {
-        for sample in &mut resources.samples {
+        if resources.outside.is_empty() {
+            resources.outside =
+                vec![ResourceSample { t_s: 0.0, span_s: 1.0, ..Default::default() }];
+        }
+        for sample in resources.samples.iter_mut().chain(&mut resources.outside) {
             every_figure(sample);
         }
         resources.not_available = vec![NotAvailable {
@@ -604,6 +598,18 @@ pub fn full_report() -> Report {
     report.target.targeting = range.target.targeting;
     report.target.targeted = range.target.targeted;
     report.target.source_addresses = range.target.source_addresses;
+    let mut machine = etcdlat_core::Machine::default();
+    machine.cpus = 4;
+    machine.memory_bytes = Some(16_000_000_000);
+    machine.memory_available_bytes = Some(9_200_000_000);
+    machine.load_average = Some([0.52, 0.4, 0.33]);
+    machine.kernel = "Linux 6.1.0-18-amd64".to_owned();
+    machine.client_cpus = vec![0, 1];
+    machine.emulator_cpus = vec![3];
+    machine.member_cpus = vec![0, 1, 2, 3];
+    machine.shared_cpus =
+        Some(vec!["client and members".to_owned(), "emulator and members".to_owned()]);
+    report.target.machine = Some(machine);
     let network: etcdlat_core::Network =
         toml::from_str("zones = [\"a\", \"b\"]\nzone-latency = \"2ms\"\nbandwidth = \"100MB/s\"\n")
             .expect("a valid [network] table");
@@ -699,11 +705,12 @@ pub fn kubernetes() -> KubernetesReport {
         let conflicts = u64::from(i % 10 == 0);
         rec.record_request_ok(1, t0, at(1_500 + i * 100), 0, conflicts, conflicts);
     }
-    // The two of 7 pages each had one page of 31 s: 2 of 24 pages over the list SLO.
+    // The two of 7 pages each had one page of 31 s: 2 of 24 pages over the list SLO; 500
+    // keys a page, 2,000 a list.
     for (i, pages) in [1, 2, 3, 4, 7, 7].into_iter().enumerate() {
         rec.record_request_ok(2, t0, at(20_000_000 + i as u64 * 4_000_000), pages, 0, 0);
         let (over, slowest_us) = if pages == 7 { (1, 31_000_000) } else { (0, 12_000_000) };
-        rec.record_page_calls(2, pages, over, slowest_us);
+        rec.record_page_calls(2, pages, over, slowest_us, pages * 500);
     }
     for i in 0..4 {
         rec.record_request_ok(5, t0, at(40_000 + i * 10_000), 0, 0, 0);
@@ -731,6 +738,14 @@ pub fn kubernetes() -> KubernetesReport {
     // A second apiserver's watch of pods: 55 events too (etcd sends each to each).
     let second = WatchRecord { apiserver: 1, events: 55, ..WatchRecord::default() };
     rec.record_watch(4, &second);
+    // A third apiserver's watch of one namespace of pods: 20 events, that namespace's.
+    let third = WatchRecord {
+        apiserver: 2,
+        namespace: Some("ns-0".to_owned()),
+        events: 20,
+        ..WatchRecord::default()
+    };
+    rec.record_watch(4, &third);
     // Four node leases over a minute: two renewed every 10 to 30 s, one first renewed at
     // 45 s and one never; the last two past 40 s.
     let s = |secs: u64| t0 + Duration::from_secs(secs);

@@ -33,6 +33,44 @@ struct Top {
     runs: Vec<Run>,
     /// A `--find-max` search's answer, in its report files only.
     find_max: Nullable<FindMax>,
+    /// The runs' cells over their repeats, when some cell ran more than once.
+    repeats: Nullable<Repeats>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Repeats {
+    order: String,
+    sequence: Vec<usize>,
+    confidence: f64,
+    interval: String,
+    cells: Vec<RepeatCell>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct RepeatCell {
+    name: String,
+    runs: Vec<usize>,
+    /// dbtester's figures by key, each `null` when no repeat knew it.
+    figures: BTreeMap<String, Nullable<Estimate>>,
+    /// Each operation kind's throughput, p50, p99, p99_9 and errors.
+    ops: BTreeMap<String, BTreeMap<String, Nullable<Estimate>>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Estimate {
+    values: Vec<f64>,
+    mean: f64,
+    median: f64,
+    sd: Nullable<f64>,
+    half_width: Nullable<f64>,
+    low: Nullable<f64>,
+    high: Nullable<f64>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -165,6 +203,8 @@ struct Study {
 struct Resources {
     period_s: f64,
     samples: Vec<ResourceSample>,
+    /// The samples outside the measurement, when any.
+    outside: Vec<ResourceSample>,
     /// The sources without figures, when any.
     not_available: Vec<NotAvailable>,
     /// The block device of the disk figures, when read.
@@ -437,6 +477,7 @@ struct SteadyState {
 struct WatchStream {
     apiserver: u32,
     resource: String,
+    namespace: Nullable<String>,
     events: u64,
     progress_notifications: u64,
     compacted: u64,
@@ -471,6 +512,8 @@ struct K8sRequest {
     slo: Nullable<Slo>,
     /// Whether the verdict holds the row to an SLO.
     judged: bool,
+    /// Keys etcd sent a list, on average; null in other rows.
+    keys_per_list: Nullable<f64>,
     /// A list's pages as calls; null in other rows.
     page_calls: Nullable<PageCalls>,
     conflicts: u64,
@@ -703,6 +746,23 @@ struct Target {
     targeted: Vec<String>,
     network: Nullable<NetworkMirror>,
     source_addresses: Vec<String>,
+    machine: Nullable<MachineMirror>,
+}
+
+/// The machine the run ran on.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct MachineMirror {
+    cpus: u32,
+    memory_bytes: Nullable<u64>,
+    memory_available_bytes: Nullable<u64>,
+    load_average: Nullable<[f64; 3]>,
+    kernel: String,
+    client_cpus: Vec<usize>,
+    emulator_cpus: Vec<usize>,
+    member_cpus: Vec<usize>,
+    shared_cpus: Nullable<Vec<String>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -841,8 +901,8 @@ fn client_steps_are_written_each_on_its_own_and_read_back() {
 
 /// The fields the output leaves out when they hold nothing (`None`, empty, a count of 0), by
 /// the object they belong to; [`empty`] is what each stands for then.
-const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 16] = [
-    ("top", &["find_max"]),
+const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 17] = [
+    ("top", &["find_max", "repeats"]),
     (
         "run",
         &[
@@ -883,7 +943,7 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 16] = [
             "resources",
         ],
     ),
-    ("resources", &["not_available", "disk"]),
+    ("resources", &["outside", "not_available", "disk"]),
     (
         "sample",
         &[
@@ -916,7 +976,19 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 16] = [
         ],
     ),
     ("busy", &["worker_max", "worker_peak"]),
-    ("target", &["targeting", "targeted", "network", "source_addresses"]),
+    ("target", &["targeting", "targeted", "network", "source_addresses", "machine"]),
+    (
+        "machine",
+        &[
+            "memory_bytes",
+            "memory_available_bytes",
+            "load_average",
+            "client_cpus",
+            "emulator_cpus",
+            "member_cpus",
+            "shared_cpus",
+        ],
+    ),
     ("network", &["emulator"]),
     ("audit", &["read_back_error", "serializable_staleness", "members", "violations"]),
     ("violation", &["key"]),
@@ -927,7 +999,8 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 16] = [
 fn empty(field: &str) -> Value {
     match field {
         "members" | "leader_changes" | "alarms" | "faults" | "server" | "shards" | "targeted"
-        | "violations" | "source_addresses" | "not_exported" | "not_available" | "steps" => {
+        | "violations" | "source_addresses" | "not_exported" | "not_available" | "outside"
+        | "client_cpus" | "emulator_cpus" | "member_cpus" | "steps" => {
             json!([])
         }
         "error_messages" => json!({}),
@@ -961,6 +1034,9 @@ fn with_left_out_fields(mut json: Value) -> Value {
         put_back("busy", run.get_mut("client").and_then(|c| c.get_mut("busy")));
         put_back_resources(run.get_mut("client").and_then(|c| c.get_mut("resources")));
         put_back("target", run.get_mut("target"));
+        if let Some(machine) = run["target"].get_mut("machine").filter(|m| m.is_object()) {
+            put_back("machine", Some(machine));
+        }
         if let Some(network) = run["target"].get_mut("network").filter(|n| n.is_object()) {
             put_back("network", Some(network));
         }
@@ -984,8 +1060,12 @@ fn with_left_out_fields(mut json: Value) -> Value {
 /// Puts back the fields a resource series and its samples left out.
 fn put_back_resources(resources: Option<&mut Value>) {
     let Some(resources) = resources.filter(|r| r.is_object()) else { return };
-    for sample in resources["samples"].as_array_mut().into_iter().flatten() {
-        put_back("sample", Some(sample));
+    for part in ["samples", "outside"] {
+        // Not `resources[part]`, which would put a null where a part was left out.
+        let samples = resources.get_mut(part).and_then(Value::as_array_mut);
+        for sample in samples.into_iter().flatten() {
+            put_back("sample", Some(sample));
+        }
     }
     put_back("resources", Some(resources));
 }
@@ -1088,6 +1168,10 @@ fn kubernetes_requests_are_written_by_resource_and_verb() {
     let pages = k.requests[3].page_calls.0.as_ref().expect("a list's pages");
     assert_eq!((pages.pages, pages.over_limit, pages.slowest_max_us / 1_000_000), (24, 2, 31));
     assert!(k.requests.iter().filter(|r| r.verb != "list").all(|r| r.page_calls.0.is_none()));
+    // 12,000 keys over its 6 lists.
+    assert_eq!(k.requests[3].keys_per_list.0, Some(2000.0));
+    let others = k.requests.iter().filter(|r| r.verb != "list");
+    assert!(others.map(|r| &r.keys_per_list.0).all(Option::is_none), "only lists have them");
     let update = &k.requests[2];
     assert_eq!((update.conflicts, update.retries, update.latency_us.count), (5, 5, 50));
     let list_slo = k.requests[3].slo.0.as_ref().expect("lists have an SLO");
@@ -1111,15 +1195,24 @@ fn kubernetes_requests_are_written_by_resource_and_verb() {
     assert_eq!((progress.notifications, progress.waits), (12, 5));
     assert_eq!(progress.wait_max_us / 100_000, 25);
     assert!(k.requests[..5].iter().all(|r| r.progress.0.is_none()), "only watches have it");
-    // Each apiserver's watch of pods, with the events etcd sent it.
-    let streams: Vec<(u32, &str, u64, u64, u64)> = k
+    // Each apiserver's watch of pods (the third's of one namespace), with the events etcd
+    // sent it.
+    let streams: Vec<_> = k
         .watch_streams
         .iter()
         .map(|w| {
-            (w.apiserver, w.resource.as_str(), w.events, w.progress_notifications, w.compacted)
+            let stream = (w.apiserver, w.resource.as_str(), w.namespace.0.as_deref());
+            (stream, (w.events, w.progress_notifications, w.compacted))
         })
         .collect();
-    assert_eq!(streams, [(0, "pods", 55, 12, 1), (1, "pods", 55, 0, 0)]);
+    assert_eq!(
+        streams,
+        [
+            ((0, "pods", None), (55, 12, 1)),
+            ((1, "pods", None), (55, 0, 0)),
+            ((2, "pods", Some("ns-0")), (20, 0, 0))
+        ]
+    );
     let leases = k.node_leases.0.as_ref().expect("renewals were recorded");
     assert_eq!((leases.nodes, leases.not_ready, leases.not_ready_after_s), (4, 2, 40.0));
     assert_eq!(leases.max_gap_us / 1_000_000, 60, "the lease never renewed: the whole run");
@@ -1369,7 +1462,10 @@ fn fields(value: &Value, pointer: &str, out: &mut Vec<(String, String)>) {
 fn removing_any_field_fails_the_parse() {
     let mut set = ReportSet::new(vec![full_report()]);
     set.find_max = Some(find_max());
-    let json: Value = serde_json::from_str(&render::json(&set)).expect("the output is JSON");
+    let mut json: Value = serde_json::from_str(&render::json(&set)).expect("the output is JSON");
+    // One run has no repeats; their fields are held by
+    // `repeats_are_written_with_each_figure_over_the_repeats`.
+    json.as_object_mut().expect("an object").insert("repeats".to_owned(), Value::Null);
     let full: Top = serde_json::from_value(json.clone())
         .unwrap_or_else(|e| panic!("a report with every part has every field: {e}"));
     let run = &full.runs[0];
@@ -1415,4 +1511,66 @@ fn removing_any_field_fails_the_parse() {
     ] {
         assert!(every.iter().any(|(_, f)| f == field), "{field} is not among {every:?}");
     }
+}
+
+/// Two cells of a matrix, two repeats each, run in rotation: the set says the order and
+/// each cell's figures over its repeats (each repeat's value, mean, median, interval), every
+/// one of dbtester's figures and each operation's; a run of no repeats writes none.
+#[test]
+fn repeats_are_written_with_each_figure_over_the_repeats() {
+    let run = |clients: i64, repetition: u32, throughput: f64| {
+        let mut r = put_report();
+        let axes: toml::Table = toml::from_str(&format!("\"load.clients\" = {clients}\n")).unwrap();
+        r.name = format!("m [clients={clients}] #{repetition}");
+        r.matrix = Some(etcdlat_core::MatrixCell { axes, repetition, repeat: 2 });
+        r.ops.get_mut(&OpKind::Put).unwrap().throughput = throughput;
+        r
+    };
+    let set = ReportSet::new(vec![
+        run(1, 1, 1_000.0),
+        run(10, 1, 5_000.0),
+        run(1, 2, 1_100.0),
+        run(10, 2, 5_400.0),
+    ]);
+    let top = parse(&set);
+    let repeats = top.repeats.0.as_ref().expect("repeats are written");
+    assert_eq!(repeats.order, "interleaved");
+    assert_eq!(repeats.sequence, [0, 1, 0, 1]);
+    assert_eq!(repeats.confidence, 0.95);
+    assert!(repeats.interval.contains("Student's t"), "{}", repeats.interval);
+    let names: Vec<&str> = repeats.cells.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["m [clients=1]", "m [clients=10]"]);
+    assert_eq!(repeats.cells[1].runs, [1, 3]);
+    let cell = &repeats.cells[1];
+    assert_eq!(cell.figures.len(), etcdlat_core::Row::ALL.len());
+    let avg = cell.figures["throughput_avg_per_s"].0.as_ref().expect("known");
+    assert_eq!(avg.values, [5_000.0, 5_400.0]);
+    assert_eq!((avg.mean, avg.median), (5_200.0, 5_200.0));
+    // sd = 282.84; t(0.975, 1) = 12.706: the half width is 12.706 · 282.84 / √2 = 2541.2.
+    let half = avg.half_width.0.expect("two repeats have an interval");
+    assert!((half - 2_541.24).abs() < 0.1, "{half}");
+    assert_eq!(avg.low.0, Some(5_200.0 - half));
+    assert_eq!(avg.high.0, Some(5_200.0 + half));
+    let put = &cell.ops["put"];
+    let keys: Vec<&str> = put.keys().map(String::as_str).collect();
+    assert_eq!(keys, ["errors", "p50", "p99", "p99_9", "throughput"]);
+    assert_eq!(put["throughput"].0.as_ref().unwrap().values, [5_000.0, 5_400.0]);
+    assert!(put["p99"].0.as_ref().unwrap().values.len() == 2);
+
+    // Every field of the repeats, its cells and estimates is required.
+    let json: Value = serde_json::from_str(&render::json(&set)).unwrap();
+    let estimate = "/repeats/cells/0/figures/throughput_avg_per_s";
+    for pointer in ["/repeats", "/repeats/cells/0", estimate] {
+        let keys: Vec<String> =
+            json.pointer(pointer).unwrap().as_object().unwrap().keys().cloned().collect();
+        for field in keys {
+            let mut cut = json.clone();
+            cut.pointer_mut(pointer).unwrap().as_object_mut().unwrap().remove(&field);
+            let err = serde_json::from_value::<Top>(cut)
+                .expect_err(&format!("{pointer}/{field} removed, and the report still reads"));
+            assert!(err.to_string().contains(&format!("missing field `{field}`")), "{err}");
+        }
+    }
+    // One run a cell: no repeats.
+    assert!(!render::json(&sample_set()).contains("\"repeats\""));
 }

@@ -585,6 +585,38 @@ fn text_resources_section() {
     assert!(!render::text(&put_report(), &TextOptions::default()).contains("resources:"));
 }
 
+/// A member killed during the run: its line says how long it was down, and the members'
+/// average CPU counts it, at 0, over every member.
+#[test]
+fn a_member_down_is_shown_down_and_averaged_as_nothing() {
+    let mut report = range_report();
+    let down = &mut report.server[2].resources.samples[1];
+    (down.down_s, down.cpu_percent, down.cpu_max_percent) = (Some(1.0), Some(0.0), Some(0.0));
+    let text = render::text(&report, &TextOptions::default());
+    let section = text.split("\nServer and client resources:\n").nth(1).expect("the section");
+    let m2 = section.lines().find(|l| l.trim_start().starts_with("m2:")).expect("a line for m2");
+    assert!(m2.contains("down 1.0 s"), "{m2}");
+    let m1 = section.lines().find(|l| l.trim_start().starts_with("m1:")).expect("a line for m1");
+    assert!(!m1.contains("down"), "{m1}");
+    let avg = etcdlat_core::report::study::members_average(&report.server, |s| s.cpu_percent);
+    let second: Vec<f64> =
+        report.server.iter().map(|m| m.resources.samples[1].cpu_percent.unwrap()).collect();
+    assert_eq!(avg[1].1, second.iter().sum::<f64>() / 3.0, "{avg:?}");
+}
+
+/// The machine the run ran on, in a line of the text.
+#[test]
+fn text_names_the_machine() {
+    let text = render::text(&full_report(), &TextOptions::default());
+    let line = text.lines().find(|l| l.starts_with("Machine: ")).expect("a Machine line");
+    assert_eq!(
+        line,
+        "Machine: 4 CPUs, 16.0 GB memory (9.2 GB available), load average 0.52 0.40 0.33, \
+         Linux 6.1.0-18-amd64; client and members, emulator and members share CPUs."
+    );
+    assert!(!render::text(&range_report(), &TextOptions::default()).contains("Machine:"));
+}
+
 /// The text's network section: each link's bytes and how late it delivered, and the
 /// emulator's own CPU; a link late beyond its bound at p99 ends the report with a warning
 /// naming it, and only that link.

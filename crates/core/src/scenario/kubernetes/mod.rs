@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 
 use super::ScenarioError;
 use crate::unit;
-use crate::workload::apiserver::{ApiserverVersion, CHECK_PAGE, CHECK_PERIOD_MEAN};
+use crate::workload::apiserver::{ApiserverVersion, CHECK_PERIOD_MEAN};
 use crate::workload::kubernetes::{
     EventOp, LifecycleOp, MAX_OBJECTS, MAX_UPDATES_PER_LIFE, ObjectOp,
 };
@@ -355,11 +355,7 @@ impl Kubernetes {
         if self.apiserver.checks_consistency() {
             // Every cached resource, by each apiserver's checker; their counts are the
             // cache's from then on.
-            let every = self.checker_rate();
-            for cached in counted.drain(..) {
-                let checked = ObjectOp { page_size: CHECK_PAGE, at_cache_revision: true, ..cached };
-                flows.push(Flow { op: Operation::K8sList(checked), rate_per_second: every });
-            }
+            flows.extend(counted.drain(..).map(|cached| self.checker_list(cached)));
         }
         let events = self.events();
         flows.push(Flow {
@@ -372,13 +368,7 @@ impl Kubernetes {
         for resource in ["replicasets", "endpointslices", "masterleases"] {
             if let Some(objects) = preload.iter().find(|o| o.resource == resource) {
                 if self.apiserver.checks_consistency() {
-                    let every = self.checker_rate();
-                    let checked = ObjectOp {
-                        page_size: CHECK_PAGE,
-                        at_cache_revision: true,
-                        ..objects.clone()
-                    };
-                    flows.push(Flow { op: Operation::K8sList(checked), rate_per_second: every });
+                    flows.push(self.checker_list(objects.clone()));
                 } else {
                     counted.push(objects.clone());
                 }

@@ -5,6 +5,7 @@
 
 use super::{Flow, Kubernetes};
 use crate::workload::Operation;
+use crate::workload::apiserver::CHECK_PAGE;
 use crate::workload::kubernetes::ObjectOp;
 
 /// The default `[kubernetes] etcd-share`: half of the 1 s. A mutating call's second is also
@@ -33,11 +34,14 @@ impl Kubernetes {
         Flow { op, rate_per_second: self.per_minute(self.lists_per_minute) }
     }
 
-    /// The consistency checker's lists of one resource a second: each apiserver's once a
-    /// `consistency-check-period`.
-    pub(super) fn checker_rate(&self) -> f64 {
+    /// The consistency checker's list of `objects` (from 1.34): each apiserver's once a
+    /// `consistency-check-period`, in pages of 10,000 at its cache's revision. Every cached
+    /// resource has one, and its counts come from the cache from then on.
+    pub(super) fn checker_list(&self, objects: ObjectOp) -> Flow {
         let period = self.consistency_check_period.as_secs_f64();
-        if period == 0.0 { 0.0 } else { self.apiservers as f64 / period }
+        let every = if period == 0.0 { 0.0 } else { self.apiservers as f64 / period };
+        let checked = ObjectOp { page_size: CHECK_PAGE, at_cache_revision: true, ..objects };
+        Flow { op: Operation::K8sList(checked), rate_per_second: every }
     }
 
     /// The counts of `counted` that reach etcd, `counts-per-minute` per apiserver.

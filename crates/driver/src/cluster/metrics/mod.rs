@@ -9,10 +9,10 @@
 //! - `resources`: readings turned into samples.
 //!
 //! Nothing here ever fails or slows a run: the sampler runs on the driver's own runtime,
-//! never on a worker thread, and its reads of `/proc` and of data dirs on tokio's blocking
-//! threads, never on the runtime's ([`off_runtime`]); a member that cannot be scraped or
-//! read is reported with what was sampled and why the rest was not, and a figure that is
-//! not exported stays `None`.
+//! never on a worker thread, and its reads of `/proc` and of data dirs, as the client's
+//! [`Usage`]'s, on tokio's blocking threads, never on the runtime's ([`off_runtime`]); a
+//! member that cannot be scraped or read is reported with what was sampled and why the rest
+//! was not, and a figure that is not exported stays `None`.
 
 mod exposition;
 mod host;
@@ -32,14 +32,10 @@ use crate::transport::{Dialer, Ledger};
 use resources::{ClientResources, MemberResources};
 use scrape::{Scrapes, scrape};
 
-/// Shortest time between two samples: a second, as dbtester and `top` sample.
-const SAMPLE_PERIOD: Duration = Duration::from_secs(1);
-
-/// The sampling period of a run whose report interval is `interval`: a second, or the
-/// interval when longer.
-pub(crate) fn period(interval: Duration) -> Duration {
-    interval.max(SAMPLE_PERIOD)
-}
+/// Time between two samples: a second, as dbtester and `top` sample, whatever the report's
+/// interval, so that a sample's CPU and its peaks are per second (a run of 5 s intervals
+/// has its busiest second, not its busiest 5 s).
+pub(crate) const SAMPLE_PERIOD: Duration = Duration::from_secs(1);
 
 /// A member to sample: its name, its `/metrics` URL, and its process when etcdlat started
 /// it.
@@ -274,7 +270,7 @@ impl Sampled for MemberSampling {
             None => None,
         };
         let scraped = scrape(&self.dialer, &self.url).await;
-        self.resources.add(at, host, scraped.as_ref().ok());
+        self.resources.add(at, host, scraped.as_ref().ok(), measured);
         self.scrapes.add(scraped, measured);
     }
 
@@ -286,12 +282,11 @@ impl Sampled for MemberSampling {
 impl Sampled for ClientResources {
     type Output = ClientResources;
 
-    /// The client's series is cut to the measurement by its times, as a member's is.
-    async fn sample(&mut self, _measured: bool) {
+    async fn sample(&mut self, measured: bool) {
         let at = Instant::now();
         let reader = self.reader();
         let read = off_runtime(move || reader.read()).await;
-        self.add(at, read);
+        self.add(at, read, measured);
     }
 
     fn done(self) -> Self::Output {
@@ -325,21 +320,29 @@ pub(crate) struct Usage {
 
 impl Usage {
     /// Notes the CPU time used so far, by the client and by threads `apart` (the network
-    /// emulator's).
-    pub(crate) fn start(apart: Vec<i32>) -> Self {
-        Self {
+    /// emulator's), read off the runtime's threads ([`off_runtime`]): the threads' counters
+    /// are files under `/proc`.
+    pub(crate) async fn start(apart: Vec<i32>) -> Self {
+        off_runtime(move || Self {
             start: host::rusage_without(&apart),
             since: Instant::now(),
             apart: apart.into_iter().map(|tid| (tid, host::own_thread(tid).ok())).collect(),
-        }
+        })
+        .await
     }
 
     /// What threads `apart` of [`Usage::start`] spent since then, together; `None` without
-    /// any, or when one cannot be read.
-    pub(crate) fn apart(&self) -> Option<EmulatorUsage> {
+    /// any, or when one cannot be read. Read off the runtime's threads, as at the start.
+    pub(crate) async fn apart(&self) -> Option<EmulatorUsage> {
         if self.apart.is_empty() {
             return None;
         }
+        let apart = self.apart.clone();
+        off_runtime(move || Self::apart_since(&apart)).await
+    }
+
+    /// What threads `apart` spent since their counters at the start.
+    fn apart_since(apart: &[(i32, Option<host::ThreadCounters>)]) -> Option<EmulatorUsage> {
         let mut sum = EmulatorUsage {
             user_cpu_s: 0.0,
             system_cpu_s: 0.0,
@@ -347,7 +350,7 @@ impl Usage {
             nonvoluntary_ctxt_switches: 0,
             realtime: true,
         };
-        for (tid, start) in &self.apart {
+        for (tid, start) in apart {
             let (Some(start), Ok(end)) = (start, host::own_thread(*tid)) else { return None };
             sum.user_cpu_s += (end.user_s - start.user_s).max(0.0);
             sum.system_cpu_s += (end.system_s - start.system_s).max(0.0);
@@ -362,13 +365,18 @@ impl Usage {
 
     /// CPU time and context switches since [`Usage::start`] (without threads `apart`'s), the
     /// process's peak memory, and from its resource series (`resources`) the load's bytes
-    /// and the busiest period; `None` where the platform does not tell.
-    pub(crate) fn finish(&self, resources: ResourceSeries) -> Option<ClientUsage> {
+    /// and the busiest period; `None` where the platform does not tell. Read off the
+    /// runtime's threads, as at the start.
+    pub(crate) async fn finish(&self, resources: ResourceSeries) -> Option<ClientUsage> {
         let apart: Vec<i32> = self.apart.iter().map(|(tid, _)| *tid).collect();
-        let (start, end) = (self.start.as_ref()?, host::rusage_without(&apart)?);
+        let start = self.start.as_ref()?;
+        let since = self.since;
+        let (end, wall) =
+            off_runtime(move || (host::rusage_without(&apart), since.elapsed())).await;
+        let end = end?;
         let user_cpu_s = (end.user_s - start.user_s).max(0.0);
         let system_cpu_s = (end.system_s - start.system_s).max(0.0);
-        let wall_s = self.since.elapsed().as_secs_f64();
+        let wall_s = wall.as_secs_f64();
         let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get) as f64;
         Some(ClientUsage {
             user_cpu_s,
@@ -417,8 +425,14 @@ mod tests {
         let traffic = Arc::new(Ledger::default());
         let sampler =
             Sampler::start(members, traffic, Vec::new(), Duration::from_millis(20), &dialer).await;
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        let origin = Instant::now();
+        sampler.measure_from(origin);
         tokio::time::sleep(Duration::from_millis(50)).await;
-        let (got, client) = sampler.finish(Instant::now()).await;
+        sampler.load_ended();
+        let ended_s = origin.elapsed().as_secs_f64();
+        tokio::time::sleep(Duration::from_millis(30)).await;
+        let (got, client) = sampler.finish(origin).await;
         assert_eq!(got.len(), 1);
         assert_eq!((got[0].name.as_str(), got[0].url.as_str()), ("gone", url.as_str()));
         assert_eq!(got[0].samples, 0);
@@ -440,25 +454,29 @@ mod tests {
                 "{series:?}"
             );
         }
-        // Times are on the measurement's clock, whose origin is given to `finish` (now): the
-        // samples before it are negative, the last one is taken as it stops, at about 0.
-        assert!(series.samples[0].t_s < 0.0, "{series:?}");
-        assert!(series.samples.last().unwrap().t_s.abs() < 0.5, "{series:?}");
+        // Times are on the measurement's clock, whose origin is given to `finish`: the
+        // samples of the measurement span from it to the load's end, those before it are
+        // negative, and those after the load's end are outside it too.
+        let (first, last) = (&series.samples[0], series.samples.last().unwrap());
+        assert!((first.t_s - first.span_s).abs() < 0.005, "{series:?}");
+        assert!((last.t_s - ended_s).abs() < 0.005, "{series:?}");
+        assert!(series.outside.iter().any(|s| s.t_s <= 0.0), "{series:?}");
+        assert!(series.outside.iter().any(|s| s.t_s - s.span_s >= ended_s - 0.005), "{series:?}");
         // The client sampled itself meanwhile: its CPU and (here, with no load) no bytes.
         assert!(client.samples.len() >= 2, "{client:?}");
         assert!(client.samples.iter().all(|s| s.sent_bytes == Some(0)), "{client:?}");
         assert!(client.cpu_avg_percent().is_some(), "{client:?}");
     }
 
-    #[test]
-    fn the_process_measures_itself() {
-        let usage = Usage::start(Vec::new());
+    #[tokio::test]
+    async fn the_process_measures_itself() {
+        let usage = Usage::start(Vec::new()).await;
         let mut x = 0u64;
         for i in 0..5_000_000u64 {
             x = x.wrapping_mul(31).wrapping_add(i);
         }
         std::hint::black_box(x);
-        let used = usage.finish(ResourceSeries::default()).unwrap();
+        let used = usage.finish(ResourceSeries::default()).await.unwrap();
         assert!(used.user_cpu_s + used.system_cpu_s > 0.0, "{used:?}");
         assert!(used.max_rss_bytes > 1 << 20, "{used:?}");
         assert!(used.voluntary_ctxt_switches.is_some(), "{used:?}");

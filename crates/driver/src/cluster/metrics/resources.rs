@@ -146,7 +146,8 @@ impl MemberResources {
     }
 
     /// Adds what was read at `at`: from the machine (`host`) and from `/metrics` (`scraped`,
-    /// `None` when the scrape failed). The first call only sets where counting starts.
+    /// `None` when the scrape failed), a sample of the measurement when `measured`. The
+    /// first call only sets where counting starts.
     ///
     /// A source that had counted from a reading before and failed this time (a scrape that
     /// timed out, a `/proc` read that failed) will count from that reading next time: the
@@ -159,6 +160,7 @@ impl MemberResources {
         at: Instant,
         host: Option<HostReading>,
         scraped: Option<&Snapshot>,
+        measured: bool,
     ) {
         let previous = self.last_at.replace(at);
         let span_s = previous.map_or(0.0, |p| at.saturating_duration_since(p).as_secs_f64());
@@ -189,7 +191,7 @@ impl MemberResources {
             if missed {
                 self.series.hold(s);
             } else {
-                self.series.push(s);
+                self.series.push(s, measured);
             }
         }
     }
@@ -338,9 +340,9 @@ impl ClientResources {
         ClientReader { traffic: Arc::clone(&self.traffic), apart: Arc::clone(&self.apart) }
     }
 
-    /// Adds a sample of what was read at `at`; the first call only sets where counting
-    /// starts.
-    pub(super) fn add(&mut self, at: Instant, read: ClientReading) {
+    /// Adds a sample of what was read at `at`, of the measurement when `measured`; the
+    /// first call only sets where counting starts.
+    pub(super) fn add(&mut self, at: Instant, read: ClientReading, measured: bool) {
         let ClientReading { usage, bytes, rss } = read;
         let Some((then, before, bytes_before)) = self.last.replace((at, usage, bytes)) else {
             return;
@@ -361,7 +363,7 @@ impl ClientResources {
             let cpu_s = (now.user_s + now.system_s) - (before.user_s + before.system_s);
             process_delta(&mut s, cpu_s, span_s, now.ctxt_switches, before.ctxt_switches);
         }
-        self.series.push(s);
+        self.series.push(s, measured);
     }
 
     /// The series, on the measurement's clock.
@@ -451,11 +453,11 @@ mod tests {
     #[test]
     fn a_failed_scrape_leaves_rates_over_the_time_since_the_last_good_one() {
         let (mut m, t0) = member();
-        m.add(at(t0, 0), None, scraped(0.0, 0.0).as_ref());
-        m.add(at(t0, 1), None, scraped(0.5, 1000.0).as_ref());
+        m.add(at(t0, 0), None, scraped(0.0, 0.0).as_ref(), true);
+        m.add(at(t0, 1), None, scraped(0.5, 1000.0).as_ref(), true);
         // Timed out after 2 s; the next tick comes late.
-        m.add(at(t0, 2), None, None);
-        m.add(at(t0, 5), None, scraped(2.5, 5000.0).as_ref());
+        m.add(at(t0, 2), None, None, true);
+        m.add(at(t0, 5), None, scraped(2.5, 5000.0).as_ref(), true);
         let s = m.finish(0.0);
         let spans: Vec<f64> = s.samples.iter().map(|x| x.span_s).collect();
         assert_eq!(spans, [1.0, 4.0], "the sample after the failure covers it");
@@ -471,10 +473,10 @@ mod tests {
     fn cpu_is_counted_once_when_metrics_stand_in_for_a_failed_proc_read() {
         let (mut m, t0) = member();
         let pid = Some(42);
-        m.add(at(t0, 0), host(pid, Some(0.0)), scraped(0.0, 0.0).as_ref());
-        m.add(at(t0, 1), host(pid, Some(0.5)), scraped(0.5, 0.0).as_ref());
-        m.add(at(t0, 2), host(pid, None), scraped(1.0, 0.0).as_ref());
-        m.add(at(t0, 3), host(pid, Some(1.5)), scraped(1.5, 0.0).as_ref());
+        m.add(at(t0, 0), host(pid, Some(0.0)), scraped(0.0, 0.0).as_ref(), true);
+        m.add(at(t0, 1), host(pid, Some(0.5)), scraped(0.5, 0.0).as_ref(), true);
+        m.add(at(t0, 2), host(pid, None), scraped(1.0, 0.0).as_ref(), true);
+        m.add(at(t0, 3), host(pid, Some(1.5)), scraped(1.5, 0.0).as_ref(), true);
         let s = m.finish(0.0);
         // Half a core throughout: 1.5 s of CPU in 3 s, however the samples fall.
         let cpu_s: f64 = s.samples.iter().map(|x| x.cpu_percent.unwrap() * x.span_s / 100.0).sum();
@@ -486,13 +488,13 @@ mod tests {
     #[test]
     fn a_killed_member_is_down_with_no_cpu_and_counts_afresh() {
         let (mut m, t0) = member();
-        m.add(at(t0, 0), host(Some(42), Some(0.0)), scraped(0.0, 0.0).as_ref());
-        m.add(at(t0, 1), host(Some(42), Some(1.0)), scraped(1.0, 100.0).as_ref());
-        m.add(at(t0, 2), host(None, None), None);
-        m.add(at(t0, 3), host(None, None), None);
+        m.add(at(t0, 0), host(Some(42), Some(0.0)), scraped(0.0, 0.0).as_ref(), true);
+        m.add(at(t0, 1), host(Some(42), Some(1.0)), scraped(1.0, 100.0).as_ref(), true);
+        m.add(at(t0, 2), host(None, None), None, true);
+        m.add(at(t0, 3), host(None, None), None, true);
         // Restarted: a new process, counters from 0.
-        m.add(at(t0, 4), host(Some(43), Some(0.2)), scraped(0.2, 10.0).as_ref());
-        m.add(at(t0, 5), host(Some(43), Some(0.7)), scraped(0.7, 110.0).as_ref());
+        m.add(at(t0, 4), host(Some(43), Some(0.2)), scraped(0.2, 10.0).as_ref(), true);
+        m.add(at(t0, 5), host(Some(43), Some(0.7)), scraped(0.7, 110.0).as_ref(), true);
         let s = m.finish(0.0);
         let down: Vec<Option<f64>> = s.samples.iter().map(|x| x.down_s).collect();
         assert_eq!(down, [None, Some(1.0), Some(1.0), None, None], "{s:?}");

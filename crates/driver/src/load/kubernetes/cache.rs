@@ -63,6 +63,7 @@ pub(super) const FRESH_WAIT: Duration = Duration::from_secs(3);
 
 /// One resource's watch cache.
 pub(crate) struct Cache {
+    /// The keys it lists and watches ([`Layout::watched`]).
     prefix: Bytes,
     /// Its objects' layout: other keys under the prefix are not its.
     prefix_text: String,
@@ -104,6 +105,25 @@ pub(crate) struct Cache {
     watch: Mutex<WatchRecord>,
 }
 
+/// What a writer knows of an object before a `GuaranteedUpdate`: the revision it holds
+/// (`None`: none, read from etcd first) and the revision its cache had been sent when it
+/// read it, at or before which a conflict with one writer is a fault.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Read {
+    /// The object's revision the writer holds.
+    pub(super) known: Option<i64>,
+    /// What the writer's cache had been sent when it read `known`.
+    pub(super) delivered: i64,
+}
+
+impl Read {
+    /// The revision of the writer's own last write of the object (a life's): no other
+    /// writer moves it, so any conflict with one writer is a fault.
+    pub(super) fn own(known: Option<i64>) -> Self {
+        Self { known, delivered: i64::MAX }
+    }
+}
+
 /// An entry of [`Cache::sent`]: the revision of an own write whose answer was read (and
 /// `at`, when, in nanoseconds from the cache's epoch), or minus the revision of an event
 /// that arrived first, or 0.
@@ -124,7 +144,7 @@ impl Cache {
         (apiserver, streams): (u32, Option<Arc<RangeStreamSupport>>),
     ) -> Self {
         Self {
-            prefix: Bytes::copy_from_slice(layout.prefix.as_bytes()),
+            prefix: Bytes::from(layout.watched()),
             prefix_text: layout.prefix.clone(),
             namespaces: layout.namespaces,
             name_prefix: layout.name_prefix.clone(),
@@ -144,7 +164,11 @@ impl Cache {
             measure_from: AtomicU64::new(0),
             sent: (0..SENT).map(|_| Sent::default()).collect(),
             zero_lags: AtomicU64::new(0),
-            watch: Mutex::new(WatchRecord { apiserver, ..WatchRecord::default() }),
+            watch: Mutex::new(WatchRecord {
+                apiserver,
+                namespace: layout.namespace().map(str::to_owned),
+                ..WatchRecord::default()
+            }),
         }
     }
 
@@ -240,6 +264,15 @@ impl Cache {
             ended,
         ));
         Ok(())
+    }
+
+    /// Object `o` as a writer reads it before its write: its revision in the cache, and
+    /// what the cache had been sent by then (the revision read first, so that the slot
+    /// holds at least what was delivered up to it).
+    #[inline]
+    pub(super) fn read(&self, o: u64) -> Read {
+        let delivered = self.revision();
+        Read { known: self.revision_of(o), delivered }
     }
 
     /// The revision object `o` was last seen at, if it exists as far as the cache knows.

@@ -128,6 +128,24 @@ impl Layout {
         let (namespaces, name_prefix) = o.names();
         Self { prefix: o.prefix(), namespaces, name_prefix }
     }
+
+    /// The named namespace all its objects are in (node leases' `kube-node-lease`, the
+    /// apiservers' identity leases' `kube-system`), held in its name prefix; `None` when
+    /// they are spread over namespaces or cluster-scoped.
+    pub(super) fn namespace(&self) -> Option<&str> {
+        let named = self.namespaces == 0;
+        named.then(|| self.name_prefix.rsplit_once('/')).flatten().map(|(namespace, _)| namespace)
+    }
+
+    /// The keys a watch cache of its objects lists and watches: its named namespace's
+    /// (`/registry/leases/kube-node-lease/`), as the apiserver's cache of the resource
+    /// receives each of them once, or else the resource's.
+    pub(super) fn watched(&self) -> String {
+        match self.namespace() {
+            Some(namespace) => format!("{}{namespace}/", self.prefix),
+            None => self.prefix.clone(),
+        }
+    }
 }
 
 /// One `k8s-*` operation, prepared from the scenario.

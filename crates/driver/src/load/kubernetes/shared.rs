@@ -87,8 +87,8 @@ impl Shared {
             // object (their names are without bound), for its watch and their events'
             // delivery.
             for plan in plans.iter().filter(|p| p.action == Action::Lifecycle) {
-                let has =
-                    |(a, l): &(u32, Layout)| *a == apiserver && l.prefix == plan.layout.prefix;
+                let watched = plan.layout.watched();
+                let has = |(a, l): &(u32, Layout)| *a == apiserver && l.watched() == watched;
                 if !caches.keys().any(has) {
                     let checks = Arc::clone(&checks);
                     let cache = Cache::new(&plan.layout, 0, plan.watch_slot, checks, how.clone());
@@ -107,13 +107,13 @@ impl Shared {
             .collect()
     }
 
-    /// Each apiserver's cache of the resource whose prefix is `prefix`, whatever objects it
-    /// holds (the first by name prefix, when several do), by apiserver.
+    /// Each apiserver's cache that watches the whole resource whose prefix is `prefix`,
+    /// whatever objects it holds (the first by name prefix, when several do), by apiserver.
     pub(super) fn caches_of_resource(&self, prefix: &str) -> Vec<Arc<Cache>> {
         (0..self.apiservers)
             .filter_map(|a| {
                 let of_resource =
-                    self.caches.iter().filter(|((b, l), _)| *b == a && l.prefix == prefix);
+                    self.caches.iter().filter(|((b, l), _)| *b == a && l.watched() == prefix);
                 of_resource.min_by_key(|((_, l), _)| &l.name_prefix).map(|(_, c)| Arc::clone(c))
             })
             .collect()

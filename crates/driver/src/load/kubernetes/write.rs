@@ -8,6 +8,7 @@ use bytes::Bytes;
 use etcdlat_core::invariant::Invariant;
 use etcdlat_core::workload::kubernetes::Verb;
 
+use super::cache::Read;
 use super::{Action, ClientState, Life, Runner, get, not_found};
 use crate::load::completion::Done;
 use crate::transport::message::{GuardedWrite, RangeRequest, Response, TxnResponse, Write};
@@ -123,10 +124,9 @@ impl Runner {
             }
             verb => {
                 let delete = verb == 2;
-                let known = (life.revision > 0).then_some(life.revision);
+                let read = Read::own((life.revision > 0).then_some(life.revision));
                 let key = self.key(life.object);
-                let written =
-                    self.guaranteed(kv, &key, life.object, (known, i64::MAX), delete, 0).await;
+                let written = self.guaranteed(kv, &key, life.object, read, delete, 0).await;
                 if let Ok(done) = &written {
                     self.written(id, done.revision);
                 }
@@ -162,32 +162,28 @@ impl Runner {
             Some(leases) if !delete => leases.lease(conn).await?,
             _ => 0,
         };
-        // Read before the slot: the slot holds at least what was delivered up to here.
-        let delivered = cache.revision();
-        let known = cache.revision_of(o);
-        let done = self.guaranteed(kv, &key, o, (known, delivered), delete, lease).await?;
+        let done = self.guaranteed(kv, &key, o, cache.read(o), delete, lease).await?;
         self.written(id, done.revision);
         Ok(done)
     }
 
     /// GuaranteedUpdate (or the conditional delete with `delete`) of object `o` at `key`,
-    /// comparing `known` (of `read`, the writer's cache: the object's revision it holds and
-    /// what it had been sent, `delivered`), the revision its writer holds, or when it holds none the one a
-    /// Get reads first (as the apiserver reads etcd when it has no cached object); retried
-    /// on the revision etcd's Else returned. With one writer, a conflict on a revision at
-    /// or before `delivered` (what the writer's cache had been sent when it read `known`)
-    /// is a fault: the cache held an older one than it was sent. A put is on `lease` (0:
-    /// none).
+    /// comparing the revision its writer holds (`read.known`, of its cache or its own last
+    /// write), or when it holds none the one a Get reads first (as the apiserver reads etcd
+    /// when it has no cached object); retried on the revision etcd's Else returned. With
+    /// one writer, a conflict on a revision at or before `read.delivered` (what the
+    /// writer's cache had been sent when it read `known`) is a fault: the cache held an
+    /// older one than it was sent. A put is on `lease` (0: none).
     async fn guaranteed(
         &self,
         kv: &mut Kv,
         key: &Bytes,
         o: u64,
-        read: (Option<i64>, i64),
+        read: Read,
         delete: bool,
         lease: i64,
     ) -> Result<Done, tonic::Status> {
-        let (known, delivered) = read;
+        let Read { known, delivered } = read;
         // An object with a TTL (a put on a lease) whose lease expired is written again, as
         // the master lease reconciler's GuaranteedUpdate with ignoreNotFound creates it.
         let recreate = lease != 0;

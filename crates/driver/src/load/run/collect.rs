@@ -45,10 +45,10 @@ impl Run<'_> {
         let mut target = loaded.target;
         target.network = self.network(loaded.network_before.as_deref());
         if let Some(network) = &mut target.network {
-            network.emulator = loaded.usage.apart();
+            network.emulator = loaded.usage.apart().await;
         }
         let (server, client_resources) = loaded.sampler.finish(measured.measure_start).await;
-        let mut client = loaded.usage.finish(client_resources);
+        let mut client = loaded.usage.finish(client_resources).await;
         if let Some(c) = &mut client {
             c.worker_cpu_s = measured.worker_cpu.map(|d| d.as_secs_f64());
             if let (Some(busy), Some((max, peak))) = (&mut c.busy, measured.worker_busy) {

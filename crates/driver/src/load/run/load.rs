@@ -36,7 +36,7 @@ impl Run<'_> {
         shutdown: Pin<&mut impl Future<Output = ()>>,
     ) -> Result<Loaded, DriverError> {
         let (driver, scenario) = (self.driver, self.scenario);
-        let target = self.connect(&mut pool).await?;
+        let mut target = self.connect(&mut pool).await?;
         let conns = pool.conns;
         // Prepared before the sampler and the start: a large value takes milliseconds to
         // make, and the apiserver's watch caches list every object of their resources.
@@ -57,11 +57,16 @@ impl Run<'_> {
             metrics::targets(&self.cluster.members, driver.config.control.as_ref()),
             Arc::clone(driver.dialer.load_traffic()),
             network_threads.clone(),
-            metrics::period(scenario.series_interval().length),
+            metrics::SAMPLE_PERIOD,
             &driver.dialer,
         )
         .await;
-        let usage = Usage::start(network_threads);
+        let control = driver.config.control.as_ref();
+        let members = &self.cluster.members;
+        let machine =
+            crate::machine::of_run(&driver.config.cpus, &network_threads, control, members);
+        target.machine = Some(machine);
+        let usage = Usage::start(network_threads).await;
 
         let (stop, stop_rx) = watch::channel(false);
         let start = Start::soon(scenario.load.warmup);

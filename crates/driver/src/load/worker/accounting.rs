@@ -101,7 +101,8 @@ impl<'a> Accounting<'a> {
         if let Some(r) = self.k8s {
             rec.record_request_ok(r.slot, intended, done, d.pages, d.conflicts, d.retries);
             if d.pages > 0 {
-                rec.record_page_calls(r.slot, d.pages, d.slow_pages, d.slowest_page_us);
+                let (over, slowest) = (d.slow_pages, d.slowest_page_us);
+                rec.record_page_calls(r.slot, d.pages, over, slowest, d.keys);
             }
             if let Some(objects) = r.renewed_of {
                 rec.record_renewal(r.slot, d.object, objects, done);

@@ -258,15 +258,29 @@ impl Worker {
 }
 
 /// A worker dropped without [`Worker::stop_all`] (its driver dropped) ends its thread and
-/// waits for it here. Async paths of the driver stop their workers with
-/// [`Worker::stop_all`] instead, and never block their runtime on a join.
+/// waits for it. Async paths of the driver stop their workers with [`Worker::stop_all`]
+/// instead, and never block their runtime on a join.
 impl Drop for Worker {
     fn drop(&mut self) {
         // Closing the command channel ends the worker's loop; its runtime then closes the
         // connections.
         self.tx = None;
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
+        let Some(thread) = self.thread.take() else { return };
+        // A driver is most often dropped on a runtime's thread (at the end of an async test,
+        // or of the binary's run), where the join, which waits for the worker's runtime to
+        // close its connections, would hold that thread and every task it serves: there it
+        // runs on the runtime's blocking threads, which the runtime waits for when it shuts
+        // down. (A runtime already shutting down does not start it; the thread still ends,
+        // its channel closed, unwaited for.) Off any runtime, the join is here.
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn_blocking(move || {
+                    let _ = thread.join();
+                });
+            }
+            Err(_) => {
+                let _ = thread.join();
+            }
         }
     }
 }

@@ -17,6 +17,7 @@ pub(super) const DEFAULT_MAX_FRAME: usize = 16_384;
 /// Frame types.
 pub(super) const DATA: u8 = 0x0;
 pub(super) const HEADERS: u8 = 0x1;
+pub(super) const PRIORITY_FRAME: u8 = 0x2;
 pub(super) const RST_STREAM: u8 = 0x3;
 pub(super) const SETTINGS: u8 = 0x4;
 pub(super) const PUSH_PROMISE: u8 = 0x5;
@@ -40,6 +41,7 @@ pub(super) const SETTINGS_MAX_FRAME_SIZE: u16 = 0x5;
 pub(super) const SETTINGS_MAX_HEADER_LIST_SIZE: u16 = 0x6;
 
 /// Error codes (the ones the client sends or maps).
+pub(super) const NO_ERROR: u32 = 0x0;
 pub(super) const PROTOCOL_ERROR: u32 = 0x1;
 pub(super) const FLOW_CONTROL_ERROR: u32 = 0x3;
 pub(super) const STREAM_CLOSED: u32 = 0x5;

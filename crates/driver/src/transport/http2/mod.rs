@@ -20,7 +20,9 @@
 //!   is gone, at once; what the server sends past the client's windows ends the
 //!   connection;
 //! - the server's limit on concurrent streams is kept: requests past it wait in line for a
-//!   slot, first come first served.
+//!   slot, first come first served, and a slot said ready is held for the stream opened in
+//!   it; a stream's sending half waits while it holds 1 MiB the server's windows have not
+//!   let go.
 //!
 //! Response heads and trailers are decoded by the client's own HPACK decoder ([`hpack`]):
 //! the server's encoder may use all of HPACK (grpc-go's does), and h2 keeps its decoder
@@ -159,6 +161,14 @@ impl Connection {
         (Self { shared }, task)
     }
 
+    /// Ends the connection with `error`, as if it were lost.
+    #[cfg(test)]
+    pub(crate) fn close(&self, error: Error) {
+        let mut wake = Vec::new();
+        self.shared.update(|state| state.close(error, &mut wake));
+        wake.into_iter().for_each(Waker::wake);
+    }
+
     /// [`Connection::new`], with keepalive pings every `interval` given up after `timeout`.
     #[cfg(test)]
     fn with_keepalive(
@@ -196,7 +206,12 @@ impl Connection {
                 0
             }
         };
-        let polled = self.shared.lock().poll_ready(cx, &mut ticket);
+        let mut state = self.shared.lock();
+        let polled = state.poll_ready(cx, &mut ticket);
+        // Failed, it tells the next in line, who fails as well (the ids are used up).
+        let next = if matches!(polled, Poll::Ready(Err(_))) { state.call_waiter() } else { None };
+        drop(state);
+        wake(next);
         let reserved = matches!(polled, Poll::Ready(Ok(())));
         match turn {
             Some(t) => {
@@ -319,6 +334,19 @@ impl SendStream {
             state.send_data(self.id, data, end);
             Ok(())
         })
+    }
+
+    /// Ready when more may be queued: what the stream holds for want of the server's
+    /// windows is under 1 MiB; or the body can no longer be sent (the error). A body sent
+    /// in parts waits for it before each, so that a server that does not read holds it
+    /// back rather than the client holding all of it.
+    pub(crate) fn poll_capacity(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Error>> {
+        self.shared.lock().poll_send(self.id, cx)
+    }
+
+    /// [`SendStream::poll_capacity`].
+    pub(crate) async fn capacity(&mut self) -> Result<(), Error> {
+        std::future::poll_fn(|cx| self.poll_capacity(cx)).await
     }
 
     /// Resets the stream with `code`.

@@ -13,10 +13,16 @@ use super::out::{Out, put_data};
 use super::stream::{Chunks, IdHasher, Stream};
 use super::{Error, Meta};
 
+mod received;
+
 /// The window each stream advertises: large, so that 1 MB values are not throttled.
 pub(super) const STREAM_WINDOW: u32 = 8 << 20;
 /// The connection's window.
 pub(super) const CONNECTION_WINDOW: u32 = 32 << 20;
+/// What a stream's sending half may queue for want of window before it waits
+/// ([`State::poll_send`]): without a bound, a body pumped to a server that does not read
+/// would be held whole.
+pub(super) const SEND_BUFFER: usize = 1 << 20;
 /// The largest stream id; a connection that used them all is dialled again.
 const MAX_STREAM_ID: u32 = i32::MAX as u32;
 /// The window every connection starts with (RFC 9113).
@@ -59,6 +65,8 @@ pub(super) struct State {
     active: u32,
     waiting: VecDeque<Waiter>,
     last_ticket: u64,
+    /// Sending halves whose queues the windows let go, to wake ([`SEND_BUFFER`]).
+    sending: Vec<Waker>,
     /// [`super::Connection`] handles alive.
     pub(super) handles: usize,
 }
@@ -87,6 +95,7 @@ impl State {
             active: 0,
             waiting: VecDeque::new(),
             last_ticket: 0,
+            sending: Vec::new(),
             handles: 1,
         }
     }
@@ -189,7 +198,12 @@ impl State {
         if self.waiting.is_empty() {
             return None;
         }
-        let free = self.max_streams.saturating_sub(self.active) as usize;
+        // Once the ids are used up, none will get a slot: each is told in turn, to dial
+        // again, rather than wait for streams to end.
+        let free = match self.next_id > MAX_STREAM_ID {
+            true => usize::MAX,
+            false => self.max_streams.saturating_sub(self.active) as usize,
+        };
         let waiter = self.waiting.iter_mut().take(free).find(|w| !w.called)?;
         waiter.called = true;
         Some(waiter.waker.clone())
@@ -245,6 +259,23 @@ impl State {
         }
     }
 
+    /// Ready when stream `id`'s sending half may queue more: what it queued for want of
+    /// window is under [`SEND_BUFFER`]; or the body can no longer be sent (the error).
+    pub(super) fn poll_send(&mut self, id: u32, cx: &Context<'_>) -> Poll<Result<(), Error>> {
+        if let Err(e) = self.check_send(id) {
+            return Poll::Ready(Err(e));
+        }
+        let Some(s) = self.streams.get_mut(&id) else { return Poll::Ready(Err(self.missing())) };
+        if s.queued_len() < SEND_BUFFER {
+            return Poll::Ready(Ok(()));
+        }
+        match &s.send_waker {
+            Some(w) if w.will_wake(cx.waker()) => {}
+            _ => s.send_waker = Some(cx.waker().clone()),
+        }
+        Poll::Pending
+    }
+
     /// Sends `data` on the stream (its body ending when `end`): what the windows allow now,
     /// the rest once they open.
     pub(super) fn send_data(&mut self, id: u32, mut data: Bytes, end: bool) {
@@ -275,6 +306,8 @@ impl State {
             s.queued.clear();
             return true;
         }
+        // What went makes room for its sending half (woken by the task, after the frame).
+        self.sending.extend(s.send_waker.take());
         while let Some(mut front) = s.queued.pop_front() {
             let end = s.send_end && s.queued.is_empty();
             if !put_data(out, *max_frame, &mut s.send_window, send_window, id, &mut front, end) {
@@ -458,291 +491,10 @@ impl State {
         }
     }
 
-    // ===== what the task does with the frames it reads =====
-
-    /// Whether stream `id` (not 0) is idle: one this client never opened (RFC 9113 5.1;
-    /// the server opens none, as push is off).
-    fn idle(&self, id: u32) -> bool {
-        id.is_multiple_of(2) || id >= self.next_id
-    }
-
-    /// Checks that a frame other than HEADERS or DATA may come on stream `id` (not 0):
-    /// any frame on an idle stream is a connection error.
-    pub(super) fn check_known(&self, id: u32, kind: &str) -> Result<(), Error> {
-        if self.idle(id) {
-            return Err(Error::protocol(format!("{kind} on stream {id}, never opened")));
-        }
-        Ok(())
-    }
-
-    /// Checks that HEADERS or DATA may come on stream `id` (not 0): not on an idle stream,
-    /// nor after the server ended the stream (STREAM_CLOSED; RFC 9113 5.1 allows a stream
-    /// error there, and 5.4.1 a connection error in its place). Frames on a stream this
-    /// client failed or reset, or gave up, are dropped: the server may have sent them
-    /// before it knew.
-    pub(super) fn check_incoming(&self, id: u32, kind: &str) -> Result<(), Error> {
-        self.check_known(id, kind)?;
-        match self.streams.get(&id) {
-            Some(s) if s.end && s.error.is_none() => Err(Error::connection(
-                codec::STREAM_CLOSED,
-                format!("{kind} on stream {id} after its end"),
-            )),
-            _ => Ok(()),
-        }
-    }
-
-    /// A response's head or trailers arrived for stream `id`, or fields that make it
-    /// malformed (RFC 9113 8.1.1: the stream fails, the connection goes on).
-    pub(super) fn received_meta(
-        &mut self,
-        id: u32,
-        meta: Result<Meta, Error>,
-        end: bool,
-        wake: &mut Vec<Waker>,
-    ) {
-        let Some(s) = self.streams.get_mut(&id) else { return };
-        if s.error.is_some() || s.end {
-            return;
-        }
-        let meta = match meta {
-            Ok(meta) => meta,
-            Err(malformed) => return self.fail_stream(id, codec::PROTOCOL_ERROR, malformed, wake),
-        };
-        if !s.got_head {
-            s.got_head = true;
-            if meta.status.is_none() {
-                let error = Error::malformed("response without :status");
-                return self.fail_stream(id, codec::PROTOCOL_ERROR, error, wake);
-            }
-            s.head = Some(meta);
-        } else if end {
-            s.trailers = Some(meta);
-        } else {
-            let error = Error::malformed("headers after the head");
-            return self.fail_stream(id, codec::PROTOCOL_ERROR, error, wake);
-        }
-        if end {
-            s.end = true;
-        }
-        if let Some(w) = s.waker.take() {
-            wake.push(w);
-        }
-        if end {
-            self.settle(id);
-        }
-    }
-
-    /// DATA of `len` bytes on the wire (`data` once unpadded) arrived for stream `id`.
-    /// Past what the windows allow, it fails the connection (FLOW_CONTROL_ERROR): a server
-    /// that ignored them could make the client hold any amount for a reader that does not
-    /// read.
-    pub(super) fn received_data(
-        &mut self,
-        id: u32,
-        data: Bytes,
-        len: usize,
-        end: bool,
-        wake: &mut Vec<Waker>,
-    ) -> Result<(), Error> {
-        let flow = |window| {
-            let what = format!("DATA of {len} bytes past the {window} window");
-            Err(Error::connection(codec::FLOW_CONTROL_ERROR, what))
-        };
-        if len as i64 > self.recv_window {
-            return flow("connection's");
-        }
-        self.recv_window -= len as i64;
-        let padding = (len - data.len()) as u32;
-        let Some(s) = self.streams.get_mut(&id) else {
-            self.consumed(len as u32);
-            return Ok(());
-        };
-        if s.error.is_some() || s.end {
-            self.consumed(len as u32);
-            return Ok(());
-        }
-        if len as i64 > s.recv_window {
-            return flow("stream's");
-        }
-        s.recv_window -= len as i64;
-        if s.reader_gone {
-            s.end |= end;
-            self.consumed(len as u32);
-            if end {
-                self.settle(id);
-            }
-            return Ok(());
-        }
-        // Padding is given back at once, to the stream's window as to the connection's: it
-        // is never read, and a server sending padding alone would otherwise use up the
-        // stream's window for good.
-        give_back(&mut self.out, id, s, padding, !end);
-        if !s.got_head {
-            self.consumed(len as u32);
-            let error = Error::malformed("DATA before the head");
-            self.fail_stream(id, codec::PROTOCOL_ERROR, error, wake);
-            return Ok(());
-        }
-        if !data.is_empty() {
-            s.data.push(data);
-        }
-        if end {
-            s.end = true;
-        }
-        if let Some(w) = s.waker.take() {
-            wake.push(w);
-        }
-        if padding > 0 {
-            self.consumed(padding);
-        }
-        if end {
-            self.settle(id);
-        }
-        Ok(())
-    }
-
-    /// Fails stream `id` for what the server sent on it, resetting it with `code`.
-    pub(super) fn fail_stream(&mut self, id: u32, code: u32, error: Error, wake: &mut Vec<Waker>) {
-        let Some(s) = self.streams.get_mut(&id) else { return };
-        codec::put_reset(self.out.buf(), id, code);
-        s.error = Some(error);
-        s.queued.clear();
-        if let Some(w) = s.waker.take() {
-            wake.push(w);
-        }
-        self.settle(id);
-    }
-
-    /// The server reset stream `id` with `code`. After its whole answer, that only stops
-    /// the request's body: a server that answered before the request ended says so with
-    /// `NO_ERROR` (RFC 9113 8.1; grpc-go does when etcd-client's request body ends after
-    /// the answer), and the answer stands.
-    pub(super) fn received_reset(&mut self, id: u32, code: u32, wake: &mut Vec<Waker>) {
-        let Some(s) = self.streams.get_mut(&id) else { return };
-        if s.end {
-            s.send_closed = true;
-        } else if s.error.is_none() {
-            s.error = Some(Error::Reset(code));
-        }
-        s.queued.clear();
-        if let Some(w) = s.waker.take() {
-            wake.push(w);
-        }
-        self.settle(id);
-    }
-
-    /// The server's SETTINGS.
-    pub(super) fn received_settings(&mut self, payload: &[u8]) -> Result<(), Error> {
-        let settings = codec::settings(payload).ok_or_else(|| {
-            let what = format!("SETTINGS of {} bytes", payload.len());
-            Error::connection(codec::FRAME_SIZE_ERROR, what)
-        })?;
-        let too_large = |what: String| Error::connection(codec::FLOW_CONTROL_ERROR, what);
-        for (id, value) in settings {
-            match id {
-                codec::SETTINGS_ENABLE_PUSH if value != 0 => {
-                    return Err(Error::protocol(format!("SETTINGS_ENABLE_PUSH of {value}")));
-                }
-                codec::SETTINGS_INITIAL_WINDOW_SIZE => {
-                    if value > i32::MAX as u32 {
-                        return Err(too_large(format!("initial window of {value} bytes")));
-                    }
-                    let delta = i64::from(value) - self.initial_window;
-                    self.initial_window = i64::from(value);
-                    for s in self.streams.values_mut() {
-                        s.send_window += delta;
-                        if s.send_window > i64::from(i32::MAX) {
-                            return Err(too_large("a stream's window over 2^31-1".to_owned()));
-                        }
-                    }
-                    if delta > 0 {
-                        let blocked: Vec<u32> = self.blocked.iter().copied().collect();
-                        for id in blocked {
-                            if self.write_queued(id) {
-                                self.blocked.retain(|b| *b != id);
-                            }
-                        }
-                    }
-                }
-                codec::SETTINGS_MAX_FRAME_SIZE => {
-                    if !(16_384..=16_777_215).contains(&value) {
-                        return Err(Error::protocol(format!("max frame size of {value}")));
-                    }
-                    self.max_frame = value as usize;
-                }
-                // Waiters it lets in are called by the task, after the frames it read.
-                codec::SETTINGS_MAX_CONCURRENT_STREAMS => self.max_streams = value,
-                // HEADER_TABLE_SIZE: no dynamic table is used to encode. The rest does not
-                // concern a client.
-                _ => {}
-            }
-        }
-        codec::put_settings_ack(self.out.buf());
-        Ok(())
-    }
-
-    /// A WINDOW_UPDATE for stream `id` (0: the connection). Of 0 bytes, or taking a
-    /// window past 2^31-1, it fails the stream, or the connection (RFC 9113 6.9).
-    pub(super) fn received_window(
-        &mut self,
-        id: u32,
-        increment: u32,
-        wake: &mut Vec<Waker>,
-    ) -> Result<(), Error> {
-        let increment = i64::from(increment);
-        if id == 0 {
-            if increment == 0 {
-                return Err(Error::protocol("WINDOW_UPDATE of 0 bytes"));
-            }
-            self.send_window += increment;
-            if self.send_window > i64::from(i32::MAX) {
-                let what = "connection window over 2^31-1";
-                return Err(Error::connection(codec::FLOW_CONTROL_ERROR, what));
-            }
-            self.unblock();
-            return Ok(());
-        }
-        self.check_known(id, "WINDOW_UPDATE")?;
-        let Some(s) = self.streams.get_mut(&id) else { return Ok(()) };
-        if s.error.is_some() {
-            return Ok(());
-        }
-        if increment == 0 {
-            let error = Error::malformed("WINDOW_UPDATE of 0 bytes");
-            self.fail_stream(id, codec::PROTOCOL_ERROR, error, wake);
-            return Ok(());
-        }
-        if s.send_window + increment > i64::from(i32::MAX) {
-            let error = Error::malformed("stream window over 2^31-1");
-            self.fail_stream(id, codec::FLOW_CONTROL_ERROR, error, wake);
-            return Ok(());
-        }
-        s.send_window += increment;
-        if s.blocked && self.write_queued(id) {
-            self.blocked.retain(|b| *b != id);
-        }
-        Ok(())
-    }
-
-    /// The server is going away: streams after `last` were not served and fail; no new one
-    /// opens.
-    pub(super) fn received_go_away(&mut self, last: u32, error: Error, wake: &mut Vec<Waker>) {
-        let last = self.go_away.as_ref().map_or(last, |(l, _)| last.min(*l));
-        for (id, s) in &mut self.streams {
-            if *id > last && s.error.is_none() {
-                s.error = Some(error.clone());
-                s.queued.clear();
-                if let Some(w) = s.waker.take() {
-                    wake.push(w);
-                }
-            }
-        }
-        let ids: Vec<u32> = self.streams.keys().copied().filter(|id| *id > last).collect();
-        for id in ids {
-            self.settle(id);
-        }
-        wake.extend(self.waiting.drain(..).map(|w| w.waker));
-        self.go_away = Some((last, error));
+    /// Uses the stream ids up to `next` (the next one opened).
+    #[cfg(test)]
+    pub(super) fn skip_ids(&mut self, next: u32) {
+        self.next_id = next;
     }
 
     /// Whether stream `id` keeps every field of its head and trailers.
@@ -770,9 +522,7 @@ impl State {
                 s.error = Some(error.clone());
             }
             s.queued.clear();
-            if let Some(w) = s.waker.take() {
-                wake.push(w);
-            }
+            s.wake_both(wake);
         }
         wake.extend(self.waiting.drain(..).map(|w| w.waker));
         self.blocked.clear();

@@ -58,10 +58,26 @@ pub(super) struct Stream {
     /// The receiving half was dropped while the sending half lives: what comes is given
     /// back at once, not held.
     pub(super) reader_gone: bool,
+    /// The sending half, waiting for what it queued to go
+    /// ([`SEND_BUFFER`](super::state::SEND_BUFFER)).
+    pub(super) send_waker: Option<Waker>,
     /// Handles alive: the receiving half, and the sending half if it has one.
     pub(super) refs: u8,
     /// Counts against the server's limit on concurrent streams.
     pub(super) counted: bool,
+}
+
+impl Stream {
+    /// Both halves' wakers, for the stream failed or its body stopped.
+    pub(super) fn wake_both(&mut self, wake: &mut Vec<Waker>) {
+        wake.extend(self.waker.take());
+        wake.extend(self.send_waker.take());
+    }
+
+    /// How many bytes of the body wait for window.
+    pub(super) fn queued_len(&self) -> usize {
+        self.queued.iter().map(Bytes::len).sum()
+    }
 }
 
 /// The DATA a stream received and its reader did not take yet: almost always one chunk,

@@ -250,7 +250,7 @@ impl Task {
                         return Err(Error::protocol("SETTINGS on a stream"));
                     }
                     if head.flags & codec::ACK == 0 {
-                        state.received_settings(&payload)?;
+                        state.received_settings(&payload, wake)?;
                         *owed += HEADER_LEN;
                     } else if !payload.is_empty() {
                         return Err(frame_size("a SETTINGS acknowledgement with a payload"));
@@ -299,10 +299,28 @@ impl Task {
                         .ok_or_else(|| frame_size("WINDOW_UPDATE not of 4 bytes"))?;
                     state.received_window(head.stream, increment, wake)?;
                 }
+                codec::PRIORITY_FRAME => {
+                    if head.stream == 0 {
+                        return Err(Error::protocol("PRIORITY on stream 0"));
+                    }
+                    // Priorities are not acted on, but a PRIORITY must be well formed (RFC
+                    // 9113 6.3, 5.3.1).
+                    match (payload.len() == 5).then(|| codec::u31(&payload)).flatten() {
+                        None => {
+                            let what = "PRIORITY not of 5 bytes";
+                            state.stream_error(head.stream, codec::FRAME_SIZE_ERROR, what, wake)?;
+                        }
+                        Some(on) if on == head.stream => {
+                            let what = "PRIORITY of a stream on itself";
+                            state.stream_error(head.stream, codec::PROTOCOL_ERROR, what, wake)?;
+                        }
+                        Some(_) => {}
+                    }
+                }
                 codec::PUSH_PROMISE => {
                     return Err(Error::protocol("PUSH_PROMISE, though push is disabled"));
                 }
-                // PRIORITY, and types this client does not know: ignored, as RFC 9113 says.
+                // Types this client does not know: ignored, as RFC 9113 says.
                 _ => {}
             }
         }
@@ -425,6 +443,8 @@ fn decode(decoder: &mut Decoder, full: bool, block: &[u8]) -> Result<Result<Meta
     let mut meta = Meta::default();
     let mut malformed = None;
     let mut list_len = 0;
+    // A field other than a pseudo-header came.
+    let mut fields = false;
     let decoded = decoder.decode(block, |name, value| {
         if malformed.is_some() {
             return;
@@ -435,13 +455,17 @@ fn decode(decoder: &mut Decoder, full: bool, block: &[u8]) -> Result<Result<Meta
             return;
         }
         if let Some(pseudo) = name.strip_prefix(b":") {
+            // RFC 9113 8.3: one :status, before every field.
             match (pseudo, StatusCode::from_bytes(value)) {
+                _ if fields => malformed = Some("a pseudo-header after a field"),
+                (b"status", _) if meta.status.is_some() => malformed = Some("a repeated :status"),
                 (b"status", Ok(status)) => meta.status = Some(status),
                 (b"status", Err(_)) => malformed = Some("a :status that is not a status code"),
                 _ => malformed = Some("a pseudo-header that responses do not have"),
             }
             return;
         }
+        fields = true;
         let grpc = matches!(name, b"grpc-status" | b"grpc-message");
         if !grpc && !full {
             return;
@@ -482,6 +506,20 @@ fn header_value(value: &[u8]) -> Option<HeaderValue> {
     }
 }
 
+impl Drop for Task {
+    /// A task dropped before its end (its runtime shut down, or it was aborted) ends the
+    /// connection all the same: its streams and those waiting for a slot fail rather than
+    /// wait for ever, and the channel dials again.
+    fn drop(&mut self) {
+        let mut state = self.shared.lock();
+        if state.closed.is_none() {
+            state.close(Error::Closed("connection: its task was dropped"), &mut self.wake);
+        }
+        drop(state);
+        self.wake_all();
+    }
+}
+
 impl Future for Task {
     type Output = Result<(), Error>;
 
@@ -492,10 +530,17 @@ impl Future for Task {
             Ok(()) => Error::Closed("connection: closed"),
             Err(e) => e.clone(),
         };
-        if let Error::Protocol { code, .. } = &error {
-            // A connection error is told to the server before closing (RFC 9113 5.4.1). The
-            // last stream it may have acted on is 0: servers open none here.
-            codec::put_go_away(this.shared.lock().out.buf(), 0, *code);
+        // The server is told why before the connection closes (RFC 9113 5.4.1, 6.8): a
+        // connection error's code, NO_ERROR for a graceful close or a keepalive given up
+        // (as grpc-go's client says). The last stream it may have acted on is 0: servers
+        // open none here.
+        let code = match &error {
+            Error::Protocol { code, .. } => Some(*code),
+            Error::Io(_) => None,
+            _ => Some(codec::NO_ERROR),
+        };
+        if let Some(code) = code {
+            codec::put_go_away(this.shared.lock().out.buf(), 0, code);
         }
         if !matches!(error, Error::Io(_)) {
             // What the end queued (a GOAWAY saying why) goes out if the socket takes it now.

@@ -412,3 +412,4 @@ mod corner;
 mod fuzz;
 mod hpack;
 mod stall;
+mod strict;

@@ -175,3 +175,117 @@ async fn a_slot_said_ready_is_kept_for_the_stream_opened_in_it() {
     drop(second);
     assert!(matches!(now(|cx| connection.poll_ready(cx, &mut third)), Poll::Ready(Ok(()))));
 }
+
+#[tokio::test]
+async fn streams_and_waiters_fail_when_the_connections_task_is_dropped() {
+    let keepalive = (super::super::task::KEEPALIVE_INTERVAL, super::super::task::KEEPALIVE_TIMEOUT);
+    let (connection, mut peer, task) = connect_running(keepalive.0, keepalive.1).await;
+    apply_settings(&mut peer, &[(codec::SETTINGS_MAX_CONCURRENT_STREAMS, 1)]).await;
+    let mut recv =
+        connection.send_unary(&mut None, &head("/p"), Bytes::from_static(b"1"), None).unwrap();
+    peer.next(codec::DATA).await;
+    let waiter = tokio::spawn({
+        let connection = connection.clone();
+        async move {
+            let mut turn = None;
+            std::future::poll_fn(|cx| connection.poll_ready(cx, &mut turn)).await
+        }
+    });
+    tokio::task::yield_now().await;
+    // The task is dropped, as when its runtime shuts down.
+    task.abort();
+    assert!(task.await.unwrap_err().is_cancelled());
+    let failed = tokio::time::timeout(Duration::from_secs(5), recv.head()).await;
+    let e = failed.expect("the stream fails rather than waits for ever").unwrap_err();
+    assert!(matches!(e, Error::Closed(m) if m.contains("task")), "{e:?}");
+    let waited = tokio::time::timeout(Duration::from_secs(5), waiter).await;
+    assert!(waited.expect("the waiter is told").unwrap().is_err());
+    assert!(matches!(now(|cx| connection.poll_ready(cx, &mut None)), Poll::Ready(Err(_))));
+}
+
+#[tokio::test]
+async fn those_waiting_for_a_slot_are_told_at_once_when_the_stream_ids_run_out() {
+    let (connection, mut peer) = connect().await;
+    apply_settings(&mut peer, &[(codec::SETTINGS_MAX_CONCURRENT_STREAMS, 1)]).await;
+    let last = i32::MAX as u32;
+    connection.shared.lock().skip_ids(last - 2);
+    let mut open =
+        connection.send_unary(&mut None, &head("/p"), Bytes::from_static(b"1"), None).unwrap();
+    // Three wait in line for the one slot, each to open a stream in it.
+    let waiters: Vec<_> = (0..3)
+        .map(|_| {
+            let connection = connection.clone();
+            tokio::spawn(async move {
+                let mut turn = None;
+                std::future::poll_fn(|cx| connection.poll_ready(cx, &mut turn)).await?;
+                connection.send_unary(&mut turn, &head("/p"), Bytes::from_static(b"2"), None)
+            })
+        })
+        .collect();
+    tokio::task::yield_now().await;
+    peer.next(codec::DATA).await;
+    peer.head(last - 2).await;
+    peer.ok(last - 2).await;
+    answer(&mut open).await.unwrap();
+    // The first takes the slot and the last id; that stream stays open. The others will
+    // never get a slot here, and are told so (to dial again) without waiting for it.
+    assert_eq!(peer.next(codec::HEADERS).await.0.stream, last);
+    let mut told = Vec::new();
+    for waiter in waiters {
+        let waited = tokio::time::timeout(Duration::from_secs(5), waiter).await;
+        told.push(waited.expect("told within 5 s").unwrap());
+    }
+    assert!(told[0].is_ok(), "the first opened the last stream");
+    for e in &told[1..] {
+        assert!(matches!(e, Err(Error::Closed(m)) if m.contains("ids")), "{:?}", e.as_ref().err());
+    }
+}
+
+/// A request body of `left` parts of 64 KiB, counting those taken.
+struct Parts {
+    left: usize,
+    taken: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl http_body::Body for Parts {
+    type Data = Bytes;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, Self::Error>>> {
+        if self.left == 0 {
+            return Poll::Ready(None);
+        }
+        self.left -= 1;
+        self.taken.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Poll::Ready(Some(Ok(http_body::Frame::data(Bytes::from(vec![3u8; 64 << 10])))))
+    }
+}
+
+#[tokio::test]
+async fn a_body_pumped_to_a_server_that_gives_no_window_waits_for_it() {
+    let (connection, mut peer) = connect().await;
+    apply_settings(&mut peer, &[(codec::SETTINGS_INITIAL_WINDOW_SIZE, 0)]).await;
+    let (send, _recv) = connection.open(&mut None, &head("/p"), false).unwrap();
+    let taken = std::sync::Arc::default();
+    let body = Parts { left: 256, taken: std::sync::Arc::clone(&taken) };
+    let pump = tokio::spawn(crate::transport::service::pump(tonic::body::Body::new(body), send));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let parts = taken.load(std::sync::atomic::Ordering::Relaxed);
+    let bound = super::super::state::SEND_BUFFER / (64 << 10) + 1;
+    assert!(parts <= bound, "{parts} parts of 64 KiB taken, and no window to send them in");
+    // The window opens: all 16 MiB go, and the body's end.
+    peer.socket.write_all(&[window(0, 16 << 20), window(1, 16 << 20)].concat()).await.unwrap();
+    let mut sent = 0;
+    loop {
+        let (d, data) = peer.next(codec::DATA).await;
+        sent += data.len();
+        if d.flags & codec::END_STREAM != 0 {
+            break;
+        }
+    }
+    assert_eq!(sent, 16 << 20);
+    pump.await.unwrap();
+}
