@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, anyhow, bail};
 use etcdlat_core::comparison::compare_sets;
 use etcdlat_core::merge::merge_labeled;
-use etcdlat_core::repeat::{LEVEL, Repeats};
+use etcdlat_core::repeat::Repeats;
 use etcdlat_core::report::SCHEMA_VERSION;
 use etcdlat_core::{ReportSet, Threshold};
 use etcdlat_render as render;
@@ -87,7 +87,7 @@ pub fn compare(plan: &ComparePlan) -> Result<Verdict> {
     let mut text = String::new();
     if let Some(repeats) = Repeats::of_labeled(labelled) {
         // Repeats: every cell against the first, judged from the runs' variance.
-        let comparisons = repeats.compare(LEVEL);
+        let comparisons = repeats.compare(plan.level);
         text = render::comparison::repeats_markdown(&comparisons);
         text.push('\n');
         if let Some(t) = &plan.json {

@@ -390,6 +390,11 @@ pub struct CompareArgs {
     /// side by side.
     #[arg(id = "compare_reports", required = true, num_args = 1.., value_name = "REPORT")]
     pub reports: Vec<PathBuf>,
+
+    /// The level of Welch's t-test on repeats: a change is marked when its p-value is
+    /// below it. Default 0.05.
+    #[arg(long, value_name = "P")]
+    pub level: Option<f64>,
 }
 
 /// `etcdlat run`.

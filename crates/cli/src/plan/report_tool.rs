@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Result, bail};
+use etcdlat_core::repeat::LEVEL;
 use etcdlat_render::TextOptions;
 
 use crate::command_line::{CompareArgs, Global, MergeArgs};
@@ -38,6 +39,8 @@ pub struct ComparePlan {
     pub json: Option<Target>,
     /// Where the heatmaps of the change go, when the reports are of a matrix over two axes.
     pub heatmap: Option<Heatmaps>,
+    /// The level of Welch's t-test on repeats (`--level`, 0.05 unless told).
+    pub level: f64,
 }
 
 /// The report files of `merge` and `compare`, checked; at most one writes to standard output.
@@ -79,6 +82,10 @@ pub fn compare_plan(args: &CompareArgs, g: &Global) -> Result<ComparePlan> {
     if perfdash.is_some() {
         bail!("--perfdash does not apply to compare");
     }
+    let level = args.level.unwrap_or(LEVEL);
+    if !(level > 0.0 && level < 1.0) {
+        bail!("--level is the test's level, between 0 and 1 (like 0.05), got {level}");
+    }
     let to_stdout = [&json, &markdown].iter().any(|t| matches!(t, Some(Target::Stdout)));
     Ok(ComparePlan {
         inputs: args.reports.clone(),
@@ -86,5 +93,6 @@ pub fn compare_plan(args: &CompareArgs, g: &Global) -> Result<ComparePlan> {
         markdown,
         json,
         heatmap: g.heatmap.as_deref().map(Heatmaps::new).transpose()?,
+        level,
     })
 }

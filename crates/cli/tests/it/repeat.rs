@@ -129,10 +129,41 @@ fn repeats_run_interleaved_and_each_figure_has_its_interval() {
         }
     }
     assert!(change(Some("put"), "throughput")["welch"]["p"].is_f64());
+
+    // The same runs read twice: each cell of the copy against the first file's, no change.
+    std::fs::copy(dir.path().join("r.json"), dir.path().join("again.json")).unwrap();
+    let out = etcdlat()
+        .current_dir(dir.path())
+        .args(["compare", "r.json", "again.json", "--level", "0.2", "--json", "-"])
+        .assert()
+        .success();
+    let comparisons: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let news: Vec<&str> =
+        comparisons.as_array().unwrap().iter().map(|c| c["new"].as_str().unwrap()).collect();
+    assert_eq!(
+        news,
+        ["r.json: rp [clients=4]", "again.json: rp [clients=1]", "again.json: rp [clients=4]"]
+    );
+    let same = &comparisons[1];
+    assert_eq!(
+        (same["base"].as_str(), same["level"].as_f64()),
+        (Some("r.json: rp [clients=1]"), Some(0.2))
+    );
+    for c in same["changes"].as_array().unwrap() {
+        assert!(c["verdict"] == "no_change" || c["verdict"] == "unknown", "{c:#}");
+    }
+    // A level is a probability.
+    let out = etcdlat()
+        .current_dir(dir.path())
+        .args(["compare", "r.json", "--level", "5"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("etcdlat: --level"));
 }
 
 /// `estimate` is the figure `key` over `values`: the values in order, their mean and median,
-/// and a Student's t interval around the mean that holds it.
+/// and a Student's t interval around the mean that holds it (none for one value).
 fn assert_interval(key: &str, estimate: &Value, values: &[f64]) {
     let got: Vec<f64> = estimate["values"]
         .as_array()
@@ -148,7 +179,16 @@ fn assert_interval(key: &str, estimate: &Value, values: &[f64]) {
     );
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
-    assert_eq!(estimate["median"].as_f64().unwrap(), sorted[sorted.len() / 2], "{key}");
+    let n = sorted.len();
+    let median = if n % 2 == 1 { sorted[n / 2] } else { (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0 };
+    assert_eq!(estimate["median"].as_f64().unwrap(), median, "{key}");
+    if values.len() == 1 {
+        // A figure only one repeat knew (a whole second of throughput): no interval.
+        for field in ["sd", "half_width", "low", "high"] {
+            assert!(estimate[field].is_null(), "{key}: {estimate}");
+        }
+        return;
+    }
     let half = estimate["half_width"].as_f64().unwrap_or_else(|| panic!("{key}: {estimate}"));
     let (low, high) = (estimate["low"].as_f64().unwrap(), estimate["high"].as_f64().unwrap());
     assert!(half >= 0.0 && low <= mean + 1e-9 && high >= mean - 1e-9, "{key}: {estimate}");

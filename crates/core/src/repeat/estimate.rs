@@ -10,6 +10,7 @@ use super::student;
 /// degrees of freedom: `mean ± t(0.975, n - 1) · sd / √n`, `sd` the sample standard
 /// deviation. The unit is the figure's.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Estimate {
     /// Each repeat's value, in the order the repeats ran (the repeats that knew the figure).
     pub values: Vec<f64>,

@@ -70,6 +70,7 @@ pub const TEST: &str = "Welch's t-test on the repeats' values, two-sided";
 /// In which order a matrix's cells ran their repeats.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Order {
     /// In rotation, every cell once before any twice (A B C A B C ...): the default.
     Interleaved,
@@ -93,6 +94,7 @@ impl Order {
 
 /// The runs of a set grouped into cells, each figure over a cell's repeats.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Repeats {
     /// The order the runs ran in.
     pub order: Order,
@@ -108,6 +110,7 @@ pub struct Repeats {
 
 /// A cell's figures over its repeats.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Cell {
     /// The cell's name: its runs' name without the repeat's number (`put [clients=1]`),
     /// after the file it was read from when several were (`a.json: put [clients=1]`).
@@ -260,6 +263,7 @@ fn order(sequence: &[usize], cells: usize) -> Order {
 
 /// One cell compared with the base cell, figure by figure.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct CellComparison {
     /// The base cell's name.
     pub base: String,
@@ -279,6 +283,7 @@ pub struct CellComparison {
 
 /// One figure of two cells.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
 pub struct Change {
     /// The operation kind whose figure it is; `None` for dbtester's figures (the load's).
     pub op: Option<OpKind>,
@@ -318,6 +323,7 @@ impl Change {
 /// What a comparison says of a figure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum Verdict {
     /// The p-value is below the level: a change.
     Changed,
@@ -417,5 +423,47 @@ mod tests {
         assert_eq!(order(&[0, 1, 1, 0], 2), Order::Other);
         // A stopped rotation is still in rotation up to where it stopped, but not whole.
         assert_eq!(order(&[0, 1, 0], 2), Order::Other);
+    }
+
+    /// A cell whose AVG-THROUGHPUT repeats are `values` (its other figures unknown).
+    fn cell(name: &str, values: &[f64]) -> Cell {
+        let mut figures: BTreeMap<String, Option<Estimate>> =
+            Row::ALL.iter().map(|r| (r.key().to_owned(), None)).collect();
+        figures
+            .insert(Row::AvgThroughput.key().to_owned(), Estimate::of(values.to_vec(), CONFIDENCE));
+        Cell {
+            name: name.to_owned(),
+            runs: (0..values.len()).collect(),
+            figures,
+            ops: BTreeMap::new(),
+        }
+    }
+
+    #[test]
+    fn a_change_is_marked_only_when_significant_with_three_repeats_a_side() {
+        let verdict = |base: &[f64], new: &[f64], level: f64| {
+            let c = CellComparison::of(&cell("a", base), &cell("b", new), level);
+            assert_eq!(c.changes.len(), Row::ALL.len());
+            assert_eq!((c.test.as_str(), c.level), (TEST, level));
+            let change = c.changes.iter().find(|c| c.row() == Some(Row::AvgThroughput)).unwrap();
+            // Unknown on both sides: not judged.
+            let other = c.changes.iter().find(|c| c.row() == Some(Row::LatencyP99)).unwrap();
+            assert_eq!(other.verdict, Verdict::Unknown);
+            (change.verdict, change.welch.map(|w| w.p), change.change_pct)
+        };
+        let (v, p, pct) = verdict(&[100.0, 101.0, 99.0], &[120.0, 121.0, 119.0], LEVEL);
+        assert_eq!(v, Verdict::Changed);
+        assert!(p.unwrap() < 0.001 && (pct.unwrap() - 20.0).abs() < 1e-9);
+        let (v, p, _) = verdict(&[100.0, 110.0, 90.0], &[102.0, 112.0, 92.0], LEVEL);
+        assert_eq!(v, Verdict::NoChange, "p = {p:?}");
+        // The same difference, judged at a level above its p-value, is a change.
+        let (v, _, _) = verdict(&[100.0, 110.0, 90.0], &[102.0, 112.0, 92.0], 0.9);
+        assert_eq!(v, Verdict::Changed);
+        // Two repeats: Welch's test runs, but nothing is judged.
+        let (v, p, _) = verdict(&[100.0, 101.0], &[120.0, 121.0, 119.0], LEVEL);
+        assert_eq!(v, Verdict::NotEnoughRepeats);
+        assert!(p.is_some());
+        let (v, p, _) = verdict(&[100.0], &[120.0], LEVEL);
+        assert_eq!((v, p), (Verdict::NotEnoughRepeats, None));
     }
 }

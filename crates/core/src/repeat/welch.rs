@@ -10,6 +10,7 @@ use super::student;
 /// `t = (mean_b - mean_a) / √(s_a²/n_a + s_b²/n_b)`, its degrees of freedom by
 /// Welch-Satterthwaite, and `p = 2 · P(T > |t|)`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Welch {
     /// The t statistic (positive when the second sample's mean is larger); infinite when
     /// neither sample varies and the means differ.

@@ -319,3 +319,67 @@ fn by_keys_the_runs_that_wrote_are_drawn_with_their_failures_crossed() {
     let unsampled = put_report();
     assert_eq!(overlay::server_memory_by_keys(&[("put", &unsampled), ("range", &range)]), None);
 }
+
+/// A matrix of two cells run three times each, in rotation, the throughput 1% higher each
+/// repeat: a column per cell, each figure the mean ± its Student's t interval, each
+/// operation's figures after dbtester's, and the order the runs ran in; in text, markdown
+/// and the HTML page.
+#[test]
+fn repeats_are_columns_of_cells_with_intervals_and_the_order() {
+    let mut runs = Vec::new();
+    for repetition in 1..=3u32 {
+        for (clients, base) in [(100, 0), (10, 1)] {
+            let mut run = matrix_runs()[base].clone();
+            let axes: toml::Table =
+                toml::from_str(&format!("\"load.clients\" = {clients}\n")).unwrap();
+            run.name = format!("{} #{repetition}", run.name);
+            run.matrix = Some(etcdlat_core::MatrixCell { axes, repetition, repeat: 3 });
+            for op in run.ops.values_mut() {
+                op.throughput *= 1.0 + 0.01 * f64::from(repetition);
+            }
+            runs.push(run);
+        }
+    }
+    let table = Columns::new(&runs);
+    assert_eq!(table.corner, "range-s");
+    assert_eq!(
+        table.headers,
+        [["clients=100", "etcd 3.5.17", "3 runs"], ["clients=10", "etcd 3.6.14", "3 runs"]]
+    );
+    // The first cell's mean throughput and its interval, computed here: t(0.975, 2) = 4.3027.
+    let values: Vec<f64> =
+        [0, 2, 4].iter().map(|&i| runs[i].study().throughput_avg_per_s.unwrap()).collect();
+    let mean = values.iter().sum::<f64>() / 3.0;
+    let sd = (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / 2.0).sqrt();
+    let half = 4.302_652_73 * sd / 3f64.sqrt();
+    let row = table.rows.iter().find(|f| f.row == Row::AvgThroughput).unwrap();
+    let expected =
+        format!("{} ± {}", Row::AvgThroughput.format(mean), Row::AvgThroughput.format(half));
+    assert_eq!(row.cells[0].text, expected);
+    // A figure every repeat had the same: an interval of 0.
+    let total = table.rows.iter().find(|f| f.row == Row::TotalRequests).unwrap();
+    assert!(total.cells[0].text.ends_with(" ± 0"), "{:?}", total.cells[0]);
+    // Each operation's figures follow dbtester's.
+    let kinds: Vec<String> =
+        table.op_rows.iter().map(|f| format!("{} {}", f.kind, f.figure.title())).collect();
+    assert!(kinds.contains(&"range Throughput (ops/s)".to_owned()), "{kinds:?}");
+    assert!(table.op_rows.iter().all(|f| f.cells.len() == 2 && f.cells[0].text.contains(" ± ")));
+
+    let text = table.text();
+    let cells = text_cells(&text);
+    let avg = cells.iter().find(|r| r[0] == "AVG-THROUGHPUT").unwrap();
+    assert_eq!(avg[1], expected);
+    assert!(cells.iter().any(|r| r[0] == "range p99"), "{text}");
+    assert!(text.contains("order: interleaved (1 2 1 2 1 2)"), "{text}");
+    assert!(text.contains("Student's t"), "{text}");
+    let markdown = table.markdown();
+    let rows = markdown_cells(&markdown);
+    assert_eq!(
+        rows[0],
+        ["range-s", "clients=100 · etcd 3.5.17 · 3 runs", "clients=10 · etcd 3.6.14 · 3 runs"]
+    );
+    assert!(rows.iter().any(|r| r[0] == "AVG-THROUGHPUT" && r[1] == expected), "{markdown}");
+    assert!(markdown.contains("- order: interleaved (1 2 1 2 1 2)"), "{markdown}");
+    let page = render::html(&ReportSet::new(runs));
+    assert!(page.contains(&expected) && page.contains("order: interleaved"), "{page}");
+}

@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use etcdlat_core::{ClientBusy, ClientUsage, EmulatorUsage, MemberMetrics, ResourceSeries};
-use tokio::sync::{oneshot, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 use tokio::task::JoinHandle;
 
 use super::discovery::MemberInfo;
@@ -36,6 +36,9 @@ use scrape::{Scrapes, scrape};
 /// interval, so that a sample's CPU and its peaks are per second (a run of 5 s intervals
 /// has its busiest second, not its busiest 5 s).
 pub(crate) const SAMPLE_PERIOD: Duration = Duration::from_secs(1);
+
+/// The longest [`Sampler::measure_now`] waits: a scrape's timeout and then some.
+const MEASURE_WAIT: Duration = Duration::from_secs(5);
 
 /// A member to sample: its name, its `/metrics` URL, and its process when etcdlat started
 /// it.
@@ -71,6 +74,8 @@ pub(crate) fn targets(members: &[MemberInfo], control: Option<&MemberControl>) -
 /// [`Sampler::start`] to [`Sampler::finish`].
 pub(crate) struct Sampler {
     marks: watch::Sender<Marks>,
+    /// A message from each sampling task once it has taken measurement's first sample.
+    measuring: mpsc::UnboundedReceiver<()>,
     started: Instant,
     members: Vec<JoinHandle<(MemberMetrics, MemberResources)>>,
     client: JoinHandle<ClientResources>,
@@ -89,6 +94,7 @@ impl Sampler {
         dialer: &Dialer,
     ) -> Self {
         let (marks, marks_rx) = watch::channel(Marks::default());
+        let (measuring_tx, measuring) = mpsc::unbounded_channel();
         let started = Instant::now();
         let mut first = Vec::with_capacity(members.len() + 1);
         let mut baseline = || {
@@ -108,19 +114,44 @@ impl Sampler {
         .await;
         let members = members
             .into_iter()
-            .map(|sampled| tokio::spawn(each_period(period, baseline(), marks_rx.clone(), sampled)))
+            .map(|sampled| {
+                let signals = (baseline(), measuring_tx.clone());
+                tokio::spawn(each_period(period, signals, marks_rx.clone(), sampled))
+            })
             .collect();
-        let client = tokio::spawn(each_period(period, baseline(), marks_rx, client));
+        let client =
+            tokio::spawn(each_period(period, (baseline(), measuring_tx), marks_rx, client));
         for sampled in first {
             let _ = sampled.await;
         }
-        Self { marks, started, members, client }
+        Self { marks, measuring, started, members, client }
     }
 
     /// Says when measurement starts: a sample is taken then, and every period from it, so
     /// that no sample spans both warm-up (or setup) and measurement.
     pub(crate) fn measure_from(&self, at: Instant) {
         self.marks.send_modify(|m| m.measure_from = Some(at));
+    }
+
+    /// Measurement starts now: every member and the client are sampled, and this returns
+    /// once they all are, so that the samples precede the load that starts after it (a
+    /// sample taken at the instant the load starts races its first requests: a leader's
+    /// proposals counted 496 of a run's 500 puts).
+    /// A sampling task that has stopped (it cannot, but if) holds the load back at most
+    /// [`MEASURE_WAIT`].
+    pub(crate) async fn measure_now(&mut self) {
+        self.measure_from(Instant::now());
+        let tasks = self.members.len() + 1;
+        let all = async {
+            for _ in 0..tasks {
+                if self.measuring.recv().await.is_none() {
+                    break;
+                }
+            }
+        };
+        if tokio::time::timeout(MEASURE_WAIT, all).await.is_err() {
+            tracing::warn!("measurement's first samples not taken in {MEASURE_WAIT:?}");
+        }
     }
 
     /// Says that the load has ended: a sample is taken now, the last of the measurement;
@@ -185,7 +216,7 @@ struct Marks {
 /// dropped instead (the run failed), it ends without the last sample.
 async fn each_period<S: Sampled>(
     period: Duration,
-    first: oneshot::Sender<()>,
+    (first, measuring): (oneshot::Sender<()>, mpsc::UnboundedSender<()>),
     mut marks: watch::Receiver<Marks>,
     mut sampled: S,
 ) -> S::Output {
@@ -228,6 +259,7 @@ async fn each_period<S: Sampled>(
                 sampled.sample(measured).await;
                 if std::mem::take(&mut at_start) {
                     measured = !seen.load_ended;
+                    let _ = measuring.send(());
                 }
             }
         }

@@ -53,7 +53,7 @@ impl Run<'_> {
         // network's (the report's `target.network.emulator`), not the client's.
         let network_threads =
             driver.config.control.as_ref().map(MemberControl::network_threads).unwrap_or_default();
-        let sampler = Sampler::start(
+        let mut sampler = Sampler::start(
             metrics::targets(&self.cluster.members, driver.config.control.as_ref()),
             Arc::clone(driver.dialer.load_traffic()),
             network_threads.clone(),
@@ -69,8 +69,16 @@ impl Run<'_> {
         let usage = Usage::start(network_threads).await;
 
         let (stop, stop_rx) = watch::channel(false);
-        let start = Start::soon(scenario.load.warmup);
-        sampler.measure_from(start.measure_from);
+        // Without a warm-up, measurement's first samples are taken before the load starts;
+        // with one, at its end, while the warm-up's load goes on.
+        let warmup = scenario.load.warmup;
+        if warmup.is_zero() {
+            sampler.measure_now().await;
+        }
+        let start = Start::soon(warmup);
+        if !warmup.is_zero() {
+            sampler.measure_from(start.measure_from);
+        }
         let compactor = scenario.compaction.as_ref().map(|c| {
             tokio::spawn(compaction::run(
                 driver.config.endpoints.clone(),
