@@ -11,7 +11,9 @@ use etcdlat_core::metrics::{
     DiskDevice, NotAvailable, ResourceSample, ResourceSeries, metric, source,
 };
 use etcdlat_core::recorder::kubernetes::WatchRecord;
-use etcdlat_core::report::kubernetes::{KubernetesReport, SteadyStateReport, VerdictScope};
+use etcdlat_core::report::kubernetes::{
+    KubernetesReport, ObjectSizeReport, SteadyStateReport, VerdictScope,
+};
 use etcdlat_core::workload::kubernetes::{RequestKind, Verb};
 use etcdlat_core::{
     ClientStep, ClientUsage, Consistency, Distribution, EmulatorUsage, ErrorCode, HashKvCheck,
@@ -786,6 +788,13 @@ pub fn kubernetes() -> KubernetesReport {
         keys_expired: 30,
         largest_expiry_keys: 12,
     });
+    // The model's objects at its sizes: pods drawn from the default profile, the others
+    // fixed.
+    let scenario = etcdlat_core::Scenario::from_toml_str(
+        "[load]\nduration = \"1m\"\n[kubernetes]\nnodes = 4\n",
+    )
+    .expect("a model");
+    report.object_sizes = ObjectSizeReport::of(&scenario);
     report
 }
 

@@ -438,6 +438,18 @@ struct Kubernetes {
     steady_state: Nullable<SteadyState>,
     /// Each apiserver's watch of each cached resource.
     watch_streams: Vec<WatchStream>,
+    /// The sizes each resource's objects were written with.
+    object_sizes: Vec<ObjectSize>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct ObjectSize {
+    resource: String,
+    mean_bytes: u64,
+    min_bytes: u64,
+    max_bytes: u64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -1231,6 +1243,15 @@ fn kubernetes_requests_are_written_by_resource_and_verb() {
         (steady.leases_expired, steady.keys_expired, steady.largest_expiry_keys),
         (3, 30, 12)
     );
+    // The sizes the verdict assumed: pods drawn from 4 to 100 KB, a mean of 13.2 KB; nodes
+    // fixed.
+    let sizes: Vec<(&str, u64, u64, u64)> = k
+        .object_sizes
+        .iter()
+        .map(|s| (s.resource.as_str(), s.mean_bytes, s.min_bytes, s.max_bytes))
+        .collect();
+    assert_eq!(sizes[0], ("minions", 15_360, 15_360, 15_360));
+    assert!(sizes.contains(&("pods", 13_225, 4_000, 100_000)), "{sizes:?}");
     assert!(top.runs[1].kubernetes.0.is_none(), "left out of a run that sent none");
     let back: ReportSet = serde_json::from_str(&render::json(&set)).expect("the output reads back");
     assert_eq!(back.runs[0].kubernetes, set.runs[0].kubernetes);
