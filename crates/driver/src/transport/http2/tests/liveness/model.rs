@@ -97,6 +97,8 @@ pub(super) struct Model {
     pub max_streams: u32,
     /// The peer sent a GOAWAY: the client may close the connection once its streams end.
     pub going_away: bool,
+    /// The client closed the connection (after the GOAWAY): no more credit comes back.
+    pub closed: bool,
     /// Barriers asked and passed.
     barriers: (u64, u64),
 }
@@ -116,6 +118,7 @@ impl Model {
             max_frame: codec::DEFAULT_MAX_FRAME,
             max_streams: u32::MAX,
             going_away: false,
+            closed: false,
             barriers: (0, 0),
         }
     }
@@ -143,6 +146,7 @@ impl Model {
             let Some((head, body)) = next else {
                 // Closed, which only a GOAWAY allows: all it sent was taken.
                 assert!(self.going_away, "the client closed the connection to a lawful server");
+                self.closed = true;
                 return;
             };
             self.take(&head, &body);
