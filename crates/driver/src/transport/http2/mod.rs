@@ -43,7 +43,7 @@
 //! against it, and checks after every step that each stream got what it was sent and sent
 //! what the windows allowed, that what the client took of its windows is held for a live
 //! reader or given back, and that nothing it sent broke the server's settings. It runs 64
-//! cases with the tests; `PROPTEST_CASES=2000 cargo test -p etcdlat-driver --lib
+//! cases with the tests; `PROPTEST_CASES=3000 cargo test -p etcdlat-driver --lib
 //! transport::http2::tests::liveness` runs longer (a failure prints its steps, shrunk).
 
 mod codec;
