@@ -149,7 +149,12 @@ fn reporting(c: &mut Criterion) {
         b.iter(|| render::text(black_box(&report), &TextOptions::default()));
     });
     group.bench_function("text/precise+sample", |b| {
-        b.iter(|| render::text(black_box(&report), &TextOptions { precise: true, sample: true }));
+        b.iter(|| {
+            render::text(
+                black_box(&report),
+                &TextOptions { precise: true, sample: true, dbtester_rows: true },
+            )
+        });
     });
     group.bench_function("json", |b| b.iter(|| render::json(black_box(&set))));
     group.bench_function("markdown", |b| b.iter(|| render::markdown(black_box(&runs))));

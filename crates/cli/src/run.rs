@@ -79,14 +79,18 @@ pub async fn execute(plan: &RunPlan) -> Result<Verdict> {
             // and on which etcd (a matrix may be over versions).
             let runs = plan.scenarios.len();
             let header = if runs > 1 {
-                let version = &report.target.etcd_version;
-                let on =
-                    if version.is_empty() { String::new() } else { format!(" (etcd {version})") };
+                let on = match report.target.server_summary().as_str() {
+                    "etcd unknown" => String::new(),
+                    server => format!(" ({server})"),
+                };
                 format!("Run {} of {runs}: {}{on}\n\n", round + 1, report.name)
             } else {
                 String::new()
             };
-            output::print(&format!("{header}{}\n", render::text(&report, &plan.text)))?;
+            // dbtester's rows when asked: `--dbtester-rows`, or a dbtester scenario's.
+            let dbtester_rows = scenario.report.dbtester_rows;
+            let text = render::text(&report, &render::TextOptions { dbtester_rows, ..plan.text });
+            output::print(&format!("{header}{text}\n"))?;
         }
         let interrupted = report.interrupted;
         reports.push(report);

@@ -14,7 +14,9 @@
 //!   `put [clients=1, val-size=256]`) when every run is of one matrix, whose name then heads
 //!   the first column; else its name, unless every run has the same one (which then heads
 //!   the first column);
-//! - `etcd 3.5.21`, the version its members said they run, when the runs' versions differ.
+//! - `etcd 3.5.21 (go1.24.9)`, the version its members said they run and the Go their etcd
+//!   was built with, when the runs' servers differ in either (Debian's etcd beside a
+//!   release built here also compares two compilers).
 //!
 //! A figure a run cannot know is `n/a`, never 0, and [`Columns::notes`] says why, from
 //! [`Study::unknown`].
@@ -114,17 +116,13 @@ impl Columns {
             return Self::of_repeats(&runs, repeats);
         }
         let (corner, names) = names(runs.iter().map(|(_, r)| r.name.as_str()));
-        let versions_differ =
-            runs.windows(2).any(|w| w[0].1.target.etcd_version != w[1].1.target.etcd_version);
+        let versions_differ = runs.windows(2).any(|w| w[0].1.target.other_server(&w[1].1.target));
         let headers = runs
             .iter()
             .zip(names)
             .enumerate()
             .map(|(i, ((file, run), name))| {
-                let version = match run.target.etcd_version.as_str() {
-                    "" => "etcd unknown".to_owned(),
-                    v => format!("etcd {v}"),
-                };
+                let version = run.target.server_summary();
                 let lines: Vec<String> =
                     [file.map(str::to_owned), name, versions_differ.then_some(version)]
                         .into_iter()
@@ -159,17 +157,14 @@ impl Columns {
         let versions_differ = repeats
             .cells
             .windows(2)
-            .any(|w| first(&w[0]).target.etcd_version != first(&w[1]).target.etcd_version);
+            .any(|w| first(&w[0]).target.other_server(&first(&w[1]).target));
         let headers = repeats
             .cells
             .iter()
             .zip(names)
             .enumerate()
             .map(|(i, (cell, name))| {
-                let version = match first(cell).target.etcd_version.as_str() {
-                    "" => "etcd unknown".to_owned(),
-                    v => format!("etcd {v}"),
-                };
+                let version = first(cell).target.server_summary();
                 let mut lines: Vec<String> =
                     [name, versions_differ.then_some(version)].into_iter().flatten().collect();
                 if lines.is_empty() {

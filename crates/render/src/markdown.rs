@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use etcdlat_core::op::OpKind;
-use etcdlat_core::report::{OpReport, Report};
+use etcdlat_core::report::{OpReport, Report, TargetInfo};
 use etcdlat_core::unit::{group_digits, thousands};
 use etcdlat_core::workload::kubernetes::Verb;
 
@@ -48,8 +48,9 @@ const MISSING: &str = "-";
 ///   megabytes with one decimal (`33.6 MB`); `-` when the members' metrics were not scraped.
 /// - *Network* (after *Target*) appears only when the runs' networks differ: the summary
 ///   of each run's `[network]` ([`etcdlat_core::Network::summary`]), `loopback` for none.
-/// - *etcd* (after *Target* and *Network*) appears only when the runs' etcd versions differ
-///   (a matrix over `cluster.etcd`): each run's, as its members said.
+/// - *etcd* (after *Target* and *Network*) appears only when the runs' servers differ (a
+///   matrix over `cluster.etcd`): each run's version, as its members said, and the Go its
+///   etcd was built with when known (`3.7.3 (go1.26.8)`).
 /// - *Scale* (last) appears only when a run was scaled (`--scale`): its factor, `1` for a
 ///   run as written.
 ///
@@ -65,8 +66,7 @@ pub fn markdown(runs: &[Report]) -> String {
         run.target.network.as_ref().map_or_else(|| "loopback".to_owned(), |n| n.summary.clone())
     };
     let networks_differ = runs.windows(2).any(|w| network(&w[0]) != network(&w[1]));
-    let versions_differ =
-        runs.windows(2).any(|w| w[0].target.etcd_version != w[1].target.etcd_version);
+    let versions_differ = runs.windows(2).any(|w| w[0].target.other_server(&w[1].target));
     let scaled = runs.iter().any(|r| r.scale.is_some());
     let mut columns = COLUMNS.to_vec();
     if versions_differ {
@@ -92,7 +92,7 @@ pub fn markdown(runs: &[Report]) -> String {
         for (&kind, op) in &run.ops {
             let mut cells = row(run, kind, op).to_vec();
             if versions_differ {
-                cells.insert(NETWORK_AT, run.target.etcd_version.clone());
+                cells.insert(NETWORK_AT, etcd_cell(&run.target));
             }
             if networks_differ {
                 cells.insert(NETWORK_AT, network(run));
@@ -272,6 +272,14 @@ fn row(run: &Report, kind: OpKind, op: &OpReport) -> [String; COLUMNS.len()] {
 }
 
 /// The largest member RSS of the run, `33.6 MB`.
+/// The *etcd* cell: the version and, when known, the Go that built it.
+fn etcd_cell(target: &TargetInfo) -> String {
+    match target.go_version.as_str() {
+        "" => target.etcd_version.clone(),
+        go => format!("{} ({go})", target.etcd_version),
+    }
+}
+
 fn server_rss(run: &Report) -> String {
     run.server
         .iter()

@@ -54,6 +54,13 @@ pub struct Global {
     #[arg(long, global = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
     pub sample: bool,
 
+    /// Print dbtester's upper-case figures (SERVER-AVG-CPU, ...) in each run's text report.
+    /// A single run reads as etcd's tool prints one, with a line per member; several runs
+    /// end with dbtester's table side by side, which always has them, as do the dbtester
+    /// scenarios.
+    #[arg(long, global = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", default_value = "false")]
+    pub dbtester_rows: bool,
+
     /// Dial timeout for each connection; 0 means etcdlat's default (5s).
     #[arg(long, global = true, value_name = "DURATION")]
     pub dial_timeout: Option<String>,
@@ -113,9 +120,11 @@ pub struct Global {
 
     /// The etcd the throwaway local cluster runs: "system" (or "debian": ETCD_BIN, else
     /// `etcd` on PATH), a version like "v3.5.21" (built into ${ETCD_CACHE:-~/.cache/etcdlat/etcd}),
-    /// or a path to an etcd binary; alone, it starts one [default: the scenario's, or
-    /// "system"].
-    #[arg(long, global = true, value_name = "VERSION|PATH")]
+    /// or a path to an etcd binary; alone, it starts one. Several, comma-separated
+    /// ("v3.6.16,v3.7.3"), run the load once on each, on a fresh cluster: a matrix axis
+    /// `cluster.etcd` (in place of the scenario's), with its other axes and --repeat
+    /// [default: the scenario's, or "system"].
+    #[arg(long, global = true, value_name = "VERSION|PATH[,...]")]
     pub etcd: Option<String>,
 
     /// Backend quota of the throwaway local cluster's members (etcd's

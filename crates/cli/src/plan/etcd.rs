@@ -9,7 +9,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Result, bail};
+use anyhow::{Result, anyhow, bail};
 use etcdlat_core::{Etcd, EtcdVersion, Scenario};
 use etcdlat_driver::DriverError;
 
@@ -94,6 +94,52 @@ impl EtcdSources {
         Ok(bin)
     }
 }
+
+/// `--etcd`'s etcds: one, or several comma-separated (`v3.6.16,v3.7.3`), each once.
+///
+/// # Errors
+/// One line naming the value that is not an etcd, or given twice.
+pub fn from_flag(text: &str) -> Result<Vec<Etcd>> {
+    let mut out: Vec<Etcd> = Vec::new();
+    for part in text.split(',').map(str::trim) {
+        let etcd = part.parse::<Etcd>().map_err(|e| anyhow!("--etcd: {e}"))?;
+        if out.contains(&etcd) {
+            bail!(
+                "--etcd: {etcd} is given twice; each etcd runs once (--repeat N runs each N times)"
+            );
+        }
+        out.push(etcd);
+    }
+    Ok(out)
+}
+
+/// etcd benchmark's commands' scenarios on `etcds` (`--etcd`): each on the one etcd, or, for
+/// several, run once on each as the matrix axis `cluster.etcd` (as `run` writes it into its
+/// scenarios before they are expanded).
+///
+/// # Errors
+/// A run of the matrix that cannot be made, named as the matrix names it.
+pub fn apply(scenarios: Vec<Scenario>, etcds: &[Etcd]) -> Result<Vec<Scenario>> {
+    let mut out = Vec::with_capacity(scenarios.len() * etcds.len().max(1));
+    for mut s in scenarios {
+        match etcds {
+            [] => out.push(s),
+            [one] => {
+                s.cluster.etcd = Some(one.clone());
+                out.push(s);
+            }
+            several => {
+                let axis = several.iter().map(|e| toml::Value::String(e.to_string())).collect();
+                s.matrix.insert(ETCD_AXIS.to_owned(), toml::Value::Array(axis));
+                out.extend(s.expand().map_err(|e| anyhow!("--etcd: {e}"))?);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The matrix axis of the etcd a run's throwaway cluster runs.
+pub const ETCD_AXIS: &str = "cluster.etcd";
 
 /// Checks that `path` is a file that may be run.
 fn executable(path: &Path) -> Result<()> {
@@ -244,6 +290,20 @@ mod tests {
             msg.starts_with("no etcd binary found (etcd)") && msg.contains("ETCD_BIN"),
             "{msg}"
         );
+    }
+
+    #[test]
+    fn the_flag_takes_several_etcds_each_once() {
+        let etcds = from_flag("v3.6.16, v3.7.3,debian").unwrap();
+        let v = |text: &str| Etcd::Version(text.parse().unwrap());
+        assert_eq!(etcds, [v("v3.6.16"), v("v3.7.3"), Etcd::System]);
+        assert_eq!(from_flag("./bin/etcd").unwrap(), [Etcd::Path(PathBuf::from("./bin/etcd"))]);
+        assert_eq!(from_flag("/opt/etcd").unwrap(), [Etcd::Path(PathBuf::from("/opt/etcd"))]);
+        let msg = |text: &str| format!("{:#}", from_flag(text).unwrap_err());
+        assert!(msg("v3.6.16,v3.6.16").starts_with("--etcd: v3.6.16 is given twice"));
+        assert!(msg("system,debian").starts_with("--etcd: system is given twice"));
+        assert!(msg("v3.6.16,").starts_with("--etcd: empty"), "{}", msg("v3.6.16,"));
+        assert!(msg("v3.6.16,3.7").starts_with("--etcd: etcd version \"3.7\""));
     }
 
     #[test]

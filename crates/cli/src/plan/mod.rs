@@ -145,12 +145,7 @@ impl Action {
         for t in &g.threshold {
             t.parse::<Threshold>().map_err(|e| anyhow!("--threshold: {e}"))?;
         }
-        let etcd_flag = g
-            .etcd
-            .as_deref()
-            .map(str::parse::<Etcd>)
-            .transpose()
-            .map_err(|e| anyhow!("--etcd: {e}"))?;
+        let etcd_flag = g.etcd.as_deref().map(etcd::from_flag).transpose()?.unwrap_or_default();
         // etcd benchmark's subcommands load its default endpoint unless told otherwise.
         let at_default_endpoint =
             |s: Scenario| (vec![s], Cluster::Endpoints(vec![DEFAULT_ENDPOINT.into()]));
@@ -167,13 +162,16 @@ impl Action {
                 net.validate(etcdlat_core::scenario::Site::Local(Some(members)))
                     .map_err(|e| anyhow!("{e}"))?;
                 let network = net.is_emulated().then_some(net);
-                let etcd_bin = match &etcd_flag {
-                    Some(asked) => sources.find(asked).context("--etcd")?,
-                    None => sources.find(&Etcd::System)?,
+                let etcd_bin = match etcd_flag.as_slice() {
+                    [] => sources.find(&Etcd::System)?,
+                    [asked] => sources.find(asked).context("--etcd")?,
+                    [..] => bail!(
+                        "--etcd: `etcdlat cluster` starts one cluster, of one etcd; give one (several are for runs)"
+                    ),
                 };
                 return Ok(Self::Cluster { members, etcd_bin, network });
             }
-            Command::Run(run) => (scenario::read(run)?, Cluster::FromScenario),
+            Command::Run(run) => (scenario::read(run, &etcd_flag)?, Cluster::FromScenario),
             Command::Check(c) => match &c.command {
                 CheckCommand::Disk(a) => {
                     return check::disk(a, g, std::env::temp_dir()).map(Self::CheckDisk);
@@ -203,16 +201,19 @@ impl Action {
         let (etcd_cpus, network_cpus) = cpu::local_cpus(g, &cluster)?;
 
         let network_flags = network::NetworkFlags::from_flags(g, &cluster)?;
+        // `run` wrote `--etcd` into its scenarios, as the etcd or as the matrix's axis; etcd
+        // benchmark's commands take it here.
+        let scenarios = match &cli.command {
+            Command::Run(_) => scenarios,
+            _ => etcd::apply(scenarios, &etcd_flag)?,
+        };
         let mut scenarios = scenarios;
         for s in &mut scenarios {
-            if let Some(asked) = &etcd_flag {
-                if !s.cluster.endpoints.is_empty() {
-                    bail!(
-                        "--etcd applies to a throwaway local cluster, and scenario {} names cluster.endpoints, a cluster etcdlat does not start, which has the version it has",
-                        s.name
-                    );
-                }
-                s.cluster.etcd = Some(asked.clone());
+            if !etcd_flag.is_empty() && !s.cluster.endpoints.is_empty() {
+                bail!(
+                    "--etcd applies to a throwaway local cluster, and scenario {} names cluster.endpoints, a cluster etcdlat does not start, which has the version it has",
+                    s.name
+                );
             }
             if quota.is_some() {
                 s.cluster.quota_backend_bytes = quota;
@@ -245,7 +246,7 @@ impl Action {
         }
         let outputs = output::outputs(g, output::command_name(&cli.command))?;
         // Before a password is asked for: every etcd the runs need is there.
-        let etcd_bins = etcd::binaries(&scenarios, &cluster, etcd_flag.is_some(), sources)?;
+        let etcd_bins = etcd::binaries(&scenarios, &cluster, !etcd_flag.is_empty(), sources)?;
         let env_password = std::env::var("ETCDLAT_PASSWORD").ok();
         let flags = security::from_flags(g, env_password.clone(), security::ask_password)?;
         let securities = security::per_scenario(
@@ -283,7 +284,11 @@ impl Action {
             pin_cpus: g.pin_cpus.clone().unwrap_or_default(),
             etcd_cpus,
             network_cpus,
-            text: TextOptions { precise: g.precise, sample: g.sample },
+            text: TextOptions {
+                precise: g.precise,
+                sample: g.sample,
+                dbtester_rows: g.dbtester_rows,
+            },
             print_text: !g.quiet && !outputs.to_stdout(),
             outputs,
             etcd_bins,
@@ -316,6 +321,7 @@ fn apply_global(s: &mut Scenario, g: &Global) -> Result<(), ScenarioError> {
     }
     s.report.precise |= g.precise;
     s.report.sample |= g.sample;
+    s.report.dbtester_rows |= g.dbtester_rows;
     if g.target_leader {
         s.target = Targeting::Leader;
     }

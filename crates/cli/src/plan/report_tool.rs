@@ -77,7 +77,7 @@ pub fn merge_plan(args: &MergeArgs, g: &Global) -> Result<MergePlan> {
     Ok(MergePlan {
         inputs: args.reports.clone(),
         thresholds: g.threshold.clone(),
-        text: TextOptions { precise: g.precise, sample: g.sample },
+        text: TextOptions { precise: g.precise, sample: g.sample, dbtester_rows: g.dbtester_rows },
         print_text: !g.quiet && !outputs.to_stdout(),
         outputs,
     })

@@ -25,9 +25,11 @@
 //!   the runs side by side, a column each, in text and markdown), `--target`, and
 //!   `etcdlat cluster`.
 //! - `etcd`: etcd versions as a parameter of throwaway clusters: a matrix over
-//!   `cluster.etcd` and `--etcd` run on the etcd asked for (the system's and v3.6.16, built
-//!   by `.ci/deps --tests`); unknown versions, bad paths and versions against `--endpoints`
-//!   exit 2 in one line before anything starts.
+//!   `cluster.etcd` and `--etcd` run on the etcd asked for (the system's, v3.6.16 and v3.7.3,
+//!   built by `.ci/deps --tests`), several on the command line (`--etcd a,b`, `--set
+//!   'matrix."cluster.etcd"=[..]'`) a cell each, each report with its version and Go;
+//!   unknown versions, bad paths and versions against `--endpoints` exit 2 in one line
+//!   before anything starts.
 //! - `bad_input`: a table of bad scenario files, flags, output paths and endpoints, each
 //!   exit code 2 with one line naming the problem; more connections than clients warns.
 //! - `fault`: scripted faults in a scenario run by the binary: the report's `faults`.

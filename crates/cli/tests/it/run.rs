@@ -252,6 +252,40 @@ fn each_run_of_several_starts_with_its_name_and_matrix_label() {
     assert!(first < summaries[0] && summaries[0] < second && second < summaries[1], "{stdout}");
 }
 
+/// One run reads as one run: the shipped `put-1mb` prints etcd's tool's layout and a line
+/// per member, none of dbtester's upper-case rows, which `--dbtester-rows` asks for.
+#[test]
+fn a_single_run_reads_as_one_run_unless_dbtesters_rows_are_asked_for() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    let upper_case_rows = |text: &str| -> Vec<String> {
+        let rows = etcdlat_core::report::Row::ALL.map(|r| format!("  {}:\t", r.label()));
+        text.lines().filter(|l| rows.iter().any(|r| l.starts_with(r))).map(str::to_owned).collect()
+    };
+    let run = |extra: &[&str]| {
+        let out = etcdlat()
+            .env("ETCD_BIN", etcdlat_testkit::etcd_bin())
+            .args(["run", "put-1mb", "--total=20"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let plain = run(&[]);
+    assert!(plain.starts_with("\nSummary:\n"), "etcd's layout:\n{plain}");
+    let resources = plain.split_once("\nServer and client resources:\n").expect(&plain).1;
+    assert!(resources.starts_with("  m0:\t"), "a line per member:\n{plain}");
+    assert_eq!(upper_case_rows(&plain), Vec::<String>::new(), "{plain}");
+    assert!(!plain.contains("side by side"), "{plain}");
+
+    let asked = run(&["--dbtester-rows"]);
+    let rows = upper_case_rows(&asked);
+    assert!(rows.iter().any(|r| r.starts_with("  SERVER-MAX-CPU-USAGE:\t")), "{asked}");
+    assert!(rows.iter().any(|r| r.starts_with("  MAX-THROUGHPUT:\t")), "{asked}");
+}
+
 #[test]
 fn help_puts_global_flags_apart_and_ends_with_examples() {
     let out = etcdlat().arg("--help").output().unwrap();

@@ -561,6 +561,12 @@ pub struct TargetInfo {
     pub local: bool,
     /// etcd server version, from Status.
     pub etcd_version: String,
+    /// The Go toolchain the members' etcd was built with (`go1.26.8`), from their
+    /// `/metrics` (`go_info`); several, comma-separated, when members differ; empty when
+    /// not known (no member's `/metrics` answered, or a report that predates it). Two
+    /// builds of one etcd version by different compilers are different servers.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub go_version: String,
     /// Members in the cluster.
     pub members: u32,
     /// Name of the leader member (its id in hex if unnamed).
@@ -590,6 +596,25 @@ pub struct TargetInfo {
 }
 
 impl TargetInfo {
+    /// The server, for headers that tell runs apart: `etcd 3.7.3 (go1.26.8)`, `etcd 3.7.3`
+    /// when the Go version is not known, `etcd unknown` when neither is.
+    #[must_use]
+    pub fn server_summary(&self) -> String {
+        match (self.etcd_version.as_str(), self.go_version.as_str()) {
+            ("", "") => "etcd unknown".to_owned(),
+            ("", go) => format!("etcd unknown ({go})"),
+            (v, "") => format!("etcd {v}"),
+            (v, go) => format!("etcd {v} ({go})"),
+        }
+    }
+
+    /// Whether `self` and `other` ran different servers: another etcd version, or the same
+    /// built by another Go.
+    #[must_use]
+    pub fn other_server(&self, other: &Self) -> bool {
+        self.etcd_version != other.etcd_version || self.go_version != other.go_version
+    }
+
     /// Where the load went when its members were chosen by role or name, for people:
     /// `leader (member m0 at http://127.0.0.1:2379)`, or `followers (members m1 at ..., m2
     /// at ...; leader m0)`; `None` for the endpoints as given.
@@ -700,5 +725,24 @@ mod tests {
         assert_eq!(op.intervals.iter().map(|i| i.count + i.errors).sum::<u64>(), 11);
         assert_eq!(op.intervals[1].t_s, 1.0);
         assert!(op.intervals.iter().all(|i| (495..=505).contains(&i.p50_us)));
+    }
+
+    /// A server is its etcd version and the Go that built it: the same version by another
+    /// compiler is another server, and the header says both.
+    #[test]
+    fn servers_are_told_apart_by_version_and_go() {
+        let target = |etcd: &str, go: &str| TargetInfo {
+            etcd_version: etcd.to_owned(),
+            go_version: go.to_owned(),
+            ..TargetInfo::default()
+        };
+        let debian = target("3.4.23", "go1.19.8");
+        assert_eq!(debian.server_summary(), "etcd 3.4.23 (go1.19.8)");
+        assert_eq!(target("3.7.3", "").server_summary(), "etcd 3.7.3");
+        assert_eq!(target("", "").server_summary(), "etcd unknown");
+        assert_eq!(target("", "go1.26.8").server_summary(), "etcd unknown (go1.26.8)");
+        assert!(!debian.other_server(&target("3.4.23", "go1.19.8")));
+        assert!(debian.other_server(&target("3.4.23", "go1.26.8")));
+        assert!(debian.other_server(&target("3.7.3", "go1.19.8")));
     }
 }

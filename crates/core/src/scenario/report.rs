@@ -18,6 +18,12 @@ pub struct ReportOptions {
     /// Print the per-second samples in the text report (etcd's `--sample`).
     #[serde(default)]
     pub sample: bool,
+    /// Print dbtester's upper-case figures (`SERVER-AVG-CPU`, ...) in the text report of
+    /// each run, after its resources (the command line's `--dbtester-rows`). A study's
+    /// runs side by side always have them; a single run's text keeps etcd's tool's layout
+    /// unless its scenario (a dbtester one) or the command line asks.
+    #[serde(default)]
+    pub dbtester_rows: bool,
     /// Length of one interval of the time series. Absent: chosen from the run's length
     /// ([`super::Scenario::series_interval`]).
     #[serde(default, with = "unit::opt_duration", skip_serializing_if = "Option::is_none")]

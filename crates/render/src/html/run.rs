@@ -436,6 +436,7 @@ fn target_rows(run: &Report) -> Vec<(&'static str, Cell)> {
         ("Endpoints", cell(endpoints)),
         ("Load sent to", cell(t.role_summary().unwrap_or_else(|| run.targeting().to_string()))),
         ("etcd version", cell(or_missing(&t.etcd_version))),
+        ("Built with", cell(or_missing(&t.go_version))),
         ("Members", num(t.members.to_string())),
         ("Leader", cell(or_missing(&t.leader))),
         ("Cluster ID", cell(or_missing(&t.cluster_id))),

@@ -92,8 +92,9 @@
 //! percent of one core, its average and busiest sampling period; largest resident memory;
 //! context switches voluntary / involuntary; storage I/O and data dir for members etcdlat
 //! started, socket bytes for the client; what could not be sampled, and why), each block
-//! device once (its figures are machine-wide), and dbtester's figures that etcd's layout
-//! does not show, as dbtester writes them:
+//! device once (its figures are machine-wide), and, when asked
+//! ([`TextOptions::dbtester_rows`]), dbtester's figures that etcd's layout does not show, as
+//! dbtester writes them:
 //!
 //! ```text
 //!
@@ -126,6 +127,12 @@ pub struct TextOptions {
     pub precise: bool,
     /// Print the per-interval samples as CSV (etcd's `--sample`).
     pub sample: bool,
+    /// Print dbtester's upper-case figures (`SERVER-AVG-CPU`, ...) after the resources
+    /// (`--dbtester-rows`, or a dbtester scenario's `[report] dbtester-rows`). Without it a
+    /// run reads as etcd's tool prints one, with a line per member: dbtester's rows say
+    /// again what those lines say, and belong to studies, whose runs side by side
+    /// ([`crate::columns::Columns`]) always have them.
+    pub dbtester_rows: bool,
 }
 
 /// Renders `report` as text: etcd's benchmark layout per operation kind, then etcdlat's
@@ -364,7 +371,7 @@ impl Writer<'_> {
                 report.target.source_addresses.len()
             );
         }
-        self.resources(report);
+        self.resources(report, opts.dbtester_rows);
         if let Some(warning) = report.client_limit() {
             let _ = writeln!(self.out, "\nWarning: {warning}.");
         }

@@ -51,9 +51,10 @@ impl Writer<'_> {
     }
 
     /// Each member's and the client's resources over the run, one line each, the disks
-    /// under the members (machine-wide), then dbtester's figures that etcd's layout above
-    /// does not show (throughput per second, network, peaks, disk), as dbtester writes them.
-    pub(super) fn resources(&mut self, report: &Report) {
+    /// under the members (machine-wide), then, with `dbtester_rows`, dbtester's figures that
+    /// etcd's layout above does not show (throughput per second, network, peaks, disk), as
+    /// dbtester writes them.
+    pub(super) fn resources(&mut self, report: &Report, dbtester_rows: bool) {
         let sampled = report.server.iter().any(|m| !m.resources.is_empty())
             || report.client.as_ref().is_some_and(|c| !c.resources.is_empty());
         if !sampled {
@@ -78,6 +79,9 @@ impl Writer<'_> {
                 n(|s| s.disk_writes_completed),
                 n(|s| s.disk_sectors_written),
             );
+        }
+        if !dbtester_rows {
+            return;
         }
         let study = report.study();
         for row in Row::ALL.into_iter().filter(|&r| shown_with_resources(r)) {

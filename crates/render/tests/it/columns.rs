@@ -138,8 +138,11 @@ fn headers_tell_the_runs_apart() {
     // One matrix: its name heads the first column, each run its values; the versions differ.
     let table = Columns::new(&matrix_runs());
     assert_eq!(table.corner, "range-s");
-    assert_eq!(table.headers, [["clients=100", "etcd 3.5.17"], ["clients=10", "etcd 3.6.14"]]);
-    assert_eq!(table.label(1), "clients=10 · etcd 3.6.14");
+    assert_eq!(
+        table.headers,
+        [["clients=100", "etcd 3.5.17 (go1.23.4)"], ["clients=10", "etcd 3.6.14 (go1.23.4)"]]
+    );
+    assert_eq!(table.label(1), "clients=10 · etcd 3.6.14 (go1.23.4)");
 
     // One scenario in two files: the files, and the versions where they differ.
     let [a, b] = matrix_runs();
@@ -149,13 +152,25 @@ fn headers_tell_the_runs_apart() {
     let (first, second) = (vec![a.clone()], vec![b.clone()]);
     let files = Columns::of_files([("v3.5.json", &first[..]), ("v3.6.json", &second[..])]);
     assert_eq!(files.corner, "range-s");
-    assert_eq!(files.headers, [["v3.5.json", "etcd 3.5.17"], ["v3.6.json", "etcd 3.6.14"]]);
+    assert_eq!(
+        files.headers,
+        [["v3.5.json", "etcd 3.5.17 (go1.23.4)"], ["v3.6.json", "etcd 3.6.14 (go1.23.4)"]]
+    );
 
     // The same run twice, nothing to tell: numbered.
     b.target.etcd_version = a.target.etcd_version.clone();
     assert_eq!(Columns::new([&a, &b]).headers, [["run 1"], ["run 2"]]);
-    // A version the members did not say.
+    // One version built by two Go toolchains: two servers, each header says its Go.
+    b.target.go_version = "go1.19.8".to_owned();
+    let two_compilers = Columns::new([&a, &b]);
+    assert_eq!(
+        two_compilers.headers,
+        [["etcd 3.5.17 (go1.23.4)"], ["etcd 3.5.17 (go1.19.8)"]],
+        "the same version by another Go"
+    );
+    // A version the members did not say, nor their Go.
     b.target.etcd_version.clear();
+    b.target.go_version.clear();
     assert_eq!(Columns::new([&a, &b]).headers[1], ["etcd unknown"]);
 }
 
@@ -164,7 +179,7 @@ fn markdown_escapes_pipes_in_names() {
     let [mut a, b] = matrix_runs();
     a.name = "range-s [key=a|b]".to_owned();
     let markdown = Columns::new([&a, &b]).markdown();
-    assert!(markdown.starts_with("| range-s | key=a\\|b · etcd 3.5.17 |"), "{markdown}");
+    assert!(markdown.starts_with("| range-s | key=a\\|b · etcd 3.5.17 (go1.23.4) |"), "{markdown}");
 }
 
 #[test]
@@ -344,7 +359,10 @@ fn repeats_are_columns_of_cells_with_intervals_and_the_order() {
     assert_eq!(table.corner, "range-s");
     assert_eq!(
         table.headers,
-        [["clients=100", "etcd 3.5.17", "3 runs"], ["clients=10", "etcd 3.6.14", "3 runs"]]
+        [
+            ["clients=100", "etcd 3.5.17 (go1.23.4)", "3 runs"],
+            ["clients=10", "etcd 3.6.14 (go1.23.4)", "3 runs"]
+        ]
     );
     // The first cell's mean throughput and its interval, computed here: t(0.975, 2) = 4.3027.
     let values: Vec<f64> =
@@ -376,7 +394,11 @@ fn repeats_are_columns_of_cells_with_intervals_and_the_order() {
     let rows = markdown_cells(&markdown);
     assert_eq!(
         rows[0],
-        ["range-s", "clients=100 · etcd 3.5.17 · 3 runs", "clients=10 · etcd 3.6.14 · 3 runs"]
+        [
+            "range-s",
+            "clients=100 · etcd 3.5.17 (go1.23.4) · 3 runs",
+            "clients=10 · etcd 3.6.14 (go1.23.4) · 3 runs"
+        ]
     );
     assert!(rows.iter().any(|r| r[0] == "AVG-THROUGHPUT" && r[1] == expected), "{markdown}");
     assert!(markdown.contains("- order: interleaved (1 2 1 2 1 2)"), "{markdown}");

@@ -66,12 +66,13 @@ fn params(scenario: &Scenario, op: &str, workers: u32, seed: u64) -> Params {
     p
 }
 
-/// An etcd 3.5.17 cluster of `members`, led by `leader`, with the load on `endpoints`; the
+/// An etcd 3.5.17 cluster (built with go1.23.4) of `members`, led by `leader`, with the load on `endpoints`; the
 /// rest of [`TargetInfo`] as its default (not local, targeted by the endpoints as given).
 fn target(endpoints: Vec<String>, members: u32, leader: &str, cluster_id: &str) -> TargetInfo {
     let mut t = TargetInfo::default();
     t.endpoints = endpoints;
     t.etcd_version = "3.5.17".to_owned();
+    t.go_version = "go1.23.4".to_owned();
     t.members = members;
     t.leader = leader.to_owned();
     t.cluster_id = cluster_id.to_owned();

@@ -744,6 +744,8 @@ struct Target {
     endpoints: Vec<String>,
     local: bool,
     etcd_version: String,
+    /// The Go the members' etcd was built with; left out when not known.
+    go_version: Nullable<String>,
     members: u32,
     leader: String,
     cluster_id: String,
@@ -990,7 +992,7 @@ const LEFT_OUT_WHEN_EMPTY: [(&str, &[&str]); 17] = [
         ],
     ),
     ("busy", &["worker_max", "worker_peak"]),
-    ("target", &["targeting", "targeted", "network", "source_addresses", "machine"]),
+    ("target", &["go_version", "targeting", "targeted", "network", "source_addresses", "machine"]),
     (
         "machine",
         &[

@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant};
 
+use etcdlat_core::report::Row;
 use etcdlat_core::report::kubernetes::{SloVerdict, verdict};
 use etcdlat_core::workload::kubernetes::Verb;
 use etcdlat_core::{ErrorCode, OpKind, OpReport, Recorder, Report, ReportSet, WatchAccounting};
@@ -23,7 +24,7 @@ fn text_plain() {
 fn text_precise() {
     insta::assert_snapshot!(render::text(
         &put_report(),
-        &TextOptions { precise: true, sample: false }
+        &TextOptions { precise: true, ..TextOptions::default() }
     ));
 }
 
@@ -31,7 +32,7 @@ fn text_precise() {
 fn text_sample() {
     insta::assert_snapshot!(render::text(
         &range_report(),
-        &TextOptions { precise: false, sample: true }
+        &TextOptions { sample: true, ..TextOptions::default() }
     ));
 }
 
@@ -257,9 +258,19 @@ fn an_etcd_column_appears_when_the_versions_differ() {
     let header = table.lines().next().unwrap();
     assert!(header.contains("| Target | etcd | Consistency |"), "{header}");
     let rows: Vec<&str> = table.lines().skip(2).collect();
-    assert!(rows[0].contains("| 127.0.0.1:2379 | 3.5.17 |"), "{table}");
+    assert!(rows[0].contains("| 127.0.0.1:2379 | 3.5.17 (go1.23.4) |"), "{table}");
     assert!(rows[1].starts_with("| put [etcd=v3.6.14] |"), "{table}");
-    assert!(rows[1].contains("| 127.0.0.1:2379 | 3.6.14 |"), "{table}");
+    assert!(rows[1].contains("| 127.0.0.1:2379 | 3.6.14 (go1.23.4) |"), "{table}");
+    // The same version by another Go is another server, with its column.
+    let mut rebuilt = put_report();
+    rebuilt.target.go_version = "go1.19.8".to_owned();
+    let table = render::markdown(&[put_report(), rebuilt]);
+    assert!(table.lines().nth(3).unwrap().contains("| 3.5.17 (go1.19.8) |"), "{table}");
+    // A Go not known leaves the version alone.
+    let mut unknown = put_report();
+    unknown.target.go_version.clear();
+    let table = render::markdown(&[put_report(), unknown]);
+    assert!(table.lines().nth(3).unwrap().contains("| 127.0.0.1:2379 | 3.5.17 |"), "{table}");
 }
 
 /// [`put_report`] with [`audit`]'s audit, its read back done.
@@ -579,10 +590,43 @@ fn a_server_figure_its_etcd_does_not_export_is_said_unavailable_on_that_version(
 /// dbtester figures that need it.
 #[test]
 fn text_resources_section() {
-    let text = render::text(&external_member_report(), &TextOptions::default());
+    let studied = TextOptions { dbtester_rows: true, ..TextOptions::default() };
+    let text = render::text(&external_member_report(), &studied);
     let section = text.split("\nServer and client resources:\n").nth(1).expect("the section");
     insta::assert_snapshot!(section);
     assert!(!render::text(&put_report(), &TextOptions::default()).contains("resources:"));
+}
+
+/// One run reads as one run: etcd's layout and a line per member, without dbtester's
+/// upper-case rows, which say again what those lines say; they are printed when asked
+/// (`--dbtester-rows`, a dbtester scenario), and always in a study's runs side by side.
+#[test]
+fn a_single_runs_text_has_dbtesters_rows_only_when_asked() {
+    let report = external_member_report();
+    let upper_case_rows = |text: &str| -> Vec<String> {
+        let rows = Row::ALL.map(|r| format!("  {}:\t", r.label()));
+        text.lines()
+            .filter(|l| rows.iter().any(|r| l.starts_with(r.as_str())))
+            .map(str::to_owned)
+            .collect()
+    };
+    let plain = render::text(&report, &TextOptions::default());
+    assert!(plain.contains("\nServer and client resources:\n  m0:"), "{plain}");
+    assert_eq!(upper_case_rows(&plain), Vec::<String>::new(), "{plain}");
+    assert!(!plain.contains("SERVER-") && !plain.contains("-THROUGHPUT"), "{plain}");
+
+    let studied = TextOptions { dbtester_rows: true, ..TextOptions::default() };
+    let asked = render::text(&report, &studied);
+    let rows = upper_case_rows(&asked);
+    assert!(rows.len() >= 10, "{asked}");
+    assert!(rows.iter().any(|r| r.starts_with("  SERVER-MAX-CPU-USAGE:")), "{rows:?}");
+    // Everything else is the same text.
+    let rest: Vec<&str> = asked.lines().filter(|l| !rows.iter().any(|r| r == l)).collect();
+    assert_eq!(rest, plain.lines().collect::<Vec<_>>());
+
+    // Runs side by side (a study) have them, whatever the text options.
+    let table = etcdlat_render::columns::Columns::new(&[report.clone(), report]).text();
+    assert!(table.contains("SERVER-MAX-CPU-USAGE"), "{table}");
 }
 
 /// A member killed during the run: its line says how long it was down, and the members'

@@ -96,6 +96,16 @@ pub(super) fn read<const S: usize, const H: usize>(
     Ok(read)
 }
 
+/// The value of label `name` of the first sample of `metric` in `text`, as written: a build's
+/// labels (`go_info{version="go1.26.8"} 1`). `None` when no well-formed sample has it.
+pub(super) fn label_value<'a>(text: &'a str, metric: &str, name: &str) -> Option<&'a str> {
+    text.lines().map(str::trim_start).find_map(|line| {
+        let after = line.strip_prefix(metric)?;
+        let (labels, _) = split_labels(after).ok().filter(|_| after.starts_with('{'))?;
+        label(labels, name)
+    })
+}
+
 /// Splits what follows a sample's name into its label set (between the braces, without
 /// them; empty when there are none) and the rest of the line.
 fn split_labels(after_name: &str) -> Result<(&str, &str), &'static str> {
@@ -198,6 +208,20 @@ etcd_disk_wal_fsync_duration_seconds_count 14
         );
         // `_sum` and `_count` are other names, not the histogram's buckets nor a scalar.
         assert_eq!(read.scalars, [None, None, None]);
+    }
+
+    #[test]
+    fn a_label_of_a_build_metric_is_read() {
+        let text = "\
+# HELP go_info Information about the Go environment.
+go_info_other{version=\"go0\"} 1
+go_info{version=\"go1.26.8\"} 1
+go_info{version=\"go2\"} 1
+";
+        assert_eq!(label_value(text, "go_info", "version"), Some("go1.26.8"));
+        assert_eq!(label_value(text, "go_info", "absent"), None);
+        assert_eq!(label_value("go_info 1\n", "go_info", "version"), None);
+        assert_eq!(label_value("go_info{version=\"go1 1\n", "go_info", "version"), None);
     }
 
     #[test]

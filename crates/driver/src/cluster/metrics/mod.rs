@@ -70,6 +70,29 @@ pub(crate) fn targets(members: &[MemberInfo], control: Option<&MemberControl>) -
     targets
 }
 
+/// The Go versions `members`' etcd was built with (`go1.26.8`), from each one's `/metrics`
+/// at once, distinct ones comma-separated in order; empty when none said. A member that
+/// does not answer is left out: its version is the others' in all but a rolling upgrade.
+pub(crate) async fn go_version(members: &[Target], dialer: &Dialer) -> String {
+    let mut asked = tokio::task::JoinSet::new();
+    for m in members {
+        let (dialer, url) = (dialer.clone(), m.url.clone());
+        asked.spawn(async move { scrape::go_version(&dialer, &url).await });
+    }
+    let mut versions = Vec::new();
+    while let Some(answer) = asked.join_next().await {
+        match answer {
+            Ok(Ok(Some(version))) => versions.push(version),
+            Ok(Ok(None)) => {}
+            Ok(Err(why)) => tracing::debug!("the Go version of a member is not known: {why}"),
+            Err(e) => tracing::debug!("asking a member its Go version failed: {e}"),
+        }
+    }
+    versions.sort_unstable();
+    versions.dedup();
+    versions.join(", ")
+}
+
 /// Samples members and the client on the caller's runtime, one task each, from
 /// [`Sampler::start`] to [`Sampler::finish`].
 pub(crate) struct Sampler {

@@ -24,6 +24,16 @@ pub(super) async fn scrape(dialer: &Dialer, url: &str) -> Result<Snapshot, Strin
     Snapshot::parse(&text)
 }
 
+/// The Go version a member's etcd was built with: its `/metrics`' `go_info{version}`;
+/// `None` when it has none.
+pub(super) async fn go_version(dialer: &Dialer, url: &str) -> Result<Option<String>, String> {
+    let text = match tokio::time::timeout(FETCH_TIMEOUT, fetch(dialer, url)).await {
+        Ok(fetched) => fetched?,
+        Err(_) => return Err(format!("no answer within {FETCH_TIMEOUT:?}")),
+    };
+    Ok(exposition::label_value(&text, "go_info", "version").map(str::to_owned))
+}
+
 /// `GET`s a URL with HTTP/1.0 (so the body is never chunked) and returns the body of a 200
 /// answer.
 async fn fetch(dialer: &Dialer, url: &str) -> Result<String, String> {

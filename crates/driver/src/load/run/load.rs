@@ -53,8 +53,10 @@ impl Run<'_> {
         // network's (the report's `target.network.emulator`), not the client's.
         let network_threads =
             driver.config.control.as_ref().map(MemberControl::network_threads).unwrap_or_default();
+        let sampled = metrics::targets(&self.cluster.members, driver.config.control.as_ref());
+        target.go_version = metrics::go_version(&sampled, &driver.dialer).await;
         let mut sampler = Sampler::start(
-            metrics::targets(&self.cluster.members, driver.config.control.as_ref()),
+            sampled,
             Arc::clone(driver.dialer.load_traffic()),
             network_threads.clone(),
             metrics::SAMPLE_PERIOD,
