@@ -12,7 +12,7 @@ use anyhow::{Context, Result, anyhow, bail};
 use etcdlat_core::{Report, ReportSet};
 use etcdlat_render::columns::Columns;
 use etcdlat_render::heatmap::{self, Heatmap};
-use etcdlat_render::{self as render, plot};
+use etcdlat_render::{self as render, overlay, plot};
 
 /// Writes `text` to standard output. A reader that has gone away (`etcdlat scenarios | head`)
 /// is not an error: what it did not read is dropped, and files and the exit code are as
@@ -130,7 +130,7 @@ impl Outputs {
             t.write(&render::perfdash(set))?;
         }
         if let Some(dir) = &self.plots {
-            write_plots(dir, &set.runs)?;
+            write_plots(dir, &set.runs, &Columns::new(&set.runs))?;
         }
         if let Some((to, maps)) = heatmaps {
             to.write(&maps)?;
@@ -359,8 +359,12 @@ pub fn check_dir(dir: &Path, flag: &str) -> Result<()> {
 
 /// Writes the SVG plots of every run into `dir`, each file atomically: for run `n` (from 1,
 /// as the HTML page numbers them) `n-OP-latency.svg` and `n-OP-spectrum.svg` per operation
-/// kind, `n-throughput.svg`, and `n-steps.svg` for a run with client steps.
-fn write_plots(dir: &Path, reports: &[Report]) -> Result<()> {
+/// kind, `n-throughput.svg`, and `n-steps.svg` for a run with client steps; with several
+/// runs, the plots that overlay them, a line each named as `table` (built from `runs`)
+/// heads its column: `overlay-SLUG.svg` (`overlay-throughput.svg`, `overlay-p99.svg`, ...,
+/// the slugs of [`overlay::over_time`], [`overlay::members_over_time`] and
+/// [`overlay::by_keys_written`]).
+pub fn write_plots(dir: &Path, reports: &[Report], table: &Columns) -> Result<()> {
     for (i, report) in reports.iter().enumerate() {
         let n = i + 1;
         for &kind in report.ops.keys() {
@@ -373,6 +377,14 @@ fn write_plots(dir: &Path, reports: &[Report]) -> Result<()> {
             .write(&plot::throughput_over_time(report))?;
         if !report.steps.is_empty() {
             Target::File(dir.join(format!("{n}-steps.svg"))).write(&plot::steps(report))?;
+        }
+    }
+    if reports.len() > 1 {
+        let labels = table.line_labels(reports);
+        let runs: Vec<overlay::Run<'_>> = labels.iter().map(String::as_str).zip(reports).collect();
+        let plots = [overlay::over_time, overlay::members_over_time, overlay::by_keys_written];
+        for (slug, svg) in plots.into_iter().flat_map(|plot| plot(&runs)) {
+            Target::File(dir.join(format!("overlay-{slug}.svg"))).write(&svg)?;
         }
     }
     Ok(())

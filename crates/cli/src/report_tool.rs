@@ -65,7 +65,8 @@ pub fn merge(plan: &MergePlan) -> Result<Verdict> {
 /// the runs are repeats of cells, every cell compared with the first by Welch's t-test on
 /// the repeats' values, else, for two reports, the second's runs beside the first's, run `i`
 /// with run `i`, no change marked (one run: no interval); with `--heatmap` (two reports),
-/// the heatmaps of the change from one matrix's runs to the other's.
+/// the heatmaps of the change from one matrix's runs to the other's; with `--html` and
+/// `--plots`, the runs of every report side by side and overlaid, as a matrix's are.
 pub fn compare(plan: &ComparePlan) -> Result<Verdict> {
     let sets = plan.inputs.iter().map(|p| read_set(p)).collect::<Result<Vec<_>>>()?;
     let names: Vec<String> = plan.inputs.iter().map(|p| p.display().to_string()).collect();
@@ -127,14 +128,24 @@ pub fn compare(plan: &ComparePlan) -> Result<Verdict> {
             sets.len()
         );
     }
-    let files = headers.iter().map(String::as_str).zip(sets.iter().map(|s| &s.runs[..]));
+    let files = || headers.iter().map(String::as_str).zip(sets.iter().map(|s| &s.runs[..]));
     text.push_str("## Runs side by side\n\n");
-    text.push_str(&Columns::of_files(files).markdown());
+    text.push_str(&Columns::of_files(files()).markdown());
     if plan.print {
         output::print(&text)?;
     }
     if let Some(t) = &plan.markdown {
         t.write(&text)?;
+    }
+    if let Some(t) = &plan.html {
+        let files: Vec<(&str, &ReportSet)> =
+            headers.iter().map(String::as_str).zip(&sets).collect();
+        t.write(&render::html::of_files(&files))?;
+    }
+    if let Some(dir) = &plan.plots {
+        let runs: Vec<etcdlat_core::Report> =
+            sets.iter().flat_map(|s| s.runs.iter().cloned()).collect();
+        output::write_plots(dir, &runs, &Columns::of_files(files()))?;
     }
     if let Some((to, maps)) = heatmaps {
         to.write(&maps)?;

@@ -257,6 +257,18 @@ impl Columns {
         ]
     }
 
+    /// The legend of each of `runs` (those the table was built from) in the plots that
+    /// overlay them: its column's label ([`Columns::label`]); with repeats, whose columns
+    /// are cells, each run's own name.
+    #[must_use]
+    pub fn line_labels(&self, runs: &[Report]) -> Vec<String> {
+        if self.repeats.is_some() {
+            runs.iter().map(|r| r.name.clone()).collect()
+        } else {
+            (0..runs.len()).map(|i| self.label(i)).collect()
+        }
+    }
+
     /// Column `i`'s header on one line: `clients=1 · etcd 3.5.21`.
     #[must_use]
     pub fn label(&self, i: usize) -> String {

@@ -28,13 +28,112 @@ use super::plot::{
     Chart, Line, MAX_MARKED_POINTS, Points, TAB_BLUE, TAB_GREEN, TAB_ORANGE, TAB_RED, TimeAxis,
     TimeUnit, draw, headroom,
 };
-use etcdlat_core::metrics::ResourceSample;
+use etcdlat_core::metrics::{ResourceSample, ResourceSeries};
 use etcdlat_core::op::OpKind;
 use etcdlat_core::report::study::members_average;
 use etcdlat_core::report::{Interval, Report};
 
 /// A run and its label in the legend.
 pub type Run<'a> = (&'a str, &'a Report);
+
+/// Every plot over time that the runs have, each with the slug it is written to a file
+/// under (`throughput`, `p99`, `server-cpu`, `server-memory`): throughput and p99 latency
+/// always, the members' average CPU and memory when a run sampled them.
+#[must_use]
+pub fn over_time(runs: &[Run<'_>]) -> Vec<(&'static str, String)> {
+    let mut plots = vec![("throughput", throughput_over_time(runs)), ("p99", p99_over_time(runs))];
+    plots.extend(server_cpu_over_time(runs).map(|svg| ("server-cpu", svg)));
+    plots.extend(server_memory_over_time(runs).map(|svg| ("server-memory", svg)));
+    plots
+}
+
+/// etcd's own figures of each member, a plot per figure with a line per member of each run
+/// named `RUN · MEMBER (leader)` or `(follower)` (the role it had at its last sample), each
+/// with its slug: the 99th percentiles per sample of WAL fsync (`wal-fsync-p99`), backend
+/// commit (`backend-commit-p99`), apply (`apply-p99`) and round trips to peers
+/// (`peer-rtt-p99`), in milliseconds; proposals committed per second (`proposals`) and
+/// leader changes per sample (`leader-changes`). A figure no member sampled has no plot.
+#[must_use]
+pub fn members_over_time(runs: &[Run<'_>]) -> Vec<(&'static str, String)> {
+    type Figure = fn(&ResourceSample) -> Option<f64>;
+    fn ms(us: Option<u64>) -> Option<f64> {
+        us.map(|us| us as f64 / 1e3)
+    }
+    let figures: [(&str, &str, &str, Figure); 6] = [
+        ("wal-fsync-p99", "WAL fsync p99", "fsync p99 (ms)", |s| ms(s.wal_fsync_p99_us)),
+        ("backend-commit-p99", "backend commit p99", "commit p99 (ms)", |s| {
+            ms(s.backend_commit_p99_us)
+        }),
+        ("apply-p99", "apply p99", "apply p99 (ms)", |s| ms(s.apply_p99_us)),
+        ("peer-rtt-p99", "peer round trip p99", "round trip p99 (ms)", |s| ms(s.peer_rtt_p99_us)),
+        ("proposals", "proposals committed", "proposals per second", |s| {
+            s.proposals_committed.filter(|_| s.span_s > 0.0).map(|n| n as f64 / s.span_s)
+        }),
+        ("leader-changes", "leader changes", "leader changes", |s| {
+            s.leader_changes.map(|n| n as f64)
+        }),
+    ];
+    let members: Vec<(String, &Report, &ResourceSeries)> = runs
+        .iter()
+        .flat_map(|&(label, report)| {
+            report.server.iter().map(move |m| {
+                let leader = m.resources.samples.iter().rev().find_map(|s| s.leader);
+                let leader = leader.unwrap_or(m.name == report.target.leader);
+                let role = if leader { "leader" } else { "follower" };
+                let name = if runs.len() == 1 {
+                    format!("{} ({role})", m.name)
+                } else {
+                    format!("{label} · {} ({role})", m.name)
+                };
+                (name, report, &m.resources)
+            })
+        })
+        .collect();
+    let lines_of: Vec<Run<'_>> =
+        members.iter().map(|(name, report, _)| (name.as_str(), *report)).collect();
+    figures
+        .into_iter()
+        .filter_map(|(slug, title, y_desc, figure)| {
+            let lines: Vec<Segments> = members
+                .iter()
+                .map(|(_, _, series)| {
+                    let points = series
+                        .samples
+                        .iter()
+                        .filter(|s| s.t_s >= 0.0)
+                        .filter_map(|s| Some((s.t_s - s.span_s / 2.0, figure(s)?)))
+                        .collect();
+                    vec![points]
+                })
+                .collect();
+            if lines.iter().flatten().all(Vec::is_empty) {
+                return None;
+            }
+            let max = highest(&lines);
+            let what = format!("members' {title}");
+            Some((
+                slug,
+                chart(
+                    &lines_of,
+                    lines,
+                    &what,
+                    ("time since start (s)", y_desc),
+                    (time_end(runs), headroom(max)),
+                ),
+            ))
+        })
+        .collect()
+}
+
+/// Every plot by keys written that the runs have, each with its slug (`latency-by-keys`,
+/// `server-memory-by-keys`); none when no run wrote keys.
+#[must_use]
+pub fn by_keys_written(runs: &[Run<'_>]) -> Vec<(&'static str, String)> {
+    let mut plots = Vec::new();
+    plots.extend(latency_by_keys(runs).map(|svg| ("latency-by-keys", svg)));
+    plots.extend(server_memory_by_keys(runs).map(|svg| ("server-memory-by-keys", svg)));
+    plots
+}
 
 /// matplotlib's "tab10" colors, a run each in order (the eleventh takes the first again).
 const PALETTE: [RGBColor; 10] = [

@@ -232,7 +232,8 @@ pub struct Global {
     #[arg(long, global = true, value_name = "FILE")]
     pub csv: Option<PathBuf>,
 
-    /// Write the report as one self-contained HTML page, with tables and plots, to FILE.
+    /// Write the report as one self-contained HTML page, with tables and plots, to FILE
+    /// (with compare, every report's runs side by side and overlaid).
     #[arg(long, global = true, value_name = "FILE")]
     pub html: Option<PathBuf>,
 
@@ -256,7 +257,9 @@ pub struct Global {
     /// Write SVG plots into DIR (created if missing): per run N (from 1) and operation kind OP,
     /// N-OP-latency.svg (percentiles per interval) and N-OP-spectrum.svg (latency and service
     /// time by percentile), N-throughput.svg, and for client steps N-steps.svg (throughput and
-    /// p99 by clients).
+    /// p99 by clients); with several runs (a matrix, or compare's and merge's reports), the
+    /// plots that overlay them, a line per run: overlay-throughput.svg, overlay-p99.svg, and
+    /// when sampled, the members' CPU, memory and etcd's own figures (overlay-SLUG.svg).
     #[arg(long, global = true, value_name = "DIR")]
     pub plots: Option<PathBuf>,
 

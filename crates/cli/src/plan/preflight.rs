@@ -99,9 +99,11 @@ fn largest_writes(s: &Scenario) -> Vec<(&'static str, u64)> {
                 t.keys_per_txn.saturating_mul(t.prefix.len() as u64 + 8 + t.val_size),
             ),
             Operation::WatchLatency(w) => ("a watch-latency put", w.key_size + w.val_size),
-            Operation::K8sEvent(e) => ("a k8s-event object", e.object_size),
-            Operation::K8sCreate(o) | Operation::K8sUpdate(o) => ("a k8s object", o.object_size),
-            Operation::K8sPodLifecycle(l) => ("a k8s object", l.object_size),
+            Operation::K8sEvent(e) => ("a k8s-event object", e.object_size.max()),
+            Operation::K8sCreate(o) | Operation::K8sUpdate(o) => {
+                ("a k8s object", o.object_size.max())
+            }
+            Operation::K8sPodLifecycle(l) => ("a k8s object", l.object_size.max()),
             _ => continue,
         };
         out.push(write);

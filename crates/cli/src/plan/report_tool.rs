@@ -8,7 +8,7 @@ use etcdlat_core::repeat::LEVEL;
 use etcdlat_render::TextOptions;
 
 use crate::command_line::{CompareArgs, Global, MergeArgs};
-use crate::output::{Heatmaps, Outputs, Target, targets};
+use crate::output::{Heatmaps, Outputs, Target, check_dir, targets};
 
 /// `etcdlat merge`, validated.
 #[derive(Debug)]
@@ -21,7 +21,8 @@ pub struct MergePlan {
     pub text: TextOptions,
     /// Print the text report of the merged runs.
     pub print_text: bool,
-    /// The merged report's files: JSON, markdown, interval CSV, perfdash, heatmaps.
+    /// The merged report's files: JSON, markdown, interval CSV, HTML, perfdash, plots,
+    /// heatmaps.
     pub outputs: Outputs,
 }
 
@@ -37,30 +38,42 @@ pub struct ComparePlan {
     pub markdown: Option<Target>,
     /// JSON comparison destination (of cells of repeats, or of two reports).
     pub json: Option<Target>,
+    /// HTML page destination: the reports' runs side by side and overlaid.
+    pub html: Option<Target>,
+    /// Directory the SVG plots are written into: each run's, and those that overlay them.
+    pub plots: Option<PathBuf>,
     /// Where the heatmaps of the change go, when the reports are of a matrix over two axes.
     pub heatmap: Option<Heatmaps>,
     /// The level of Welch's t-test on repeats (`--level`, 0.05 unless told).
     pub level: f64,
 }
 
-/// The report files of `merge` and `compare`, checked; at most one writes to standard output.
-fn output_flags(g: &Global) -> Result<[Option<Target>; 4]> {
+/// The report files of `merge` and `compare`, checked (`--plots`' directory too); at most
+/// one writes to standard output.
+fn output_flags(g: &Global) -> Result<[Option<Target>; 5]> {
     if g.jsonl.is_some() {
         bail!("--jsonl streams a run as it goes; it does not apply to merge or compare");
     }
-    targets([
+    let targets = targets([
         ("--json", g.json.as_deref()),
         ("--markdown", g.markdown.as_deref()),
         ("--csv", g.csv.as_deref()),
         ("--perfdash", g.perfdash.as_deref()),
-    ])
+        ("--html", g.html.as_deref()),
+    ])?;
+    if let Some(dir) = &g.plots {
+        check_dir(dir, "--plots")?;
+    }
+    Ok(targets)
 }
 
 /// `etcdlat merge REPORT...`.
 pub fn merge_plan(args: &MergeArgs, g: &Global) -> Result<MergePlan> {
-    let [json, markdown, csv, perfdash] = output_flags(g)?;
+    let [json, markdown, csv, perfdash, html] = output_flags(g)?;
     let heatmap = g.heatmap.as_deref().map(Heatmaps::new).transpose()?;
-    let outputs = Outputs { json, markdown, csv, perfdash, heatmap, ..Outputs::default() };
+    let plots = g.plots.clone();
+    let outputs =
+        Outputs { json, markdown, csv, html, perfdash, plots, heatmap, ..Outputs::default() };
     Ok(MergePlan {
         inputs: args.reports.clone(),
         thresholds: g.threshold.clone(),
@@ -75,7 +88,7 @@ pub fn compare_plan(args: &CompareArgs, g: &Global) -> Result<ComparePlan> {
     if !g.threshold.is_empty() {
         bail!("--threshold applies to runs and merged reports, not to compare");
     }
-    let [json, markdown, csv, perfdash] = output_flags(g)?;
+    let [json, markdown, csv, perfdash, html] = output_flags(g)?;
     if csv.is_some() {
         bail!("--csv does not apply to compare");
     }
@@ -86,12 +99,14 @@ pub fn compare_plan(args: &CompareArgs, g: &Global) -> Result<ComparePlan> {
     if !(level > 0.0 && level < 1.0) {
         bail!("--level is the test's level, between 0 and 1 (like 0.05), got {level}");
     }
-    let to_stdout = [&json, &markdown].iter().any(|t| matches!(t, Some(Target::Stdout)));
+    let to_stdout = [&json, &markdown, &html].iter().any(|t| matches!(t, Some(Target::Stdout)));
     Ok(ComparePlan {
         inputs: args.reports.clone(),
         print: !g.quiet && !to_stdout,
         markdown,
         json,
+        html,
+        plots: g.plots.clone(),
         heatmap: g.heatmap.as_deref().map(Heatmaps::new).transpose()?,
         level,
     })

@@ -74,6 +74,22 @@ fn bad_input_exits_2_with_one_line_naming_the_problem() {
         ("k8s-big-pods", file("k8s-big-pods.toml", &k8s("nodes = 10\npod-size = \"2MiB\""))),
         ("k8s-100-nodes", file("k8s-100-nodes.toml", &k8s("nodes = 100"))),
         (
+            "k8s-pod-range",
+            file(
+                "k8s-pod-range.toml",
+                &k8s("nodes = 10\npod-size = [{ min = \"15KB\", max = \"4KB\" }]"),
+            ),
+        ),
+        (
+            "k8s-pod-tail",
+            file(
+                "k8s-pod-tail.toml",
+                &k8s(
+                    "nodes = 10\npod-size = [{ min = \"4KB\", max = \"15KB\", weight = 99 }, { min = \"70KB\", max = \"2MiB\" }]",
+                ),
+            ),
+        ),
+        (
             "no-port",
             file(
                 "no-port.toml",
@@ -178,6 +194,16 @@ fn bad_input_exits_2_with_one_line_naming_the_problem() {
             "a Kubernetes model's pods over etcd's request limit",
             vec!["run", path("k8s-big-pods")],
             vec!["kubernetes.pod-size", "2097152 bytes", "request limit"],
+        ),
+        (
+            "a Kubernetes model's pod size range upside down",
+            vec!["run", path("k8s-pod-range")],
+            vec!["kubernetes.pod-size.0.min", "15000 bytes is more than max (4000 bytes)"],
+        ),
+        (
+            "a Kubernetes model's pod size tail over etcd's request limit",
+            vec!["run", path("k8s-pod-tail")],
+            vec!["kubernetes.pod-size", "its largest size, 2097152 bytes", "request limit"],
         ),
         (
             "a Kubernetes model's preload over the quota",

@@ -260,3 +260,92 @@ async fn bad_input_exits_2_naming_the_file() {
         }
     }
 }
+
+/// The `<svg>` element of `page` whose title is `title`.
+fn svg_titled<'a>(page: &'a str, title: &str) -> &'a str {
+    page.split("<svg")
+        .skip(1)
+        .map(|rest| rest.split("</svg>").next().unwrap_or(rest))
+        .find(|svg| svg.contains(title))
+        .unwrap_or_else(|| panic!("no plot titled {title:?}"))
+}
+
+/// Exit code 2 and one line on stderr naming `flag`.
+fn refused_naming(out: &Output, flag: &str) {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(err.contains(flag), "{err}");
+}
+
+#[tokio::test]
+async fn compare_and_merge_overlay_saved_reports_in_html_and_plots() {
+    if etcdlat_testkit::skip() {
+        return;
+    }
+    let etcd = Etcd::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let a = put_report(&etcd, dir.path(), "a.json", 4, 300);
+    let b = put_report(&etcd, dir.path(), "b.json", 2, 200);
+    let page = dir.path().join("out.html");
+    let plots = dir.path().join("plots");
+    etcdlat()
+        .args(["--quiet", "compare"])
+        .args([&a, &b])
+        .arg("--html")
+        .arg(&page)
+        .arg("--plots")
+        .arg(&plots)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("2 runs"), "both reports' runs are on the page");
+    // Both runs on one set of axes, each line named by its report.
+    for title in ["p99 latency per interval", "throughput per interval"] {
+        let svg = svg_titled(&html, title);
+        assert!(svg.contains("a.json") && svg.contains("b.json"), "{title}: {svg}");
+    }
+    for file in ["1-put-latency.svg", "2-put-latency.svg", "2-throughput.svg"] {
+        assert!(plots.join(file).is_file(), "{file}");
+    }
+    // etcd's own figures, a line per member of each run, the leader labelled.
+    let fsync = std::fs::read_to_string(plots.join("overlay-wal-fsync-p99.svg")).unwrap();
+    for label in ["a.json · ", "b.json · ", "(leader)"] {
+        assert!(fsync.contains(label), "{label}: {fsync}");
+    }
+    assert!(svg_titled(&html, "WAL fsync p99").contains("(leader)"));
+    for file in ["overlay-p99.svg", "overlay-throughput.svg", "overlay-latency-by-keys.svg"] {
+        let svg = std::fs::read_to_string(plots.join(file)).unwrap();
+        assert!(svg.starts_with("<svg"), "{file}");
+        assert!(svg.contains("a.json") && svg.contains("b.json"), "{file}: {svg}");
+    }
+
+    // Merged, the shards are one run: its page and its plots.
+    let merged_page = dir.path().join("merged.html");
+    let merged_plots = dir.path().join("merged-plots");
+    etcdlat()
+        .args(["--quiet", "merge"])
+        .args([&a, &b])
+        .arg("--html")
+        .arg(&merged_page)
+        .arg("--plots")
+        .arg(&merged_plots)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&merged_page).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>") && html.contains("1 run "), "one merged run");
+    assert!(svg_titled(&html, "throughput").contains("<polyline"), "a line drawn");
+    assert!(merged_plots.join("1-put-latency.svg").is_file());
+    assert!(!merged_plots.join("overlay-p99.svg").exists(), "one run: nothing to overlay");
+
+    // Paths that cannot be written: exit 2, one line, nothing read or written.
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let under_file = file.join("out.html");
+    for command in ["compare", "merge"] {
+        let out = etcdlat().arg(command).args([&a, &b]).arg("--html").arg(&under_file).output();
+        refused_naming(&out.unwrap(), "--html");
+        let out = etcdlat().arg(command).args([&a, &b]).arg("--plots").arg(&file).output();
+        refused_naming(&out.unwrap(), "--plots");
+    }
+}

@@ -133,6 +133,13 @@ pub mod metric {
     pub const PEER_SENT: &str = "etcd_network_peer_sent_bytes_total";
     /// Bytes received from peers (`peer_received_bytes`); exported once a member has peers.
     pub const PEER_RECEIVED: &str = "etcd_network_peer_received_bytes_total";
+    /// Whether the member is the leader (each sample's `leader`).
+    pub const IS_LEADER: &str = "etcd_server_is_leader";
+    /// Apply durations (each sample's `apply_p99_us`); etcd 3.5 and later.
+    pub const APPLY: &str = "etcd_server_apply_duration_seconds";
+    /// Round trips to peers (each sample's `peer_rtt_p99_us`); exported once a member has
+    /// peers.
+    pub const PEER_RTT: &str = "etcd_network_peer_round_trip_time_seconds";
     /// Bytes sent to gRPC clients (`grpc_sent_bytes`).
     pub const GRPC_SENT: &str = "etcd_network_client_grpc_sent_bytes_total";
     /// Bytes received from gRPC clients (`grpc_received_bytes`).

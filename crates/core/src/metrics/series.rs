@@ -85,6 +85,34 @@ pub struct ResourceSample {
     /// Bytes received from the other members during the span (`/metrics`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peer_received_bytes: Option<u64>,
+    /// Whether the member was the leader when the sample was taken (`/metrics`'
+    /// `etcd_server_is_leader`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leader: Option<bool>,
+    /// 99th percentile of the member's WAL fsyncs during the span, microseconds (`/metrics`'
+    /// `etcd_disk_wal_fsync_duration_seconds`); `None` when none happened. Folded samples
+    /// keep the highest of their periods'.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wal_fsync_p99_us: Option<u64>,
+    /// 99th percentile of its backend commits during the span, microseconds
+    /// (`etcd_disk_backend_commit_duration_seconds`), as `wal_fsync_p99_us`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backend_commit_p99_us: Option<u64>,
+    /// 99th percentile of the requests it applied during the span, microseconds
+    /// (`etcd_server_apply_duration_seconds`, etcd 3.5 and later), as `wal_fsync_p99_us`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub apply_p99_us: Option<u64>,
+    /// 99th percentile of the round trips it timed to its peers during the span, all peers,
+    /// microseconds (`etcd_network_peer_round_trip_time_seconds`; etcd probes each peer
+    /// every few seconds, so most spans have none), as `wal_fsync_p99_us`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peer_rtt_p99_us: Option<u64>,
+    /// Raft proposals it committed during the span (`etcd_server_proposals_committed_total`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proposals_committed: Option<u64>,
+    /// Leader changes it saw during the span (`etcd_server_leader_changes_seen_total`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leader_changes: Option<u64>,
     /// Bytes the client's load connections wrote to their sockets during the span (HTTP/2
     /// frames, TLS records when encrypted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -179,11 +207,22 @@ impl ResourceSample {
         latest(&mut self.data_dir_bytes, later.data_dir_bytes);
         latest(&mut self.wal_bytes, later.wal_bytes);
         latest(&mut self.snap_bytes, later.snap_bytes);
+        self.leader = later.leader.or(self.leader);
+        for (a, b) in [
+            (&mut self.wal_fsync_p99_us, later.wal_fsync_p99_us),
+            (&mut self.backend_commit_p99_us, later.backend_commit_p99_us),
+            (&mut self.apply_p99_us, later.apply_p99_us),
+            (&mut self.peer_rtt_p99_us, later.peer_rtt_p99_us),
+        ] {
+            max(a, b);
+        }
         for (a, b) in [
             (&mut self.grpc_sent_bytes, later.grpc_sent_bytes),
             (&mut self.grpc_received_bytes, later.grpc_received_bytes),
             (&mut self.peer_sent_bytes, later.peer_sent_bytes),
             (&mut self.peer_received_bytes, later.peer_received_bytes),
+            (&mut self.proposals_committed, later.proposals_committed),
+            (&mut self.leader_changes, later.leader_changes),
             (&mut self.sent_bytes, later.sent_bytes),
             (&mut self.received_bytes, later.received_bytes),
             (&mut self.read_bytes, later.read_bytes),
@@ -504,6 +543,26 @@ mod tests {
         assert_eq!((a.cpu_percent, a.write_bytes, a.rss_bytes), (Some(50.0), Some(100), Some(7)));
         assert_eq!(a.data_dir_bytes, Some(10), "the last size known");
         assert_eq!(a.sent_bytes, None, "never measured stays unknown");
+    }
+
+    #[test]
+    fn etcds_figures_fold_as_counts_peaks_and_the_latest_role() {
+        let etcd = |t: u32, p99: u64, committed: u64, leader: bool| ResourceSample {
+            t_s: f64::from(t),
+            span_s: 1.0,
+            leader: Some(leader),
+            wal_fsync_p99_us: Some(p99),
+            peer_rtt_p99_us: (t == 2).then_some(900),
+            proposals_committed: Some(committed),
+            leader_changes: Some(u64::from(t == 2)),
+            ..ResourceSample::default()
+        };
+        let mut a = etcd(1, 4000, 100, false);
+        a.absorb(&etcd(2, 2500, 50, true));
+        assert_eq!(a.wal_fsync_p99_us, Some(4000), "the slower period's p99 is kept");
+        assert_eq!(a.peer_rtt_p99_us, Some(900), "a period without round trips is no 0");
+        assert_eq!((a.proposals_committed, a.leader_changes), (Some(150), Some(1)));
+        assert_eq!(a.leader, Some(true), "the role at the end of the span");
     }
 
     #[test]

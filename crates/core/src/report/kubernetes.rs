@@ -23,8 +23,10 @@ use crate::recorder::kubernetes::{
     Progress, Renewals, RequestRecord, Requests, page_bucket_bounds,
 };
 use crate::recorder::new_histogram;
+use crate::scenario::Scenario;
 use crate::scenario::kubernetes::{DEFAULT_ETCD_SHARE, Kubernetes};
 use crate::workload::kubernetes::{RequestKind, Verb};
+use crate::workload::{Operation, SizeDistribution};
 
 /// What the run's apiserver requests did, by resource and verb.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -56,6 +58,10 @@ pub struct KubernetesReport {
     /// every event goes to every apiserver), by apiserver, then resource.
     #[serde(default)]
     pub watch_streams: Vec<WatchStreamReport>,
+    /// The size each resource's objects were written with ([`ObjectSizeReport::of`]), the
+    /// assumption a verdict rests on beside the apiserver model.
+    #[serde(default)]
+    pub object_sizes: Vec<ObjectSizeReport>,
 }
 
 /// What a verdict judges: etcd's side of Kubernetes' API calls (measured at etcd's client,
@@ -139,6 +145,54 @@ pub struct SteadyStateReport {
     pub keys_expired: u64,
     /// The most keys one expiry deleted (at once, in one revision).
     pub largest_expiry_keys: u64,
+}
+
+/// The sizes one resource's objects were written with, as its operations (and a
+/// `[kubernetes]` model's preload) drew them: fixed (`min_bytes` = `max_bytes`), or drawn
+/// per object from a distribution ([`SizeDistribution`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ObjectSizeReport {
+    /// The resource, as in its key (`pods`, `minions`, `events`).
+    pub resource: String,
+    /// The mean size, bytes (rounded).
+    pub mean_bytes: u64,
+    /// The smallest size drawn from, bytes.
+    pub min_bytes: u64,
+    /// The largest size drawn from, bytes.
+    pub max_bytes: u64,
+}
+
+impl ObjectSizeReport {
+    /// The sizes of each resource `scenario` writes, preloaded or in its operations (creates,
+    /// updates, lives, events): one row per resource and distinct size, in the order met.
+    #[must_use]
+    pub fn of(scenario: &Scenario) -> Vec<Self> {
+        let preload = scenario.kubernetes.as_ref().map(Kubernetes::preload).unwrap_or_default();
+        let preloaded = preload.iter().map(|o| (o.resource.as_str(), &o.object_size));
+        let workload = scenario.workload();
+        let written = workload.iter().filter_map(|(_, op)| match op {
+            Operation::K8sCreate(o) | Operation::K8sUpdate(o) => {
+                Some((o.resource.as_str(), &o.object_size))
+            }
+            Operation::K8sPodLifecycle(l) => Some((l.resource.as_str(), &l.object_size)),
+            Operation::K8sEvent(e) => Some(("events", &e.object_size)),
+            _ => None,
+        });
+        let mut seen: Vec<(&str, &SizeDistribution)> = Vec::new();
+        for (resource, size) in preloaded.chain(written) {
+            if !seen.iter().any(|(r, s)| *r == resource && *s == size) {
+                seen.push((resource, size));
+            }
+        }
+        seen.into_iter()
+            .map(|(resource, size)| Self {
+                resource: resource.to_owned(),
+                mean_bytes: size.mean().round() as u64,
+                min_bytes: size.min(),
+                max_bytes: size.max(),
+            })
+            .collect()
+    }
 }
 
 /// One apiserver's watch of one resource, or of one namespace of it, which feeds that
@@ -401,6 +455,7 @@ impl KubernetesReport {
             scope,
             steady_state: None,
             watch_streams,
+            object_sizes: Vec::new(),
         };
         report.sustained = report.verdict().sustained;
         (!report.requests.is_empty()).then_some(report)

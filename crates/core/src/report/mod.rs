@@ -540,7 +540,8 @@ pub struct Params {
     pub warmup_s: f64,
     /// Key size, bytes (put).
     pub key_size: Option<u64>,
-    /// Value size, bytes (put).
+    /// Value size, bytes (put; the apiserver's objects' mean when drawn from a
+    /// distribution, which `kubernetes.object_sizes` states).
     pub val_size: Option<u64>,
     /// Distinct keys (put).
     pub key_space_size: Option<u64>,

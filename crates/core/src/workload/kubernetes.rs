@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::size::SizeDistribution;
 use super::{InvalidParam, check_positive, invalid};
 use crate::op::OpKind;
 use crate::unit;
@@ -59,9 +60,10 @@ pub struct ObjectOp {
     #[serde(default = "object_prefix")]
     pub name_prefix: String,
     /// The size of an object's value as written (a pod is 4 to 15 KB, a node 15 KB, a
-    /// node lease about 0.5 KB). Default 1 KiB.
-    #[serde(default = "kibibyte", deserialize_with = "unit::size::deserialize")]
-    pub object_size: u64,
+    /// node lease about 0.5 KB): fixed, or drawn per object from weighted ranges
+    /// ([`SizeDistribution`]), the same for every write of the object. Default 1 KiB.
+    #[serde(default = "kibibyte")]
+    pub object_size: SizeDistribution,
     /// Logical clients that update and delete each object: client `c` writes the objects
     /// of its group, `c % groups`, where `groups = clients / writers-per-object` (at most
     /// `objects`). With 1 (the default) no two clients write one object.
@@ -90,7 +92,7 @@ impl Default for ObjectOp {
             namespace: None,
             objects: 1000,
             name_prefix: object_prefix(),
-            object_size: 1024,
+            object_size: kibibyte(),
             writers_per_object: 1,
             page_size: 500,
             ttl: None,
@@ -154,7 +156,7 @@ impl ObjectOp {
         if self.namespaces > self.objects {
             return Err(invalid(at, "namespaces", "more than objects: some would be empty"));
         }
-        check_object_size(at, self.object_size)?;
+        check_object_size(at, &self.object_size)?;
         if let Some(ttl) = self.ttl {
             check_ttl(at, ttl)?;
         }
@@ -183,9 +185,10 @@ pub struct LifecycleOp {
     /// `object-`.
     #[serde(default = "object_prefix")]
     pub name_prefix: String,
-    /// The size of an object's value as written. Default 1 KiB.
-    #[serde(default = "kibibyte", deserialize_with = "unit::size::deserialize")]
-    pub object_size: u64,
+    /// The size of an object's value as written, fixed or drawn per object
+    /// ([`SizeDistribution`]). Default 1 KiB.
+    #[serde(default = "kibibyte")]
+    pub object_size: SizeDistribution,
     /// Updates in an object's life, between its create and its delete (a pod's scheduling,
     /// container states, readiness). Default 6.
     #[serde(default = "six")]
@@ -198,7 +201,7 @@ impl Default for LifecycleOp {
             resource: pods(),
             namespaces: 1,
             name_prefix: object_prefix(),
-            object_size: 1024,
+            object_size: kibibyte(),
             updates: 6,
         }
     }
@@ -221,7 +224,7 @@ impl LifecycleOp {
         check_name(at, "resource", &self.resource)?;
         check_name(at, "name-prefix", &self.name_prefix)?;
         check_positive(at, "namespaces", self.namespaces)?;
-        check_object_size(at, self.object_size)?;
+        check_object_size(at, &self.object_size)?;
         if self.updates > MAX_UPDATES_PER_LIFE {
             return Err(invalid(at, "updates", format!("more than {MAX_UPDATES_PER_LIFE}")));
         }
@@ -239,9 +242,10 @@ pub struct EventOp {
     /// Namespaces the events are spread over. Default 1.
     #[serde(default = "one")]
     pub namespaces: u64,
-    /// An event's size as written. Default 1 KiB.
-    #[serde(default = "kibibyte", deserialize_with = "unit::size::deserialize")]
-    pub object_size: u64,
+    /// An event's size as written, fixed or drawn per event ([`SizeDistribution`]).
+    /// Default 1 KiB.
+    #[serde(default = "kibibyte")]
+    pub object_size: SizeDistribution,
     /// An event's time to live (the apiserver's `--event-ttl`). Default 1 h.
     #[serde(default = "hour", with = "unit::duration")]
     pub ttl: Duration,
@@ -258,7 +262,7 @@ impl Default for EventOp {
     fn default() -> Self {
         Self {
             namespaces: 1,
-            object_size: 1024,
+            object_size: kibibyte(),
             ttl: hour(),
             lease_reuse: minute(),
             lease_objects: 1000,
@@ -276,7 +280,7 @@ impl EventOp {
     pub(crate) fn validate_at(&self, at: &str) -> Result<(), InvalidParam> {
         check_positive(at, "namespaces", self.namespaces)?;
         check_positive(at, "lease-objects", self.lease_objects)?;
-        check_object_size(at, self.object_size)?;
+        check_object_size(at, &self.object_size)?;
         check_ttl(at, self.ttl)?;
         if self.lease_reuse > self.ttl {
             return Err(invalid(at, "lease-reuse", "longer than the ttl"));
@@ -460,9 +464,8 @@ fn check_name(at: &str, field: &str, name: &str) -> Result<(), InvalidParam> {
     Ok(())
 }
 
-fn check_object_size(at: &str, size: u64) -> Result<(), InvalidParam> {
-    super::check_val_size(at, size)
-        .map_err(|e| InvalidParam { field: format!("{at}.object-size"), message: e.message })
+fn check_object_size(at: &str, size: &SizeDistribution) -> Result<(), InvalidParam> {
+    size.validate_at(at, "object-size")
 }
 
 fn check_ttl(at: &str, ttl: Duration) -> Result<(), InvalidParam> {
@@ -493,8 +496,8 @@ fn six() -> u64 {
 fn five_hundred() -> u64 {
     500
 }
-fn kibibyte() -> u64 {
-    1024
+fn kibibyte() -> SizeDistribution {
+    SizeDistribution::Fixed(1024)
 }
 fn hour() -> Duration {
     Duration::from_secs(3600)
@@ -545,8 +548,8 @@ mod tests {
         let ops: Vec<_> = s.workload().into_iter().map(|(w, op)| (w, op.clone())).collect();
         let Operation::K8sUpdate(update) = &ops[0].1 else { panic!("{ops:?}") };
         assert_eq!(
-            (ops[0].0, update.object_size, update.key(3).as_str()),
-            (6, 15 * 1024, "/registry/minions/ns-0/object-00000003")
+            (ops[0].0, update.object_size.clone(), update.key(3).as_str()),
+            (6, SizeDistribution::Fixed(15 * 1024), "/registry/minions/ns-0/object-00000003")
         );
         assert_eq!(ops[1].1.kinds(), &[OpKind::K8sList]);
         let Operation::K8sEvent(event) = &ops[2].1 else { panic!("{ops:?}") };
@@ -588,8 +591,13 @@ mod tests {
             .unwrap();
         let Some(Operation::K8sPodLifecycle(life)) = &s.op else { panic!("{:?}", s.op) };
         assert_eq!(
-            (life.prefix().as_str(), life.namespaces, life.object_size, life.requests_per_life()),
-            ("/registry/configmaps/", 3, 4096, 2)
+            (
+                life.prefix().as_str(),
+                life.namespaces,
+                life.object_size.clone(),
+                life.requests_per_life()
+            ),
+            ("/registry/configmaps/", 3, 4096.into(), 2)
         );
 
         with("updates = 1000000").unwrap();

@@ -108,6 +108,11 @@ pub(super) fn op_seed(scenario: &Scenario) -> u64 {
     })
 }
 
+/// A size's mean, whole bytes: a fixed size itself.
+fn mean_size(size: &etcdlat_core::workload::SizeDistribution) -> u64 {
+    size.mean().round() as u64
+}
+
 /// The run's parameters, as its report states them.
 pub(super) fn params(scenario: &Scenario, conns: u32, workers: usize, seed: u64) -> Params {
     let load = &scenario.load;
@@ -149,12 +154,14 @@ pub(super) fn params(scenario: &Scenario, conns: u32, workers: usize, seed: u64)
             }
             Operation::K8sCreate(o) | Operation::K8sUpdate(o) if p.val_size.is_none() => {
                 p.key_size = Some(o.key(o.objects - 1).len() as u64);
-                p.val_size = Some(o.object_size);
+                p.val_size = Some(mean_size(&o.object_size));
                 p.key_space_size = Some(o.objects);
             }
-            Operation::K8sEvent(e) if p.val_size.is_none() => p.val_size = Some(e.object_size),
+            Operation::K8sEvent(e) if p.val_size.is_none() => {
+                p.val_size = Some(mean_size(&e.object_size));
+            }
             Operation::K8sPodLifecycle(l) if p.val_size.is_none() => {
-                p.val_size = Some(l.object_size);
+                p.val_size = Some(mean_size(&l.object_size));
             }
             _ => {}
         }

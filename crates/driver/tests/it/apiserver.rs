@@ -385,8 +385,14 @@ fn checker_op(objects: u64) -> (ObjectOp, String) {
         })
         .expect("the current release's model has a checker list of pods");
     let op = ObjectOp { objects, ..op.clone() };
-    let params = toml::to_string(&op).expect("an operation's parameters");
-    (op, format!("[load]\nclients = 1\ntotal = 1\n[op.k8s-list]\n{params}"))
+    // Written as a whole document, so that a table inside it (the pods' size ranges, an
+    // array of tables) lands under `op.k8s-list`, not at the top.
+    let mut ops = toml::Table::new();
+    ops.insert("k8s-list".into(), toml::Value::try_from(&op).expect("an operation's parameters"));
+    let mut doc = toml::Table::new();
+    doc.insert("op".into(), ops.into());
+    let params = toml::to_string(&doc).expect("an operation's parameters");
+    (op, format!("[load]\nclients = 1\ntotal = 1\n{params}"))
 }
 
 #[tokio::test]

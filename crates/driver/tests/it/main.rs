@@ -35,6 +35,8 @@
 //! - `network`: the emulated network of local clusters: latencies follow the links, a line
 //!   rate caps large writes, a partitioned leader loses its leadership, the report names the
 //!   network, nothing left listening.
+//! - `object_size`: a modelled cluster's pods stored at sizes drawn from their
+//!   distribution, spanning its ranges by weight, each pod one size in every write.
 //! - `put`: puts change the store as the report says (revision, keys, big values).
 //! - `range`: reads return the data put; consistency, limit, count-only.
 //! - `run`: how runs connect and stop (connections, rate, duration, shutdown, bad endpoints).
@@ -68,6 +70,7 @@ mod kubernetes;
 mod load;
 mod metrics;
 mod network;
+mod object_size;
 mod put;
 mod range;
 mod run;

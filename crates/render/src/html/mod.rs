@@ -100,6 +100,26 @@ footer { margin-top: 3rem; color: #59636e; font-size: .85rem; }
 /// unknown one with why); and the scenario itself.
 #[must_use]
 pub fn html(set: &ReportSet) -> String {
+    page(set, &Columns::new(&set.runs))
+}
+
+/// Renders the runs of several report files as one HTML page, as [`html()`] renders the
+/// runs of one (`etcdlat compare` and `etcdlat merge` with `--html`): each file's runs in
+/// order, the files in order, side by side in a column each headed by its file's name
+/// ([`Columns::of_files`]), and overlaid in the plots, a line each named by its column.
+#[must_use]
+pub fn of_files(files: &[(&str, &ReportSet)]) -> String {
+    let runs: Vec<Report> = files.iter().flat_map(|(_, set)| set.runs.iter().cloned()).collect();
+    let mut set = ReportSet::new(runs);
+    if let Some((_, first)) = files.first() {
+        set.etcdlat_version.clone_from(&first.etcdlat_version);
+    }
+    let table = Columns::of_files(files.iter().map(|(name, set)| (*name, &set.runs[..])));
+    page(&set, &table)
+}
+
+/// The page of `set`, its runs side by side as `table` has them.
+fn page(set: &ReportSet, table: &Columns) -> String {
     let mut p = Page { out: String::with_capacity(64 * 1024) };
     let names: Vec<&str> = set.runs.iter().map(|r| r.name.as_str()).collect();
     p.raw("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\"/>\n");
@@ -136,7 +156,7 @@ pub fn html(set: &ReportSet) -> String {
         p.heatmaps(&maps);
     }
     if set.runs.len() > 1 {
-        p.side_by_side(&set.runs);
+        p.side_by_side(&set.runs, table);
     }
     for (i, run) in set.runs.iter().enumerate() {
         p.run(i + 1, run);
@@ -190,8 +210,7 @@ impl Page {
 
     /// Every run side by side: dbtester's figures in a column each, and the plots that
     /// overlay them.
-    fn side_by_side(&mut self, runs: &[Report]) {
-        let table = Columns::new(runs);
+    fn side_by_side(&mut self, runs: &[Report], table: &Columns) {
         self.raw("<section id=\"side-by-side\">\n");
         self.heading(2, "Runs side by side");
         self.raw("<div class=\"scroll\">\n<table class=\"columns\">\n<thead>\n<tr><th>");
@@ -238,34 +257,28 @@ impl Page {
             self.raw("<p class=\"description\">n/a: not known to the run, because:</p>\n");
             self.notes(&notes);
         }
-        // With repeats the columns are cells: the plots' lines are runs, named as they are.
-        let labels: Vec<String> = if table.repeats.is_some() {
-            runs.iter().map(|r| r.name.clone()).collect()
-        } else {
-            (0..runs.len()).map(|i| table.label(i)).collect()
-        };
+        let labels = table.line_labels(runs);
         let overlaid: Vec<overlay::Run<'_>> = labels.iter().map(String::as_str).zip(runs).collect();
         self.heading(3, "Over time");
         self.raw("<div class=\"plots\">\n");
-        self.figure(&overlay::throughput_over_time(&overlaid));
-        self.figure(&overlay::p99_over_time(&overlaid));
-        for svg in
-            [overlay::server_cpu_over_time(&overlaid), overlay::server_memory_over_time(&overlaid)]
-                .into_iter()
-                .flatten()
-        {
+        for (_, svg) in overlay::over_time(&overlaid) {
             self.figure(&svg);
         }
         self.raw("</div>\n");
-        let by_keys: Vec<String> =
-            [overlay::latency_by_keys(&overlaid), overlay::server_memory_by_keys(&overlaid)]
-                .into_iter()
-                .flatten()
-                .collect();
+        let members = overlay::members_over_time(&overlaid);
+        if !members.is_empty() {
+            self.heading(3, "etcd's own figures, per member");
+            self.raw("<div class=\"plots\">\n");
+            for (_, svg) in &members {
+                self.figure(svg);
+            }
+            self.raw("</div>\n");
+        }
+        let by_keys = overlay::by_keys_written(&overlaid);
         if !by_keys.is_empty() {
             self.heading(3, "By keys written");
             self.raw("<div class=\"plots\">\n");
-            for svg in &by_keys {
+            for (_, svg) in &by_keys {
                 self.figure(svg);
             }
             self.raw("</div>\n");

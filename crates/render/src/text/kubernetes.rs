@@ -172,6 +172,22 @@ impl Writer<'_> {
                 st.largest_expiry_keys
             );
         }
+        if !k.object_sizes.is_empty() {
+            self.out.push_str("  Object sizes:\t");
+            for (i, s) in k.object_sizes.iter().enumerate() {
+                let sep = if i == 0 { "" } else { ", " };
+                let _ = if s.min_bytes == s.max_bytes {
+                    write!(self.out, "{sep}{} {} B", s.resource, s.mean_bytes)
+                } else {
+                    write!(
+                        self.out,
+                        "{sep}{} mean {} B ({} to {} B)",
+                        s.resource, s.mean_bytes, s.min_bytes, s.max_bytes
+                    )
+                };
+            }
+            self.out.push('\n');
+        }
         if let Some(nodes) = k.nodes {
             self.sustained(nodes, &k.verdict());
         }

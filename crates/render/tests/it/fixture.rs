@@ -11,7 +11,9 @@ use etcdlat_core::metrics::{
     DiskDevice, NotAvailable, ResourceSample, ResourceSeries, metric, source,
 };
 use etcdlat_core::recorder::kubernetes::WatchRecord;
-use etcdlat_core::report::kubernetes::{KubernetesReport, SteadyStateReport, VerdictScope};
+use etcdlat_core::report::kubernetes::{
+    KubernetesReport, ObjectSizeReport, SteadyStateReport, VerdictScope,
+};
 use etcdlat_core::workload::kubernetes::{RequestKind, Verb};
 use etcdlat_core::{
     ClientStep, ClientUsage, Consistency, Distribution, EmulatorUsage, ErrorCode, HashKvCheck,
@@ -367,10 +369,18 @@ fn every_figure(sample: &mut ResourceSample) {
         disk_sectors_read,
         disk_writes_completed,
         disk_sectors_written,
+        leader,
+        wal_fsync_p99_us,
+        backend_commit_p99_us,
+        apply_p99_us,
+        peer_rtt_p99_us,
+        proposals_committed,
+        leader_changes,
     } = sample;
     for figure in [cpu_percent, cpu_max_percent, down_s] {
         figure.get_or_insert(7.0);
     }
+    leader.get_or_insert(true);
     for figure in [
         rss_bytes,
         db_size_bytes,
@@ -395,6 +405,12 @@ fn every_figure(sample: &mut ResourceSample) {
         disk_sectors_read,
         disk_writes_completed,
         disk_sectors_written,
+        wal_fsync_p99_us,
+        backend_commit_p99_us,
+        apply_p99_us,
+        peer_rtt_p99_us,
+        proposals_committed,
+        leader_changes,
     ] {
         figure.get_or_insert(7);
     }
@@ -774,6 +790,13 @@ pub fn kubernetes() -> KubernetesReport {
         keys_expired: 30,
         largest_expiry_keys: 12,
     });
+    // The model's objects at its sizes: pods drawn from the default profile, the others
+    // fixed.
+    let scenario = etcdlat_core::Scenario::from_toml_str(
+        "[load]\nduration = \"1m\"\n[kubernetes]\nnodes = 4\n",
+    )
+    .expect("a model");
+    report.object_sizes = ObjectSizeReport::of(&scenario);
     report
 }
 

@@ -264,7 +264,10 @@ impl MemberResources {
         let count = |x: f64| x.round().max(0.0) as u64;
         s.rss_bytes = s.rss_bytes.or(now.rss.map(count));
         s.db_size_bytes = now.db_size.map(count);
+        s.leader = now.is_leader.map(|l| l > 0.0);
         if let Some((then, before)) = &self.last_metrics {
+            [s.wal_fsync_p99_us, s.backend_commit_p99_us, s.apply_p99_us, s.peer_rtt_p99_us] =
+                now.p99s_since(before);
             let increase = |get: fn(&Snapshot) -> Option<f64>| {
                 Some(count(counter_increase(get(before)?, get(now)?)))
             };
@@ -272,6 +275,8 @@ impl MemberResources {
             s.grpc_received_bytes = increase(|m| m.grpc_received);
             s.peer_sent_bytes = increase(|m| m.peer_sent);
             s.peer_received_bytes = increase(|m| m.peer_received);
+            s.proposals_committed = increase(Snapshot::committed);
+            s.leader_changes = increase(Snapshot::leader_changes);
             // Over the time since the last good scrape.
             let span = at.saturating_duration_since(*then).as_secs_f64();
             if s.cpu_percent.is_none()

@@ -67,8 +67,11 @@ pub(super) struct Snapshot {
     pub peer_received: Option<f64>,
     pub grpc_sent: Option<f64>,
     pub grpc_received: Option<f64>,
+    pub is_leader: Option<f64>,
     wal_fsync: Option<Buckets>,
     backend_commit: Option<Buckets>,
+    apply: Option<Buckets>,
+    peer_rtt: Option<Buckets>,
 }
 
 impl Snapshot {
@@ -80,7 +83,7 @@ impl Snapshot {
 
     /// Reads a Prometheus text exposition.
     fn parse(text: &str) -> Result<Self, String> {
-        const WANTED: Wanted<14, 2> = Wanted {
+        const WANTED: Wanted<15, 4> = Wanted {
             scalars: [
                 metric::RSS,
                 metric::CPU,
@@ -96,8 +99,14 @@ impl Snapshot {
                 metric::PEER_RECEIVED,
                 metric::GRPC_SENT,
                 metric::GRPC_RECEIVED,
+                metric::IS_LEADER,
             ],
-            histograms: [metric::WAL_FSYNC, metric::BACKEND_COMMIT],
+            histograms: [
+                metric::WAL_FSYNC,
+                metric::BACKEND_COMMIT,
+                metric::APPLY,
+                metric::PEER_RTT,
+            ],
         };
         let read =
             exposition::read(text, &WANTED).map_err(|e| format!("not Prometheus text: {e}"))?;
@@ -116,8 +125,9 @@ impl Snapshot {
             peer_received,
             grpc_sent,
             grpc_received,
+            is_leader,
         ] = read.scalars;
-        let [wal_fsync, backend_commit] = read.histograms;
+        let [wal_fsync, backend_commit, apply, peer_rtt] = read.histograms;
         let snapshot = Self {
             rss,
             cpu,
@@ -132,13 +142,38 @@ impl Snapshot {
             peer_received,
             grpc_sent,
             grpc_received,
+            is_leader,
             wal_fsync,
             backend_commit,
+            apply,
+            peer_rtt,
         };
         if snapshot == Self::default() {
             return Err("no etcd or process metrics in the answer".to_owned());
         }
         Ok(snapshot)
+    }
+
+    /// What the histograms of etcd's own figures counted from `before` to this scrape, as
+    /// 99th percentiles in microseconds: WAL fsync, backend commit, apply, peer round
+    /// trip; each `None` when it counted nothing.
+    pub(super) fn p99s_since(&self, before: &Self) -> [Option<u64>; 4] {
+        let p99 = |get: Histogram| {
+            let (a, b) = (get(before).as_ref()?, get(self).as_ref()?);
+            let seconds = histogram_quantile(&bucket_delta(a, b), 0.99)?;
+            Some((seconds * 1e6).round().max(0.0) as u64)
+        };
+        [p99(|s| &s.wal_fsync), p99(|s| &s.backend_commit), p99(|s| &s.apply), p99(|s| &s.peer_rtt)]
+    }
+
+    /// A counter: proposals committed.
+    pub(super) fn committed(&self) -> Option<f64> {
+        self.committed
+    }
+
+    /// A counter: leader changes seen.
+    pub(super) fn leader_changes(&self) -> Option<f64> {
+        self.leader_changes
     }
 
     /// The metrics of [`metric`] this scrape did not have.
@@ -159,6 +194,11 @@ impl Snapshot {
             (metric::GRPC_RECEIVED, self.grpc_received.is_some()),
             (metric::WAL_FSYNC, self.wal_fsync.is_some()),
             (metric::BACKEND_COMMIT, self.backend_commit.is_some()),
+            (metric::IS_LEADER, self.is_leader.is_some()),
+            (metric::APPLY, self.apply.is_some()),
+            // Not PEER_RTT: etcd exports it only once it has timed a round trip to a peer,
+            // five seconds after it started and then every thirty: absent from a short
+            // run's scrapes on an etcd that has it.
         ];
         had.into_iter().filter(|(_, had)| !had).map(|(name, _)| name).collect()
     }

@@ -65,6 +65,7 @@ use etcdlat_core::workload::keyspace::random_value;
 use etcdlat_core::workload::kubernetes::{
     EventOp, LifecycleOp, NODE_LEASES, ObjectOp, RequestKind, Verb, write_key,
 };
+use etcdlat_core::workload::size::{SizeDistribution, draw, name_seed};
 use etcdlat_core::workload::{Operation, prefix_end};
 use etcdlat_core::{OpKind, Scenario};
 
@@ -155,7 +156,11 @@ pub(crate) struct Workload {
     objects: u64,
     /// The objects of its names the scenario's operations use, all together: its cache's.
     cached_objects: u64,
+    /// Random bytes of the largest size its objects may have: each write's value is the
+    /// first of them, as many as its object's size ([`Runner::value`]).
     value: Bytes,
+    /// Its objects' sizes, drawn per object.
+    sizes: SizeDistribution,
     /// Writer groups: client `c` updates and deletes the objects `o` with
     /// `o % groups == c % groups`.
     groups: u64,
@@ -257,7 +262,8 @@ impl Workload {
             layout,
             objects: o.objects,
             cached_objects,
-            value: Bytes::from(random_value(o.object_size as usize, seed)),
+            value: Bytes::from(random_value(o.object_size.max() as usize, seed)),
+            sizes: o.object_size.clone(),
             groups,
             // Two renewals of one node in turn are out together only when one is out
             // longer than the lease interval: then they may conflict, and retry.
@@ -282,7 +288,7 @@ impl Workload {
                 e.prefix(),
                 e.namespaces,
                 "event-",
-                e.object_size,
+                &e.object_size,
                 seed,
                 slot,
             )
@@ -296,7 +302,7 @@ impl Workload {
         let slots = [slot(Verb::Create), slot(Verb::Update), slot(Verb::Delete)];
         let watch_slot = slot(Verb::Watch);
         let life = Lifecycle { updates: l.updates, index, slots };
-        let (prefix, size) = (l.prefix(), l.object_size);
+        let (prefix, size) = (l.prefix(), &l.object_size);
         Self {
             single_writer: true,
             life: Some(life),
@@ -321,7 +327,7 @@ impl Workload {
         prefix: String,
         namespaces: u64,
         name_prefix: &str,
-        object_size: u64,
+        object_size: &SizeDistribution,
         seed: u64,
         slot: usize,
     ) -> Self {
@@ -334,7 +340,8 @@ impl Workload {
             },
             objects: u64::MAX,
             cached_objects: 0,
-            value: Bytes::from(random_value(object_size as usize, seed)),
+            value: Bytes::from(random_value(object_size.max() as usize, seed)),
+            sizes: object_size.clone(),
             groups: 1,
             single_writer: false,
             page_size: 0,
@@ -394,6 +401,10 @@ pub(crate) struct Runner {
     name_prefix: String,
     /// Objects of new names this worker created: the next one's number.
     named: Cell<u64>,
+    /// What draws its objects' sizes: its names' ([`name_seed`] of the prefix and name
+    /// prefix), so that an object has one size in every write of every run, the preload's
+    /// and the history's too; the run's and the worker's own for new names.
+    size_seed: u64,
 }
 
 /// A logical client's place in its group's objects, and in its lives.
@@ -448,6 +459,7 @@ impl Runner {
             }
             _ => plan.layout.name_prefix.clone(),
         };
+        let size_seed = name_seed(&format!("{}{name_prefix}", plan.layout.prefix));
         Self {
             plan,
             caches,
@@ -457,6 +469,7 @@ impl Runner {
             leases,
             checks: Arc::clone(&shared.checks),
             key: RefCell::default(),
+            size_seed,
             name_prefix,
             named: Cell::new(0),
         }
@@ -511,6 +524,14 @@ impl Runner {
         let p = &self.plan;
         write_key(&mut key, &p.layout.prefix, p.layout.namespaces, &self.name_prefix, o);
         Bytes::copy_from_slice(&key)
+    }
+
+    /// The value written to object `o`: its size's first bytes of the plan's buffer, the
+    /// same size every time, drawn from the operation's distribution by the object's
+    /// number and names.
+    fn value(&self, o: u64) -> &[u8] {
+        let size = self.plan.sizes.at(draw(self.size_seed, o));
+        &self.plan.value[..size as usize]
     }
 
     /// The object client `id` writes next.

@@ -9,6 +9,7 @@ use etcd_client::{EventType, PutOptions, WatchFilterType, WatchOptions};
 use etcdlat_core::scenario::EventPreload;
 use etcdlat_core::workload::keyspace::random_value;
 use etcdlat_core::workload::kubernetes::write_key;
+use etcdlat_core::workload::size::{draw, name_seed};
 use tokio::sync::watch;
 
 use crate::error::DriverError;
@@ -33,8 +34,11 @@ pub(crate) async fn preload_events(
     let total = events.events();
     let failed = |n: u64| DriverError::Setup { failed: n.min(total), total };
     let per_lease = events.op.lease_objects.max(1);
-    let value = random_value(events.op.object_size as usize, seed);
+    // One buffer of the largest size; each event is a slice of it, of its own size.
+    let sizes = &events.op.object_size;
+    let value = random_value(sizes.max() as usize, seed);
     let (prefix, name_prefix) = (events.op.prefix(), format!("event-{seed:016x}-p-"));
+    let size_seed = name_seed(&format!("{prefix}{name_prefix}"));
     let mut granted = 0;
     for k in 1..=events.windows {
         let mut leases = Vec::new();
@@ -48,6 +52,7 @@ pub(crate) async fn preload_events(
         for part in 0..PRELOAD_IN_FLIGHT as u64 {
             let mut client = client.clone();
             let (value, prefix, name_prefix) = (value.clone(), prefix.clone(), name_prefix.clone());
+            let sizes = sizes.clone();
             let namespaces = events.op.namespaces;
             let mine: Vec<(u64, i64)> = (part..events.per_window)
                 .step_by(PRELOAD_IN_FLIGHT)
@@ -58,7 +63,8 @@ pub(crate) async fn preload_events(
                 for (n, lease) in mine {
                     write_key(&mut key, &prefix, namespaces, &name_prefix, n);
                     let opts = PutOptions::new().with_lease(lease);
-                    if client.put(key.clone(), value.clone(), Some(opts)).await.is_err() {
+                    let size = sizes.at(draw(size_seed, n)) as usize;
+                    if client.put(key.clone(), &value[..size], Some(opts)).await.is_err() {
                         failures += 1;
                     }
                 }

@@ -13,6 +13,7 @@ fn plan(objects: u64, groups: u64) -> Workload {
         objects,
         cached_objects: objects,
         value: Bytes::new(),
+        sizes: SizeDistribution::Fixed(0),
         groups,
         single_writer: groups > 1,
         page_size: 0,
@@ -33,6 +34,39 @@ fn scenario(apiservers: u64) -> Scenario {
         n => format!("[load]\nduration = \"1s\"\n[kubernetes]\nnodes = 10\napiservers = {n}\n"),
     };
     Scenario::from_toml_str(&toml).expect("a scenario")
+}
+
+/// Each object's value is a slice of the plan's one buffer, of the size its number and names
+/// draw: the same in every write and on every worker (the preload's, the history's and the
+/// run's write the same sizes), spread over the distribution; new names draw their own.
+#[test]
+fn an_objects_size_is_drawn_once_for_every_write() {
+    let sizes: SizeDistribution = toml::from_str::<ObjectOp>(
+        "object-size = [{ min = 100, max = 200, weight = 9 }, { min = 1000, max = 2000 }]",
+    )
+    .expect("a distribution")
+    .object_size;
+    let with_sizes = |action| Workload {
+        action,
+        value: Bytes::from(vec![7; 2000]),
+        sizes: sizes.clone(),
+        ..plan(1000, 1)
+    };
+    let shared = Shared::new([], &scenario(1), &Arc::default());
+    let (one, other) = (
+        Runner::new(Arc::new(with_sizes(Action::Verb(Verb::Update))), &shared, 1),
+        Runner::new(Arc::new(with_sizes(Action::Verb(Verb::Create))), &shared, 2),
+    );
+    let lengths: Vec<usize> = (0..1000).map(|o| one.value(o).len()).collect();
+    assert!(lengths.iter().all(|&n| (100..=200).contains(&n) || (1000..=2000).contains(&n)));
+    let large = lengths.iter().filter(|&&n| n >= 1000).count();
+    assert!((60..=140).contains(&large), "a tenth of 1000 drawn large: {large}");
+    assert!((0..1000).all(|o| other.value(o).len() == lengths[o as usize]), "one size per object");
+    assert!((0..1000).all(|o| one.value(o).len() == lengths[o as usize]), "in every write");
+    // Events and lives are named by their worker too: another worker's differ.
+    let events = |worker| Runner::new(Arc::new(with_sizes(Action::Event)), &shared, worker);
+    let (a, b) = (events(1), events(2));
+    assert!((0..100).any(|o| a.value(o).len() != b.value(o).len()));
 }
 
 fn runner(objects: u64, groups: u64) -> Runner {

@@ -71,14 +71,15 @@ impl Runner {
             Some(leases) => leases.lease(conn).await?,
             None => 0,
         };
-        let write = Write::Put { value: &self.plan.value, lease };
+        let value = self.value(o);
+        let write = Write::Put { value, lease };
         let txn = GuardedWrite { key: &key, expected: 0, write, else_get: false };
         let resp = kv.guarded(&txn).await?;
         if !resp.succeeded {
             return Err(tonic::Status::already_exists("the object exists"));
         }
         self.written(id, resp.header.map_or(0, |h| h.revision));
-        Ok(Done::answered(resp.header.as_ref(), 1, self.plan.value.len() as u64))
+        Ok(Done::answered(resp.header.as_ref(), 1, value.len() as u64))
     }
 
     /// A write of client `id` was answered at `revision`: its apiserver's cache of the
@@ -197,14 +198,14 @@ impl Runner {
                 }
             }
         };
-        let write =
-            if delete { Write::Delete } else { Write::Put { value: &self.plan.value, lease } };
+        let value = self.value(o);
+        let write = if delete { Write::Delete } else { Write::Put { value, lease } };
         let mut conflicts = 0;
         loop {
             let txn = GuardedWrite { key, expected, write, else_get: true };
             let resp = kv.guarded(&txn).await?;
             if resp.succeeded {
-                let value_bytes = if delete { 0 } else { self.plan.value.len() as u64 };
+                let value_bytes = if delete { 0 } else { value.len() as u64 };
                 return Ok(Done {
                     retries: conflicts,
                     conflicts,

@@ -6,7 +6,7 @@ use std::time::{Instant, SystemTime};
 
 use etcdlat_core::audit::AuditReport;
 use etcdlat_core::recorder::{MemberRecord, OpRecord, Pacing as RecordedPacing, Recorder};
-use etcdlat_core::report::kubernetes::KubernetesReport;
+use etcdlat_core::report::kubernetes::{KubernetesReport, ObjectSizeReport};
 use etcdlat_core::{
     AlarmReport, ClientUsage, HashKvCheck, LeaderChange, MemberMetrics, NetworkReport, OpKind,
     OpReport, Report, StepReport, TargetInfo,
@@ -84,6 +84,7 @@ impl Run<'_> {
         }
         if let Some(k) = &mut kubernetes {
             k.steady_state = steady;
+            k.object_sizes = ObjectSizeReport::of(scenario);
         }
         let audit = match &measured.audit {
             Some(history) => {

@@ -36,7 +36,15 @@
 //! buffers of the streams' own once a reader falls behind), a header block over 1 MiB (a
 //! header list over 64 KiB, as SETTINGS_MAX_HEADER_LIST_SIZE says, fails its stream), or
 //! acknowledgements past 64 KiB that the server does not read (the client stops reading
-//! until they are written). The reader is fuzzed against all of it (`tests.rs`).
+//! until they are written). The reader is fuzzed against all of it (`tests/fuzz.rs`).
+//!
+//! And nothing a lawful server does stalls it: a fuzzer (`tests/liveness/`) plays generated
+//! frames, orders across concurrent calls, window updates, settings, resets and pauses
+//! against it, and checks after every step that each stream got what it was sent and sent
+//! what the windows allowed, that what the client took of its windows is held for a live
+//! reader or given back, and that nothing it sent broke the server's settings. It runs 64
+//! cases with the tests; `PROPTEST_CASES=3000 cargo test -p etcdlat-driver --lib
+//! transport::http2::tests::liveness` runs longer (a failure prints its steps, shrunk).
 
 mod codec;
 mod hpack;

@@ -9,7 +9,7 @@
 //! borrowed parts, and the bytes written straight into the frame. The tests check every
 //! shape byte for byte against the generated types.
 
-use bytes::{BufMut, Bytes};
+use bytes::BufMut;
 use prost::encoding::{encode_varint, encoded_len_varint};
 
 /// `etcdserverpb.Compare.CompareTarget.MOD`.
@@ -40,7 +40,7 @@ mod key {
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Write<'a> {
     /// A put of `value`, attached to `lease` unless 0.
-    Put { value: &'a Bytes, lease: i64 },
+    Put { value: &'a [u8], lease: i64 },
     /// A delete of the key.
     Delete,
 }
@@ -118,7 +118,7 @@ impl GuardedWrite<'_> {
         }
     }
 
-    fn put_len(&self, value: &Bytes, lease: i64) -> usize {
+    fn put_len(&self, value: &[u8], lease: i64) -> usize {
         let lease_len = if lease == 0 { 0 } else { 1 + encoded_len_varint(lease as u64) };
         bytes_len(self.key) + bytes_len(value) + lease_len
     }
@@ -153,6 +153,7 @@ mod tests {
         Compare, DeleteRangeRequest, Key, PutRequest, RangeRequest, Request, RequestOp, TxnRequest,
     };
     use super::*;
+    use bytes::Bytes;
     use prost::Message;
 
     /// The same transaction as the generated types (through etcdlat's own, which the
@@ -160,9 +161,11 @@ mod tests {
     fn reference(w: &GuardedWrite<'_>) -> TxnRequest {
         let key = Bytes::copy_from_slice(w.key);
         let then = match w.write {
-            Write::Put { value, lease } => {
-                Request::Put(PutRequest { key: Key::new(w.key), value: value.clone(), lease })
-            }
+            Write::Put { value, lease } => Request::Put(PutRequest {
+                key: Key::new(w.key),
+                value: Bytes::copy_from_slice(value),
+                lease,
+            }),
             Write::Delete => Request::DeleteRange(DeleteRangeRequest {
                 key: key.clone(),
                 range_end: Bytes::new(),

@@ -103,9 +103,12 @@ async fn connect_running(
 ) -> (Connection, Peer, tokio::task::JoinHandle<Result<(), Error>>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let socket = TcpStream::connect(listener.local_addr().unwrap()).await.unwrap();
+    // As the dialer sets it: without, a small write behind another waits for its ACK.
+    socket.set_nodelay(true).unwrap();
     let (connection, task) = Connection::with_keepalive(Io::Plain(socket), interval, timeout);
     let task = tokio::spawn(task);
     let (socket, _) = listener.accept().await.unwrap();
+    socket.set_nodelay(true).unwrap();
     let mut peer = Peer { socket, buf: BytesMut::new(), settings: Vec::new() };
     while peer.buf.len() < codec::PREFACE.len() {
         peer.socket.read_buf(&mut peer.buf).await.unwrap();
@@ -411,5 +414,6 @@ async fn apply_settings(peer: &mut Peer, pairs: &[(u16, u32)]) {
 mod corner;
 mod fuzz;
 mod hpack;
+mod liveness;
 mod stall;
 mod strict;
