@@ -4,7 +4,8 @@
 //! place that writes it, so every command produces the same bytes for the same reports.
 //! Each run also carries its dbtester figures (`study`, [`etcdlat_core::report::Study`]), computed
 //! from the run as it is written: a report read back computes them again
-//! ([`Report::study`]), so they are never out of step with the rest. When runs are repeats
+//! ([`Report::study`]), so they are never out of step with the rest; so does its `findings`
+//! ([`Report::findings`]), where it crossed etcd's guidance. When runs are repeats
 //! of a cell, the set carries `repeats` ([`Repeats`]): the order they ran in and each cell's
 //! figures over its repeats (each repeat's value, mean, median, confidence interval),
 //! computed the same way. Its shape is locked by
@@ -15,14 +16,15 @@ use serde::Serialize;
 
 use etcdlat_core::repeat::Repeats;
 use etcdlat_core::report::find_max::FindMaxReport;
-use etcdlat_core::report::{Report, ReportSet, Study};
+use etcdlat_core::report::{Finding, Report, ReportSet, Study};
 
-/// A run as written: the report, then its dbtester figures.
+/// A run as written: the report, then its dbtester figures and its findings.
 #[derive(Serialize)]
 struct Run<'a> {
     #[serde(flatten)]
     report: &'a Report,
     study: Study,
+    findings: Vec<Finding>,
 }
 
 /// The top level as written: [`ReportSet`]'s fields, each run with its figures.
@@ -45,7 +47,10 @@ pub fn json(set: &ReportSet) -> String {
     let set = Set {
         schema_version: *schema_version,
         etcdlat_version,
-        runs: runs.iter().map(|report| Run { report, study: report.study() }).collect(),
+        runs: runs
+            .iter()
+            .map(|report| Run { report, study: report.study(), findings: report.findings() })
+            .collect(),
         find_max: find_max.as_ref(),
         repeats: Repeats::of(runs),
     };

@@ -57,6 +57,9 @@ const MISSING: &str = "-";
 /// When a run had client steps, a table of them follows, a row per step: its clients,
 /// requests, errors, throughput and latency p50, p90, p99 and p99.9.
 ///
+/// When a run had findings ([`Report::findings`]), a last table lists them, a row each: the
+/// member, the figure, etcd's guidance it crossed, and what it means.
+///
 /// When a run was audited, another table follows, a row per audited run: requests audited,
 /// writes acknowledged, lost writes, order violations, duplicate revisions, stale
 /// linearizable reads, and serializable staleness p99 in revisions and milliseconds.
@@ -110,7 +113,32 @@ pub fn markdown(runs: &[Report]) -> String {
     steps_table(&mut out, runs);
     audit_table(&mut out, runs);
     kubernetes_table(&mut out, runs);
+    findings_table(&mut out, runs);
     out
+}
+
+/// The runs' findings, last ([`Report::findings`]): a row each, where a run crossed etcd's
+/// guidance or was bound by something other than the load (nothing when none did).
+fn findings_table(out: &mut String, runs: &[Report]) {
+    let found: Vec<(&Report, etcdlat_core::report::Finding)> =
+        runs.iter().flat_map(|r| r.findings().into_iter().map(move |f| (r, f))).collect();
+    if found.is_empty() {
+        return;
+    }
+    out.push_str(
+        "\n| Test | Member | Figure | Guidance | Finding |\n| --- | --- | ---: | ---: | --- |\n",
+    );
+    for (run, f) in found {
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} | {} |",
+            run.name.replace('|', "\\|"),
+            f.member.as_deref().unwrap_or(MISSING).replace('|', "\\|"),
+            f.shown(f.value),
+            f.shown(f.guidance),
+            f.text.replace('|', "\\|"),
+        );
+    }
 }
 
 /// The apiserver's requests by resource and verb, after the main table: a row per

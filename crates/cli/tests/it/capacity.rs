@@ -1,7 +1,8 @@
 //! A full database: a throwaway member with a small `--quota-backend-bytes` fills up
 //! mid-run. Its puts then fail with etcd's "database space exceeded" (ResourceExhausted),
 //! counted with that message; the report names the NOSPACE alarm read from the cluster; and
-//! the run ends normally with its figures.
+//! the run ends normally with its figures, the database past 80% of its quota among its
+//! findings.
 
 use crate::{count, only_run, read_report, text};
 
@@ -49,4 +50,17 @@ fn a_full_database_is_counted_and_its_alarm_named() {
     assert!(count(&intervals[intervals.len() - 1], "/errors") > 0, "{intervals:?}");
     assert!(stdout.contains("ResourceExhausted: etcdserver: mvcc: database space exceeded"));
     assert!(stdout.contains("Alarms:\n  m0:\tNOSPACE"), "{stdout}");
+    // The database past 80% of its quota is a finding, once, on its member, in the JSON
+    // and in the text.
+    let quota: Vec<&serde_json::Value> =
+        run["findings"].as_array().unwrap().iter().filter(|f| f["kind"] == "quota").collect();
+    assert_eq!(quota.len(), 1, "{:#}", run["findings"]);
+    assert_eq!(quota[0]["member"], "m0");
+    assert_eq!(quota[0]["guidance"].as_f64(), Some(80.0));
+    assert!(quota[0]["value"].as_f64().unwrap() > 80.0, "{:#}", quota[0]);
+    let db = count(&run["server"][0], "/db_size_bytes");
+    assert_eq!(count(&run["server"][0], "/quota_backend_bytes"), 8 << 20);
+    assert!(db * 10 > (8 << 20) * 8, "{db}");
+    assert_eq!(stdout.matches("of its quota").count(), 1, "{stdout}");
+    assert!(stdout.contains("\nFindings:\n"), "{stdout}");
 }

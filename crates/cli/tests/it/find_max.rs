@@ -111,7 +111,7 @@ fn counts_too_large_to_run_are_missed_and_bisected_down_to_the_largest_that_ran(
         assert!(!cannot || line.contains("quota"), "the reason names the quota: {line}");
         ran += usize::from(!cannot);
     }
-    assert_eq!(runs.len(), ran, "a report for each count that ran, none for the others");
+    assert_eq!(runs.len(), ran, "a report for each count that ran, none for the others: {out}");
     assert_eq!(code, Some(if out.contains("sustained nodes = ") { 0 } else { 1 }), "{out}");
     if probes[0].contains("nodes = 4: met") {
         for (i, nodes) in [8, 6, 5].into_iter().enumerate() {

@@ -48,6 +48,10 @@ pub struct MemberMetrics {
     /// Size of the backend database file at the end, bytes (`etcd_mvcc_db_total_size_in_bytes`,
     /// or `etcd_debugging_mvcc_db_total_size_in_bytes` on etcd that lacks it).
     pub db_size_bytes: Option<u64>,
+    /// The backend quota, bytes (`etcd_server_quota_backend_bytes`): where etcd raises
+    /// NOSPACE. Absent in reports that predate it.
+    #[serde(default)]
+    pub quota_backend_bytes: Option<u64>,
     /// Median WAL fsync duration during the run, microseconds
     /// (`etcd_disk_wal_fsync_duration_seconds`; `None` when no fsync happened).
     pub wal_fsync_p50_us: Option<u64>,
@@ -68,6 +72,11 @@ pub struct MemberMetrics {
     /// Leader changes this member saw during the run, count
     /// (`etcd_server_leader_changes_seen_total`).
     pub leader_changes: Option<u64>,
+    /// Requests that took too long to apply during the run, count
+    /// (`etcd_server_slow_apply_total`, etcd's "apply request took too long"). Absent in
+    /// reports that predate it.
+    #[serde(default)]
+    pub slow_applies: Option<u64>,
     /// Bytes sent to the other members during the run, all peers
     /// (`etcd_network_peer_sent_bytes_total`).
     pub peer_sent_bytes: Option<u64>,
@@ -116,6 +125,10 @@ pub mod metric {
     pub const PROPOSALS_PENDING: &str = "etcd_server_proposals_pending";
     /// Leader changes seen (`leader_changes`).
     pub const LEADER_CHANGES: &str = "etcd_server_leader_changes_seen_total";
+    /// The backend quota (`quota_backend_bytes`).
+    pub const QUOTA: &str = "etcd_server_quota_backend_bytes";
+    /// Requests that took too long to apply (`slow_applies`).
+    pub const SLOW_APPLY: &str = "etcd_server_slow_apply_total";
     /// Bytes sent to peers (`peer_sent_bytes`); exported once a member has peers.
     pub const PEER_SENT: &str = "etcd_network_peer_sent_bytes_total";
     /// Bytes received from peers (`peer_received_bytes`); exported once a member has peers.

@@ -5,6 +5,7 @@
 
 mod distribution;
 pub mod find_max;
+pub mod finding;
 pub mod kubernetes;
 mod machine;
 mod network;
@@ -26,6 +27,7 @@ use crate::scenario::{MatrixCell, Scenario, Targeting};
 pub use distribution::round3;
 
 pub use distribution::{Distribution, QUANTILES};
+pub use finding::{Finding, FindingKind};
 pub use machine::Machine;
 pub use network::{EmulatorUsage, LATE_FLOOR_US, LinkReport, NetworkReport};
 pub use op::{Interval, OpReport};

@@ -39,7 +39,7 @@ async fn a_saturated_worker_is_reported_with_what_to_change() {
     let warning = report.client_limit().expect("a warning");
     assert!(warning.contains("--workers"), "{warning}");
     let text = etcdlat_render::text(&report, &etcdlat_render::TextOptions::default());
-    assert!(text.contains("\nWarning: the figures may be the client's"), "{text}");
+    assert!(text.contains("\nFindings:\n  the figures may be the client's"), "{text}");
     assert!(text.contains("busiest worker"), "{text}");
 }
 
@@ -55,5 +55,5 @@ async fn a_light_run_is_not_flagged() {
     assert!(busy.worker_peak.expect("measured") < 0.8, "{busy:?}");
     assert_eq!(report.client_limit(), None, "{busy:?}");
     let text = etcdlat_render::text(&report, &etcdlat_render::TextOptions::default());
-    assert!(!text.contains("Warning:"), "{text}");
+    assert!(!text.contains("Findings:"), "{text}");
 }

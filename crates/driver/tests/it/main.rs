@@ -16,6 +16,8 @@
 //! - `fault`: scripted faults during a run (a killed follower, a paused leader, the only
 //!   server killed and restarted, compact / defrag / move-leader against endpoints), and the
 //!   report of what each did to the service.
+//! - `finding`: a member on a slow disk (a block-I/O cgroup throttling its writes) is a WAL
+//!   fsync finding, once, in the report and its text; unthrottled it is none.
 //! - `kubernetes`: the apiserver's requests (`k8s-*`) on 3 members, checked on the server:
 //!   creates once per name, updates and deletes whose compares fail only on stale revisions
 //!   (never with one writer per object), lists pinned to their first page's revision,
@@ -63,6 +65,7 @@ mod barrier;
 mod busy;
 mod cluster;
 mod fault;
+mod finding;
 mod kubernetes;
 mod load;
 mod metrics;

@@ -44,6 +44,9 @@ async fn puts_on(members: u32) -> Report {
         assert!(p50 > 0 && p50 <= p99, "{who}: fsync p50 {p50}, p99 {p99}");
         assert_eq!(m.proposals_failed, Some(0), "{who}");
         assert_eq!(m.leader_changes, Some(0), "{who}");
+        // etcd's default quota, 2 GiB; slow applies counted (none, but on a loaded machine).
+        assert_eq!(m.quota_backend_bytes, Some(2 << 30), "{who}");
+        assert!(m.slow_applies.is_some(), "{who}");
         assert!(m.proposals_committed.is_some(), "{who}");
         if members > 1 {
             assert!(m.peer_sent_bytes.unwrap() > 0, "{who}: {m:?}");

@@ -30,6 +30,7 @@ use etcdlat_core::metrics::{MemberMetrics, ResourceSample, ResourceSeries, metri
 use etcdlat_core::report::{OpReport, Report, ReportSet, Row, TargetInfo};
 use etcdlat_core::unit::thousands;
 
+mod finding;
 mod kubernetes;
 mod run;
 mod server;

@@ -40,6 +40,8 @@ impl Page {
             self.table(&["Member", "Alarm"], rows);
         }
 
+        self.findings(run);
+
         self.heading(3, "What ran");
         self.raw("<div class=\"grid\">\n");
         self.kv_table("Target", &target_rows(run));

@@ -110,6 +110,7 @@
 
 mod audit;
 mod fault;
+mod finding;
 mod kubernetes;
 mod op;
 mod server;
@@ -372,12 +373,7 @@ impl Writer<'_> {
             );
         }
         self.resources(report, opts.dbtester_rows);
-        if let Some(warning) = report.client_limit() {
-            let _ = writeln!(self.out, "\nWarning: {warning}.");
-        }
-        if let Some(warning) = report.network_limit() {
-            let _ = writeln!(self.out, "\nWarning: {warning}.");
-        }
+        self.findings(report);
     }
 
     /// A number as etcd's `%4.4f`, or `%g` with `--precise`.

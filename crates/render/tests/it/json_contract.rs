@@ -156,6 +156,23 @@ struct Run {
     scenario: serde_json::Value,
     /// dbtester's figures of the run, every one written (`null` when unknown).
     study: Study,
+    /// Where the run crossed etcd's guidance, each once (empty when nowhere).
+    findings: Vec<Finding>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[allow(dead_code, reason = "fields exist to lock the layout")]
+struct Finding {
+    /// `wal-fsync`, `backend-commit`, `quota`, `leader-changes`, `slow-applies`,
+    /// `client-saturated`, `emulator-late`.
+    kind: String,
+    /// The member (a link for the emulator), `null` for the run as a whole.
+    member: Nullable<String>,
+    value: f64,
+    guidance: f64,
+    unit: String,
+    text: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -660,6 +677,7 @@ struct Member {
     rss_max_bytes: Nullable<u64>,
     cpu_s: Nullable<f64>,
     db_size_bytes: Nullable<u64>,
+    quota_backend_bytes: Nullable<u64>,
     wal_fsync_p50_us: Nullable<u64>,
     wal_fsync_p99_us: Nullable<u64>,
     backend_commit_p50_us: Nullable<u64>,
@@ -668,6 +686,7 @@ struct Member {
     proposals_failed: Nullable<u64>,
     proposals_pending_max: Nullable<u64>,
     leader_changes: Nullable<u64>,
+    slow_applies: Nullable<u64>,
     peer_sent_bytes: Nullable<u64>,
     peer_received_bytes: Nullable<u64>,
     grpc_sent_bytes: Nullable<u64>,
@@ -1528,6 +1547,9 @@ fn removing_any_field_fails_the_parse() {
         "sent_bytes",
         "not_available",
         "server_disk_space_avg_bytes",
+        "guidance",
+        "quota_backend_bytes",
+        "slow_applies",
     ] {
         assert!(every.iter().any(|(_, f)| f == field), "{field} is not among {every:?}");
     }

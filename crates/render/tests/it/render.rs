@@ -317,8 +317,11 @@ fn text_client_steps_have_a_line_each() {
 #[test]
 fn markdown_client_steps_table_follows_the_runs() {
     let table = render::markdown(&[put_report(), steps_report()]);
-    let steps: Vec<&str> =
-        table.lines().skip_while(|l| !l.starts_with("| Test | Clients |")).collect();
+    let steps: Vec<&str> = table
+        .lines()
+        .skip_while(|l| !l.starts_with("| Test | Clients |"))
+        .take_while(|l| !l.is_empty())
+        .collect();
     insta::assert_snapshot!(steps.join("\n"));
     assert!(!render::markdown(&[put_report()]).contains("| Clients |"), "no steps, no table");
 }
@@ -465,8 +468,11 @@ fn html_kubernetes_section_states_its_scope_and_judges_pages() {
 #[test]
 fn markdown_kubernetes_table_follows_the_runs() {
     let table = render::markdown(&[put_report(), full_report()]);
-    let rows: Vec<&str> =
-        table.lines().skip_while(|l| !l.starts_with("| Test | Resource |")).collect();
+    let rows: Vec<&str> = table
+        .lines()
+        .skip_while(|l| !l.starts_with("| Test | Resource |"))
+        .take_while(|l| !l.is_empty())
+        .collect();
     insta::assert_snapshot!(rows.join("\n"));
     assert_eq!(rows.len(), 2 + 6, "{rows:#?}");
     assert!(rows.iter().any(|r| r.contains("| pods | count |") && r.contains("not judged")));
@@ -474,11 +480,28 @@ fn markdown_kubernetes_table_follows_the_runs() {
     assert!(!render::markdown(&[put_report()]).contains("| Resource |"), "none sent, no table");
 }
 
+/// The findings' table comes last, a row per finding of each run, once.
+#[test]
+fn markdown_findings_table_comes_last() {
+    let table = render::markdown(&[put_report(), range_report()]);
+    let rows: Vec<&str> =
+        table.lines().skip_while(|l| !l.starts_with("| Test | Member | Figure |")).collect();
+    assert_eq!(rows.len(), 2 + 2, "{table}");
+    assert!(rows[2].starts_with("| put-256b | - | 80.2% | 99% | the figures may be the client's"));
+    assert!(rows[3].starts_with("| range-s | - | 1 | 0 | the leader changed once"), "{rows:#?}");
+    let mut calm = put_report();
+    calm.pacing = None;
+    assert!(!render::markdown(&[calm]).contains("| Member |"), "no findings, no table");
+}
+
 #[test]
 fn markdown_audit_table_follows_the_runs() {
     let table = render::markdown(&[range_report(), audited_report()]);
-    let audit_table: Vec<&str> =
-        table.lines().skip_while(|l| !l.starts_with("| Test | Audited")).collect();
+    let audit_table: Vec<&str> = table
+        .lines()
+        .skip_while(|l| !l.starts_with("| Test | Audited"))
+        .take_while(|l| !l.is_empty())
+        .collect();
     insta::assert_snapshot!(audit_table.join("\n"));
     assert!(!render::markdown(&[put_report()]).contains("Audited"), "no audit, no table");
 }
@@ -662,7 +685,7 @@ fn text_names_the_machine() {
 }
 
 /// The text's network section: each link's bytes and how late it delivered, and the
-/// emulator's own CPU; a link late beyond its bound at p99 ends the report with a warning
+/// emulator's own CPU; a link late beyond its bound at p99 ends the report with a finding
 /// naming it, and only that link.
 #[test]
 fn text_network_section_and_the_emulators_verdict() {
@@ -685,7 +708,7 @@ fn text_network_section_and_the_emulators_verdict() {
     network.links[1].late_p99_us = Some(200);
     let text = render::text(&report, &TextOptions::default());
     let warning = text.lines().last().unwrap();
-    assert!(warning.starts_with("Warning: the latency may be the emulated network's"), "{text}");
+    assert!(warning.starts_with("  the latency may be the emulated network's"), "{text}");
     assert!(warning.contains("client -> m0 4031 µs late at p99 (bound 200 µs)"), "{warning}");
     assert!(!warning.contains("m0 -> m1"), "{warning}");
 

@@ -67,6 +67,8 @@ pub(super) struct Snapshot {
     pub rss: Option<f64>,
     pub cpu: Option<f64>,
     pub db_size: Option<f64>,
+    quota: Option<f64>,
+    slow_applies: Option<f64>,
     committed: Option<f64>,
     failed: Option<f64>,
     pending: Option<f64>,
@@ -91,12 +93,14 @@ impl Snapshot {
 
     /// Reads a Prometheus text exposition.
     fn parse(text: &str) -> Result<Self, String> {
-        const WANTED: Wanted<13, 4> = Wanted {
+        const WANTED: Wanted<15, 4> = Wanted {
             scalars: [
                 metric::RSS,
                 metric::CPU,
                 metric::DB_SIZE,
                 metric::DB_SIZE_BEFORE_3_5,
+                metric::QUOTA,
+                metric::SLOW_APPLY,
                 metric::PROPOSALS_COMMITTED,
                 metric::PROPOSALS_FAILED,
                 metric::PROPOSALS_PENDING,
@@ -121,6 +125,8 @@ impl Snapshot {
             cpu,
             db_size,
             db_size_before_3_5,
+            quota,
+            slow_applies,
             committed,
             failed,
             pending,
@@ -136,6 +142,8 @@ impl Snapshot {
             rss,
             cpu,
             db_size: db_size.or(db_size_before_3_5),
+            quota,
+            slow_applies,
             committed,
             failed,
             pending,
@@ -184,6 +192,8 @@ impl Snapshot {
             (metric::RSS, self.rss.is_some()),
             (metric::CPU, self.cpu.is_some()),
             (metric::DB_SIZE, self.db_size.is_some()),
+            (metric::QUOTA, self.quota.is_some()),
+            (metric::SLOW_APPLY, self.slow_applies.is_some()),
             (metric::PROPOSALS_COMMITTED, self.committed.is_some()),
             (metric::PROPOSALS_FAILED, self.failed.is_some()),
             (metric::PROPOSALS_PENDING, self.pending.is_some()),
@@ -222,6 +232,8 @@ pub(super) struct Scrapes {
     previous: Option<Snapshot>,
     /// The last successful scrape's database size.
     db_size: Option<f64>,
+    /// The last successful scrape's quota.
+    quota: Option<f64>,
     counted: Counted,
 }
 
@@ -235,6 +247,7 @@ struct Counted {
     committed: Option<f64>,
     failed: Option<f64>,
     leader_changes: Option<f64>,
+    slow_applies: Option<f64>,
     peer_sent: Option<f64>,
     peer_received: Option<f64>,
     grpc_sent: Option<f64>,
@@ -252,11 +265,12 @@ type Histogram = fn(&Snapshot) -> &Option<Buckets>;
 impl Counted {
     /// Adds what was counted from scrape `a` to scrape `b`.
     fn add(&mut self, a: &Snapshot, b: &Snapshot) {
-        let counters: [(&mut Option<f64>, Counter); 8] = [
+        let counters: [(&mut Option<f64>, Counter); 9] = [
             (&mut self.cpu, |s| s.cpu),
             (&mut self.committed, |s| s.committed),
             (&mut self.failed, |s| s.failed),
             (&mut self.leader_changes, |s| s.leader_changes),
+            (&mut self.slow_applies, |s| s.slow_applies),
             (&mut self.peer_sent, |s| s.peer_sent),
             (&mut self.peer_received, |s| s.peer_received),
             (&mut self.grpc_sent, |s| s.grpc_sent),
@@ -304,6 +318,7 @@ impl Scrapes {
             not_exported: None,
             previous: None,
             db_size: None,
+            quota: None,
             counted: Counted::default(),
         }
     }
@@ -329,6 +344,9 @@ impl Scrapes {
         }
         if snapshot.db_size.is_some() {
             self.db_size = snapshot.db_size;
+        }
+        if snapshot.quota.is_some() {
+            self.quota = snapshot.quota;
         }
         if measured {
             if let Some(rss) = snapshot.rss {
@@ -362,6 +380,7 @@ impl Scrapes {
             rss_max_bytes: self.rss_max.map(count),
             cpu_s: c.cpu.map(|s| (s * 1000.0).round() / 1000.0),
             db_size_bytes: self.db_size.map(count),
+            quota_backend_bytes: self.quota.map(count),
             wal_fsync_p50_us: micros(&c.wal_fsync, 0.5),
             wal_fsync_p99_us: micros(&c.wal_fsync, 0.99),
             backend_commit_p50_us: micros(&c.backend_commit, 0.5),
@@ -370,6 +389,7 @@ impl Scrapes {
             proposals_failed: c.failed.map(count),
             proposals_pending_max: self.pending_max.map(count),
             leader_changes: c.leader_changes.map(count),
+            slow_applies: c.slow_applies.map(count),
             peer_sent_bytes: c.peer_sent.map(count),
             peer_received_bytes: c.peer_received.map(count),
             grpc_sent_bytes: c.grpc_sent.map(count),
