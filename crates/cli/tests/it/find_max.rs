@@ -109,7 +109,11 @@ fn counts_too_large_to_run_are_missed_and_bisected_down_to_the_largest_that_ran(
         let cannot = line.contains("missed: cannot run");
         assert_eq!(cannot, nodes > 4, "only counts over the quota are not run: {line}\n{out}");
         assert!(!cannot || line.contains("quota"), "the reason names the quota: {line}");
-        ran += usize::from(!cannot);
+        // A count that ran may still fail in its preload: etcd's quota counts its file,
+        // which bbolt grows past the pages in use when 1 MiB values are written by eight
+        // clients at once (10.5 to 12.6 MB for these 8.4 MB of 4 nodes, run to run), and
+        // such a run has no report.
+        ran += usize::from(!cannot && !line.contains("missed: could not run"));
     }
     assert_eq!(runs.len(), ran, "a report for each count that ran, none for the others: {out}");
     assert_eq!(code, Some(if out.contains("sustained nodes = ") { 0 } else { 1 }), "{out}");
