@@ -10,7 +10,7 @@ use crate::cluster::local::MemberControl;
 /// The machine of a run whose workers are pinned to `cpus` (none: the process's), whose
 /// emulated network runs on threads `emulator`, against `members`, whose processes
 /// `control` knows when etcdlat started them.
-pub(crate) fn of_run(
+pub(crate) async fn of_run(
     cpus: &[usize],
     emulator: &[i32],
     control: Option<&MemberControl>,
@@ -22,7 +22,10 @@ pub(crate) fn of_run(
         }
         None => Vec::new(),
     };
-    describe(cpus, emulator, &pids)
+    // `/proc`, `uname` and the affinity masks are read on a blocking thread, as the
+    // sampler reads `/proc`: never on the runtime's.
+    let (cpus, emulator) = (cpus.to_vec(), emulator.to_vec());
+    crate::cluster::metrics::off_runtime(move || describe(&cpus, &emulator, &pids)).await
 }
 
 /// The machine now: the client's workers may run on `client_cpus` (those given to pin

@@ -352,7 +352,7 @@ impl Sampled for ClientResources {
 /// Runs `read` (of files under `/proc`, a walk of a data dir) on tokio's blocking threads:
 /// a data dir of many files or a slow disk must not hold the runtime's thread, and the
 /// tasks it serves, while it is read.
-async fn off_runtime<T: Send + 'static>(read: impl FnOnce() -> T + Send + 'static) -> T {
+pub(crate) async fn off_runtime<T: Send + 'static>(read: impl FnOnce() -> T + Send + 'static) -> T {
     match tokio::task::spawn_blocking(read).await {
         Ok(read) => read,
         Err(e) => match e.try_into_panic() {

@@ -66,7 +66,7 @@ impl Run<'_> {
         let control = driver.config.control.as_ref();
         let members = &self.cluster.members;
         let machine =
-            crate::machine::of_run(&driver.config.cpus, &network_threads, control, members);
+            crate::machine::of_run(&driver.config.cpus, &network_threads, control, members).await;
         target.machine = Some(machine);
         let usage = Usage::start(network_threads).await;
 
